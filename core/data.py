@@ -1,0 +1,68 @@
+"""How text becomes model input: one definition shared by training, evaluation and `explain`.
+
+* encoder input (source): the text's tokens, no specials;
+* decoder sequence: ``<bos>`` tokens ``<eos>``; the decoder reads it without the last
+  token and is trained to predict it shifted by one.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import Tensor
+
+from core.tokenizer import BOS_ID, EOS_ID, Encoding, Tokenizer
+
+
+def truncate(encoding: Encoding, limit: int) -> tuple[Encoding, bool]:
+    """Keep the first ``limit`` tokens; also say whether anything was cut."""
+    if len(encoding) <= limit:
+        return encoding, False
+    return Encoding(encoding.ids[:limit], encoding.tokens[:limit], encoding.offsets[:limit]), True
+
+
+def source_encoding(tokenizer: Tokenizer, text: str, max_len: int) -> tuple[Encoding, bool]:
+    """Encoder input for ``text``: its tokens, at most ``max_len``."""
+    return truncate(tokenizer.encode(text), max_len)
+
+
+def decoder_sequence(tokenizer: Tokenizer, text: str, max_len: int) -> list[int]:
+    """``<bos>`` + tokens + ``<eos>``, cut so the decoder input (all but the last) fits ``max_len``."""
+    ids = tokenizer.encode(text).ids[: max_len - 1]
+    return [BOS_ID, *ids, EOS_ID]
+
+
+def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, device: torch.device | str = "cpu") -> Tensor:
+    """Right-pad id lists into a (B, T) int64 tensor."""
+    width = max(len(r) for r in rows)
+    batch = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    for i, row in enumerate(rows):
+        batch[i, : len(row)] = torch.as_tensor(list(row), dtype=torch.long)
+    return batch.to(device)
+
+
+def seq2seq_batch(
+    source_tok: Tokenizer, target_tok: Tokenizer, pairs: Sequence[tuple[str, str]], max_len: int,
+    pad_id: int, device: torch.device | str = "cpu",
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(src (B, S), decoder input (B, T), targets (B, T)) for encoder-decoder training."""
+    src = [source_encoding(source_tok, s, max_len)[0].ids for s, _ in pairs]
+    seqs = [decoder_sequence(target_tok, t, max_len) for _, t in pairs]
+    return (pad_batch(src, pad_id, device), pad_batch([q[:-1] for q in seqs], pad_id, device),
+            pad_batch([q[1:] for q in seqs], pad_id, device))
+
+
+def lm_batch(tokenizer: Tokenizer, texts: Sequence[str], max_len: int, pad_id: int,
+             device: torch.device | str = "cpu") -> tuple[Tensor, Tensor]:
+    """(decoder input (B, T), targets (B, T)) for language-model training."""
+    seqs = [decoder_sequence(tokenizer, t, max_len) for t in texts]
+    return pad_batch([q[:-1] for q in seqs], pad_id, device), pad_batch([q[1:] for q in seqs], pad_id, device)
+
+
+def classify_batch(tokenizer: Tokenizer, texts: Sequence[str], labels: Sequence[int], max_len: int,
+                   pad_id: int, device: torch.device | str = "cpu") -> tuple[Tensor, Tensor]:
+    """(src (B, S), class ids (B,)) for classifier training."""
+    src = [source_encoding(tokenizer, t, max_len)[0].ids for t in texts]
+    return pad_batch(src, pad_id, device), torch.as_tensor(list(labels), dtype=torch.long, device=device)
+

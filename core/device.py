@@ -1,0 +1,42 @@
+"""Pick the compute device: CUDA, then Apple's MPS, then CPU, unless told otherwise."""
+
+from __future__ import annotations
+
+import torch
+
+DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """The device for ``name`` (``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``).
+
+    Raises:
+        ValueError: an unknown name, or a device this machine does not have.
+    """
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"unknown device {name!r}; expected one of {', '.join(DEVICE_CHOICES)}") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("CUDA was requested but no CUDA GPU is available")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("MPS was requested but Apple's Metal backend is not available")
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"unsupported device {name!r}; expected one of {', '.join(DEVICE_CHOICES)}")
+    return device
+
+
+def available_devices() -> list[str]:
+    """Device names usable on this machine, CPU first."""
+    names = ["cpu"]
+    if torch.cuda.is_available():
+        names.append("cuda")
+    if torch.backends.mps.is_available():
+        names.append("mps")
+    return names

@@ -1,0 +1,113 @@
+"""Encoder and decoder layers and stacks, with Add & Norm in either placement.
+
+``post`` (the paper): x = LayerNorm(x + Sublayer(x)).
+``pre`` (the Annotated Transformer): x = x + Sublayer(LayerNorm(x)).
+Each stack ends with a LayerNorm, as PyTorch's ``nn.Transformer`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from core.attention import AttentionResult, MultiHeadAttention
+
+
+@dataclass(frozen=True)
+class LayerCall:
+    """Per-call settings every attention sublayer receives (never stored on modules)."""
+
+    temperature: float = 1.0
+    hard: bool = False
+    need_weights: bool = False
+
+
+class FeedForward(nn.Module):
+    """The position-wise FFN: Linear(D → d_ff) → ReLU → dropout → Linear(d_ff → D)."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (B, T, D)
+
+
+class _Residual(nn.Module):
+    """Shared Add & Norm logic for both layer kinds."""
+
+    def __init__(self, pre_norm: bool, dropout: float) -> None:
+        super().__init__()
+        self.pre_norm = pre_norm
+        self.dropout = nn.Dropout(dropout)
+
+    def attend(
+        self, x: Tensor, norm: nn.LayerNorm, attn: MultiHeadAttention, memory: Tensor | None,
+        mask: Tensor | None, call: LayerCall, head_mask: Tensor | None,
+    ) -> tuple[Tensor, AttentionResult]:
+        inp = norm(x) if self.pre_norm else x
+        result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard,
+                      head_mask=head_mask, need_weights=call.need_weights)
+        return self._add(x, result.output, norm), result
+
+    def feed_forward(self, x: Tensor, norm: nn.LayerNorm, ff: FeedForward) -> Tensor:
+        return self._add(x, ff(norm(x) if self.pre_norm else x), norm)
+
+    def _add(self, x: Tensor, sublayer_out: Tensor, norm: nn.LayerNorm) -> Tensor:
+        if self.pre_norm:
+            return x + self.dropout(sublayer_out)
+        return norm(x + self.dropout(sublayer_out))
+
+
+class EncoderLayer(_Residual):
+    """Self-attention then the FFN, each wrapped in Add & Norm."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, pre_norm: bool, score: str) -> None:
+        super().__init__(pre_norm, dropout)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, cross=False, score=score, dropout=dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+
+    def forward(
+        self, x: Tensor, mask: Tensor | None, call: LayerCall, head_mask: Tensor | None = None
+    ) -> tuple[Tensor, AttentionResult]:
+        x, attn = self.attend(x, self.norm1, self.self_attn, None, mask, call, head_mask)
+        return self.feed_forward(x, self.norm2, self.ff), attn
+
+
+class DecoderLayer(_Residual):
+    """Masked self-attention, cross-attention to the encoder (when there is one), then the FFN."""
+
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int, dropout: float, pre_norm: bool, score: str, cross: bool
+    ) -> None:
+        super().__init__(pre_norm, dropout)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, cross=False, score=score, dropout=dropout)
+        self.cross_attn = (
+            MultiHeadAttention(d_model, n_heads, cross=True, score=score, dropout=dropout) if cross else None
+        )
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm3 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model) if cross else None
+
+    def forward(
+        self, x: Tensor, self_mask: Tensor | None, memory: Tensor | None, memory_mask: Tensor | None,
+        call: LayerCall, head_mask: tuple[Tensor | None, Tensor | None] = (None, None),
+    ) -> tuple[Tensor, AttentionResult, AttentionResult | None]:
+        x, self_result = self.attend(x, self.norm1, self.self_attn, None, self_mask, call, head_mask[0])
+        cross_result = None
+        if self.cross_attn is not None:
+            x, cross_result = self.attend(x, self.norm2, self.cross_attn, memory, memory_mask, call, head_mask[1])
+        return self.feed_forward(x, self.norm3, self.ff), self_result, cross_result
+
+
+def stack_maps(results: list[AttentionResult | None], field: str) -> Tensor | None:
+    """Stack one field (``weights`` or ``scores``) of per-layer results into (L, B, H, Tq, Tk)."""
+    maps = [getattr(r, field) for r in results if r is not None]
+    if not maps or any(m is None for m in maps):
+        return None
+    return torch.stack(maps)  # (L, B, H, Tq, Tk)

@@ -1,0 +1,230 @@
+"""The Transformer of "Attention Is All You Need", returning every head's attention on request.
+
+Glossary: B batch, S source length, T target length, L layers, H heads,
+D model width, V vocabulary, C classes. Attention maps are (L, B, H, Tq, Tk):
+row = query (the token attending), column = key (the token attended to).
+
+Three architectures share the parts: ``encoder-decoder`` (translation-style),
+``encoder`` (a classifier: per-token class scores max-pooled over the sentence,
+as the lecture's TransformerClassifier) and ``decoder`` (a causal language model).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from core.config import ModelConfig
+from core.layers import DecoderLayer, EncoderLayer, LayerCall, stack_maps
+from core.masks import combine_masks, padding_mask, subsequent_mask
+from core.positional import make_positional
+
+KINDS = ("encoder", "decoder", "cross")
+
+
+@dataclass(frozen=True)
+class AttentionControls:
+    """Per-call inference controls; they never change the model.
+
+    Attributes:
+        causal: apply the look-ahead mask in decoder self-attention.
+        padding: mask padding keys.
+        temperature: inverse temperature β on every attention score (1.0 = the paper).
+        hard: one-hot argmax attention instead of softmax.
+        head_mask: kind → (L, H) multipliers (1 keep, 0 knock the head out).
+    """
+
+    causal: bool = True
+    padding: bool = True
+    temperature: float = 1.0
+    hard: bool = False
+    head_mask: Mapping[str, Tensor] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelOutput:
+    """What :meth:`Transformer.forward` returns.
+
+    Attributes:
+        logits: (B, T, V) next-token scores, or (B, C) class scores for ``encoder``.
+        loss: mean cross-entropy when targets were given, else None.
+        attention: kind → (L, B, H, Tq, Tk) float32 weights, when asked for.
+        scores: kind → (L, B, H, Tq, Tk) float32 pre-softmax scores (β-scaled,
+            unmasked), when asked for.
+    """
+
+    logits: Tensor
+    loss: Tensor | None = None
+    attention: dict[str, Tensor] | None = None
+    scores: dict[str, Tensor] | None = None
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder, encoder-only or decoder-only Transformer built from a :class:`ModelConfig`."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        c, pre = config, config.norm == "pre"
+        self.positional = make_positional(c.positional, c.max_len, c.d_model, c.pe_base)
+        self.embed_dropout = nn.Dropout(c.dropout)
+        if c.has_encoder:
+            self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
+            self.encoder_layers = nn.ModuleList(
+                EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, pre, c.score) for _ in range(c.n_encoder_layers)
+            )
+            self.encoder_norm = nn.LayerNorm(c.d_model)
+        if c.has_decoder:
+            cross = c.architecture == "encoder-decoder"
+            self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
+            self.decoder_layers = nn.ModuleList(
+                DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, pre, c.score, cross)
+                for _ in range(c.n_decoder_layers)
+            )
+            self.decoder_norm = nn.LayerNorm(c.d_model)
+            self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+            if c.tie_embeddings:
+                self.lm_head.weight = self.tgt_embed.weight
+        else:
+            self.classifier = nn.Linear(c.d_model, c.n_classes)
+
+    # -- building blocks -------------------------------------------------------------
+    def _embed(self, ids: Tensor, table: nn.Embedding) -> Tensor:
+        self._check_ids(ids, table.num_embeddings)
+        x = table(ids) * math.sqrt(self.config.d_model)  # (B, T, D), scaled as in the paper
+        return self.embed_dropout(self.positional(x))
+
+    def _check_ids(self, ids: Tensor, vocab: int) -> None:
+        if ids.dim() != 2 or ids.size(1) == 0:
+            raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
+        if ids.size(1) > self.config.max_len:
+            raise ValueError(f"sequence of {ids.size(1)} tokens exceeds max_len {self.config.max_len}")
+        if ids.dtype != torch.long or int(ids.min()) < 0 or int(ids.max()) >= vocab:
+            raise ValueError(f"token ids must be int64 in [0, {vocab})")
+
+    def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
+        mask = controls.head_mask.get(kind)
+        if mask is None:
+            return None
+        expected = (self.config.n_layers(kind), self.config.n_heads)
+        if tuple(mask.shape) != expected:
+            raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
+        return mask
+
+    def encode(
+        self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False
+    ) -> tuple[Tensor, Tensor | None, list]:
+        """Run the encoder.
+
+        Returns:
+            memory (B, S, D), the source key mask (B, 1, S) or None, and per-layer results.
+        """
+        src_mask = padding_mask(src, self.config.pad_id) if controls.padding else None  # (B, 1, S)
+        call = LayerCall(controls.temperature, controls.hard, need_weights)
+        head_mask = self._head_mask(controls, "encoder")
+        x, results = self._embed(src, self.src_embed), []
+        for i, layer in enumerate(self.encoder_layers):
+            x, result = layer(x, src_mask, call, None if head_mask is None else head_mask[i])
+            results.append(result)
+        return self.encoder_norm(x), src_mask, results
+
+    def decode(
+        self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
+        controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+    ) -> tuple[Tensor, list, list]:
+        """Run the decoder over ``tgt`` (B, T), attending to ``memory`` when there is an encoder.
+
+        Returns:
+            hidden states (B, T, D), per-layer self-attention and cross-attention results.
+        """
+        pad = padding_mask(tgt, self.config.pad_id) if controls.padding else None  # (B, 1, T)
+        causal = subsequent_mask(tgt.size(1), tgt.device) if controls.causal else None  # (T, T)
+        self_mask = combine_masks(causal, pad)
+        call = LayerCall(controls.temperature, controls.hard, need_weights)
+        self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
+        x, self_results, cross_results = self._embed(tgt, self.tgt_embed), [], []
+        for i, layer in enumerate(self.decoder_layers):
+            heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
+            x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, call, heads)
+            self_results.append(self_result)
+            cross_results.append(cross_result)
+        return self.decoder_norm(x), self_results, cross_results
+
+    # -- the one forward -------------------------------------------------------------
+    def forward(
+        self,
+        src: Tensor | None = None,
+        tgt: Tensor | None = None,
+        targets: Tensor | None = None,
+        *,
+        controls: AttentionControls = AttentionControls(),
+        return_attention: bool = False,
+        return_scores: bool = False,
+        label_smoothing: float = 0.0,
+    ) -> ModelOutput:
+        """Predict, and optionally return every layer's and head's attention.
+
+        Args:
+            src: (B, S) source ids (``encoder-decoder`` and ``encoder``).
+            tgt: (B, T) decoder input ids, starting with ``<bos>`` (``encoder-decoder``, ``decoder``).
+            targets: (B, T) next-token ids (pad positions ignored), or (B,) class ids for ``encoder``.
+            controls: per-call masks, temperature, hard attention and head knock-outs.
+            return_attention: also return weights per kind (explicit softmax path).
+            return_scores: also return the pre-softmax scores (implies the explicit path).
+            label_smoothing: smoothing of the target distribution in the loss.
+        """
+        need = return_attention or return_scores
+        c, per_kind = self.config, {}
+        memory = memory_mask = None
+        if c.has_encoder:
+            if src is None:
+                raise ValueError(f"architecture {c.architecture!r} needs src ids")
+            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, need)
+        if c.has_decoder:
+            if tgt is None:
+                raise ValueError(f"architecture {c.architecture!r} needs tgt ids")
+            hidden, per_kind["decoder"], cross = self.decode(tgt, memory, memory_mask, controls, need)
+            if c.architecture == "encoder-decoder":
+                per_kind["cross"] = cross
+            logits = self.lm_head(hidden)  # (B, T, V)
+        else:
+            logits = self._classify(memory, src)  # (B, C)
+        loss = None
+        if targets is not None:
+            flat = logits.reshape(-1, logits.size(-1)).float()
+            loss = F.cross_entropy(flat, targets.reshape(-1), ignore_index=c.pad_id if c.has_decoder else -100,
+                                   label_smoothing=label_smoothing)
+        return ModelOutput(
+            logits=logits,
+            loss=loss,
+            attention={k: stack_maps(v, "weights") for k, v in per_kind.items()} if return_attention else None,
+            scores={k: stack_maps(v, "scores") for k, v in per_kind.items()} if return_scores else None,
+        )
+
+    def _classify(self, memory: Tensor, src: Tensor) -> Tensor:
+        """Per-token class scores, max-pooled over the real (non-pad) tokens."""
+        token_logits = self.classifier(memory).float()  # (B, S, C)
+        real = (src != self.config.pad_id).unsqueeze(-1)  # (B, S, 1)
+        pooled = token_logits.masked_fill(~real, torch.finfo(token_logits.dtype).min).amax(dim=1)  # (B, C)
+        return torch.where(real.any(dim=1), pooled, torch.zeros_like(pooled))
+
+    def next_token_logits(
+        self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
+        controls: AttentionControls = AttentionControls(),
+    ) -> Tensor:
+        """Scores (B, V) for the token after ``tgt`` (B, T): one decoding step."""
+        hidden, _, _ = self.decode(tgt, memory, memory_mask, controls)
+        return self.lm_head(hidden[:, -1])  # (B, V)
+
+    def parameter_counts(self) -> dict[str, int]:
+        """Parameters per top-level block (embeddings, encoder, decoder, heads), tied weights counted once."""
+        counts: dict[str, int] = {}
+        for name, param in self.named_parameters():  # yields a tied parameter once
+            block = name.split(".")[0]
+            counts[block] = counts.get(block, 0) + param.numel()
+        return counts

@@ -1,0 +1,119 @@
+"""`Explanation`: the pure-data record the app consumes (numpy arrays and strings, no torch).
+
+Orientation: each attention array is float32 (L, H, Tq, Tk) with row = query
+(the token attending) and column = key (the token attended to).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+KIND_LABELS = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Cross-attention (decoder → encoder)",
+}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the model predicts for the input.
+
+    Attributes:
+        kind: ``"text"`` (generated output), ``"class"`` (classifier) or
+            ``"next_token"`` (language model).
+        text: the generated text (``"text"``), the winning label (``"class"``) or the
+            most likely next token followed by any generated continuation (``"next_token"``).
+        labels: class names or candidate next tokens, most likely first.
+        probabilities: float32 (len(labels),) their probabilities.
+        finished: for generation, whether ``<eos>`` was produced within the length limit.
+    """
+
+    kind: str
+    text: str
+    labels: tuple[str, ...] = ()
+    probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    finished: bool = True
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Everything the app shows about one input, as plain data.
+
+    Attributes:
+        text: the input exactly as received.
+        task: the checkpoint's task name (or None).
+        architecture: ``encoder-decoder``, ``encoder`` or ``decoder``.
+        source_tokens / source_offsets: encoder tokens and their (start, end) character
+            spans in ``text`` (empty for a decoder-only model).
+        target_tokens / target_offsets: the decoder's input tokens (``<bos>`` then the
+            output so far; for a language model the input text itself). Offsets index
+            ``text`` for input tokens and are (0, 0) for generated or special tokens.
+        generated_tokens: for each decoder row, the token the model produced there.
+        prediction: see :class:`Prediction`.
+        attention: kind → float32 (L, H, Tq, Tk).
+        scores: kind → float32 (L, H, Tq, Tk) pre-softmax scores, when asked for.
+        options: the options used (JSON-friendly).
+        notes: plain-language remarks (truncation, unknown tokens, …).
+        truncated: whether the input was cut to fit ``max_len``.
+    """
+
+    text: str
+    task: str | None
+    architecture: str
+    source_tokens: tuple[str, ...]
+    source_offsets: tuple[tuple[int, int], ...]
+    target_tokens: tuple[str, ...]
+    target_offsets: tuple[tuple[int, int], ...]
+    generated_tokens: tuple[str, ...]
+    prediction: Prediction
+    attention: dict[str, np.ndarray]
+    scores: dict[str, np.ndarray] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    truncated: bool = False
+
+    def __post_init__(self) -> None:
+        if len(self.source_tokens) != len(self.source_offsets):
+            raise ValueError("source_tokens and source_offsets differ in length")
+        if len(self.target_tokens) != len(self.target_offsets):
+            raise ValueError("target_tokens and target_offsets differ in length")
+        if self.generated_tokens and len(self.generated_tokens) != len(self.target_tokens):
+            raise ValueError("generated_tokens must give one token per decoder row")
+        for name, maps in (("attention", self.attention), ("scores", self.scores or {})):
+            for kind, array in maps.items():
+                self._check_map(name, kind, array)
+
+    def _check_map(self, name: str, kind: str, array: np.ndarray) -> None:
+        if not isinstance(array, np.ndarray) or array.dtype != np.float32 or array.ndim != 4:
+            raise ValueError(f"{name}[{kind!r}] must be a float32 array (L, H, Tq, Tk)")
+        queries, keys = self.axis_tokens(kind)
+        if array.shape[2:] != (len(queries), len(keys)):
+            raise ValueError(
+                f"{name}[{kind!r}] has shape {array.shape}, expected (L, H, {len(queries)}, {len(keys)})"
+            )
+        if name == "attention" and not np.isfinite(array).all():
+            raise ValueError(f"attention[{kind!r}] contains non-finite values")
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The attention kinds present, in reading order."""
+        return tuple(k for k in KIND_LABELS if k in self.attention)
+
+    def axis_tokens(self, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(query tokens, key tokens) labelling the rows and columns of ``kind``'s maps."""
+        if kind == "encoder":
+            return self.source_tokens, self.source_tokens
+        if kind == "decoder":
+            return self.target_tokens, self.target_tokens
+        if kind == "cross":
+            return self.target_tokens, self.source_tokens
+        raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KIND_LABELS)}")
+
+    def shape(self, kind: str) -> tuple[int, int]:
+        """(layers, heads) of ``kind``."""
+        layers, heads = self.attention[kind].shape[:2]
+        return int(layers), int(heads)

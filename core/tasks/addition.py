@@ -1,0 +1,38 @@
+"""Addition task: ``"358+47"`` -> ``"405"`` with operands from 0 to 999."""
+
+from __future__ import annotations
+
+import random
+
+from core.tasks.base import Example, Task
+
+MAX_DIGITS = 3
+
+
+def random_operand(rng: random.Random) -> int:
+    """A number of 1 to ``MAX_DIGITS`` digits, the digit count drawn uniformly first.
+
+    Drawing the length first keeps short operands common (uniform over 0..999 would
+    make nine in ten of them three digits long).
+    """
+    digits = rng.randint(1, MAX_DIGITS)
+    low = 0 if digits == 1 else 10 ** (digits - 1)
+    return rng.randint(low, 10**digits - 1)
+
+
+def _make(rng: random.Random, n: int) -> list[Example]:
+    pairs = [(random_operand(rng), random_operand(rng)) for _ in range(n)]
+    return [Example(f"{a}+{b}", str(a + b)) for a, b in pairs]
+
+
+TASK = Task(
+    name="addition",
+    description="Add two numbers from 0 to 999: watch attention pair up digits of the same place value.",
+    architecture="encoder-decoder",
+    tokenizer_kind="char",
+    metric="exact_match",
+    examples=("358+47", "999+1", "12+34", "500+500", "7+8"),
+    probe="358+47",
+    make=_make,
+    default_sizes=(20000, 1000, 1000),
+)

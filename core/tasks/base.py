@@ -1,0 +1,114 @@
+"""The shape every built-in task shares: examples, splits and a description.
+
+A task generates its own data from a seed (nothing is downloaded) and splits it
+into train / validation / test with no overlap. The trainer and the app only see
+this interface.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+Architecture = Literal["encoder-decoder", "encoder", "decoder"]
+TokenizerKind = Literal["char", "word", "bpe"]
+Metric = Literal["exact_match", "accuracy", "perplexity"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One input/output pair.
+
+    Attributes:
+        source: the input text (for a language model, the whole text).
+        target: the expected output text; for a classifier, the label name;
+            for a language model, the empty string.
+    """
+
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """The splits of one task; no source appears in two of train/validation/test.
+
+    Attributes:
+        train, validation, test: the three disjoint splits.
+        extra_tests: named extra held-out sets (e.g. ``"negation"`` for sentiment),
+            disjoint from train and validation.
+    """
+
+    train: list[Example]
+    validation: list[Example]
+    test: list[Example]
+    extra_tests: dict[str, list[Example]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A built-in classroom task.
+
+    Attributes:
+        name: short identifier (``"reverse"``), used in checkpoints and the CLI.
+        description: one sentence for the app's checkpoint picker.
+        architecture: which Transformer variant learns it.
+        tokenizer_kind: the tokenizer it is meant to be trained with.
+        metric: how the test split is scored.
+        examples: a few ready-made inputs for the app.
+        probe: the fixed input whose attention is recorded during training.
+        labels: class names, for classification tasks only.
+        make: ``make(rng, n) -> list[Example]`` draws ``n`` random examples;
+            use :meth:`generate` rather than calling it directly.
+        default_sizes: (train, validation, test) sizes used by :meth:`generate`.
+    """
+
+    name: str
+    description: str
+    architecture: Architecture
+    tokenizer_kind: TokenizerKind
+    metric: Metric
+    examples: tuple[str, ...]
+    probe: str
+    make: Callable[[random.Random, int], list[Example]]
+    labels: tuple[str, ...] | None = None
+    default_sizes: tuple[int, int, int] = (8000, 500, 500)
+    split: Callable[[random.Random, tuple[int, int, int]], TaskData] | None = None
+
+    def generate(self, seed: int = 0, sizes: tuple[int, int, int] | None = None) -> TaskData:
+        """Draw the three disjoint splits deterministically from ``seed``."""
+        sizes = sizes or self.default_sizes
+        rng = random.Random(seed)
+        if self.split is not None:
+            return self.split(rng, sizes)
+        return disjoint_split(self.make, rng, sizes)
+
+
+def disjoint_split(
+    make: Callable[[random.Random, int], list[Example]],
+    rng: random.Random,
+    sizes: tuple[int, int, int],
+    max_rounds: int = 50,
+) -> TaskData:
+    """Draw unique examples (by source) and deal them into three disjoint splits.
+
+    Raises:
+        ValueError: when the generator cannot produce enough distinct sources.
+    """
+    wanted = sum(sizes)
+    seen: dict[str, Example] = {}
+    for _ in range(max_rounds):
+        for example in make(rng, wanted):
+            seen.setdefault(example.source, example)
+        if len(seen) >= wanted:
+            break
+    if len(seen) < wanted:
+        raise ValueError(f"only {len(seen)} distinct examples available, {wanted} requested")
+    pool = list(seen.values())[:wanted]
+    n_train, n_val, _ = sizes
+    return TaskData(
+        train=pool[:n_train],
+        validation=pool[n_train : n_train + n_val],
+        test=pool[n_train + n_val :],
+    )

@@ -1,0 +1,48 @@
+"""Random letter strings shared by the copy, reverse and sort tasks."""
+
+from __future__ import annotations
+
+import random
+from functools import partial
+from typing import Callable
+
+from core.tasks.base import Example, Task
+
+ALPHABET = "abcdefghijkl"
+MIN_LENGTH = 3
+MAX_LENGTH = 12
+
+
+def random_letters(rng: random.Random) -> str:
+    """A string of ``MIN_LENGTH``..``MAX_LENGTH`` letters drawn from ``ALPHABET``, no separators."""
+    length = rng.randint(MIN_LENGTH, MAX_LENGTH)
+    return "".join(rng.choice(ALPHABET) for _ in range(length))
+
+
+def _make(transform: Callable[[str], str], rng: random.Random, n: int) -> list[Example]:
+    sources = [random_letters(rng) for _ in range(n)]
+    return [Example(source, transform(source)) for source in sources]
+
+
+def letter_task(
+    name: str,
+    description: str,
+    transform: Callable[[str], str],
+    examples: tuple[str, ...],
+    probe: str,
+) -> Task:
+    """A sequence-to-sequence task mapping a random letter string to ``transform(string)``.
+
+    ``transform`` should be a module-level function so that the task stays picklable.
+    """
+    return Task(
+        name=name,
+        description=description,
+        architecture="encoder-decoder",
+        tokenizer_kind="char",
+        metric="exact_match",
+        examples=examples,
+        probe=probe,
+        make=partial(_make, transform),
+        default_sizes=(8000, 500, 500),
+    )

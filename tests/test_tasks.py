@@ -1,0 +1,439 @@
+"""Tests for the built-in classroom tasks in ``core.tasks``."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import hashlib
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.tasks import TASKS, Example, Task, TaskData, get_task
+from core.tasks import copy, dates, letters, reverse, sentiment, sort, translation
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = ["copy", "reverse", "sort", "dates", "addition", "translation", "sentiment", "lm"]
+SMALL = (300, 40, 40)
+
+
+@functools.cache
+def default_data(name: str) -> TaskData:
+    """The task's data at its default sizes and seed 0, generated once per test run."""
+    return TASKS[name].generate(0)
+
+
+def all_examples(data: TaskData) -> list[Example]:
+    return data.train + data.validation + data.test + [e for extra in data.extra_tests.values() for e in extra]
+
+
+# ---------------------------------------------------------------- registry
+
+
+def test_registry_order_and_lookup():
+    assert list(TASKS) == NAMES
+    for name in NAMES:
+        assert get_task(name) is TASKS[name]
+        assert TASKS[name].name == name
+        assert isinstance(TASKS[name], Task)
+
+
+def test_unknown_task_lists_valid_names():
+    with pytest.raises(ValueError) as error:
+        get_task("nope")
+    for name in NAMES:
+        assert name in str(error.value)
+
+
+EXPECTED_KINDS = {
+    "copy": ("encoder-decoder", "char", "exact_match"),
+    "reverse": ("encoder-decoder", "char", "exact_match"),
+    "sort": ("encoder-decoder", "char", "exact_match"),
+    "dates": ("encoder-decoder", "char", "exact_match"),
+    "addition": ("encoder-decoder", "char", "exact_match"),
+    "translation": ("encoder-decoder", "word", "exact_match"),
+    "sentiment": ("encoder", "word", "accuracy"),
+    "lm": ("decoder", "char", "perplexity"),
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_task_metadata(name):
+    task = TASKS[name]
+    assert (task.architecture, task.tokenizer_kind, task.metric) == EXPECTED_KINDS[name]
+    assert task.description.strip() and task.description.endswith(".")
+    assert 4 <= len(task.examples) <= 6 and all(isinstance(e, str) and e for e in task.examples)
+    assert isinstance(task.probe, str) and task.probe
+    assert task.labels == (("negative", "positive") if name == "sentiment" else None)
+
+
+# ---------------------------------------------------------------- every task
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_deterministic_from_seed(name):
+    task = TASKS[name]
+    first = task.generate(7, SMALL)
+    assert first == task.generate(7, SMALL)
+    assert first != task.generate(8, SMALL)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_leaves_global_random_alone(name):
+    random.seed(1234)
+    state = random.getstate()
+    TASKS[name].generate(3, SMALL)
+    assert random.getstate() == state
+
+
+def test_deterministic_across_processes():
+    """Same data whatever the hash seed (catches iteration over sets of strings)."""
+    code = (
+        "import hashlib; from core.tasks import TASKS; "
+        f"print(hashlib.sha256(repr([t.generate(5, {SMALL}) for t in TASKS.values()]).encode()).hexdigest())"
+    )
+    results = {
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }
+    expected = hashlib.sha256(repr([t.generate(5, SMALL) for t in TASKS.values()]).encode()).hexdigest()
+    assert results == {expected}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sizes_as_requested(name):
+    task = TASKS[name]
+    data = default_data(name)
+    assert (len(data.train), len(data.validation), len(data.test)) == task.default_sizes
+    small = task.generate(1, (50, 7, 9))
+    assert (len(small.train), len(small.validation), len(small.test)) == (50, 7, 9)
+    assert all(isinstance(e, Example) for e in all_examples(data))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_overlap_between_splits(name):
+    data = default_data(name)
+    parts = [data.train, data.validation, data.test, *data.extra_tests.values()]
+    sources = [e.source for part in parts for e in part]
+    assert len(sources) == len(set(sources))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_generation_is_fast(name):
+    start = time.perf_counter()
+    TASKS[name].generate(11)
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_examples_and_probe_use_training_characters(name):
+    data = default_data(name)
+    unit = (lambda s: s.split()) if TASKS[name].tokenizer_kind == "word" else list
+    vocab = {token for e in data.train for token in unit(e.source)}
+    for text in (*TASKS[name].examples, TASKS[name].probe):
+        assert set(unit(text)) <= vocab, text
+
+
+# ---------------------------------------------------------------- copy / reverse / sort
+
+
+@pytest.mark.parametrize("name, transform", [
+    ("copy", lambda s: s), ("reverse", lambda s: s[::-1]), ("sort", lambda s: "".join(sorted(s))),
+])
+def test_letter_tasks(name, transform):
+    data = default_data(name)
+    lengths = set()
+    for e in all_examples(data):
+        assert e.target == transform(e.source)
+        assert set(e.source) <= set(letters.ALPHABET) and " " not in e.source
+        lengths.add(len(e.source))
+    assert lengths == set(range(letters.MIN_LENGTH, letters.MAX_LENGTH + 1))
+    for text in (*TASKS[name].examples, TASKS[name].probe):
+        assert set(text) <= set(letters.ALPHABET)
+        assert letters.MIN_LENGTH <= len(text) <= letters.MAX_LENGTH
+
+
+def test_letter_spot_checks():
+    assert reverse.reverse_letters("gbdka") == "akdbg"
+    assert sort.sort_letters("gbdka") == "abdgk"
+    assert copy.copy_letters("gbdka") == "gbdka"
+    sample = TASKS["sort"].make(random.Random(2), 50)
+    assert any(e.source != e.target for e in sample)
+
+
+# ---------------------------------------------------------------- addition
+
+
+def test_addition():
+    data = default_data("addition")
+    widths = set()
+    for e in all_examples(data):
+        match = re.fullmatch(r"(0|[1-9]\d{0,2})\+(0|[1-9]\d{0,2})", e.source)
+        assert match, e.source
+        assert e.target == str(int(match[1]) + int(match[2]))
+        widths.update((len(match[1]), len(match[2])))
+    assert widths == {1, 2, 3}
+    assert any(len(e.target) == 4 for e in data.train)
+
+
+# ---------------------------------------------------------------- dates
+
+MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july",
+               "august", "september", "october", "november", "december"]
+DAY_NAMES = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def month_number(word: str) -> int:
+    word = word.lower()
+    for number, name in enumerate(MONTH_NAMES, 1):
+        if word in (name, name[:3]):
+            return number
+    raise ValueError(word)
+
+
+def full_year(text: str) -> int:
+    year = int(text)
+    if len(text) == 2:
+        return 1900 + year if year >= 50 else 2000 + year
+    return year
+
+
+def parse_date(text: str) -> tuple[datetime.date, str]:
+    """Independent parser: the date a source means, and the shape it was written in."""
+    lower = text.lower()
+    weekday = None
+    if m := re.fullmatch(r"([a-z]+),? (\d{1,2}) ([a-z]+) (\d{4})", lower):
+        weekday, day, month, year, shape = m[1], m[2], m[3], m[4], "weekday"
+    elif m := re.fullmatch(r"(\d{1,2}) ([a-z]+) (\d{4})", lower):
+        day, month, year, shape = m[1], m[2], m[3], "day month year"
+    elif m := re.fullmatch(r"([a-z]+) (\d{1,2}), (\d{4}|\d{2})", lower):
+        month, day, year, shape = m[1], m[2], m[3], "month day, year"
+    elif m := re.fullmatch(r"(\d{2})/(\d{2})/(\d{4})", lower):
+        day, month, year, shape = m[1], int(m[2]), m[3], "dd/mm/yyyy"
+    elif m := re.fullmatch(r"(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})", lower):
+        day, month, year, shape = m[1], int(m[2]), m[3], "d.m.y"
+    elif m := re.fullmatch(r"(\d{4})/(\d{2})/(\d{2})", lower):
+        year, month, day, shape = m[1], int(m[2]), m[3], "yyyy/mm/dd"
+    elif m := re.fullmatch(r"(\d{1,2})(st|nd|rd|th) of ([a-z]+) (\d{4})", lower):
+        day, month, year, shape = m[1], m[3], m[4], "ordinal"
+        expected = {"1": "st", "2": "nd", "3": "rd"}.get(day[-1], "th") if day not in ("11", "12", "13") else "th"
+        assert m[2] == expected, text
+    elif m := re.fullmatch(r"(\d{2})-([a-z]{3})-(\d{4})", lower):
+        day, month, year, shape = m[1], m[2], m[3], "dd-mon-yyyy"
+    else:
+        raise AssertionError(f"unparseable date {text!r}")
+    if isinstance(month, str):
+        month = month_number(month)
+    if text == lower:
+        shape += " (lowercase)"
+    date = datetime.date(full_year(year), month, int(day))
+    if weekday is not None:
+        assert weekday in (DAY_NAMES[date.weekday()], DAY_NAMES[date.weekday()][:3]), f"wrong weekday in {text!r}"
+    return date, shape
+
+
+def test_date_parser_catches_wrong_weekday():
+    assert parse_date("Friday, 5 March 2021")[0] == datetime.date(2021, 3, 5)
+    with pytest.raises(AssertionError):
+        parse_date("Thursday, 5 March 2021")
+
+
+def test_dates_every_example_maps_to_its_iso_date():
+    data = default_data("dates")
+    shapes = set()
+    for e in all_examples(data):
+        date, shape = parse_date(e.source)
+        shapes.add(shape)
+        assert e.target == date.isoformat()
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", e.target)
+        assert datetime.date(1950, 1, 1) <= date <= datetime.date(2049, 12, 31)
+        assert len(e.source) <= 32
+    assert len(shapes) >= 8
+    years = {e.target[:2] for e in data.train}
+    assert years == {"19", "20"}
+
+
+@pytest.mark.parametrize("form", list(dates.FORMS))
+def test_each_date_form_parses_back(form):
+    days = [datetime.date(1950, 1, 1), datetime.date(1999, 12, 31), datetime.date(2000, 2, 29),
+            datetime.date(2011, 11, 12), datetime.date(2021, 3, 5), datetime.date(2022, 8, 23),
+            datetime.date(2049, 12, 31)]
+    for day in days:
+        text = dates.FORMS[form](day)
+        assert parse_date(text)[0] == day, text
+
+
+def test_date_conventions():
+    rendered = {form(datetime.date(2021, 3, 5)) for form in dates.FORMS.values()}
+    for expected in ["5 March 2021", "March 5, 2021", "Mar 5, 21", "05/03/2021", "5.3.2021",
+                     "2021/03/05", "Friday, 5 March 2021", "5th of March 2021", "05-Mar-2021"]:
+        assert expected in rendered
+    assert len(dates.FORMS) >= 8
+    assert "day-first" in dates.TASK.description and "50-99" in dates.TASK.description
+    for text in (*dates.TASK.examples, dates.TASK.probe):
+        parse_date(text)
+
+
+# ---------------------------------------------------------------- translation
+
+ES_NOUNS = {form: (info[3], plural) for info in translation.NOUNS.values() for plural, form in ((False, info[1]), (True, info[2]))}
+EN_NOUNS = {form: singular for singular, info in translation.NOUNS.items() for form in (singular, info[0])}
+ES_ARTICLES = {"el": ("m", False), "la": ("f", False), "los": ("m", True), "las": ("f", True), "un": ("m", False), "una": ("f", False)}
+
+
+def english_pairs(text: str) -> set[tuple[str, str]]:
+    """(noun, adjective) pairs in an English sentence: an adjective right before a noun."""
+    words = text.split()
+    return {(EN_NOUNS[words[i + 1]], w) for i, w in enumerate(words[:-1]) if w in translation.ADJECTIVES}
+
+
+def test_translation_spot_checks():
+    assert translation.noun_phrase(("the", "red", "car", False)) == ("the red car", "el coche rojo")
+    assert translation.noun_phrase(("the", "red", "house", True)) == ("the red houses", "las casas rojas")
+    assert translation.noun_phrase(("a", "old", "house", False)) == ("an old house", "una casa vieja")
+    assert translation.noun_phrase(("the", "green", "flower", True)) == ("the green flowers", "las flores verdes")
+    assert translation.clause("i", "have", ("", None, "cat", True)) == ("i have cats", "yo tengo gatos")
+    assert translation.clause(("the", "big", "dog", False), "see", ("a", "small", "cat", False)) == (
+        "the big dog sees a small cat", "el perro grande ve un gato pequeño")
+    assert translation.clause(("the", None, "woman", True), "want", ("the", "new", "book", True)) == (
+        "the women want the new books", "las mujeres quieren los libros nuevos")
+    assert translation.clause("she", "find", ("a", "white", "boat", False)) == (
+        "she finds a white boat", "ella encuentra un barco blanco")
+
+
+def test_translation_agreement_in_all_data():
+    for e in all_examples(default_data("translation")):
+        en, es = e.source.split(), e.target.split()
+        assert len(en) == len(es) and e.source == e.source.lower(), e
+        for i, word in enumerate(es):
+            if word not in ES_NOUNS:
+                continue
+            gender, plural = ES_NOUNS[word]
+            if i > 0 and es[i - 1] in ES_ARTICLES:
+                assert ES_ARTICLES[es[i - 1]] == (gender, plural), e
+            if i + 1 < len(es) and any(es[i + 1] in forms for forms in translation.ADJECTIVES.values()):
+                adjective = next(a for a, forms in translation.ADJECTIVES.items() if es[i + 1] in forms)
+                assert es[i + 1] == translation.ADJECTIVES[adjective][2 * plural + (gender == "f")], e
+
+
+def test_translation_held_out_pairs():
+    data = default_data("translation")
+    held = translation.HELD_OUT_PAIRS
+    total = len(translation.NOUNS) * len(translation.ADJECTIVES)
+    assert 0.08 * total <= len(held) <= 0.25 * total
+    for e in data.train + data.validation:
+        assert not english_pairs(e.source) & held, e
+    for e in data.test:
+        assert english_pairs(e.source) & held, e
+    seen_pairs = {pair for e in data.train for pair in english_pairs(e.source)}
+    assert {noun for noun, _ in seen_pairs} == set(translation.NOUNS)
+    assert {adjective for _, adjective in seen_pairs} == set(translation.ADJECTIVES)
+    for text in (*translation.TASK.examples, translation.TASK.probe):
+        assert not english_pairs(text) & held
+
+
+def test_translation_test_words_all_seen_in_training():
+    data = default_data("translation")
+    source_vocab = {w for e in data.train for w in e.source.split()}
+    target_vocab = {w for e in data.train for w in e.target.split()}
+    for e in data.validation + data.test:
+        assert set(e.source.split()) <= source_vocab, e
+        assert set(e.target.split()) <= target_vocab, e
+    assert 15 <= len(translation.NOUNS) <= 25 and len(translation.ADJECTIVES) >= 8 and len(translation.VERBS) >= 6
+
+
+# ---------------------------------------------------------------- sentiment
+
+PAST = {past: verb for verb, (past, _) in sentiment.VERBS.items()}
+
+
+def oracle_label(text: str) -> str:
+    """Independent labelling: polarity word, flipped once by a negation word."""
+    words = text.split()
+    positive_words = set(sentiment.POSITIVE) | {w for v, (p, pos) in sentiment.VERBS.items() if pos for w in (v, p)}
+    polarity = any(w in positive_words for w in words)
+    negated = "not" in words or "never" in words
+    return "positive" if polarity != negated else "negative"
+
+
+def subject_predicate(text: str) -> tuple[str, str] | None:
+    words = text.split()
+    if "the" not in words:
+        return None
+    subject = "the " + words[words.index("the") + 1]
+    predicate = next(w for w in words if w in sentiment.POSITIVE + sentiment.NEGATIVE or w in sentiment.VERBS or w in PAST)
+    return subject, PAST.get(predicate, predicate)
+
+
+def is_negated(text: str) -> bool:
+    return bool({"not", "never"} & set(text.split()))
+
+
+@pytest.mark.parametrize("plain, negated, label", [
+    ("the movie was really great", "the movie was not really great", "positive"),
+    ("the food was terrible", "the food was not terrible at all", "negative"),
+    ("bad", "not bad", "negative"),
+    ("i liked the acting", "i did not like the acting", "positive"),
+    ("i hated the plot", "i never hated the plot", "negative"),
+    ("the ending is boring", "the ending is never boring", "negative"),
+])
+def test_negation_flips_label(plain, negated, label):
+    other = "positive" if label == "negative" else "negative"
+    assert sentiment.label_of(plain) == label
+    assert sentiment.label_of(negated) == other
+
+
+def test_sentiment_labels_and_balance():
+    data = default_data("sentiment")
+    for part in (data.train, data.validation, data.test, data.extra_tests["negation"]):
+        positives = sum(e.target == "positive" for e in part)
+        assert abs(2 * positives - len(part)) <= 1
+        for e in part:
+            assert e.target == oracle_label(e.source) == sentiment.label_of(e.source), e
+    negated_share = sum(is_negated(e.source) for e in data.train) / len(data.train)
+    assert 0.3 <= negated_share <= 0.7
+    assert any(e.source == "not bad" for e in all_examples(data))
+
+
+def test_sentiment_negation_set_is_held_out():
+    data = default_data("sentiment")
+    negation = data.extra_tests["negation"]
+    assert len(negation) == sentiment.NEGATION_SIZE == 300
+    for e in negation:
+        assert is_negated(e.source), e
+        assert subject_predicate(e.source) in sentiment.HELD_OUT_PAIRS, e
+    for e in data.train + data.validation + data.test:
+        if is_negated(e.source):
+            assert subject_predicate(e.source) not in sentiment.HELD_OUT_PAIRS, e
+    plain_train = {subject_predicate(e.source) for e in data.train if not is_negated(e.source)}
+    used = {subject_predicate(e.source) for e in negation}
+    assert len(used & plain_train) >= 0.9 * len(used)
+    for text in (*sentiment.TASK.examples, sentiment.TASK.probe):
+        assert not (is_negated(text) and subject_predicate(text) in sentiment.HELD_OUT_PAIRS)
+        sentiment.label_of(text)
+
+
+# ---------------------------------------------------------------- lm
+
+
+def test_lm_mixes_the_grammars():
+    data = default_data("lm")
+    spanish = {"el", "la", "los", "las", "un", "una", "yo", "tú", "él", "ella", "nosotros", "ellos"}
+    reviews = set(sentiment.POSITIVE + sentiment.NEGATIVE) | set(PAST) | set(sentiment.VERBS)
+    counts = {"spanish": 0, "review": 0, "english": 0}
+    for e in all_examples(data):
+        assert e.target == "" and 0 < len(e.source) <= 60
+        words = set(e.source.split())
+        kind = "spanish" if words & spanish else "review" if words & reviews else "english"
+        counts[kind] += 1
+    for count in counts.values():
+        assert count >= 0.2 * len(all_examples(data)), counts

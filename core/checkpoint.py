@@ -117,7 +117,7 @@ def save(
         raise CheckpointError(f"cannot save {path.name}: metadata is not JSON-serialisable ({error})") from None
     metadata["sha256"] = _digest(tensors, metadata)
     _write_atomic(path, safetensors_bytes(tensors, metadata=metadata))
-    log.info("saved checkpoint %s (%d tensors)", path, len(tensors))
+    log.debug("saved checkpoint %s (%d tensors)", path, len(tensors))
     return metadata["sha256"]
 
 

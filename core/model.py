@@ -52,7 +52,7 @@ class ModelOutput:
 
     Attributes:
         logits: (B, T, V) next-token scores, or (B, C) class scores for ``encoder``.
-        loss: mean cross-entropy when targets were given, else None.
+        loss: mean cross-entropy (pad targets ignored) when targets were given, else None.
         attention: kind → (L, B, H, Tq, Tk) float32 weights, when asked for.
         scores: kind → (L, B, H, Tq, Tk) float32 pre-softmax scores (β-scaled,
             unmasked), when asked for.
@@ -92,6 +92,14 @@ class Transformer(nn.Module):
                 self.lm_head.weight = self.tgt_embed.weight
         else:
             self.classifier = nn.Linear(c.d_model, c.n_classes)
+        self._init_weights()
+
+    def _init_weights(self) -> None:
+        """Xavier-uniform matrices, as the Annotated Transformer: keeps the √D-scaled embeddings
+        near unit size so the positional encoding is not drowned out."""
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.xavier_uniform_(module.weight)
 
     # -- building blocks -------------------------------------------------------------
     def _embed(self, ids: Tensor, table: nn.Embedding) -> Tensor:
@@ -165,7 +173,6 @@ class Transformer(nn.Module):
         controls: AttentionControls = AttentionControls(),
         return_attention: bool = False,
         return_scores: bool = False,
-        label_smoothing: float = 0.0,
     ) -> ModelOutput:
         """Predict, and optionally return every layer's and head's attention.
 
@@ -176,7 +183,6 @@ class Transformer(nn.Module):
             controls: per-call masks, temperature, hard attention and head knock-outs.
             return_attention: also return weights per kind (explicit softmax path).
             return_scores: also return the pre-softmax scores (implies the explicit path).
-            label_smoothing: smoothing of the target distribution in the loss.
         """
         need = return_attention or return_scores
         c, per_kind = self.config, {}
@@ -197,8 +203,7 @@ class Transformer(nn.Module):
         loss = None
         if targets is not None:
             flat = logits.reshape(-1, logits.size(-1)).float()
-            loss = F.cross_entropy(flat, targets.reshape(-1), ignore_index=c.pad_id if c.has_decoder else -100,
-                                   label_smoothing=label_smoothing)
+            loss = F.cross_entropy(flat, targets.reshape(-1), ignore_index=c.pad_id if c.has_decoder else -100)
         return ModelOutput(
             logits=logits,
             loss=loss,

@@ -15,8 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from core.tasks import TASKS, Example, Task, TaskData, get_task
-from core.tasks import copy, dates, letters, reverse, sentiment, sort, translation
+from core.tasks import (
+    TASKS,
+    Example,
+    Task,
+    TaskData,
+    copy,
+    dates,
+    get_task,
+    letters,
+    reverse,
+    sentiment,
+    sort,
+    translation,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ["copy", "reverse", "sort", "dates", "addition", "translation", "sentiment", "lm"]
@@ -30,7 +42,9 @@ def default_data(name: str) -> TaskData:
 
 
 def all_examples(data: TaskData) -> list[Example]:
-    return data.train + data.validation + data.test + [e for extra in data.extra_tests.values() for e in extra]
+    return (
+        data.train + data.validation + data.test + [e for extra in data.extra_tests.values() for e in extra]
+    )
 
 
 # ---------------------------------------------------------------- registry
@@ -93,20 +107,22 @@ def test_leaves_global_random_alone(name):
 
 
 def test_deterministic_across_processes():
-    """Same data whatever the hash seed (catches iteration over sets of strings)."""
+    """Same data under another hash seed (catches iteration over sets of strings)."""
     code = (
         "import hashlib; from core.tasks import TASKS; "
         f"print(hashlib.sha256(repr([t.generate(5, {SMALL}) for t in TASKS.values()]).encode()).hexdigest())"
     )
-    results = {
-        subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed},
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()
-        for seed in ("1", "2")
-    }
+    other_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONHASHSEED": other_seed},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     expected = hashlib.sha256(repr([t.generate(5, SMALL) for t in TASKS.values()]).encode()).hexdigest()
-    assert results == {expected}
+    assert result.stdout.strip() == expected
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -146,9 +162,14 @@ def test_examples_and_probe_use_training_characters(name):
 # ---------------------------------------------------------------- copy / reverse / sort
 
 
-@pytest.mark.parametrize("name, transform", [
-    ("copy", lambda s: s), ("reverse", lambda s: s[::-1]), ("sort", lambda s: "".join(sorted(s))),
-])
+@pytest.mark.parametrize(
+    "name, transform",
+    [
+        ("copy", lambda s: s),
+        ("reverse", lambda s: s[::-1]),
+        ("sort", lambda s: "".join(sorted(s))),
+    ],
+)
 def test_letter_tasks(name, transform):
     data = default_data(name)
     lengths = set()
@@ -187,8 +208,20 @@ def test_addition():
 
 # ---------------------------------------------------------------- dates
 
-MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july",
-               "august", "september", "october", "november", "december"]
+MONTH_NAMES = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
 DAY_NAMES = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
@@ -225,7 +258,9 @@ def parse_date(text: str) -> tuple[datetime.date, str]:
         year, month, day, shape = m[1], int(m[2]), m[3], "yyyy/mm/dd"
     elif m := re.fullmatch(r"(\d{1,2})(st|nd|rd|th) of ([a-z]+) (\d{4})", lower):
         day, month, year, shape = m[1], m[3], m[4], "ordinal"
-        expected = {"1": "st", "2": "nd", "3": "rd"}.get(day[-1], "th") if day not in ("11", "12", "13") else "th"
+        expected = (
+            {"1": "st", "2": "nd", "3": "rd"}.get(day[-1], "th") if day not in ("11", "12", "13") else "th"
+        )
         assert m[2] == expected, text
     elif m := re.fullmatch(r"(\d{2})-([a-z]{3})-(\d{4})", lower):
         day, month, year, shape = m[1], m[2], m[3], "dd-mon-yyyy"
@@ -237,7 +272,9 @@ def parse_date(text: str) -> tuple[datetime.date, str]:
         shape += " (lowercase)"
     date = datetime.date(full_year(year), month, int(day))
     if weekday is not None:
-        assert weekday in (DAY_NAMES[date.weekday()], DAY_NAMES[date.weekday()][:3]), f"wrong weekday in {text!r}"
+        assert weekday in (DAY_NAMES[date.weekday()], DAY_NAMES[date.weekday()][:3]), (
+            f"wrong weekday in {text!r}"
+        )
     return date, shape
 
 
@@ -264,9 +301,15 @@ def test_dates_every_example_maps_to_its_iso_date():
 
 @pytest.mark.parametrize("form", list(dates.FORMS))
 def test_each_date_form_parses_back(form):
-    days = [datetime.date(1950, 1, 1), datetime.date(1999, 12, 31), datetime.date(2000, 2, 29),
-            datetime.date(2011, 11, 12), datetime.date(2021, 3, 5), datetime.date(2022, 8, 23),
-            datetime.date(2049, 12, 31)]
+    days = [
+        datetime.date(1950, 1, 1),
+        datetime.date(1999, 12, 31),
+        datetime.date(2000, 2, 29),
+        datetime.date(2011, 11, 12),
+        datetime.date(2021, 3, 5),
+        datetime.date(2022, 8, 23),
+        datetime.date(2049, 12, 31),
+    ]
     for day in days:
         text = dates.FORMS[form](day)
         assert parse_date(text)[0] == day, text
@@ -274,8 +317,17 @@ def test_each_date_form_parses_back(form):
 
 def test_date_conventions():
     rendered = {form(datetime.date(2021, 3, 5)) for form in dates.FORMS.values()}
-    for expected in ["5 March 2021", "March 5, 2021", "Mar 5, 21", "05/03/2021", "5.3.2021",
-                     "2021/03/05", "Friday, 5 March 2021", "5th of March 2021", "05-Mar-2021"]:
+    for expected in [
+        "5 March 2021",
+        "March 5, 2021",
+        "Mar 5, 21",
+        "05/03/2021",
+        "5.3.2021",
+        "2021/03/05",
+        "Friday, 5 March 2021",
+        "5th of March 2021",
+        "05-Mar-2021",
+    ]:
         assert expected in rendered
     assert len(dates.FORMS) >= 8
     assert "day-first" in dates.TASK.description and "50-99" in dates.TASK.description
@@ -285,9 +337,20 @@ def test_date_conventions():
 
 # ---------------------------------------------------------------- translation
 
-ES_NOUNS = {form: (info[3], plural) for info in translation.NOUNS.values() for plural, form in ((False, info[1]), (True, info[2]))}
+ES_NOUNS = {
+    form: (info[3], plural)
+    for info in translation.NOUNS.values()
+    for plural, form in ((False, info[1]), (True, info[2]))
+}
 EN_NOUNS = {form: singular for singular, info in translation.NOUNS.items() for form in (singular, info[0])}
-ES_ARTICLES = {"el": ("m", False), "la": ("f", False), "los": ("m", True), "las": ("f", True), "un": ("m", False), "una": ("f", False)}
+ES_ARTICLES = {
+    "el": ("m", False),
+    "la": ("f", False),
+    "los": ("m", True),
+    "las": ("f", True),
+    "un": ("m", False),
+    "una": ("f", False),
+}
 
 
 def english_pairs(text: str) -> set[tuple[str, str]]:
@@ -300,14 +363,23 @@ def test_translation_spot_checks():
     assert translation.noun_phrase(("the", "red", "car", False)) == ("the red car", "el coche rojo")
     assert translation.noun_phrase(("the", "red", "house", True)) == ("the red houses", "las casas rojas")
     assert translation.noun_phrase(("a", "old", "house", False)) == ("an old house", "una casa vieja")
-    assert translation.noun_phrase(("the", "green", "flower", True)) == ("the green flowers", "las flores verdes")
+    assert translation.noun_phrase(("the", "green", "flower", True)) == (
+        "the green flowers",
+        "las flores verdes",
+    )
     assert translation.clause("i", "have", ("", None, "cat", True)) == ("i have cats", "yo tengo gatos")
     assert translation.clause(("the", "big", "dog", False), "see", ("a", "small", "cat", False)) == (
-        "the big dog sees a small cat", "el perro grande ve un gato pequeño")
+        "the big dog sees a small cat",
+        "el perro grande ve un gato pequeño",
+    )
     assert translation.clause(("the", None, "woman", True), "want", ("the", "new", "book", True)) == (
-        "the women want the new books", "las mujeres quieren los libros nuevos")
+        "the women want the new books",
+        "las mujeres quieren los libros nuevos",
+    )
     assert translation.clause("she", "find", ("a", "white", "boat", False)) == (
-        "she finds a white boat", "ella encuentra un barco blanco")
+        "she finds a white boat",
+        "ella encuentra un barco blanco",
+    )
 
 
 def test_translation_agreement_in_all_data():
@@ -348,7 +420,11 @@ def test_translation_test_words_all_seen_in_training():
     for e in data.validation + data.test:
         assert set(e.source.split()) <= source_vocab, e
         assert set(e.target.split()) <= target_vocab, e
-    assert 15 <= len(translation.NOUNS) <= 25 and len(translation.ADJECTIVES) >= 8 and len(translation.VERBS) >= 6
+    assert (
+        15 <= len(translation.NOUNS) <= 25
+        and len(translation.ADJECTIVES) >= 8
+        and len(translation.VERBS) >= 6
+    )
 
 
 # ---------------------------------------------------------------- sentiment
@@ -359,7 +435,9 @@ PAST = {past: verb for verb, (past, _) in sentiment.VERBS.items()}
 def oracle_label(text: str) -> str:
     """Independent labelling: polarity word, flipped once by a negation word."""
     words = text.split()
-    positive_words = set(sentiment.POSITIVE) | {w for v, (p, pos) in sentiment.VERBS.items() if pos for w in (v, p)}
+    positive_words = set(sentiment.POSITIVE) | {
+        w for v, (p, pos) in sentiment.VERBS.items() if pos for w in (v, p)
+    }
     polarity = any(w in positive_words for w in words)
     negated = "not" in words or "never" in words
     return "positive" if polarity != negated else "negative"
@@ -370,7 +448,9 @@ def subject_predicate(text: str) -> tuple[str, str] | None:
     if "the" not in words:
         return None
     subject = "the " + words[words.index("the") + 1]
-    predicate = next(w for w in words if w in sentiment.POSITIVE + sentiment.NEGATIVE or w in sentiment.VERBS or w in PAST)
+    predicate = next(
+        w for w in words if w in sentiment.POSITIVE + sentiment.NEGATIVE or w in sentiment.VERBS or w in PAST
+    )
     return subject, PAST.get(predicate, predicate)
 
 
@@ -378,14 +458,17 @@ def is_negated(text: str) -> bool:
     return bool({"not", "never"} & set(text.split()))
 
 
-@pytest.mark.parametrize("plain, negated, label", [
-    ("the movie was really great", "the movie was not really great", "positive"),
-    ("the food was terrible", "the food was not terrible at all", "negative"),
-    ("bad", "not bad", "negative"),
-    ("i liked the acting", "i did not like the acting", "positive"),
-    ("i hated the plot", "i never hated the plot", "negative"),
-    ("the ending is boring", "the ending is never boring", "negative"),
-])
+@pytest.mark.parametrize(
+    "plain, negated, label",
+    [
+        ("the movie was really great", "the movie was not really great", "positive"),
+        ("the food was terrible", "the food was not terrible at all", "negative"),
+        ("bad", "not bad", "negative"),
+        ("i liked the acting", "i did not like the acting", "positive"),
+        ("i hated the plot", "i never hated the plot", "negative"),
+        ("the ending is boring", "the ending is never boring", "negative"),
+    ],
+)
 def test_negation_flips_label(plain, negated, label):
     other = "positive" if label == "negative" else "negative"
     assert sentiment.label_of(plain) == label
@@ -437,3 +520,16 @@ def test_lm_mixes_the_grammars():
         counts[kind] += 1
     for count in counts.values():
         assert count >= 0.2 * len(all_examples(data)), counts
+
+
+def test_probe_targets_are_the_correct_outputs():
+    assert TASKS["copy"].probe_example == Example("gbdkajc", "gbdkajc")
+    assert TASKS["reverse"].probe_target == TASKS["reverse"].probe[::-1]
+    assert TASKS["sort"].probe_target == "".join(sorted(TASKS["sort"].probe))
+    left, right = TASKS["addition"].probe.split("+")
+    assert int(TASKS["addition"].probe_target) == int(left) + int(right)
+    assert TASKS["dates"].probe_target == "2021-03-05"
+    assert sentiment.label_of(TASKS["sentiment"].probe) == TASKS["sentiment"].probe_target
+    english, spanish = translation.clause(("the", "big", "dog", False), "see", ("a", "small", "cat", False))
+    assert TASKS["translation"].probe_example == Example(english, spanish)
+    assert TASKS["lm"].probe_target == ""

@@ -33,6 +33,7 @@ TASK = Task(
     metric="exact_match",
     examples=("358+47", "999+1", "12+34", "500+500", "7+8"),
     probe="358+47",
+    probe_target="405",
     make=_make,
     default_sizes=(20000, 1000, 1000),
 )

@@ -58,6 +58,8 @@ class Task:
         metric: how the test split is scored.
         examples: a few ready-made inputs for the app.
         probe: the fixed input whose attention is recorded during training.
+        probe_target: the correct output for ``probe`` (the label for a classifier,
+            ``""`` for a language model); sequence probes are run teacher-forced on it.
         labels: class names, for classification tasks only.
         make: ``make(rng, n) -> list[Example]`` draws ``n`` random examples;
             use :meth:`generate` rather than calling it directly.
@@ -75,6 +77,12 @@ class Task:
     labels: tuple[str, ...] | None = None
     default_sizes: tuple[int, int, int] = (8000, 500, 500)
     split: Callable[[random.Random, tuple[int, int, int]], TaskData] | None = None
+    probe_target: str = ""
+
+    @property
+    def probe_example(self) -> Example:
+        """The probe as an :class:`Example`."""
+        return Example(self.probe, self.probe_target)
 
     def generate(self, seed: int = 0, sizes: tuple[int, int, int] | None = None) -> TaskData:
         """Draw the three disjoint splits deterministically from ``seed``."""

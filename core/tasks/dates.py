@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import datetime
 import random
-from typing import Callable
+from collections.abc import Callable
 
 from core.tasks.base import Example, Task
 
 FIRST_DAY = datetime.date(1950, 1, 1)
 LAST_DAY = datetime.date(2049, 12, 31)
-MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+MONTHS = tuple(
+    "January February March April May June July August September October November December".split()
 )
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
@@ -80,8 +79,16 @@ TASK = Task(
     architecture="encoder-decoder",
     tokenizer_kind="char",
     metric="exact_match",
-    examples=("5 March 2021", "March 5, 2021", "05/03/2021", "Friday, 5 March 2021", "3rd of July 1987", "sat 1 jan 2000"),
+    examples=(
+        "5 March 2021",
+        "March 5, 2021",
+        "05/03/2021",
+        "Friday, 5 March 2021",
+        "3rd of July 1987",
+        "sat 1 jan 2000",
+    ),
     probe="Friday, 5 March 2021",
+    probe_target="2021-03-05",
     make=_make,
     default_sizes=(20000, 1000, 1000),
 )

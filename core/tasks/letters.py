@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from functools import partial
-from typing import Callable
 
 from core.tasks.base import Example, Task
 
@@ -43,6 +43,7 @@ def letter_task(
         metric="exact_match",
         examples=examples,
         probe=probe,
+        probe_target=transform(probe),
         make=partial(_make, transform),
         default_sizes=(8000, 500, 500),
     )

@@ -17,11 +17,8 @@ MAX_CHARS = 60
 def sentence(rng: random.Random) -> str:
     """A random sentence of at most ``MAX_CHARS`` characters: English, Spanish or a review."""
     while True:
-        source = rng.randrange(3)
-        if source == 2:
-            text = sentiment.sentence(rng)
-        else:
-            text = translation.sentence(rng)[source]
+        side = rng.randrange(3)
+        text = sentiment.sentence(rng) if side == 2 else translation.sentence(rng)[side]
         if len(text) <= MAX_CHARS:
             return text
 

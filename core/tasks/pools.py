@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import random
-from typing import Callable, Hashable, Sequence, TypeVar
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
 
 from core.tasks.base import Example
 
 K = TypeVar("K", bound=Hashable)
 
 
-def held_out_pairs(firsts: Sequence[str], seconds: Sequence[str], one_in: int = 7) -> frozenset[tuple[str, str]]:
+def held_out_pairs(
+    firsts: Sequence[str], seconds: Sequence[str], one_in: int = 7
+) -> frozenset[tuple[str, str]]:
     """A fixed, balanced ~``1/one_in`` of all ``(first, second)`` pairs.
 
     Pair ``(firsts[i], seconds[j])`` is held out when ``(i + 3 * j) % one_in == 3``, so

@@ -17,22 +17,27 @@ from core.tasks.base import Example, Task, TaskData
 from core.tasks.pools import draw_pools, held_out_pairs
 
 LABELS = ("negative", "positive")
-SUBJECTS = (
-    "the movie", "the film", "the plot", "the acting", "the food", "the service", "the music",
-    "the book", "the ending", "the story", "the hotel", "the staff", "the show", "the game",
-    "the soundtrack", "the dialogue", "the script", "the meal", "the room", "the cast",
+SUBJECTS = tuple(
+    f"the {noun}"
+    for noun in "movie film plot acting food service music book ending story hotel staff show game "
+    "soundtrack dialogue script meal room cast".split()
 )
-POSITIVE = ("good", "great", "excellent", "wonderful", "amazing", "fun", "brilliant", "lovely", "enjoyable", "superb")
-NEGATIVE = ("bad", "terrible", "awful", "boring", "horrible", "dull", "poor", "disappointing", "bland", "weak")
+POSITIVE = tuple("good great excellent wonderful amazing fun brilliant lovely enjoyable superb".split())
+NEGATIVE = tuple("bad terrible awful boring horrible dull poor disappointing bland weak".split())
 # verb -> (past tense, polarity: True for positive)
-VERBS = {"like": ("liked", True), "love": ("loved", True), "enjoy": ("enjoyed", True), "hate": ("hated", False)}
+VERBS = {
+    "like": ("liked", True),
+    "love": ("loved", True),
+    "enjoy": ("enjoyed", True),
+    "hate": ("hated", False),
+}
 INTENSIFIERS = ("really", "very", "extremely", "so")
 NEGATIONS = ("not", "never")
 PREFIXES = ("", "", "i think", "honestly", "overall")
 NEGATION_SIZE = 300
 HELD_OUT_PAIRS = held_out_pairs(SUBJECTS, POSITIVE + NEGATIVE + tuple(VERBS))
 
-_POLARITY = {word: True for word in POSITIVE} | {word: False for word in NEGATIVE}
+_POLARITY = dict.fromkeys(POSITIVE, True) | dict.fromkeys(NEGATIVE, False)
 _POLARITY |= {form: positive for verb, (past, positive) in VERBS.items() for form in (verb, past)}
 
 
@@ -73,7 +78,13 @@ def tagged_review(rng: random.Random) -> tuple[str, bool, tuple[str, str] | None
         verb = rng.choice(tuple(VERBS))
         past = VERBS[verb][0]
         if negated:
-            middle = rng.choice([["did", "not", verb, subject], ["did", "not", verb, subject, "at", "all"], ["never", past, subject]])
+            middle = rng.choice(
+                [
+                    ["did", "not", verb, subject],
+                    ["did", "not", verb, subject, "at", "all"],
+                    ["never", past, subject],
+                ]
+            )
         else:
             middle = [_maybe(rng, ("really",)), past, subject]
         words, predicate = ["i", *middle], verb
@@ -81,7 +92,13 @@ def tagged_review(rng: random.Random) -> tuple[str, bool, tuple[str, str] | None
         predicate = rng.choice(POSITIVE + NEGATIVE)
         copula = rng.choice(("was", "is"))
         if negated:
-            middle = rng.choice([["not", _maybe(rng, INTENSIFIERS), predicate], ["not", predicate, "at", "all"], ["never", predicate]])
+            middle = rng.choice(
+                [
+                    ["not", _maybe(rng, INTENSIFIERS), predicate],
+                    ["not", predicate, "at", "all"],
+                    ["never", predicate],
+                ]
+            )
         else:
             middle = [_maybe(rng, INTENSIFIERS), predicate]
         words = [subject, copula, *middle]
@@ -115,7 +132,7 @@ def _split(rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
     groups = [("regular", size) for size in sizes] + [("negation", NEGATION_SIZE)]
     wanted: dict[tuple[str, str], int] = {}
     for group, size in groups:
-        for label, count in zip(LABELS, _halves(size)):
+        for label, count in zip(LABELS, _halves(size), strict=True):
             wanted[label, group] = wanted.get((label, group), 0) + count
     pools = draw_pools(_draw, rng, wanted, max_draws=100 * sum(wanted.values()))
     queues = {key: iter(pool) for key, pool in pools.items()}
@@ -123,7 +140,7 @@ def _split(rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
     for group, size in groups:
         split = [
             example
-            for label, count in zip(LABELS, _halves(size))
+            for label, count in zip(LABELS, _halves(size), strict=True)
             for example in itertools.islice(queues[label, group], count)
         ]
         rng.shuffle(split)
@@ -150,6 +167,7 @@ TASK = Task(
         "honestly the ending was never boring",
     ),
     probe="the plot is not good at all",
+    probe_target="negative",
     labels=LABELS,
     make=_make,
     default_sizes=(8000, 500, 500),

@@ -73,15 +73,21 @@ PRONOUNS: dict[str, tuple[str, str]] = {
     "we": ("nosotros", "1pl"),
     "they": ("ellos", "3pl"),
 }
-ARTICLES = {("the", False): ("el", "la"), ("the", True): ("los", "las"), ("a", False): ("un", "una"), ("", True): ("", "")}
+ARTICLES = {
+    ("the", False): ("el", "la"),
+    ("the", True): ("los", "las"),
+    ("a", False): ("un", "una"),
+    ("", True): ("", ""),
+}
 HELD_OUT_PAIRS = held_out_pairs(tuple(NOUNS), tuple(ADJECTIVES))
 
 
 def noun_phrase(phrase: NounPhrase) -> tuple[str, str]:
-    """English and Spanish for e.g. ``("the", "red", "house", True)`` -> ("the red houses", "las casas rojas").
+    """The English and Spanish of one noun phrase.
 
-    ``phrase`` is (article, adjective or None, English singular noun, plural); the article is
-    ``"the"``, ``"a"`` (singular only; written "an" before a vowel) or ``""`` (bare plural only).
+    ``("the", "red", "house", True)`` gives ("the red houses", "las casas rojas"). ``phrase`` is
+    (article, adjective or None, English singular noun, plural); the article is ``"the"``,
+    ``"a"`` (singular only; written "an" before a vowel) or ``""`` (bare plural only).
     """
     article, adjective, noun, plural = phrase
     en_plural, es_singular, es_plural, gender = NOUNS[noun]
@@ -138,7 +144,10 @@ def tagged_sentence(rng: random.Random) -> tuple[str, str, Pairs]:
     verb = rng.choice(tuple(VERBS))
     obj = _random_np(rng, OBJECTS, bare_plural=True)
     phrases = [obj] if isinstance(subject, str) else [subject, obj]
-    return (*clause(subject, verb, obj), {(noun, adjective) for _, adjective, noun, _ in phrases if adjective})
+    return (
+        *clause(subject, verb, obj),
+        {(noun, adjective) for _, adjective, noun, _ in phrases if adjective},
+    )
 
 
 def sentence(rng: random.Random) -> tuple[str, str]:
@@ -153,7 +162,7 @@ def _make(rng: random.Random, n: int) -> list[Example]:
 
 def _draw(rng: random.Random) -> tuple[str, Example]:
     en, es, pairs = tagged_sentence(rng)
-    return ("held_out" if pairs else "seen"), Example(en, es)
+    return ("held_out" if pairs & HELD_OUT_PAIRS else "seen"), Example(en, es)
 
 
 def _split(rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
@@ -173,8 +182,15 @@ TASK = Task(
     architecture="encoder-decoder",
     tokenizer_kind="word",
     metric="exact_match",
-    examples=("the red car", "the red houses", "i have cats", "the big dog sees a small cat", "we want the new books"),
+    examples=(
+        "the red car",
+        "the red houses",
+        "i have cats",
+        "the big dog sees a small cat",
+        "we want the new books",
+    ),
     probe="the big dog sees a small cat",
+    probe_target="el perro grande ve un gato pequeño",
     make=_make,
     default_sizes=(20000, 1000, 1000),
     split=_split,

@@ -1,0 +1,70 @@
+"""Resume state: everything needed to continue a run exactly, saved beside its checkpoint.
+
+The file is an ordinary Attnscope checkpoint (safetensors, checksummed, no pickle)
+whose extra tensors hold the optimizer's moments and the torch RNG state, and whose
+metadata holds the step, the history and the run's settings. Only the trainer's own
+``<run>.train-state.safetensors`` next to the run's checkpoint is ever read back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from core.checkpoint import Checkpoint, load, save
+from core.model import Transformer
+from core.tokenizer import Tokenizer
+
+_OPTIM = "optim/"
+_RNG = "rng/torch"
+
+
+def state_path(checkpoint_path: str | Path) -> Path:
+    """Where the resume state of the run writing ``checkpoint_path`` lives."""
+    path = Path(checkpoint_path)
+    return path.with_name(path.stem + ".train-state.safetensors")
+
+
+@dataclass(frozen=True)
+class ResumeState:
+    """A loaded resume state."""
+
+    checkpoint: Checkpoint
+    step: int
+    run: dict[str, Any]
+    optimizer: dict[str, Any]
+
+
+def save_state(
+    path: Path, model: Transformer, tokenizers: dict[str, Tokenizer], optimizer: torch.optim.Optimizer,
+    *, task: str, step: int, run: dict[str, Any], extra_tensors: dict[str, Tensor],
+) -> None:
+    """Write the resume state atomically (model, optimizer, RNG, step, run record)."""
+    opt = optimizer.state_dict()
+    tensors = dict(extra_tensors)
+    for index, slots in opt["state"].items():
+        for name, value in slots.items():
+            tensors[f"{_OPTIM}{index}/{name}"] = value
+    tensors[_RNG] = torch.get_rng_state()
+    save(path, model, tokenizers, task=task,
+         extra={"train_state": {"step": step, "param_groups": opt["param_groups"]}, **run},
+         extra_tensors=tensors)
+
+
+def load_state(path: Path, device: torch.device) -> ResumeState:
+    """Read a resume state written by :func:`save_state` (raises ``CheckpointError`` if damaged)."""
+    ckpt = load(path, device)
+    state: dict[int, dict[str, Tensor]] = {}
+    for key, value in ckpt.extra_tensors.items():
+        if key.startswith(_OPTIM):
+            index, name = key[len(_OPTIM):].split("/", 1)
+            state.setdefault(int(index), {})[name] = value.to(device) if name != "step" else value
+    record = ckpt.info.extra["train_state"]
+    groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in record["param_groups"]]
+    torch.set_rng_state(ckpt.extra_tensors[_RNG])
+    run = {k: v for k, v in ckpt.info.extra.items() if k != "train_state"}
+    return ResumeState(ckpt, int(record["step"]), run, {"state": state, "param_groups": groups})

@@ -3,26 +3,49 @@
 The public API (the app uses nothing else)::
 
     from core import ModelConfig, Transformer, explain, load_checkpoint
+
+Names are imported lazily, so ``import core.tasks`` stays light and
+``python -m core.explain`` / ``python -m core.train`` run their module only once.
 """
 
-from core.attention import MultiHeadAttention, attention, attention_weights
-from core.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
-from core.checkpoint import load as load_checkpoint
-from core.checkpoint import save as save_checkpoint
-from core.config import ModelConfig
-from core.decode import Generation, beam_search, greedy, sample
-from core.device import available_devices, resolve_device
-from core.explain import ExplainOptions, explain
-from core.masks import combine_masks, padding_mask, subsequent_mask
-from core.model import KINDS, AttentionControls, ModelOutput, Transformer
-from core.positional import sinusoidal_encoding
-from core.records import KIND_LABELS, Explanation, Prediction
-from core.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
+from __future__ import annotations
 
-__all__ = [
-    "AttentionControls", "Checkpoint", "CheckpointError", "CheckpointInfo", "Encoding", "ExplainOptions",
-    "Explanation", "Generation", "KINDS", "KIND_LABELS", "ModelConfig", "ModelOutput", "MultiHeadAttention",
-    "Prediction", "SPECIAL_TOKENS", "Tokenizer", "Transformer", "attention", "attention_weights",
-    "available_devices", "beam_search", "combine_masks", "explain", "greedy", "load_checkpoint", "padding_mask",
-    "read_info", "resolve_device", "sample", "save_checkpoint", "sinusoidal_encoding", "subsequent_mask",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "core.attention": ("MultiHeadAttention", "attention", "attention_weights"),
+    "core.checkpoint": ("Checkpoint", "CheckpointError", "CheckpointInfo", "read_info"),
+    "core.config": ("ModelConfig",),
+    "core.decode": ("Generation", "beam_search", "greedy", "sample"),
+    "core.device": ("available_devices", "resolve_device"),
+    "core.evaluate": ("evaluate",),
+    "core.explain": ("ExplainOptions", "explain"),
+    "core.masks": ("combine_masks", "padding_mask", "subsequent_mask"),
+    "core.model": ("KINDS", "AttentionControls", "ModelOutput", "Transformer"),
+    "core.objectives": ("noam_lr", "smoothed_targets", "smoothed_loss"),
+    "core.positional": ("sinusoidal_encoding",),
+    "core.records": ("KIND_LABELS", "Explanation", "Prediction"),
+    "core.snapshots": ("snapshot_maps",),
+    "core.tasks": ("TASKS", "get_task"),
+    "core.tokenizer": ("SPECIAL_TOKENS", "Encoding", "Tokenizer"),
+    "core.train": ("StepInfo", "TrainConfig", "TrainResult", "train"),
+    "core.train_setup": ("PRESETS",),
+}
+_ALIASES = {"load_checkpoint": ("core.checkpoint", "load"), "save_checkpoint": ("core.checkpoint", "save")}
+_WHERE = {name: (module, name) for module, names in _EXPORTS.items() for name in names} | _ALIASES
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    module, attribute = _WHERE[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

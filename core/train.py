@@ -21,7 +21,7 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from core.checkpoint import save
+from core.checkpoint import load, save
 from core.device import resolve_device
 from core.evaluate import evaluate, is_better
 from core.model import Transformer
@@ -201,16 +201,19 @@ def train(
         if on_snapshot:
             on_snapshot(step, maps)
 
-    def write(step: int) -> None:
+    def write_checkpoint() -> None:
         save(config.out, model, tokenizers, task=task.name, metrics=run.get("metrics", {}),
              extra=run, extra_tensors=snapshots)
+
+    def write_state(step: int) -> None:
         save_state(resume_file, model, tokenizers, optimizer, task=task.name, step=step, run=run,
                    extra_tensors=snapshots)
 
     if ctx.main and start == 0:
         record_snapshot(0)
     bar = tqdm(total=config.steps, initial=start, disable=not (config.progress and ctx.main), desc=task.name)
-    best, stale, stopped, step = None, 0, "completed", start
+    best, stale = _best_so_far(run["history"], task.metric)
+    stopped, step = "completed", start
     window_tokens, window_start = 0, time.perf_counter()
     for step in range(start + 1, config.steps + 1):
         model.train()
@@ -249,6 +252,8 @@ def train(
                 value = metrics[task.metric]
                 if is_better(task.metric, value, best):
                     best, stale = value, 0
+                    run["best_step"] = step
+                    write_checkpoint()  # the run's checkpoint is always its best model so far
                 else:
                     stale += 1
                 log.info("step %d: loss %.4f, validation %s", step, total_loss,
@@ -263,7 +268,7 @@ def train(
                 halt = halt or reached or bool(config.patience and stale >= config.patience)
             halt = ctx.agree(halt)
         if ctx.main and (step % config.save_every == 0 or halt):
-            write(step)
+            write_state(step)
         if halt:
             stopped = "stopped" if stopped == "completed" else stopped
             break
@@ -271,11 +276,23 @@ def train(
     if ctx.main:
         if step not in run["snapshots"]["steps"]:
             record_snapshot(step)
+        write_state(step)
+        if "best_step" in run:  # explore and ship the best validated weights, not the last ones
+            model.load_state_dict(load(config.out, ctx.device).model.state_dict())
         run["metrics"] = _final_metrics(model, tokenizers, task, data)
-        write(step)
+        write_checkpoint()
     if ctx.world > 1:
         dist.barrier()
     return TrainResult(config.out, step, run.get("metrics", {}), run["history"], stopped)
+
+
+def _best_so_far(history: list[dict[str, Any]], metric: str) -> tuple[float | None, int]:
+    """The best validation value in ``history`` and how many evaluations have passed since."""
+    best, stale = None, 0
+    for entry in history:
+        value = entry["validation"][metric]
+        best, stale = (value, 0) if is_better(metric, value, best) else (best, stale + 1)
+    return best, stale
 
 
 def _final_metrics(model, tokenizers, task, data) -> dict[str, Any]:

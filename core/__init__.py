@@ -20,7 +20,7 @@ _EXPORTS = {
     "core.decode": ("Generation", "beam_search", "greedy", "sample"),
     "core.device": ("available_devices", "resolve_device"),
     "core.evaluate": ("evaluate",),
-    "core.explain": ("ExplainOptions", "explain"),
+    "core.explain": ("ExplainOptions", "explain", "explain_batch"),
     "core.masks": ("combine_masks", "padding_mask", "subsequent_mask"),
     "core.model": ("KINDS", "AttentionControls", "ModelOutput", "Transformer"),
     "core.objectives": ("noam_lr", "smoothed_targets", "smoothed_loss"),

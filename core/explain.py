@@ -17,10 +17,10 @@ import torch
 
 from core import decode
 from core.checkpoint import Checkpoint, CheckpointError, load
-from core.data import source_encoding, truncate
+from core.data import truncate
 from core.model import AttentionControls, ModelOutput
 from core.records import Explanation, Prediction
-from core.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS, UNK_ID, Encoding
+from core.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
 
 MAX_TEXT_CHARS = 20_000
 DECODINGS = ("greedy", "beam", "sample")
@@ -86,46 +86,91 @@ def explain(checkpoint: Checkpoint | str | os.PathLike, text: str, **options) ->
         ValueError: empty or whitespace-only text, invalid text (lone surrogates) or options.
         CheckpointError: when ``checkpoint`` is a path that cannot be loaded.
     """
+    return explain_batch(checkpoint, [text], **options)[0]
+
+
+def explain_batch(checkpoint: Checkpoint | str | os.PathLike, texts: list[str], **options) -> list[Explanation]:
+    """Run several texts as ONE padded batch, one :class:`Explanation` per text.
+
+    Shorter inputs are right-padded with ``<pad>``, and the padding tokens appear in
+    their explanation (as ``<pad>`` rows and columns), so switching the padding mask
+    off shows what the model attends to when padding is not hidden. A language model's
+    ``continuation`` is only available for a single text.
+
+    Raises:
+        ValueError: as :func:`explain`, for any of the texts, or an empty list.
+    """
     known = {f.name for f in fields(ExplainOptions)}
     unknown = sorted(set(options) - known)
     if unknown:
         raise ValueError(f"unknown option(s): {', '.join(unknown)}; expected {', '.join(sorted(known))}")
     opts = ExplainOptions(**options)
+    if not texts:
+        raise ValueError("Give at least one text.")
+    if len(texts) > 1 and opts.continuation:
+        raise ValueError("continuation needs a single text")
     ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load(checkpoint)
+    inputs = [_prepare(text) for text in texts]
+    with torch.inference_mode():
+        build = {"encoder-decoder": _seq2seq, "encoder": _classifier, "decoder": _language_model}
+        return build[ckpt.config.architecture](ckpt, inputs, opts)
+
+
+@dataclass
+class _Input:
+    text: str  # as received
+    work: str  # what is tokenized (at most MAX_TEXT_CHARS)
+    notes: list[str]
+    encoding: Encoding | None = None
+    truncated: bool = False
+
+
+def _prepare(text: str) -> _Input:
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     if not text.strip():
         raise ValueError("Type some text: the input is empty.")
-    notes: list[str] = []
-    work = text
     if len(text) > MAX_TEXT_CHARS:
-        work = text[:MAX_TEXT_CHARS]
-        notes.append(f"Only the first {MAX_TEXT_CHARS:,} of {len(text):,} characters were read.")
-    with torch.inference_mode():
-        build = {"encoder-decoder": _seq2seq, "encoder": _classifier, "decoder": _language_model}
-        return build[ckpt.config.architecture](ckpt, text, work, opts, notes)
+        return _Input(text, text[:MAX_TEXT_CHARS],
+                      [f"Only the first {MAX_TEXT_CHARS:,} of {len(text):,} characters were read."])
+    return _Input(text, text, [])
 
 
-def _note_input(encoding: Encoding, cut: bool, limit: int, notes: list[str]) -> None:
-    if not encoding.ids:
+def _tokenize(item: _Input, tokenizer: Tokenizer, limit: int) -> None:
+    item.encoding, item.truncated = truncate(tokenizer.encode(item.work), limit)
+    if not item.encoding.ids:
         raise ValueError("The text has no recognisable tokens.")
-    if cut:
-        notes.append(f"The input was truncated to the model's limit of {limit} tokens.")
-    unknown = encoding.ids.count(UNK_ID)
+    if item.truncated:
+        item.notes.append(f"The input was truncated to the model's limit of {limit} tokens.")
+    unknown = item.encoding.ids.count(UNK_ID)
     if unknown:
-        notes.append(f"{unknown} token(s) unknown to the model are shown as {SPECIAL_TOKENS[UNK_ID]}.")
+        item.notes.append(f"{unknown} token(s) unknown to the model are shown as {SPECIAL_TOKENS[UNK_ID]}.")
 
 
-def _maps(output: ModelOutput, kinds: tuple[str, ...], which: str) -> dict[str, np.ndarray] | None:
+def _padded(rows: list[list], width: int, fill) -> list[list]:
+    return [row + [fill] * (width - len(row)) for row in rows]
+
+
+def _source_batch(ckpt: Checkpoint, inputs: list[_Input], limit: int) -> tuple[torch.Tensor, list, list]:
+    """(src (B, S), tokens per row, offsets per row), padding shown as ``<pad>`` tokens."""
+    for item in inputs:
+        _tokenize(item, ckpt.source_tokenizer, limit)
+    width = max(len(item.encoding) for item in inputs)
+    ids = _padded([item.encoding.ids for item in inputs], width, ckpt.config.pad_id)
+    tokens = _padded([list(item.encoding.tokens) for item in inputs], width, SPECIAL_TOKENS[ckpt.config.pad_id])
+    offsets = _padded([list(item.encoding.offsets) for item in inputs], width, (0, 0))
+    return torch.tensor(ids, dtype=torch.long, device=_device(ckpt)), tokens, offsets
+
+
+def _maps(output: ModelOutput, kinds: tuple[str, ...], which: str, row: int) -> dict[str, np.ndarray] | None:
     maps = getattr(output, which)
     if maps is None:
         return None
-    return {k: maps[k][:, 0].float().cpu().numpy().astype(np.float32) for k in kinds}  # (L, H, Tq, Tk)
+    return {k: maps[k][:, row].float().cpu().numpy().astype(np.float32) for k in kinds}  # (L, H, Tq, Tk)
 
 
 def _generate(ckpt: Checkpoint, src, prefix, opts: ExplainOptions, limit: int) -> decode.Generation:
-    common = dict(eos_id=EOS_ID, max_new_tokens=limit, controls=opts.controls(),
-                  return_scores=opts.return_scores)
+    common = dict(eos_id=EOS_ID, max_new_tokens=limit, controls=opts.controls(), return_scores=opts.return_scores)
     if opts.decoding == "beam":
         return decode.beam_search(ckpt.model, src, prefix, beam_size=opts.beam_size, **common)
     if opts.decoding == "sample":
@@ -139,82 +184,90 @@ def _device(ckpt: Checkpoint) -> torch.device:
     return next(ckpt.model.parameters()).device
 
 
-def _seq2seq(ckpt: Checkpoint, text: str, work: str, opts: ExplainOptions, notes: list[str]) -> Explanation:
-    cfg, src_tok, tgt_tok = ckpt.config, ckpt.source_tokenizer, ckpt.target_tokenizer
-    encoding, cut = source_encoding(src_tok, work, cfg.max_len)
-    _note_input(encoding, cut, cfg.max_len, notes)
-    device = _device(ckpt)
-    src = torch.tensor([encoding.ids], dtype=torch.long, device=device)
-    prefix = torch.tensor([[BOS_ID]], dtype=torch.long, device=device)
+def _record(ckpt: Checkpoint, item: _Input, opts: ExplainOptions, output: ModelOutput, row: int,
+            **fields_) -> Explanation:
+    kinds = ckpt.config.attention_kinds
+    return Explanation(
+        text=item.text, task=ckpt.info.task, architecture=ckpt.config.architecture,
+        attention=_maps(output, kinds, "attention", row), scores=_maps(output, kinds, "scores", row),
+        options=asdict(opts), notes=tuple(item.notes), truncated=item.truncated, **fields_,
+    )
+
+
+def _seq2seq(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions) -> list[Explanation]:
+    cfg, tgt_tok = ckpt.config, ckpt.target_tokenizer
+    src, tokens, offsets = _source_batch(ckpt, inputs, cfg.max_len)
+    prefix = torch.full((len(inputs), 1), BOS_ID, dtype=torch.long, device=src.device)
     gen = _generate(ckpt, src, prefix, opts, opts.max_new_tokens or cfg.max_len)
-    ids = gen.ids[0].tolist()
-    rows = ids[:-1]  # the decoder inputs; row t produced ids[t + 1]
-    finished = bool(gen.finished[0])
-    if not finished:
-        notes.append("The output reached the length limit without an end-of-sequence token.")
-    return Explanation(
-        text=text, task=ckpt.info.task, architecture=cfg.architecture,
-        source_tokens=tuple(encoding.tokens), source_offsets=tuple(encoding.offsets),
-        target_tokens=tuple(tgt_tok.token_strings(rows)), target_offsets=((0, 0),) * len(rows),
-        generated_tokens=tuple(tgt_tok.token_strings(ids[1:])),
-        prediction=Prediction("text", tgt_tok.decode(ids), finished=finished),
-        attention=_maps(gen.output, cfg.attention_kinds, "attention"),
-        scores=_maps(gen.output, cfg.attention_kinds, "scores"),
-        options=asdict(opts), notes=tuple(notes), truncated=cut,
-    )
+    results = []
+    for row, item in enumerate(inputs):
+        ids = gen.ids[row].tolist()
+        queries = ids[:-1]  # the decoder inputs; row t produced ids[t + 1]
+        finished = bool(gen.finished[row])
+        if not finished:
+            item.notes.append("The output reached the length limit without an end-of-sequence token.")
+        results.append(_record(
+            ckpt, item, opts, gen.output, row,
+            source_tokens=tuple(tokens[row]), source_offsets=tuple(offsets[row]),
+            target_tokens=tuple(tgt_tok.token_strings(queries)), target_offsets=((0, 0),) * len(queries),
+            generated_tokens=tuple(tgt_tok.token_strings(ids[1:])),
+            prediction=Prediction("text", tgt_tok.decode(ids), finished=finished),
+        ))
+    return results
 
 
-def _classifier(ckpt: Checkpoint, text: str, work: str, opts: ExplainOptions, notes: list[str]) -> Explanation:
-    cfg, tok = ckpt.config, ckpt.source_tokenizer
-    encoding, cut = source_encoding(tok, work, cfg.max_len)
-    _note_input(encoding, cut, cfg.max_len, notes)
-    src = torch.tensor([encoding.ids], dtype=torch.long, device=_device(ckpt))
+def _classifier(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions) -> list[Explanation]:
+    cfg = ckpt.config
+    src, tokens, offsets = _source_batch(ckpt, inputs, cfg.max_len)
     output = ckpt.model(src, controls=opts.controls(), return_attention=True, return_scores=opts.return_scores)
-    probs = output.logits[0].float().softmax(-1).cpu().numpy().astype(np.float32)  # (C,)
+    probs = output.logits.float().softmax(-1).cpu().numpy().astype(np.float32)  # (B, C)
     names = list(ckpt.info.extra.get("labels") or [f"class {i}" for i in range(cfg.n_classes)])
-    order = np.argsort(-probs, kind="stable")
-    return Explanation(
-        text=text, task=ckpt.info.task, architecture=cfg.architecture,
-        source_tokens=tuple(encoding.tokens), source_offsets=tuple(encoding.offsets),
-        target_tokens=(), target_offsets=(), generated_tokens=(),
-        prediction=Prediction("class", names[order[0]], tuple(names[i] for i in order), probs[order]),
-        attention=_maps(output, cfg.attention_kinds, "attention"),
-        scores=_maps(output, cfg.attention_kinds, "scores"),
-        options=asdict(opts), notes=tuple(notes), truncated=cut,
-    )
+    results = []
+    for row, item in enumerate(inputs):
+        order = np.argsort(-probs[row], kind="stable")
+        results.append(_record(
+            ckpt, item, opts, output, row,
+            source_tokens=tuple(tokens[row]), source_offsets=tuple(offsets[row]),
+            target_tokens=(), target_offsets=(), generated_tokens=(),
+            prediction=Prediction("class", names[order[0]], tuple(names[i] for i in order), probs[row][order]),
+        ))
+    return results
 
 
-def _language_model(ckpt: Checkpoint, text: str, work: str, opts: ExplainOptions, notes: list[str]) -> Explanation:
+def _language_model(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions) -> list[Explanation]:
     cfg, tok = ckpt.config, ckpt.target_tokenizer
-    room = cfg.max_len - 1 - min(opts.continuation, cfg.max_len - 2)  # keep space for <bos> and the continuation
-    encoding, cut = truncate(tok.encode(work), max(room, 1))
-    _note_input(encoding, cut, max(room, 1), notes)
-    ids = [BOS_ID, *encoding.ids]
-    prefix = torch.tensor([ids], dtype=torch.long, device=_device(ckpt))
+    room = max(cfg.max_len - 1 - min(opts.continuation, cfg.max_len - 2), 1)  # <bos> and the continuation fit
+    for item in inputs:
+        _tokenize(item, tok, room)
+    lengths = [len(item.encoding) + 1 for item in inputs]  # with <bos>
+    width = max(lengths)
+    ids = _padded([[BOS_ID, *item.encoding.ids] for item in inputs], width, cfg.pad_id)
+    prefix = torch.tensor(ids, dtype=torch.long, device=_device(ckpt))
     continuation = ""
-    if opts.continuation:
+    if opts.continuation:  # a single text (checked by explain_batch)
         gen = _generate(ckpt, None, prefix, opts, opts.continuation)
-        rows, output = gen.ids[0].tolist()[:-1], gen.output
-        continuation = tok.decode(gen.ids[0].tolist()[len(ids):])
+        rows_ids, output = [gen.ids[0].tolist()[:-1]], gen.output
+        continuation = tok.decode(gen.ids[0].tolist()[width:])
     else:
-        rows = ids
+        rows_ids = ids
         output = ckpt.model(tgt=prefix, controls=opts.controls(), return_attention=True,
                             return_scores=opts.return_scores)
-    next_probs = output.logits[0, len(ids) - 1].float().softmax(-1)  # after the last input token
-    top = next_probs.topk(min(opts.top_n, next_probs.numel()))
-    candidates = tuple(tok.token_strings(top.indices.tolist()))
-    offsets = [(0, 0), *encoding.offsets] + [(0, 0)] * (len(rows) - len(ids))
-    return Explanation(
-        text=text, task=ckpt.info.task, architecture=cfg.architecture,
-        source_tokens=(), source_offsets=(),
-        target_tokens=tuple(tok.token_strings(rows)), target_offsets=tuple(offsets),
-        generated_tokens=tuple(tok.token_strings(output.logits[0].argmax(-1).tolist())),
-        prediction=Prediction("next_token", candidates[0] + continuation, candidates,
-                              top.values.cpu().numpy().astype(np.float32)),
-        attention=_maps(output, cfg.attention_kinds, "attention"),
-        scores=_maps(output, cfg.attention_kinds, "scores"),
-        options=asdict(opts), notes=tuple(notes), truncated=cut,
-    )
+    results = []
+    for row, item in enumerate(inputs):
+        next_probs = output.logits[row, lengths[row] - 1].float().softmax(-1)  # after the last real token
+        top = next_probs.topk(min(opts.top_n, next_probs.numel()))
+        candidates = tuple(tok.token_strings(top.indices.tolist()))
+        queries = rows_ids[row]
+        offsets = [(0, 0), *item.encoding.offsets] + [(0, 0)] * (len(queries) - lengths[row])
+        results.append(_record(
+            ckpt, item, opts, output, row,
+            source_tokens=(), source_offsets=(),
+            target_tokens=tuple(tok.token_strings(queries)), target_offsets=tuple(offsets),
+            generated_tokens=tuple(tok.token_strings(output.logits[row].argmax(-1).tolist())),
+            prediction=Prediction("next_token", candidates[0] + continuation, candidates,
+                                  top.values.cpu().numpy().astype(np.float32)),
+        ))
+    return results
 
 
 def _summary(explanation: Explanation) -> str:

@@ -178,7 +178,8 @@ def train(
         score=config.score, tie_embeddings=config.tie_embeddings, **config.architecture(),
     )).to(ctx.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
-    run = {"train": {**asdict(config), "sizes": list(sizes_used), "command": config.command()},
+    run = {"train": {**asdict(config), "sizes": list(sizes_used), "command": config.command(),
+                     "world_size": ctx.world},
            "labels": list(task.labels or ()), "history": [], "snapshots": {"steps": []}}
     snapshots: dict[str, torch.Tensor] = {}
     start = 0

@@ -1,0 +1,63 @@
+"""The look every chart shares: colour-blind-safe scales, readable titles, hover values.
+
+Pure functions: data in, Altair chart out; no Streamlit calls.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+SEQUENTIAL = "viridis"  # perceptually uniform, colour-blind safe
+DIVERGING = "blueorange"  # for signed values (differences, encodings); colour-blind safe
+CATEGORY = "tableau10"
+
+
+def label_tokens(tokens: Sequence[str]) -> list[str]:
+    """Unique axis labels: ``"3:a"`` style, so repeated tokens keep their own row/column.
+
+    Whitespace is made visible (``␣``, ``⏎``) so a space token is never an empty label.
+    """
+    visible = [t.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥") or "∅" for t in tokens]
+    return [f"{i}:{t}" for i, t in enumerate(visible)]
+
+
+def matrix_frame(
+    matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], value: str = "weight"
+) -> pd.DataFrame:
+    """A tidy frame (row, col, row_index, col_index, value) of a (len(rows), len(cols)) matrix."""
+    matrix = np.asarray(matrix)
+    if matrix.shape != (len(rows), len(cols)):
+        raise ValueError(f"matrix shape {matrix.shape} does not match {len(rows)} rows × {len(cols)} columns")
+    r, c = np.meshgrid(np.arange(len(rows)), np.arange(len(cols)), indexing="ij")
+    return pd.DataFrame({
+        "row": np.asarray(rows, dtype=object)[r.ravel()], "col": np.asarray(cols, dtype=object)[c.ravel()],
+        "row_index": r.ravel(), "col_index": c.ravel(), value: matrix.ravel().astype(float),
+    })
+
+
+def heatmap(
+    matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str, y_title: str,
+    value: str = "weight", scheme: str = SEQUENTIAL, domain: tuple[float, float] | None = None,
+    size: int = 360, font_scale: float = 1.0, fmt: str = ".3f",
+) -> alt.Chart:
+    """A labelled heatmap with the value on hover (so colour is never the only carrier)."""
+    frame = matrix_frame(matrix, rows, cols, value)
+    scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
+    return (
+        alt.Chart(frame, title=alt.Title(title, fontSize=14 * font_scale))
+        .mark_rect()
+        .encode(
+            x=alt.X("col:N", sort=list(cols), title=x_title,
+                    axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, labelAngle=-60)),
+            y=alt.Y("row:N", sort=list(rows), title=y_title,
+                    axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
+            color=alt.Color(f"{value}:Q", scale=scale, legend=alt.Legend(title=value)),
+            tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
+                     alt.Tooltip(f"{value}:Q", format=fmt)],
+        )
+        .properties(width=size, height=size)
+    )

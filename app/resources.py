@@ -1,0 +1,66 @@
+"""Every Streamlit cache of the app, and nothing else.
+
+Models are cached once per (path, sha) with ``st.cache_resource`` and shared by every
+session: pages never mutate them. Explanations are cached per (checkpoint, text,
+options) with ``st.cache_data``; layer/head sliders only slice a cached record.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import streamlit as st
+import torch
+
+from app import catalog
+from core import Checkpoint, Explanation, explain, load_checkpoint, read_info
+
+# At most two forward passes at a time across all sessions: the machine stays responsive.
+_INFERENCE = threading.BoundedSemaphore(2)
+torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+
+
+@st.cache_data(ttl=3, show_spinner=False)
+def entries() -> tuple[list[catalog.Entry], list[str]]:
+    """The checkpoint catalog (re-read every few seconds so new runs appear)."""
+    return catalog.list_entries()
+
+
+def entry(key: str) -> catalog.Entry | None:
+    """The catalog entry for ``key``, or None when it does not exist (never a raw path)."""
+    return next((e for e in entries()[0] if e.key == key), None)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def fingerprint(path: str, mtime_ns: int, size: int) -> str:
+    """The checkpoint's verified SHA-256 (cached by file identity)."""
+    return read_info(path).sha256
+
+
+def sha_of(path: Path) -> str:
+    stat = path.stat()
+    return fingerprint(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the model…")
+def model(path: str, sha: str) -> Checkpoint:
+    """The loaded checkpoint (model in eval mode), shared by every session."""
+    return load_checkpoint(path)
+
+
+def checkpoint(e: catalog.Entry) -> Checkpoint:
+    return model(str(e.path), sha_of(e.path))
+
+
+@st.cache_data(max_entries=512, show_spinner="Running the model…")
+def explanation(path: str, sha: str, text: str, options_json: str) -> Explanation:
+    """``core.explain`` for this checkpoint, text and options (JSON-encoded so it hashes)."""
+    with _INFERENCE:
+        return explain(model(path, sha), text, **json.loads(options_json))
+
+
+def explain_entry(e: catalog.Entry, text: str, **options) -> Explanation:
+    """Cached explanation of ``text`` by the checkpoint ``e``."""
+    return explanation(str(e.path), sha_of(e.path), text, json.dumps(options, sort_keys=True))

@@ -1,0 +1,212 @@
+"""The trainer: objective, learning, reproducibility, snapshots, stop, resume after SIGKILL, DDP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from core.checkpoint import CheckpointError, load, read_info
+from core.objectives import noam_lr, smoothed_loss, smoothed_targets
+from core.snapshots import snapshot_maps
+from core.train import TrainConfig, _parse, train
+from core.train_state import state_path
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = dict(task="copy", preset="tiny", train_size=300, batch_size=16, warmup=20, eval_every=10,
+            snapshot_every=10, save_every=10, dropout=0.1, progress=False, device="cpu")
+
+
+def tiny_config(tmp_path: Path, name: str = "run", **overrides) -> TrainConfig:
+    return TrainConfig(out=str(tmp_path / f"{name}.safetensors"), **{**TINY, **overrides})
+
+
+def weights(path: Path) -> dict[str, torch.Tensor]:
+    return load(path).model.state_dict()
+
+
+# ------------------------------------------------------------------------------ objective
+def test_noam_schedule_follows_the_paper_formula():
+    d_model, warmup = 512, 4000
+    for step in (1, 100, 3999, 4000, 4001, 20000):
+        expected = d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+        assert noam_lr(step, d_model, warmup) == pytest.approx(expected)
+    rates = [noam_lr(s, d_model, warmup) for s in range(1, 8000)]
+    assert max(range(len(rates)), key=rates.__getitem__) + 1 == warmup  # peak exactly at the warm-up's end
+    assert noam_lr(10, 64, 100, factor=2.0) == pytest.approx(2 * noam_lr(10, 64, 100))
+
+
+def test_label_smoothing_distribution_matches_the_annotated_transformer():
+    dist = smoothed_targets(torch.tensor([2, 1, 0]), n_classes=5, smoothing=0.4, pad_id=0)
+    third = 0.4 / 3  # smoothing spread over V - 2 classes (not the target, not padding)
+    assert torch.allclose(dist[0], torch.tensor([0.0, third, 0.6, third, third]))
+    assert torch.allclose(dist[1], torch.tensor([0.0, 0.6, third, third, third]))
+    assert torch.equal(dist[2], torch.zeros(5))  # a padding target counts for nothing
+    assert torch.allclose(dist[:2].sum(-1), torch.ones(2))
+
+
+def test_smoothed_loss_without_smoothing_is_cross_entropy():
+    torch.manual_seed(0)
+    logits, targets = torch.randn(4, 6, 9), torch.randint(0, 9, (4, 6))
+    expected = F.cross_entropy(logits.reshape(-1, 9), targets.reshape(-1), ignore_index=0)
+    assert smoothed_loss(logits, targets, 0.0, pad_id=0).item() == pytest.approx(expected.item(), rel=1e-6)
+    row_logits, target = torch.tensor([[2.0, 0.0, 1.0, -1.0]]), torch.tensor([2])
+    logp = row_logits.log_softmax(-1)[0]
+    by_hand = -(0.8 * logp[2] + 0.1 * logp[1] + 0.1 * logp[3])  # 0.2 spread over V - 2 = 2 classes
+    assert smoothed_loss(row_logits, target, 0.2, pad_id=0).item() == pytest.approx(by_hand.item(), rel=1e-6)
+
+
+# ------------------------------------------------------------------------------ training
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("run")
+    steps, evals, snaps = [], [], []
+    result = train(tiny_config(tmp, steps=40), on_step=steps.append, on_eval=evals.append,
+                   on_snapshot=lambda step, maps: snaps.append((step, maps)))
+    return tmp, result, steps, evals, snaps
+
+
+def test_training_lowers_the_loss_and_reports_through_callbacks(finished_run):
+    _, result, steps, evals, snaps = finished_run
+    assert [s.step for s in steps] == list(range(1, 41))
+    assert sum(s.loss for s in steps[-5:]) < 0.9 * sum(s.loss for s in steps[:5])
+    assert all(s.tokens_per_s > 0 and s.lr > 0 for s in steps)
+    assert [e["step"] for e in evals] == [10, 20, 30, 40]
+    assert [step for step, _ in snaps] == [0, 10, 20, 30, 40]
+    assert result.stopped == "completed" and result.step == 40
+    assert set(result.metrics) == {"validation", "test"}
+
+
+def test_checkpoint_records_history_command_and_snapshots(finished_run):
+    tmp, result, *_ = finished_run
+    ckpt = load(result.checkpoint)
+    extra = ckpt.info.extra
+    assert ckpt.info.task == "copy"
+    assert [h["step"] for h in extra["history"]] == [10, 20, 30, 40]
+    assert extra["train"]["command"].startswith("python -m core.train ")
+    assert "--task=copy" in extra["train"]["command"] and "--preset=tiny" in extra["train"]["command"]
+    assert extra["snapshots"]["steps"] == [0, 10, 20, 30, 40]
+    probe = extra["snapshots"]["probe"]
+    assert probe == {"source": "gbdkajc", "target": "gbdkajc"}
+    maps = snapshot_maps(ckpt.extra_tensors, 20)
+    assert set(maps) == {"encoder", "decoder", "cross"}
+    n_src, n_tgt = len(extra["snapshots"]["source_tokens"]), len(extra["snapshots"]["target_tokens"])
+    assert maps["cross"].shape == (1, 2, n_tgt, n_src) and maps["encoder"].shape == (1, 2, n_src, n_src)
+    assert abs(maps["cross"].sum(-1) - 1).max() < 1e-2  # float16 storage
+    assert not torch.equal(torch.from_numpy(snapshot_maps(ckpt.extra_tensors, 0)["cross"]),
+                           torch.from_numpy(maps["cross"]))  # attention changed during training
+    assert ckpt.info.metrics["test"]["exact_match"] == result.metrics["test"]["exact_match"]
+
+
+def test_the_run_checkpoint_holds_the_best_validated_weights(finished_run):
+    _, result, *_ = finished_run
+    history = load(result.checkpoint).info.extra["history"]
+    best = max(history, key=lambda h: h["validation"]["exact_match"])
+    assert load(result.checkpoint).info.extra["best_step"] == best["step"]
+
+
+def test_same_seed_gives_the_same_checkpoint(tmp_path):
+    first = train(tiny_config(tmp_path, "a", steps=15))
+    second = train(tiny_config(tmp_path, "b", steps=15))
+    a, b = weights(Path(first.checkpoint)), weights(Path(second.checkpoint))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    third = train(tiny_config(tmp_path, "c", steps=15, seed=1))
+    c = weights(Path(third.checkpoint))
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_stop_request_ends_cleanly_with_a_loadable_checkpoint(tmp_path):
+    calls = {"n": 0}
+
+    def stop_after_seven() -> bool:
+        calls["n"] += 1
+        return calls["n"] >= 7
+
+    result = train(tiny_config(tmp_path, steps=100), should_stop=stop_after_seven)
+    assert result.stopped == "stopped" and result.step == 7
+    ckpt = load(result.checkpoint)
+    assert ckpt.info.extra["history"][-1]["step"] == 7
+    assert read_info(state_path(result.checkpoint)).extra["train_state"]["step"] == 7
+
+
+def test_stop_at_target_and_patience(tmp_path):
+    reached = train(tiny_config(tmp_path, "target", steps=60, stop_at=0.0))
+    assert reached.stopped == "target reached" and reached.step == 10
+    patient = train(tiny_config(tmp_path, "patient", steps=200, lr=1e-9, schedule="constant", patience=2))
+    assert patient.stopped == "early stopping" and patient.step == 30
+
+
+def test_resume_refuses_changed_settings(tmp_path):
+    config = tiny_config(tmp_path, steps=10)
+    train(config)
+    with pytest.raises(ValueError, match="d_model"):
+        train(tiny_config(tmp_path, steps=20, d_model=48), resume=True)
+    longer = train(tiny_config(tmp_path, steps=20), resume=True)  # more steps is allowed
+    assert longer.step == 20
+
+
+def _cli(out: Path, *extra: str) -> list[str]:
+    flags = [f"--{k}={v}" for k, v in TINY.items()]
+    return [sys.executable, "-m", "core.train", *flags, f"--out={out}", *extra]
+
+
+def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
+    reference = train(tiny_config(tmp_path, "reference", steps=50))
+    out = tmp_path / "killed.safetensors"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(_cli(out, "--steps=50"), cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            try:
+                if read_info(state_path(out)).extra["train_state"]["step"] >= 20:
+                    break
+            except CheckpointError:
+                pass
+            time.sleep(0.05)
+        else:
+            pytest.fail("the run never saved a resume state")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    killed_at = read_info(state_path(out)).extra["train_state"]["step"]
+    assert killed_at < 50, "the run finished before it could be killed"
+    assert load(out).info.task == "copy"  # the last complete checkpoint still loads after the kill
+    done = subprocess.run(_cli(out, "--steps=50", "--resume"), cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    resumed, expected = weights(out), weights(Path(reference.checkpoint))
+    assert all(torch.equal(resumed[k], expected[k]) for k in expected)
+    assert load(out).info.metrics == load(reference.checkpoint).info.metrics
+
+
+def test_ddp_with_two_cpu_processes(tmp_path):
+    out = tmp_path / "ddp.safetensors"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+               "-m", "core.train", *_cli(out, "--steps=12")[3:]]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ckpt = load(out)
+    assert ckpt.info.extra["train"]["world_size"] == 2
+    assert [h["step"] for h in ckpt.info.extra["history"]] == [10, 12]
+    single = train(tiny_config(tmp_path, "single", steps=12))
+    one = weights(Path(single.checkpoint))
+    # Two ranks average gradients over twice the data, so the weights differ from one process.
+    assert not all(torch.equal(one[k], v) for k, v in ckpt.model.state_dict().items())
+
+
+def test_cli_parses_flags_by_type():
+    config, resume = _parse(["--task=sort", "--steps=5", "--n_layers=none", "--tie_embeddings=true", "--resume"])
+    assert (config.task, config.steps, config.n_layers, config.tie_embeddings, resume) == ("sort", 5, None, True, True)
+    with pytest.raises(SystemExit):
+        _parse(["--steps=many"])
+    with pytest.raises(ValueError, match="unknown task"):
+        TrainConfig(task="poetry")

@@ -11,9 +11,13 @@ Names are imported lazily, so ``import core.tasks`` stays light and
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 _EXPORTS = {
+    "core.analysis": ("difference", "head_entropy", "head_statistics", "knockout_mask", "max_weight",
+                      "mean_distance", "mean_over_heads", "rollout", "rollout_by_layer"),
     "core.attention": ("MultiHeadAttention", "attention", "attention_weights"),
     "core.checkpoint": ("Checkpoint", "CheckpointError", "CheckpointInfo", "read_info"),
     "core.config": ("ModelConfig",),
@@ -49,3 +53,16 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
+
+
+class _CoreModule(types.ModuleType):
+    """Keeps ``core.explain`` / ``core.train`` / ``core.evaluate`` the functions: importing the
+    submodule of the same name must not replace the exported function on the package."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _WHERE and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _CoreModule

@@ -238,6 +238,8 @@ class MultiHeadAttention(nn.Module):
             weights = attention_weights(scores, mask, hard=hard)
             out = F.dropout(weights, drop).to(v.dtype) @ v  # (B, H, Tq, dk)
         if head_mask is not None:
+            if head_mask.shape != (self.n_heads,):
+                raise ValueError(f"head_mask must have shape ({self.n_heads},), got {tuple(head_mask.shape)}")
             out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)
         batch, _, length, _ = out.shape
         out = out.transpose(1, 2).reshape(batch, length, -1)  # (B, Tq, D)

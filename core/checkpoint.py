@@ -199,6 +199,11 @@ def _parse_info(path: Path, metadata: dict[str, str], sha: str) -> CheckpointInf
     except (ValueError, TypeError, AttributeError) as error:
         raise CheckpointError(f"{path.name} has invalid metadata: {error}") from None
     _check_tokenizers(path, config, tokenizers)
+    labels = extra.get("labels") if isinstance(extra, dict) else None
+    if config.architecture == "encoder" and labels and len(labels) != config.n_classes:
+        raise CheckpointError(f"{path.name} names {len(labels)} labels for {config.n_classes} classes")
+    if not isinstance(metrics, dict) or not isinstance(extra, dict) or not isinstance(task, (str, type(None))):
+        raise CheckpointError(f"{path.name} has invalid metadata: task, metrics or extra has the wrong type")
     return CheckpointInfo(path, config, tokenizers, task, metrics, extra, sha)
 
 

@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from core.model import AttentionControls, ModelOutput, Transformer
+from core.tokenizer import BOS_ID
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,13 @@ class Generation:
 
 
 Picker = Callable[[Tensor], Tensor]  # (B, V) logits → (B,) chosen ids
+
+
+def _allowed(model: Transformer, logits: Tensor) -> Tensor:
+    """Logits (B, V) with ``<pad>`` and ``<bos>`` ruled out: decoding never produces them."""
+    logits = logits.float().clone()
+    logits[:, [model.config.pad_id, BOS_ID]] = float("-inf")
+    return logits
 
 
 @torch.inference_mode()
@@ -104,9 +112,9 @@ def _decode(
     finished = torch.zeros(prefix.size(0), dtype=torch.bool, device=prefix.device)
     total = torch.zeros(prefix.size(0), device=prefix.device)
     for _ in range(_room(model, prefix, max_new_tokens)):
-        logits = model.next_token_logits(seq, memory, memory_mask, controls)  # (B, V)
+        logits = _allowed(model, model.next_token_logits(seq, memory, memory_mask, controls))  # (B, V)
         chosen = pick(logits)  # (B,)
-        logp = logits.float().log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1)
+        logp = logits.log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1)
         total = total + torch.where(finished, 0.0, logp)
         chosen = torch.where(finished, torch.full_like(chosen, pad), chosen)
         seq = torch.cat([seq, chosen.unsqueeze(1)], dim=1)  # (B, T+1)
@@ -171,7 +179,8 @@ def _beam_one(
     for step in range(room):
         seqs = torch.stack([s for s, _ in alive])  # (K, T)
         expand = (lambda t: None if t is None else t.expand(len(alive), *t.shape[1:]))
-        logp = model.next_token_logits(seqs, expand(memory), expand(memory_mask), controls).float().log_softmax(-1)
+        logits = model.next_token_logits(seqs, expand(memory), expand(memory_mask), controls)
+        logp = _allowed(model, logits).log_softmax(-1)
         totals = torch.tensor([s for _, s in alive], device=logp.device).unsqueeze(1) + logp  # (K, V)
         values, flat = totals.view(-1).topk(min(2 * beam_size, totals.numel()))
         candidates = []

@@ -132,15 +132,16 @@ def _prepare(text: str) -> _Input:
         raise ValueError("Type some text: the input is empty.")
     if len(text) > MAX_TEXT_CHARS:
         return _Input(text, text[:MAX_TEXT_CHARS],
-                      [f"Only the first {MAX_TEXT_CHARS:,} of {len(text):,} characters were read."])
+                      [f"Only the first {MAX_TEXT_CHARS:,} of {len(text):,} characters were read."], truncated=True)
     return _Input(text, text, [])
 
 
 def _tokenize(item: _Input, tokenizer: Tokenizer, limit: int) -> None:
-    item.encoding, item.truncated = truncate(tokenizer.encode(item.work), limit)
+    item.encoding, cut = truncate(tokenizer.encode(item.work), limit)
+    item.truncated = item.truncated or cut
     if not item.encoding.ids:
         raise ValueError("The text has no recognisable tokens.")
-    if item.truncated:
+    if cut:
         item.notes.append(f"The input was truncated to the model's limit of {limit} tokens.")
     unknown = item.encoding.ids.count(UNK_ID)
     if unknown:
@@ -243,11 +244,11 @@ def _language_model(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions
     width = max(lengths)
     ids = _padded([[BOS_ID, *item.encoding.ids] for item in inputs], width, cfg.pad_id)
     prefix = torch.tensor(ids, dtype=torch.long, device=_device(ckpt))
-    continuation = ""
+    generated: list[int] = []
     if opts.continuation:  # a single text (checked by explain_batch)
         gen = _generate(ckpt, None, prefix, opts, opts.continuation)
         rows_ids, output = [gen.ids[0].tolist()[:-1]], gen.output
-        continuation = tok.decode(gen.ids[0].tolist()[width:])
+        generated = gen.ids[0].tolist()[width:]
     else:
         rows_ids = ids
         output = ckpt.model(tgt=prefix, controls=opts.controls(), return_attention=True,
@@ -259,13 +260,18 @@ def _language_model(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions
         candidates = tuple(tok.token_strings(top.indices.tolist()))
         queries = rows_ids[row]
         offsets = [(0, 0), *item.encoding.offsets] + [(0, 0)] * (len(queries) - lengths[row])
+        # Input rows show the model's most likely next token; the last input row and the
+        # continuation rows show what was actually generated.
+        predicted = output.logits[row, : lengths[row]].argmax(-1).tolist()
+        produced = predicted[:-1] + generated if generated else predicted
+        produced += [cfg.pad_id] * (len(queries) - len(produced))
         results.append(_record(
             ckpt, item, opts, output, row,
             source_tokens=(), source_offsets=(),
             target_tokens=tuple(tok.token_strings(queries)), target_offsets=tuple(offsets),
-            generated_tokens=tuple(tok.token_strings(output.logits[row].argmax(-1).tolist())),
-            prediction=Prediction("next_token", candidates[0] + continuation, candidates,
-                                  top.values.cpu().numpy().astype(np.float32)),
+            generated_tokens=tuple(tok.token_strings(produced)),
+            prediction=Prediction("next_token", tok.decode(generated) if generated else candidates[0],
+                                  candidates, top.values.cpu().numpy().astype(np.float32)),
         ))
     return results
 

@@ -108,7 +108,7 @@ class Transformer(nn.Module):
         return self.embed_dropout(self.positional(x))
 
     def _check_ids(self, ids: Tensor, vocab: int) -> None:
-        if ids.dim() != 2 or ids.size(1) == 0:
+        if ids.dim() != 2 or ids.size(0) == 0 or ids.size(1) == 0:
             raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
         if ids.size(1) > self.config.max_len:
             raise ValueError(f"sequence of {ids.size(1)} tokens exceeds max_len {self.config.max_len}")
@@ -116,6 +116,9 @@ class Transformer(nn.Module):
             raise ValueError(f"token ids must be int64 in [0, {vocab})")
 
     def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
+        unknown = sorted(set(controls.head_mask) - set(self.config.attention_kinds))
+        if unknown:
+            raise ValueError(f"head_mask has kinds {unknown} that a {self.config.architecture!r} model does not have")
         mask = controls.head_mask.get(kind)
         if mask is None:
             return None

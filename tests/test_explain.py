@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,10 +18,12 @@ from hypothesis import strategies as st
 
 from core import decode
 from core.checkpoint import Checkpoint, CheckpointError
+from core.checkpoint import save as save_checkpoint
 from core.explain import MAX_TEXT_CHARS, explain, main
 from core.records import Explanation
-from tests.conftest import BOS, LABELS
+from tests.conftest import BOS, LABELS, tiny_model
 
+ROOT = Path(__file__).resolve().parents[1]
 ARCHS = ["encoder-decoder", "encoder", "decoder"]
 HOSTILE = ["héllo wörld", "hi 😀👍🏽 👨‍👩‍👧", "中文 日本語 한국어", "a\x00b\x00", "line\r\nbreak\r\n", "שלום עולם مرحبا",
            "e\u0301\u0308 combining", "<script>alert(1)</script>"]
@@ -48,14 +54,18 @@ def check_valid(result: Explanation, text: str, max_len: int = 24) -> None:
         assert maps.shape == (2, 4, len(queries), len(keys))
         assert np.isfinite(maps).all()
         np.testing.assert_allclose(maps.sum(-1), 1.0, atol=1e-5)
-    tokens = result.source_tokens or result.target_tokens[1:1 + len(text)]
-    offsets = result.source_offsets or result.target_offsets[1:1 + len(text)]
     assert 1 <= len(result.source_tokens or result.target_tokens) <= max_len
-    for token, (start, end) in zip(tokens, offsets):
-        if (start, end) == (0, 0):
-            continue  # a generated token after the input (language model continuation)
+    if result.source_tokens:
+        pairs = list(zip(result.source_tokens, result.source_offsets))
+    else:  # language model: <bos>, the input's tokens, then any generated continuation at (0, 0)
+        offsets = result.target_offsets[1:]
+        n_input = sum(o != (0, 0) for o in offsets)
+        assert result.target_offsets[0] == (0, 0) and all(o == (0, 0) for o in offsets[n_input:])
+        pairs = list(zip(result.target_tokens[1 : 1 + n_input], offsets[:n_input]))
+    assert pairs
+    for token, (start, end) in pairs:
         assert 0 <= start < end <= len(text)
-        assert token == "<unk>" or text[start:end] == token
+        assert text[start:end] == token or token == "<unk>"
     for path, leaf in walk(result):
         assert not type(leaf).__module__.startswith("torch"), path
 
@@ -83,11 +93,14 @@ def test_explanation_shapes_follow_the_tokens(checkpoints: dict[str, Checkpoint]
 def test_hostile_unicode_gives_finite_maps_and_visible_unknowns(checkpoints, architecture: str, text: str) -> None:
     result = explain(checkpoints[architecture], text)
     check_valid(result, text)
-    tokens = result.source_tokens or result.target_tokens
     tokenizer = checkpoints[architecture].info.tokenizers["source"]
     known = set(tokenizer.token_strings(range(4, tokenizer.vocab_size)))
-    if any(ch not in known for ch in text if not ch.isspace()):
-        assert "<unk>" in tokens and any("unknown" in note for note in result.notes)
+    tokens = result.source_tokens or result.target_tokens[1:]
+    offsets = result.source_offsets or result.target_offsets[1:]
+    unknown = [text[s:e] for token, (s, e) in zip(tokens, offsets) if token == "<unk>"]
+    covered = text[: max(e for _, e in offsets)]  # long inputs are truncated to max_len tokens
+    assert unknown == [ch for ch in covered if ch not in known]  # each unknown character, visible as <unk>
+    assert bool(unknown) == any("unknown" in note for note in result.notes)
 
 
 def test_unknown_characters_keep_offsets_into_the_original_text(checkpoints) -> None:
@@ -117,7 +130,7 @@ def test_input_at_the_limit_is_kept_and_one_more_token_is_truncated(checkpoints,
     over = explain(checkpoints[architecture], "b" * (limit + 1))
     assert over.truncated and any("truncated" in note for note in over.notes)
     check_valid(over, "b" * (limit + 1))
-    assert (over.source_tokens or over.target_tokens[1:]) [:limit] == ("b",) * limit
+    assert (over.source_tokens or over.target_tokens[1:])[:limit] == ("b",) * limit
 
 
 @pytest.mark.parametrize("architecture", ARCHS)
@@ -205,13 +218,34 @@ def test_language_model_continuation_extends_the_target_tokens(checkpoints) -> N
     check_valid(longer, "hello")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: language-model prediction text repeats the next token; see report")
 def test_language_model_continuation_text_is_the_generated_text(checkpoints) -> None:
     ckpt = checkpoints["decoder"]
     result = explain(ckpt, "hello", continuation=3)
     prefix = torch.tensor([[BOS, *ckpt.target_tokenizer.encode("hello").ids]])
     gen = decode.greedy(ckpt.model, None, prefix, eos_id=2, max_new_tokens=3)
     assert result.prediction.text == ckpt.target_tokenizer.decode(gen.ids[0, prefix.size(1):].tolist())
+
+
+def test_language_model_generated_tokens_are_the_tokens_actually_generated(checkpoints) -> None:
+    result = explain(checkpoints["decoder"], "hello", continuation=4, decoding="sample", seed=0,
+                     sample_temperature=3.0)
+    produced = result.target_tokens[6:]  # the continuation rows' inputs are the sampled tokens
+    assert result.generated_tokens[5 : 5 + len(produced)] == produced
+
+
+def test_classifier_with_too_few_labels_is_a_clear_error(tmp_path, char_tokenizer) -> None:
+    path = tmp_path / "few-labels.safetensors"
+    model = tiny_model("encoder", vocab=char_tokenizer.vocab_size)
+    save_checkpoint(path, model, {"source": char_tokenizer}, extra={"labels": ["only", "two"]})
+    with pytest.raises((ValueError, CheckpointError)):
+        explain(path, "hello")
+
+
+def test_public_api_explain_is_the_function_when_imported_with_its_options() -> None:
+    code = "from core import ExplainOptions, explain; assert callable(explain), type(explain)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
 
 
 def test_language_model_reports_next_token_candidates(checkpoints) -> None:
@@ -275,15 +309,12 @@ def test_any_text_gives_a_valid_explanation_or_a_value_error(checkpoints, text: 
 
 
 # ---------------------------------------------------------------- CLI
-def test_cli_prints_the_prediction(checkpoint_paths, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([str(checkpoint_paths["encoder"]), "abc"]) == 0
+@pytest.mark.parametrize(("architecture", "extra"), [("encoder", []), ("decoder", ["--continuation", "2"]),
+                                                   ("encoder-decoder", ["--decoding", "beam"])])
+def test_cli_prints_the_prediction(checkpoint_paths, capsys, architecture: str, extra: list[str]) -> None:
+    assert main([str(checkpoint_paths[architecture]), "abc", *extra]) == 0
     out = capsys.readouterr().out
     assert out.startswith("prediction:") and "layer 1 head 3" in out
-
-
-def test_cli_continuation_for_a_language_model(checkpoint_paths, capsys) -> None:
-    assert main([str(checkpoint_paths["decoder"]), "abc", "--continuation", "2"]) == 0
-    assert "prediction:" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("text", ["abc", "   "])

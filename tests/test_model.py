@@ -17,7 +17,7 @@ KINDS = {"encoder-decoder": ("encoder", "decoder", "cross"), "encoder": ("encode
 
 
 def padded_batch(architecture: str) -> dict[str, torch.Tensor]:
-    """src (3, 6) / tgt (3, 5) with padding in rows 1 and 2 (src row 2 is all padding for the encoder)."""
+    """src (3, 6) with padding in row 1; tgt (3, 5) starting with <bos>, padding in rows 1 and 2."""
     src = random_ids(3, 6, seed=1)
     src[1, 4:] = PAD
     tgt = random_ids(3, 5, seed=2)
@@ -50,7 +50,9 @@ def state_snapshot(model: Transformer) -> dict:
 
 
 def attribute_snapshot(model: Transformer) -> dict:
-    return {name: dict(vars(module)) for name, module in model.named_modules()}
+    """Every module's attributes, one level deep (so new parameters, buffers or submodules show too)."""
+    return {name: {k: dict(v) if isinstance(v, dict) else v for k, v in vars(module).items()}
+            for name, module in model.named_modules()}
 
 
 # ---------------------------------------------------------------- attention maps

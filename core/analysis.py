@@ -1,0 +1,149 @@
+"""Numbers computed from attention maps: mean over heads, rollout, per-head statistics, head masks.
+
+Pure numpy, no torch and no Streamlit. Every function takes maps in the
+:class:`~core.records.Explanation` orientation, float (L, H, Tq, Tk) with
+row = query (the token attending) and column = key (the token attended to).
+
+A row that is entirely zero (a query whose every key was masked) carries no
+attention; the statistics ignore such rows rather than counting them as zeros.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+_EPS = 1e-12
+
+
+def _check_maps(maps: np.ndarray, *, square: bool = False) -> np.ndarray:
+    maps = np.asarray(maps, dtype=np.float64)
+    if maps.ndim != 4:
+        raise ValueError(f"attention maps must be 4-D (L, H, Tq, Tk), got shape {maps.shape}")
+    if square and maps.shape[2] != maps.shape[3]:
+        raise ValueError(f"this needs self-attention maps (Tq == Tk), got {maps.shape[2]} × {maps.shape[3]}")
+    return maps
+
+
+def _live_rows(maps: np.ndarray) -> np.ndarray:
+    """(L, H, Tq) bool: rows that carry some attention (not fully masked)."""
+    return maps.sum(-1) > _EPS
+
+
+def _mean_over_live_rows(per_row: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """Mean of (L, H, Tq) values over the live rows → (L, H); 0 where no row is live."""
+    count = live.sum(-1)  # (L, H)
+    total = np.where(live, per_row, 0.0).sum(-1)  # (L, H)
+    return np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+
+
+def mean_over_heads(maps: np.ndarray) -> np.ndarray:
+    """The average head of every layer: (L, H, Tq, Tk) → (L, Tq, Tk)."""
+    return _check_maps(maps).mean(axis=1)
+
+
+def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to sum to 1; all-zero rows stay zero."""
+    sums = matrix.sum(-1, keepdims=True)
+    return np.divide(matrix, sums, out=np.zeros_like(matrix), where=sums > _EPS)
+
+
+def rollout_by_layer(maps: np.ndarray, residual: bool = True) -> np.ndarray:
+    """Attention rollout after each layer (Abnar & Zuidema, 2020): (L, H, T, T) → (L, T, T).
+
+    Each layer's heads are averaged; with ``residual`` the identity is added (the
+    residual connection carries every token's own state forward) and the rows are
+    renormalised. Entry ``l`` is the product ``Â_l · … · Â_1``: row i says how much
+    the output of layer ``l`` at position i draws on each *input* token.
+    """
+    maps = _check_maps(maps, square=True)
+    layers = maps.mean(axis=1)  # (L, T, T)
+    if residual:
+        layers = layers + np.eye(layers.shape[-1])[None]
+    layers = _normalise_rows(layers)
+    out = np.empty_like(layers)
+    flow = np.eye(layers.shape[-1])  # (T, T): before layer 1 each token is itself
+    for index, layer in enumerate(layers):
+        flow = layer @ flow  # later layers act on the already-mixed tokens
+        out[index] = flow
+    return out
+
+
+def rollout(maps: np.ndarray, residual: bool = True) -> np.ndarray:
+    """Attention rollout through every layer: (L, H, T, T) → (T, T). See :func:`rollout_by_layer`."""
+    return rollout_by_layer(maps, residual)[-1]
+
+
+def head_entropy(maps: np.ndarray) -> np.ndarray:
+    """Mean entropy in bits of each head's query rows, −Σ_j p_ij log2 p_ij: (L, H, Tq, Tk) → (L, H).
+
+    0 bits: every query looks at one key; log2(Tk) bits: attention spread evenly.
+    Fully masked (all-zero) rows are ignored.
+    """
+    maps = _check_maps(maps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(maps > 0, -maps * np.log2(np.where(maps > 0, maps, 1.0)), 0.0)
+    return _mean_over_live_rows(terms.sum(-1), _live_rows(maps))  # 0 · log 0 = 0
+
+
+def mean_distance(maps: np.ndarray) -> np.ndarray:
+    """Mean attended distance Σ_j a_ij |i − j|, averaged over query rows: (L, H, T, T) → (L, H).
+
+    Self-attention only (query and key positions index the same sequence).
+    0: every token attends to itself; large: heads that look far away.
+    """
+    maps = _check_maps(maps, square=True)
+    positions = np.arange(maps.shape[-1])
+    distance = np.abs(positions[:, None] - positions[None, :])  # (T, T) |i − j|
+    return _mean_over_live_rows((maps * distance).sum(-1), _live_rows(maps))
+
+
+def max_weight(maps: np.ndarray) -> np.ndarray:
+    """The largest single weight of each head: (L, H, Tq, Tk) → (L, H)."""
+    return _check_maps(maps).max(axis=(2, 3))
+
+
+def head_statistics(maps: np.ndarray, *, self_attention: bool = True) -> list[dict[str, Any]]:
+    """One record per head: layer, head, entropy_bits, mean_distance (None unless
+    ``self_attention``) and max_weight, ordered by layer then head."""
+    maps = _check_maps(maps)
+    entropy, peak = head_entropy(maps), max_weight(maps)
+    distance = mean_distance(maps) if self_attention else None
+    return [
+        {
+            "layer": layer, "head": head,
+            "entropy_bits": float(entropy[layer, head]),
+            "mean_distance": None if distance is None else float(distance[layer, head]),
+            "max_weight": float(peak[layer, head]),
+        }
+        for layer in range(maps.shape[0])
+        for head in range(maps.shape[1])
+    ]
+
+
+def knockout_mask(layers: int, heads: int, knocked: Iterable[tuple[int, int]]) -> list[list[int]]:
+    """An (L, H) head mask as nested lists: 1 keeps a head, 0 knocks it out.
+
+    Raises:
+        ValueError: a (layer, head) pair outside the model.
+    """
+    mask = [[1] * heads for _ in range(layers)]
+    for layer, head in knocked:
+        if not (0 <= layer < layers and 0 <= head < heads):
+            raise ValueError(f"layer {layer} head {head} is outside a model with {layers} layers × {heads} heads")
+        mask[layer][head] = 0
+    return mask
+
+
+def difference(after: np.ndarray, before: np.ndarray) -> tuple[np.ndarray, bool]:
+    """``after − before`` over the block both 2-D maps share: (diff, whether the shapes matched).
+
+    Interventions can change how many tokens a model generates; the top-left block
+    still lines up query i with key j in both maps.
+    """
+    after, before = np.asarray(after, np.float64), np.asarray(before, np.float64)
+    if after.ndim != 2 or before.ndim != 2:
+        raise ValueError("difference compares two 2-D maps")
+    rows, cols = min(after.shape[0], before.shape[0]), min(after.shape[1], before.shape[1])
+    return after[:rows, :cols] - before[:rows, :cols], after.shape == before.shape

@@ -21,6 +21,7 @@ from core import CheckpointError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+alt.data_transformers.disable_max_rows()  # exports of large heatmaps (e.g. 128 × 128) must not fail
 
 PROJECTOR_CSS = """
 <style>

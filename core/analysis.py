@@ -10,7 +10,8 @@ attention; the statistics ignore such rows rather than counting them as zeros.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 

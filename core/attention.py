@@ -25,14 +25,15 @@ def attention_weights(
         mask: bool, broadcastable to ``scores``; ``True`` = may attend.
         temperature: the lecture's inverse temperature β multiplying the scores
             (0 = uniform, 1 = the paper, large = nearly hard).
-        hard: one-hot argmax attention instead of softmax.
+        hard: one-hot argmax attention instead of softmax (β does not move the argmax,
+            so it is taken on the unscaled scores; β = 0 would otherwise tie every key).
 
     Returns:
         float32 weights (..., Tq, Tk): every row sums to 1, masked cells are exactly 0
         and a fully masked row is all zero (never NaN).
     """
     _check_temperature(temperature)
-    logits = scores.float() * temperature  # softmax in float32 whatever the input dtype
+    logits = scores.float() if hard else scores.float() * temperature  # float32 whatever the input dtype
     if mask is not None:
         logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
     if hard:
@@ -234,8 +235,9 @@ class MultiHeadAttention(nn.Module):
                 # A fully masked query row attends to nothing: its output is zero.
                 out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
         else:
-            scores = self.score(q, k).float() * temperature  # (B, H, Tq, Tk)
-            weights = attention_weights(scores, mask, hard=hard)
+            raw = self.score(q, k).float()  # (B, H, Tq, Tk)
+            scores = raw * temperature
+            weights = attention_weights(raw, mask, temperature=temperature, hard=hard)
             out = F.dropout(weights, drop).to(v.dtype) @ v  # (B, H, Tq, dk)
         if head_mask is not None:
             if head_mask.shape != (self.n_heads,):

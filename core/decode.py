@@ -178,8 +178,9 @@ def _beam_one(
     done: list[tuple[Tensor, float]] = []
     for step in range(room):
         seqs = torch.stack([s for s, _ in alive])  # (K, T)
-        expand = (lambda t: None if t is None else t.expand(len(alive), *t.shape[1:]))
-        logits = model.next_token_logits(seqs, expand(memory), expand(memory_mask), controls)
+        beams_memory = None if memory is None else memory.expand(len(alive), -1, -1)  # (K, S, D)
+        beams_mask = None if memory_mask is None else memory_mask.expand(len(alive), -1, -1)  # (K, 1, S)
+        logits = model.next_token_logits(seqs, beams_memory, beams_mask, controls)
         logp = _allowed(model, logits).log_softmax(-1)
         totals = torch.tensor([s for _, s in alive], device=logp.device).unsqueeze(1) + logp  # (K, V)
         values, flat = totals.view(-1).topk(min(2 * beam_size, totals.numel()))

@@ -14,7 +14,7 @@ from typing import Sequence
 import torch
 
 from core.checkpoint import CheckpointError, load
-from core.data import classify_batch, lm_batch, pad_batch, seq2seq_batch
+from core.data import classify_batch, lm_batch, seq2seq_batch
 from core.decode import greedy
 from core.model import Transformer
 from core.tasks import Example, Task, get_task

@@ -59,5 +59,5 @@ def heatmap(
             tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
                      alt.Tooltip(f"{value}:Q", format=fmt)],
         )
-        .properties(width=size, height=size)
+        .properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad", contains="padding"))
     )

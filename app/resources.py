@@ -15,7 +15,7 @@ import streamlit as st
 import torch
 
 from app import catalog
-from core import Checkpoint, Explanation, explain, load_checkpoint, read_info
+from core import Checkpoint, Explanation, explain, explain_batch, load_checkpoint, read_info
 
 # At most two forward passes at a time across all sessions: the machine stays responsive.
 _INFERENCE = threading.BoundedSemaphore(2)
@@ -64,3 +64,15 @@ def explanation(path: str, sha: str, text: str, options_json: str) -> Explanatio
 def explain_entry(e: catalog.Entry, text: str, **options) -> Explanation:
     """Cached explanation of ``text`` by the checkpoint ``e``."""
     return explanation(str(e.path), sha_of(e.path), text, json.dumps(options, sort_keys=True))
+
+
+@st.cache_data(max_entries=64, show_spinner="Running the batch…")
+def batch_explanation(path: str, sha: str, texts: tuple[str, ...], options_json: str) -> list[Explanation]:
+    """``core.explain_batch`` for this checkpoint, texts and options (one padded batch)."""
+    with _INFERENCE:
+        return explain_batch(model(path, sha), list(texts), **json.loads(options_json))
+
+
+def explain_batch_entry(e: catalog.Entry, texts: list[str], **options) -> list[Explanation]:
+    """Cached explanations of ``texts`` run together as one padded batch by the checkpoint ``e``."""
+    return batch_explanation(str(e.path), sha_of(e.path), tuple(texts), json.dumps(options, sort_keys=True))

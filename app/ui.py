@@ -26,7 +26,9 @@ alt.data_transformers.disable_max_rows()  # exports of large heatmaps (e.g. 128 
 PROJECTOR_CSS = """
 <style>
 html, body, [class*="st-"], .stMarkdown, .stText, .stCode, code { font-size: 1.35rem !important; }
-h1 { font-size: 3rem !important; } h2 { font-size: 2.4rem !important; } h3 { font-size: 2rem !important; }
+h1, h1[class*="st-"], h1 span { font-size: 3rem !important; }
+h2, h2[class*="st-"], h2 span { font-size: 2.4rem !important; }
+h3, h3[class*="st-"], h3 span { font-size: 2rem !important; }
 </style>
 """
 
@@ -88,7 +90,7 @@ def sidebar() -> None:
                          help="Shipped checkpoints, your own training runs, and uploads.")
             current = resources.entry(st.session_state["ckpt"])
             if current is not None:
-                st.caption(current.description)
+                st.text(current.description)  # may quote a task name read from an uploaded file
         else:
             st.warning("No checkpoints found. Train one on the Train page or upload one below.")
         with st.expander("Upload a checkpoint"):
@@ -104,7 +106,7 @@ def sidebar() -> None:
                     st.session_state["ckpt"] = key
                     st.rerun()
         for problem in problems:
-            st.caption(f"Skipped: {problem}")
+            st.text(f"Skipped: {problem}")  # file names are user data: shown as text
         st.divider()
         st.toggle("Projector mode", key="projector", help="Large type for a classroom projector.")
         st.caption("Light or dark theme: ⋮ menu → Settings.")

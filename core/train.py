@@ -154,7 +154,7 @@ def train(
     resume: bool = False,
     on_step: Callable[[StepInfo], None] | None = None,
     on_eval: Callable[[dict[str, Any]], None] | None = None,
-    on_snapshot: Callable[[int, dict[str, Any]], None] | None = None,
+    on_snapshot: Callable[[int, dict[str, Any], dict[str, Any]], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> TrainResult:
     """Train on ``config.task`` and save a checkpoint to ``config.out``.
@@ -163,7 +163,8 @@ def train(
         resume: continue from ``<out>.train-state.safetensors`` if it exists.
         on_step: called with a :class:`StepInfo` after each step (main process only).
         on_eval: called with each history record (step, loss, metrics) after validation.
-        on_snapshot: called with (step, {kind: (L, H, Tq, Tk) array, ...}) for each probe snapshot.
+        on_snapshot: called with (step, {kind: (L, H, Tq, Tk) array}, index) for each probe snapshot;
+            ``index`` names the probe and its axis tokens (``source_tokens``, ``target_tokens``).
         should_stop: polled every step; returning True stops cleanly with a saved checkpoint.
     """
     ctx = _Distributed(config.device)
@@ -200,7 +201,7 @@ def train(
             snapshots[f"{SNAPSHOT_PREFIX}{step}/{kind}"] = torch.from_numpy(array).half()
         run["snapshots"] = {**index, "steps": [*run["snapshots"]["steps"], step]}
         if on_snapshot:
-            on_snapshot(step, maps)
+            on_snapshot(step, maps, index)
 
     def write_checkpoint() -> None:
         save(config.out, model, tokenizers, task=task.name, metrics=run.get("metrics", {}),

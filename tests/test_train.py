@@ -69,7 +69,7 @@ def finished_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("run")
     steps, evals, snaps = [], [], []
     result = train(tiny_config(tmp, steps=40), on_step=steps.append, on_eval=evals.append,
-                   on_snapshot=lambda step, maps: snaps.append((step, maps)))
+                   on_snapshot=lambda step, maps, index: snaps.append((step, maps)))
     return tmp, result, steps, evals, snaps
 
 

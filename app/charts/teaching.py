@@ -1,0 +1,376 @@
+"""Charts for the Learn pages: positional encodings, toy attention, masks, norms and the architecture.
+
+Pure functions: data in, Altair chart (or Graphviz DOT text) out; no Streamlit calls.
+Every chart has a title, axis titles and tooltips with the numbers; ``font_scale`` enlarges
+text for a projector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from app.charts.base import CATEGORY, DIVERGING, SEQUENTIAL, matrix_frame
+
+# Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).
+MAY_ATTEND, MASKED = "#0072B2", "#E69F00"
+EXPORT_ROWS = 5000  # Altair's default row limit for chart.to_json(), which the chart export uses
+_MAX_LABELS = 32  # beyond this many categories an axis shows every n-th label only
+
+
+def _title(text: str, font_scale: float, subtitle: str | None = None) -> alt.Title:
+    extra = {"subtitle": subtitle, "subtitleFontSize": 11 * font_scale} if subtitle else {}
+    return alt.Title(text, fontSize=14 * font_scale, anchor="start", **extra)
+
+
+def _axis(font_scale: float, **kwargs) -> alt.Axis:
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    return alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, **kwargs)
+
+
+def _legend(title: str, font_scale: float, **kwargs) -> alt.Legend:
+    return alt.Legend(title=title, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, **kwargs)
+
+
+def _pad(chart):
+    """Keep the plot area at the size asked for, titles and legends around it.
+
+    Streamlit otherwise fits the whole chart (title, axes, legend included) into width × height,
+    which shrinks small heatmaps to a few pixels per cell.
+    """
+    return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+
+
+def _thinned(labels: Sequence[str]) -> list[str] | None:
+    if len(labels) <= _MAX_LABELS:
+        return None
+    step = int(np.ceil(len(labels) / _MAX_LABELS))
+    return list(labels)[::step]
+
+
+def _label_angle(labels: Sequence[str], width: float, font_scale: float) -> int:
+    """Tilt the x labels only when they would not fit side by side."""
+    shown = _thinned(labels) or list(labels)
+    needed = sum(len(str(label)) for label in shown) * 7 * font_scale + 6 * len(shown)
+    return -60 if needed > width else 0
+
+
+def _cell_text(value: float) -> str:
+    return "0" if value == 0 else f"{value:.2f}"
+
+
+# ----------------------------------------------------------------------------- heatmaps
+def grid_heatmap(
+    matrix: np.ndarray, *, title: str, x_title: str, y_title: str, value: str = "value",
+    rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, scheme: str = DIVERGING,
+    domain: tuple[float, float] | None = None, symmetric: bool = False, annotate: bool | None = None,
+    cell: int | None = None, max_width: int = 900, max_height: int = 560, font_scale: float = 1.0,
+    subtitle: str | None = None, fmt: str = ".4f",
+) -> alt.Chart | alt.LayerChart:
+    """A rectangular heatmap (rows × columns) that stays readable from 2×2 up to 100×512.
+
+    ``symmetric`` centres a diverging scale on 0; ``annotate`` writes each value in its cell
+    (default: when the grid is at most 12 × 12). The data stays a DataFrame (Streamlit ships it
+    as Arrow, fast at any size); Altair itself serialises at most 5,000 rows (EXPORT_ROWS).
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    n_rows, n_cols = matrix.shape
+    rows = list(rows) if rows is not None else [str(i) for i in range(n_rows)]
+    cols = list(cols) if cols is not None else [str(j) for j in range(n_cols)]
+    frame = matrix_frame(matrix, rows, cols, value)
+    if domain is None and symmetric:
+        bound = float(np.abs(matrix).max()) or 1.0
+        domain = (-bound, bound)
+    scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
+    annotate = (n_rows <= 12 and n_cols <= 12) if annotate is None else annotate
+    cell_w = cell or float(np.clip(max_width / max(n_cols, 1), 3, 44 * font_scale))
+    cell_h = cell or float(np.clip(max_height / max(n_rows, 1), 3, 44 * font_scale))
+    if annotate or n_rows == n_cols:  # square cells: text fits, symmetric matrices look symmetric
+        cell_w = cell_h = min(cell_w, cell_h)
+    width, height = max(int(cell_w * n_cols), 120), max(int(cell_h * n_rows), 60)
+    base = alt.Chart(frame, title=_title(title, font_scale, subtitle))
+    rect = base.mark_rect().encode(
+        x=alt.X("col:O", sort=cols, title=x_title,
+                axis=_axis(font_scale, labelAngle=_label_angle(cols, width, font_scale), values=_thinned(cols))),
+        y=alt.Y("row:O", sort=rows, title=y_title, axis=_axis(font_scale, values=_thinned(rows))),
+        color=alt.Color(f"{value}:Q", scale=scale, legend=_legend(value, font_scale)),
+        tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
+                 alt.Tooltip(f"{value}:Q", format=fmt)],
+    ).properties(width=width, height=height)
+    if not annotate:
+        return _pad(rect)
+    frame["text"] = [_cell_text(v) for v in frame[value]]
+    low, high = domain if domain else (float(matrix.min()), float(matrix.max()))
+    spread = (high - low) or 1.0
+    position = (frame[value] - low) / spread  # 0..1 along the colour scale
+    # Dark cells get white text: the low end of viridis, both ends of a diverging scale.
+    frame["dark"] = position < 0.45 if scheme == SEQUENTIAL else (position - 0.5).abs() > 0.3
+    text = alt.Chart(frame).mark_text(fontSize=10 * font_scale).encode(
+        x=alt.X("col:O", sort=cols), y=alt.Y("row:O", sort=rows), text="text:N",
+        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+        tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
+                 alt.Tooltip(f"{value}:Q", format=fmt)],
+    )
+    return _pad(alt.layer(rect, text))
+
+
+def mask_heatmap(
+    mask: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str = "key (attended to)",
+    y_title: str = "query (attending)", font_scale: float = 1.0, cell: int | None = None,
+) -> alt.LayerChart:
+    """A True/False mask in two colour-blind-safe colours with a "may attend"/"masked" legend and ✓/✗ marks."""
+    mask = np.asarray(mask, dtype=bool)
+    frame = matrix_frame(mask.astype(float), rows, cols, "allowed")
+    frame["cell"] = np.where(frame["allowed"] > 0, "may attend", "masked")
+    frame["mark"] = np.where(frame["allowed"] > 0, "✓", "✗")
+    n_rows, n_cols = mask.shape
+    size = cell or int(np.clip(420 / max(n_rows, n_cols, 1), 12, 40 * font_scale))
+    base = alt.Chart(frame, title=_title(title, font_scale))
+    angle = _label_angle(cols, size * n_cols, font_scale)
+    encode = {"x": alt.X("col:O", sort=list(cols), title=x_title, axis=_axis(font_scale, labelAngle=angle)),
+              "y": alt.Y("row:O", sort=list(rows), title=y_title, axis=_axis(font_scale)),
+              "tooltip": [alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
+                          alt.Tooltip("cell:N", title="cell")]}
+    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        color=alt.Color("cell:N", scale=alt.Scale(domain=["may attend", "masked"], range=[MAY_ATTEND, MASKED]),
+                        legend=_legend("cell", font_scale)), **encode,
+    ).properties(width=size * n_cols, height=size * n_rows)
+    text = base.mark_text(fontSize=max(8.0, min(14.0, size * 0.45)) * font_scale, color="white").encode(
+        text="mark:N", **encode)
+    return _pad(alt.layer(rect, text))
+
+
+# ----------------------------------------------------------------------------- positional encoding
+def pe_curve_chart(frame: pd.DataFrame, *, font_scale: float = 1.0) -> alt.LayerChart:
+    """Chosen PE dimensions as smooth curves over position, with dots where tokens actually sit."""
+    colour = alt.Color("dimension:N", scale=alt.Scale(scheme=CATEGORY), legend=_legend("dimension", font_scale))
+    base = alt.Chart(frame, title=_title("Each dimension is a sine or cosine of the position", font_scale,
+                                         "lines: the formula for any position · dots: the token positions"))
+    line = base.mark_line().encode(
+        x=alt.X("position:Q", title="position", axis=_axis(font_scale)),
+        y=alt.Y("value:Q", title="PE value", scale=alt.Scale(domain=[-1.05, 1.05]), axis=_axis(font_scale)),
+        color=colour)
+    dots = base.transform_filter("datum.at_token").mark_point(filled=True, size=40 * font_scale).encode(
+        x="position:Q", y="value:Q", color=colour,
+        tooltip=[alt.Tooltip("dimension:N"), alt.Tooltip("position:Q", format=".0f"),
+                 alt.Tooltip("value:Q", format=".4f")])
+    return _pad(alt.layer(line, dots).properties(width=620, height=300))
+
+
+def rotation_chart(table: pd.DataFrame, k: int, i: int, *, font_scale: float = 1.0) -> alt.HConcatChart:
+    """PE(pos + k) (line) against R_k·PE(pos) (dots) for both dimensions of pair i: they coincide."""
+    panels = []
+    for j, fn in ((2 * i, "sin"), (2 * i + 1, "cos")):
+        frame = pd.concat([
+            pd.DataFrame({"pos": table["pos"], "value": table[f"PE(pos+{k})[{j}]"], "series": f"PE(pos+{k})"}),
+            pd.DataFrame({"pos": table["pos"], "value": table[f"R·PE(pos)[{j}]"], "series": "R·PE(pos)"}),
+        ], ignore_index=True)
+        colour = alt.Color("series:N", scale=alt.Scale(domain=[f"PE(pos+{k})", "R·PE(pos)"],
+                                                       range=[MAY_ATTEND, MASKED]),
+                           legend=_legend("", font_scale))
+        base = alt.Chart(frame, title=_title(f"dimension {j} ({fn})", font_scale))
+        tooltip = [alt.Tooltip("series:N"), alt.Tooltip("pos:Q"), alt.Tooltip("value:Q", format=".6f")]
+        line = base.transform_filter(f"datum.series == 'PE(pos+{k})'").mark_line(strokeWidth=3).encode(
+            x=alt.X("pos:Q", title="pos", axis=_axis(font_scale)),
+            y=alt.Y("value:Q", title="value", scale=alt.Scale(domain=[-1.05, 1.05]), axis=_axis(font_scale)),
+            color=colour, tooltip=tooltip)
+        dots = base.transform_filter("datum.series == 'R·PE(pos)'").mark_point(size=70 * font_scale,
+                                                                               filled=True).encode(
+            x="pos:Q", y="value:Q", color=colour, tooltip=tooltip)
+        panels.append(alt.layer(line, dots).properties(width=300, height=220))
+    return _pad(alt.hconcat(*panels).properties(title=_title(
+        f"Rotating PE(pos) by R_{k} lands exactly on PE(pos+{k}) — pair i = {i}", font_scale)))
+
+
+# ----------------------------------------------------------------------------- attention playground
+def vectors_plot(vectors: np.ndarray, labels: Sequence[str], query: np.ndarray, weights: np.ndarray,
+                 output: np.ndarray, *, font_scale: float = 1.0) -> alt.LayerChart:
+    """2-D picture: the vectors (dot size = attention weight), the query and the output h = Σ aᵢ xᵢ."""
+    frame = pd.DataFrame({
+        "x": np.r_[vectors[:, 0], query[0], output[0]], "y": np.r_[vectors[:, 1], query[1], output[1]],
+        "name": [*labels, "q", "h"], "role": ["vector"] * len(labels) + ["query", "output h"],
+        "weight": np.r_[weights, np.nan, np.nan],
+    })
+    bound = float(np.abs(frame[["x", "y"]].to_numpy()).max()) * 1.15 or 1.0
+    scale = alt.Scale(domain=[-bound, bound])
+    base = alt.Chart(frame, title=_title("The vectors, the query q and the output h", font_scale,
+                                         "dot area ∝ attention weight"))
+    colour = alt.Color("role:N", scale=alt.Scale(domain=["vector", "query", "output h"],
+                                                 range=[MAY_ATTEND, MASKED, "#009E73"]),
+                       legend=_legend("", font_scale))
+    tooltip = [alt.Tooltip("name:N"), alt.Tooltip("x:Q", format=".3f"), alt.Tooltip("y:Q", format=".3f"),
+               alt.Tooltip("weight:Q", format=".3f")]
+    x = alt.X("x:Q", scale=scale, title="dimension 1", axis=_axis(font_scale))
+    y = alt.Y("y:Q", scale=scale, title="dimension 2", axis=_axis(font_scale))
+    dots = base.transform_filter("datum.role == 'vector'").mark_circle(opacity=0.85).encode(
+        x=x, y=y, color=colour, tooltip=tooltip,
+        size=alt.Size("weight:Q", scale=alt.Scale(domain=[0, 1], range=[20, 900]), legend=None))
+    marks = base.transform_filter("datum.role != 'vector'").mark_point(filled=True, size=260, opacity=0.9).encode(
+        x=x, y=y, color=colour, tooltip=tooltip[:3],
+        shape=alt.Shape("role:N", scale=alt.Scale(domain=["query", "output h"], range=["diamond", "square"]),
+                        legend=None))
+    names = base.mark_text(dx=12 * font_scale, dy=-10 * font_scale, fontSize=12 * font_scale).encode(
+        x="x:Q", y="y:Q", text="name:N")
+    origin = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="#999", strokeDash=[3, 3])
+    return _pad(alt.layer(origin.encode(x="zero:Q"), origin.encode(y="zero:Q"), dots, marks, names).properties(
+        width=360, height=360))
+
+
+def weights_bar(labels: Sequence[str], weights: np.ndarray, *, title: str, scores: np.ndarray | None = None,
+                value: str = "weight", font_scale: float = 1.0, subtitle: str | None = None,
+                width: int = 320) -> alt.LayerChart:
+    """Bars of one query's weights over the keys, each labelled with its value (scores on hover)."""
+    frame = pd.DataFrame({"key": list(labels), value: np.asarray(weights, dtype=float)})
+    tooltip = [alt.Tooltip("key:N"), alt.Tooltip(f"{value}:Q", format=".4f")]
+    if scores is not None:
+        frame["score"] = np.asarray(scores, dtype=float)
+        tooltip.append(alt.Tooltip("score:Q", format=".4f"))
+    frame["text"] = [_cell_text(v) for v in frame[value]]
+    low = min(0.0, float(frame[value].min()))
+    high = max(1.0, float(frame[value].max())) if value == "weight" else max(0.0, float(frame[value].max()))
+    base = alt.Chart(frame, title=_title(title, font_scale, subtitle))
+    bars = base.mark_bar(color=MAY_ATTEND).encode(
+        x=alt.X("key:N", sort=list(labels), title="key", axis=_axis(font_scale, labelAngle=0)),
+        y=alt.Y(f"{value}:Q", title=value, scale=alt.Scale(domain=[low, high * 1.08]), axis=_axis(font_scale)),
+        tooltip=tooltip)
+    text = base.mark_text(dy=-8 * font_scale, fontSize=11 * font_scale).encode(
+        x=alt.X("key:N", sort=list(labels)), y=f"{value}:Q", text="text:N")
+    return _pad(alt.layer(bars, text).properties(width=width, height=220))
+
+
+def saturation_chart(frame: pd.DataFrame, *, font_scale: float = 1.0) -> alt.HConcatChart:
+    """Std of the score and the largest softmax weight as d grows, with and without 1/√d."""
+    x = alt.X("d:Q", title="dimension d (log scale)", scale=alt.Scale(type="log", base=2),
+              axis=_axis(font_scale, values=[int(d) for d in frame["d"]]))
+    panels = []
+    for cols, title, y_title in (
+        (["std of q·k", "std of q·k/√d"], "Spread of the scores", "standard deviation"),
+        (["max weight, unscaled", "max weight, scaled"], "Largest softmax weight (mean over queries)",
+         "max weight"),
+    ):
+        long = frame.melt(id_vars="d", value_vars=cols, var_name="series", value_name="value")
+        colour = alt.Color("series:N", scale=alt.Scale(domain=cols, range=[MASKED, MAY_ATTEND]),
+                           legend=_legend("", font_scale, orient="bottom"))
+        y_scale = alt.Scale(domain=[0, 1]) if "weight" in title else alt.Scale()
+        panels.append(alt.Chart(long, title=_title(title, font_scale)).mark_line(point=True).encode(
+            x=x, y=alt.Y("value:Q", title=y_title, scale=y_scale, axis=_axis(font_scale)), color=colour,
+            tooltip=[alt.Tooltip("d:Q"), alt.Tooltip("series:N"), alt.Tooltip("value:Q", format=".4f")],
+        ).properties(width=320, height=240))
+    return _pad(alt.hconcat(*panels).resolve_scale(color="independent"))
+
+
+def grouped_bars(frame: pd.DataFrame, *, title: str, font_scale: float = 1.0) -> alt.Chart:
+    """Bars of (component, series, value): e.g. the soft retrieval next to the hard lookup."""
+    series = list(dict.fromkeys(frame["series"]))
+    return _pad(alt.Chart(frame, title=_title(title, font_scale)).mark_bar().encode(
+        x=alt.X("component:N", title="value component", axis=_axis(font_scale, labelAngle=0)),
+        xOffset=alt.XOffset("series:N", sort=series),
+        y=alt.Y("value:Q", title="value", axis=_axis(font_scale)),
+        color=alt.Color("series:N", sort=series, scale=alt.Scale(range=[MAY_ATTEND, MASKED, "#009E73"]),
+                        legend=_legend("", font_scale)),
+        tooltip=[alt.Tooltip("series:N"), alt.Tooltip("component:N"), alt.Tooltip("value:Q", format=".4f")],
+    ).properties(width=360, height=240))
+
+
+# ----------------------------------------------------------------------------- architecture
+def parameter_bar(table: pd.DataFrame, *, font_scale: float = 1.0) -> alt.LayerChart:
+    """Parameters per block (horizontal bars, value and formula on hover)."""
+    order = list(table["block"])
+    base = alt.Chart(table, title=_title("Parameters per block", font_scale))
+    bars = base.mark_bar(color=MAY_ATTEND).encode(
+        y=alt.Y("block:N", sort=order, title="block", axis=_axis(font_scale)),
+        x=alt.X("parameters:Q", title="parameters", axis=_axis(font_scale)),
+        tooltip=[alt.Tooltip("block:N"), alt.Tooltip("parameters:Q", format=","),
+                 alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("formula:N")])
+    text = base.mark_text(align="left", dx=4, fontSize=11 * font_scale).encode(
+        y=alt.Y("block:N", sort=order), x="parameters:Q", text=alt.Text("parameters:Q", format=","))
+    return _pad(alt.layer(bars, text).properties(width=520, height=max(120, 34 * len(order) * font_scale)))
+
+
+def _dot_label(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def architecture_dot(config, norm: str | None = None, font_scale: float = 1.0) -> str:
+    """Graphviz DOT of a Transformer built from ``config`` (a core ModelConfig), bottom to top.
+
+    Shows layer counts, heads, d_model, d_ff, the score function, the positional encoding and
+    where each LayerNorm sits (``norm`` overrides ``config.norm`` to compare "pre" and "post").
+    """
+    c = config
+    norm = norm or c.norm
+    if norm not in ("pre", "post"):
+        raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
+    fs = 12 * font_scale
+    lines = [
+        "digraph transformer {",
+        "  rankdir=BT; newrank=true; nodesep=0.35; ranksep=0.3;",
+        (f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={fs:.0f}, '
+         'fillcolor="#F2F2F2", color="#555555"];'),
+        f'  edge [color="#555555", arrowsize=0.7, fontname="Helvetica", fontsize={fs * 0.85:.0f}];',
+        f'  graph [fontname="Helvetica", fontsize={fs:.0f}, labelloc=b];',
+    ]
+    score = {"scaled_dot": "softmax(QKᵀ/√d_k)", "dot": "softmax(QKᵀ)", "general": "softmax(QWKᵀ)",
+             "additive": "softmax(vᵀ tanh(W_q q + W_k k))"}[c.score]
+    heads = f"{c.n_heads} heads × d_k={c.head_dim}"
+    pe = {"sinusoidal": f"+ sinusoidal PE (base {c.pe_base:g})", "learned": "+ learned positions",
+          "none": "(no positional encoding)"}[c.positional]
+    colours = {"attn": "#CFE3F3", "cross": "#F9DDB1", "ffn": "#D5EDE2", "norm": "#FFF4C2", "io": "#EDEDED"}
+    ffn = f"feed-forward (position-wise)\n{c.d_model} → {c.d_ff} → {c.d_model}, ReLU"
+    norm_note = ("LayerNorm before each sublayer (pre-norm)" if norm == "pre"
+                 else "LayerNorm after each residual add (post-norm)")
+
+    def node(name: str, label: str, kind: str) -> str:
+        return f'  {name} [label="{_dot_label(label)}", fillcolor="{colours[kind]}"];'
+
+    def stack(prefix: str, title: str, colour: str, parts: list[tuple[str, str, str]], entry: str) -> str:
+        """A cluster of sublayers (name, label, kind), each wrapped in its residual + LayerNorm."""
+        nodes, edges, prev = [], [], entry
+        for name, label, kind in parts:
+            sub, add = f"{prefix}_{name}", f"{prefix}_{name}_add"
+            if norm == "pre":
+                ln = f"{prefix}_{name}_norm"
+                nodes += [node(ln, "LayerNorm", "norm"), node(sub, label, kind), node(add, "Add (residual)", "norm")]
+                edges.append(f"  {prev} -> {ln}; {ln} -> {sub}; {sub} -> {add};")
+            else:
+                nodes += [node(sub, label, kind), node(add, "Add & Norm", "norm")]
+                edges.append(f"  {prev} -> {sub}; {sub} -> {add};")
+            edges.append(f'  {prev} -> {add} [style=dashed, constraint=false, tooltip="residual connection"];')
+            prev = add
+        lines.extend([f"  subgraph cluster_{prefix} {{",
+                      f'    label="{_dot_label(title)}\\n{_dot_label(norm_note)}"; style="rounded"; color="{colour}";',
+                      *("  " + n for n in nodes), "  }", *edges])
+        return prev
+
+    memory = None
+    if c.has_encoder:
+        lines += [node("src_in", "source tokens", "io"), node("src_emb", f"embedding × √{c.d_model}\n{pe}", "io"),
+                  "  src_in -> src_emb;"]
+        last = stack("enc", f"Encoder layer × {c.n_encoder_layers}", "#0072B2",
+                     [("attn", f"self-attention\n{heads}\n{score}", "attn"), ("ffn", ffn, "ffn")], "src_emb")
+        out = "final LayerNorm → memory (K, V for the decoder)" if c.has_decoder else "final LayerNorm"
+        lines += [node("enc_out", out, "norm"), f"  {last} -> enc_out;"]
+        memory = "enc_out"
+    if c.has_decoder:
+        lines += [node("tgt_in", "target tokens\n(shifted right, <bos> first)", "io"),
+                  node("tgt_emb", f"embedding × √{c.d_model}\n{pe}", "io"), "  tgt_in -> tgt_emb;"]
+        parts = [("self", f"masked self-attention\n{heads}\n{score}, look-ahead mask", "attn")]
+        if memory:
+            parts.append(("cross", f"cross-attention\nQ: decoder · K, V: encoder\n{heads}",
+                          "cross"))
+        parts.append(("ffn", ffn, "ffn"))
+        last = stack("dec", f"Decoder layer × {c.n_decoder_layers}", "#D55E00", parts, "tgt_emb")
+        tied = "\n(shares the target embedding)" if c.tie_embeddings else ""
+        lines += [node("dec_out", "final LayerNorm", "norm"), f"  {last} -> dec_out;",
+                  node("proj", f"linear {c.d_model} → {c.tgt_vocab_size} (vocabulary){tied}", "io"),
+                  node("soft", "softmax → next-token probabilities", "io"), "  dec_out -> proj; proj -> soft;"]
+        if memory:
+            lines.append(f'  {memory} -> dec_cross [color="#D55E00", penwidth=2, label="K, V"];')
+    else:
+        lines += [node("cls", f"linear {c.d_model} → {c.n_classes} per token", "io"),
+                  node("pool", "max over tokens → class scores", "io"), f"  {memory} -> cls; cls -> pool;"]
+    lines.append("}")
+    return "\n".join(lines)

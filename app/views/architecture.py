@@ -1,0 +1,190 @@
+"""Architecture: the loaded model as an encoder-decoder diagram, its parameters per block with the
+formulas, Add & Norm, the position-wise FFN as a 1×1 convolution, and LayerNorm vs BatchNorm."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import resources, teaching, ui
+from app.charts import teaching as charts
+
+NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
+              "pre": "Pre-norm (the Annotated Transformer)"}
+
+
+def _norm_view(text: str) -> str:
+    if text not in NORM_VIEWS:
+        raise ValueError(text)
+    return text
+
+
+URL_KEYS = ["arch_norm", "ffn_tokens", "ffn_seed", "norm_batch", "norm_tokens", "norm_features", "norm_seed"]
+ui.restore_from_url({"arch_norm": _norm_view, "ffn_tokens": teaching.bounded(1, 12),
+                     "ffn_seed": teaching.bounded(0, 9999), "norm_batch": teaching.bounded(1, 6),
+                     "norm_tokens": teaching.bounded(2, 8), "norm_features": teaching.bounded(2, 12),
+                     "norm_seed": teaching.bounded(0, 9999)})
+for key, default in {"arch_norm": "checkpoint", "ffn_tokens": 5, "ffn_seed": 0, "norm_batch": 3, "norm_tokens": 4,
+                     "norm_features": 6, "norm_seed": 0}.items():
+    st.session_state.setdefault(key, default)
+fs = ui.font_scale()
+
+st.title("Architecture")
+st.markdown(
+    "A Transformer is a stack of identical layers. The **encoder** reads the source with self-attention; the "
+    "**decoder** writes the output one token at a time with masked self-attention, reads the encoder through "
+    "cross-attention, and ends in a projection to the vocabulary. Every sublayer is wrapped in a residual "
+    "connection and a LayerNorm (*Add & Norm*).")
+
+# ----------------------------------------------------------------------------- diagram
+st.header("1 · The loaded model")
+entry = ui.current_entry()
+ckpt = ui.attempt("load the checkpoint", resources.checkpoint, entry) if entry else None
+if ckpt is None:
+    st.info("Choose a checkpoint in the sidebar to see its diagram and parameter counts.")
+else:
+    cfg = ckpt.config
+    st.radio("Draw the LayerNorms", list(NORM_VIEWS), key="arch_norm", horizontal=True,
+             format_func=lambda v: f"{NORM_VIEWS[v]} ({cfg.norm}-norm)" if v == "checkpoint" else NORM_VIEWS[v],
+             help="Compare where the LayerNorm sits; the model itself is not changed.")
+    view = st.session_state["arch_norm"]
+    norm = cfg.norm if view == "checkpoint" else view
+    summary, diagram = st.columns([2, 3])
+    with summary:
+        ui.show_user_text(entry.name, label="Checkpoint")  # a run's name is user text
+        st.table(pd.DataFrame([
+            ("architecture", cfg.architecture),
+            ("encoder layers", cfg.n_encoder_layers if cfg.has_encoder else "—"),
+            ("decoder layers", cfg.n_decoder_layers if cfg.has_decoder else "—"),
+            ("heads h", cfg.n_heads), ("d_model", cfg.d_model), ("d_k = d_v = d_model / h", cfg.head_dim),
+            ("d_ff", cfg.d_ff), ("norm placement", f"{cfg.norm}-norm"),
+            ("positional encoding", cfg.positional + (f" (base {cfg.pe_base:g})"
+                                                      if cfg.positional == "sinusoidal" else "")),
+            ("score function", cfg.score), ("max_len", cfg.max_len), ("dropout", cfg.dropout),
+            ("source vocabulary", cfg.src_vocab_size if cfg.has_encoder else "—"),
+            ("target vocabulary", cfg.tgt_vocab_size if cfg.has_decoder else "—"),
+            ("classes", cfg.n_classes if cfg.architecture == "encoder" else "—"),
+            ("tied embeddings", cfg.tie_embeddings),
+        ], columns=["setting", "value"]).astype(str).set_index("setting"))
+    with diagram:
+        st.graphviz_chart(charts.architecture_dot(cfg, norm, fs))
+        st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back).")
+
+    # ------------------------------------------------------------------------- parameters
+    st.header("2 · Where the parameters are")
+    st.markdown(
+        "Each attention sublayer holds four D × D matrices (W_Q, W_K, W_V, W_O) with their biases; each FFN two "
+        "matrices D × d_ff and d_ff × D; each LayerNorm a scale γ and a shift β of size D. The table compares "
+        "the model's own count for each block with the formula.")
+    st.latex(r"\text{attention} = 4(D^2 + D) \qquad \text{FFN} = 2\,D\,d_{ff} + d_{ff} + D \qquad "
+             r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
+    st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D \qquad "
+             r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
+    table = teaching.parameter_table(ckpt.model.parameter_counts(), cfg)
+    total = int(table["parameters"].sum())
+    p_left, p_right = st.columns([3, 1])
+    with p_left:
+        param_chart = charts.parameter_bar(table, font_scale=fs)
+        st.altair_chart(param_chart, width="content")
+    with p_right:
+        st.metric("Total parameters", f"{total:,}")
+    st.dataframe(table, hide_index=True, width="content",
+                 column_config={"share": st.column_config.NumberColumn(format="percent")})
+    if (table["parameters"] == table["from the formula"]).all():
+        st.success("Every block's count matches its formula.")
+    else:
+        st.warning("Some blocks do not match the simple formulas (an unusual configuration).")
+    e1, e2 = st.columns(2)
+    with e1:
+        ui.export_chart(param_chart, "parameters", "arch_param_chart")
+    with e2:
+        ui.export_data({"parameters": table["parameters"].to_numpy()}, table, "parameters", "arch_param_data")
+
+# ----------------------------------------------------------------------------- add & norm
+st.header("3 · Add & Norm")
+st.markdown(
+    "**Add** is a residual connection: the sublayer's output is added to its input, so the sublayer only has "
+    "to learn a correction and gradients flow straight through the stack. **Norm** is a LayerNorm that keeps "
+    "every token's vector at a steady scale. The paper normalises *after* the addition (post-norm); many later "
+    "models normalise the sublayer's *input* instead (pre-norm), which trains more easily when the stack is "
+    "deep. Switch between the two in the diagram above.")
+st.latex(r"\text{post-norm:}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big) \qquad\qquad "
+         r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)")
+
+# ----------------------------------------------------------------------------- FFN
+st.header("4 · The position-wise feed-forward network")
+st.markdown(
+    "After attention has mixed information *between* tokens, the FFN processes each token *on its own*: the "
+    "same two-layer network with a ReLU, applied at every position with the same weights. Sliding one small "
+    "network along the sequence is exactly what a convolution with kernel size 1 does, so the FFN is often "
+    "called a 1×1 (one-dimensional) convolution. The hidden width d_ff is usually 4 × d_model.")
+st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2, \qquad W_1 \in \mathbb{R}^{d_{model}\times d_{ff}},"
+         r"\; W_2 \in \mathbb{R}^{d_{ff}\times d_{model}}")
+f1, f2 = st.columns(2)
+with f1:
+    st.slider("Tokens in the sequence", 1, 12, key="ffn_tokens")
+with f2:
+    st.number_input("Random seed for x and the weights", 0, 9999, step=1, key="ffn_seed")
+ffn = teaching.ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
+token_names = [f"t{t}" for t in range(st.session_state["ffn_tokens"])]
+dims = [f"d{j}" for j in range(4)]
+ffn_cols = st.columns(3)
+for col, (title, matrix) in zip(ffn_cols, (("x (tokens × d_model)", ffn["x"]),
+                                           ("FFN applied token by token", ffn["per_token"]),
+                                           ("Conv1d, kernel size 1", ffn["conv"]))):
+    with col:
+        st.altair_chart(charts.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token",
+                                            rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs),
+                        width="content")
+st.success(f"Both give the same output (largest difference {float(ffn['max_error']):.1e}); d_model = 4, "
+           "d_ff = 16.")
+
+# ----------------------------------------------------------------------------- LayerNorm vs BatchNorm
+st.header("5 · LayerNorm vs BatchNorm")
+st.markdown(
+    "Both subtract a mean and divide by a standard deviation; they differ in **which numbers** they average. "
+    "**LayerNorm** uses the features of one token: every token is normalised on its own, whatever the batch "
+    "size or the sentence lengths. **BatchNorm** uses one feature across the whole batch (every token of every "
+    "sentence): it depends on the other examples and on padding, which is why Transformers use LayerNorm. "
+    "Below, rows are tokens (s = sentence, t = token) and columns are features.")
+st.latex(r"\text{LayerNorm:}\quad \mu_i = \frac{1}{H}\sum_{h=1}^{H} x_{i,h},\quad "
+         r"\sigma_i^2 = \frac{1}{H}\sum_{h=1}^{H} (x_{i,h}-\mu_i)^2,\quad "
+         r"\hat x_{i,h} = \frac{x_{i,h}-\mu_i}{\sqrt{\sigma_i^2+\epsilon}}")
+st.latex(r"\text{BatchNorm:}\quad \mu_h = \frac{1}{m}\sum_{i=1}^{m} x_{i,h},\quad "
+         r"\sigma_h^2 = \frac{1}{m}\sum_{i=1}^{m} (x_{i,h}-\mu_h)^2,\quad "
+         r"\hat x_{i,h} = \frac{x_{i,h}-\mu_h}{\sqrt{\sigma_h^2+\epsilon}}"
+         r"\qquad (m = \text{batch} \times \text{tokens})")
+n1, n2, n3, n4 = st.columns(4)
+with n1:
+    st.slider("Sentences (batch)", 1, 6, key="norm_batch")
+with n2:
+    st.slider("Tokens per sentence", 2, 8, key="norm_tokens")
+with n3:
+    st.slider("Features", 2, 12, key="norm_features")
+with n4:
+    st.number_input("Random seed", 0, 9999, step=1, key="norm_seed")
+b, t, f = st.session_state["norm_batch"], st.session_state["norm_tokens"], st.session_state["norm_features"]
+demo = teaching.norm_demo(b, t, f, int(st.session_state["norm_seed"]))
+rows, features = teaching.row_labels(b, t), [f"f{j}" for j in range(f)]
+norm_cols = st.columns(3)
+for col, (title, matrix) in zip(norm_cols, (("Input x", demo["x"]), ("LayerNorm: each row", demo["layer"]),
+                                            ("BatchNorm: each column", demo["batch"]))):
+    with col:
+        chart = charts.grid_heatmap(matrix.reshape(-1, f), title=title, x_title="feature", y_title="token",
+                                    rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96,
+                                    max_width=360, max_height=520, font_scale=fs)
+        st.altair_chart(chart, width="content")
+row_stats, col_stats = teaching.norm_stats(demo)
+s1, s2 = st.columns(2)
+with s1:
+    st.caption("Per token (row): LayerNorm gives mean 0 and std 1; BatchNorm does not.")
+    st.dataframe(row_stats.round(4), hide_index=True, width="content")
+with s2:
+    st.caption("Per feature (column): BatchNorm gives mean 0 and std 1; LayerNorm does not.")
+    st.dataframe(col_stats.round(4), hide_index=True, width="content")
+st.success(f"torch's layer_norm matches the formula to {float(demo['layer_error']):.1e}, batch_norm to "
+           f"{float(demo['batch_error']):.1e} (no learned γ, β here: γ = 1, β = 0).")
+ui.export_data({k: v for k, v in demo.items() if v.ndim == 3}, row_stats, "layernorm-vs-batchnorm",
+               "arch_norm_data")
+
+ui.write_to_url(URL_KEYS)

@@ -1,0 +1,219 @@
+"""Positional encoding: the sinusoid table, its similarity structure, its waves, the rotation
+property, the notes' worked example and what the loaded model adds to its embeddings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app import resources, teaching, ui
+from app.charts import teaching as charts
+from app.charts.base import SEQUENTIAL, label_tokens
+from core import get_task
+
+BASES = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
+
+
+def _base(text: str) -> int:
+    value = int(float(text))
+    if value not in BASES:
+        raise ValueError(text)
+    return value
+
+
+def _export_chart(chart, rows: int, name: str, key: str) -> None:
+    """The chart export, for charts small enough for Altair to serialise; otherwise say why not."""
+    if rows <= charts.EXPORT_ROWS:
+        ui.export_chart(chart, name, key)
+    else:
+        st.caption(f"Chart export works up to {charts.EXPORT_ROWS:,} cells (this chart has {rows:,}): "
+                   "make it smaller, or export the numbers.")
+
+
+def _int_list(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
+ui.restore_from_url({"pe_len": teaching.bounded(2, 100), "pe_dim": teaching.bounded(4, 512),
+                     "pe_base": _base, "pe_dims": _int_list, "pe_k": teaching.bounded(1, 50),
+                     "pe_pair": teaching.bounded(0, 255), "pe_text": teaching.clipped_text(200)})
+for key, default in {"pe_len": 20, "pe_dim": 128, "pe_base": 10000, "pe_dims": [0, 1, 10, 11, 40, 41],
+                     "pe_k": 3, "pe_pair": 1}.items():
+    st.session_state.setdefault(key, default)
+fs = ui.font_scale()
+
+st.title("Positional encoding")
+st.markdown(
+    "Attention compares every token with every other token, and nothing in that comparison says *where* a "
+    "token stands: without help, *I love cats* and *cats love I* look the same to the model. The Transformer "
+    "therefore **adds** a vector that depends only on the position to each token's embedding. The paper's "
+    "choice has no parameters: each pair of dimensions is a sine and a cosine of the position, turning at its "
+    "own speed."
+)
+st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
+         r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
+         r"(\text{base} = 10000 \text{ in the paper})")
+
+# ----------------------------------------------------------------------------- the table
+st.header("1 · The encoding table")
+left, middle, right = st.columns(3)
+with left:
+    st.slider("Sequence length (positions)", 2, 100, key="pe_len")
+with middle:
+    st.slider("d_model (dimensions)", 4, 512, step=2, key="pe_dim")
+with right:
+    st.select_slider("Base", options=BASES, key="pe_base",
+                     help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
+length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
+pe = teaching.pe_table(length, d_model, base)
+pe_chart = charts.grid_heatmap(
+    pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})", x_title="dimension",
+    y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
+    subtitle="left: fast waves (short wavelength) · right: slow waves (long wavelength)")
+st.altair_chart(pe_chart, width="content")
+st.caption(
+    "Each row is the vector added to the token at that position. Early dimensions change from one position to "
+    "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
+    f"Wavelengths run from 2π ≈ 6.3 positions up to 2π·base ≈ {2 * np.pi * base:,.0f} positions.")
+ex1, ex2 = st.columns(2)
+with ex1:
+    _export_chart(pe_chart, pe.size, "positional-encoding", "pe_table_chart")
+with ex2:
+    ui.export_data({"pe": pe}, teaching.pe_frame(length, d_model, base).reset_index(), "positional-encoding",
+                   "pe_table_data")
+
+# ----------------------------------------------------------------------------- similarity
+st.header("2 · Which positions look alike: PE · PEᵀ")
+st.markdown(
+    "The dot product of two rows measures how similar two positions look. Because each pair of dimensions is a "
+    "sine and a cosine of the same angle, the product depends only on the **distance** between the positions, "
+    "not on where they are: every diagonal of the matrix is constant, and nearby positions look most alike.")
+st.latex(r"PE(p)\cdot PE(q) = \sum_{i} \cos\big(\omega_i\,(p-q)\big), \qquad "
+         r"\omega_i = \frac{1}{\text{base}^{2i/d_{model}}}, \qquad PE(p)\cdot PE(p) = \frac{d_{model}}{2}")
+similarity = pe @ pe.T
+sim_chart = charts.grid_heatmap(similarity, title="PE·PEᵀ: similarity between positions", x_title="position",
+                                y_title="position", value="dot product", scheme=SEQUENTIAL, font_scale=fs,
+                                max_width=520, max_height=520, annotate=False)
+st.altair_chart(sim_chart, width="content")
+_export_chart(sim_chart, similarity.size, "pe-similarity", "pe_sim_chart")
+
+# ----------------------------------------------------------------------------- curves
+st.header("3 · Every dimension is a wave")
+st.session_state["pe_dims"] = [j for j in st.session_state["pe_dims"] if 0 <= j < d_model]
+st.multiselect("Dimensions to plot", list(range(d_model)), key="pe_dims",
+               format_func=lambda j: f"{j} ({'sin' if j % 2 == 0 else 'cos'}, pair {j // 2})")
+dims = st.session_state["pe_dims"]
+st.latex(r"\text{wavelength of pair } i = \frac{2\pi}{\omega_i} = 2\pi \cdot \text{base}^{2i/d_{model}}")
+if dims:
+    curves = teaching.pe_curves(d_model, base, dims, length)
+    curve_chart = charts.pe_curve_chart(curves, font_scale=fs)
+    st.altair_chart(curve_chart, width="content")
+    _export_chart(curve_chart, len(curves), "pe-curves", "pe_curves_chart")
+else:
+    st.info("Pick at least one dimension to plot.")
+
+# ----------------------------------------------------------------------------- rotation
+st.header("4 · Relative positions are rotations")
+st.markdown(
+    "Take one pair of dimensions (2i, 2i+1). As the position grows, the point (sin ω·pos, cos ω·pos) walks around "
+    "the unit circle at a fixed speed. Moving **k positions further** is therefore always the same rotation "
+    "R_k, whatever the starting position — a fixed linear map a layer can learn. This is why the sinusoids make "
+    "*relative* positions easy to use.")
+st.session_state["pe_pair"] = min(st.session_state["pe_pair"], d_model // 2 - 1)
+c1, c2 = st.columns(2)
+with c1:
+    st.slider("Offset k (positions)", 1, 50, key="pe_k")
+with c2:
+    st.slider("Frequency pair i (dimensions 2i, 2i+1)", 0, d_model // 2 - 1, key="pe_pair")
+k, i = st.session_state["pe_k"], st.session_state["pe_pair"]
+rotation = teaching.rotation_matrix(k, i, d_model, base)
+omega = teaching.frequency(i, d_model, base)
+st.latex(
+    r"\begin{pmatrix} PE_{(pos+k,\,2i)} \\ PE_{(pos+k,\,2i+1)} \end{pmatrix} = "
+    r"\underbrace{\begin{pmatrix} \cos\omega_i k & \sin\omega_i k \\ -\sin\omega_i k & \cos\omega_i k "
+    r"\end{pmatrix}}_{R_k} \begin{pmatrix} PE_{(pos,\,2i)} \\ PE_{(pos,\,2i+1)} \end{pmatrix}")
+st.latex(
+    rf"\omega_{{{i}}} = {omega:.6g},\quad k = {k}:\qquad R_{{{k}}} = \begin{{pmatrix}} {rotation[0, 0]:.4f} & "
+    rf"{rotation[0, 1]:.4f} \\ {rotation[1, 0]:.4f} & {rotation[1, 1]:.4f} \end{{pmatrix}}")
+check = teaching.rotation_check(length, d_model, base, k, i)
+worst = float(check["max |difference|"].max())
+st.dataframe(pd.DataFrame(rotation, index=["row 1", "row 2"], columns=["col 1", "col 2"]), width="content")
+rot_chart = charts.rotation_chart(check, k, i, font_scale=fs)
+st.altair_chart(rot_chart, width="content")
+st.success(f"R_{k}·PE(pos) = PE(pos+{k}) for all {length} positions: the largest difference is {worst:.1e} "
+           "(float32 rounding).")
+with st.expander("The numbers for every position"):
+    st.dataframe(check, hide_index=True)
+ui.export_data({"rotation": rotation, "check": check.to_numpy()}, check, "pe-rotation", "pe_rotation_data")
+
+# ----------------------------------------------------------------------------- worked example
+st.header("5 · A worked example: 4 tokens, d_model = 4, base = 100")
+st.markdown(
+    "The sentence *I like to code* has four tokens. With d_model = 4 there are two pairs of dimensions: "
+    "pair 0 turns by 1 radian per position, pair 1 by 1/100^(2/4) = 0.1 radian. The table below is computed by "
+    "the same function the model uses.")
+st.latex(r"PE = \begin{pmatrix} \sin\frac{pos}{100^{0}} & \cos\frac{pos}{100^{0}} & \sin\frac{pos}{100^{2/4}} & "
+         r"\cos\frac{pos}{100^{2/4}} \end{pmatrix}_{pos = 0,1,2,3}")
+worked = teaching.worked_example()
+st.subheader("PE (4 × 4)")
+st.dataframe(worked["pe"], width="content")
+w1, w2 = st.columns(2)
+with w1:
+    st.subheader("Word embeddings x")
+    st.dataframe(worked["x"], width="content")
+with w2:
+    st.subheader("x + PE: what the first layer sees")
+    st.dataframe(worked["x_plus_pe"], width="content")
+
+# ----------------------------------------------------------------------------- the loaded model
+ui.write_to_url(["pe_len", "pe_dim", "pe_base", "pe_dims", "pe_k", "pe_pair"])
+st.header("6 · What the loaded model adds to its embeddings")
+entry = ui.current_entry()
+if entry is None:
+    st.info("Choose a checkpoint in the sidebar to see its embeddings.")
+    st.stop()
+ckpt = ui.attempt("load the checkpoint", resources.checkpoint, entry)
+if ckpt is None:
+    st.stop()
+if "pe_text" not in st.session_state:
+    examples = ()
+    if ckpt.info.task:
+        examples = ui.attempt("read the task", lambda: get_task(ckpt.info.task).examples) or ()
+    st.session_state["pe_text"] = examples[0] if examples else "hello world"
+cfg = ckpt.config
+st.markdown(
+    f"The loaded model (d_model = {cfg.d_model}, positional encoding: **{cfg.positional}**) looks up "
+    "each token's row in its embedding table, multiplies it by √d_model and adds the positional vector. "
+    "The scaling keeps the learned embeddings about as large as the positional encoding, so neither drowns "
+    "the other.")
+st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
+st.text_input("A short input text", key="pe_text", max_chars=200)
+encoding = ui.attempt("read the model's embeddings", teaching.model_encoding, ckpt, st.session_state["pe_text"])
+if encoding is None:
+    st.stop()
+for note in encoding.notes:
+    st.info(note)
+labels = label_tokens(encoding.tokens)
+bound = float(max(np.abs(encoding.embeddings).max(), np.abs(encoding.positional).max(),
+                  np.abs(encoding.total).max(), 1e-9))
+pe_title = {"sinusoidal": f"Sinusoidal PE (base {cfg.pe_base:g})", "learned": "Learned position table",
+            "none": "No positional encoding (zeros)"}[encoding.kind]
+panels = [(f"Token embeddings × √{cfg.d_model}", encoding.embeddings), (pe_title, encoding.positional),
+          ("Their sum: the first layer's input", encoding.total)]
+model_charts = []
+for title, matrix in panels:
+    chart = charts.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token", value="value",
+                                rows=labels, domain=(-bound, bound), annotate=False, max_width=700,
+                                max_height=360, font_scale=fs)
+    st.altair_chart(chart, width="content")
+    model_charts.append(chart)
+norms = pd.DataFrame({"token": labels, "‖√d·E‖": np.linalg.norm(encoding.embeddings, axis=1),
+                      "‖PE‖": np.linalg.norm(encoding.positional, axis=1),
+                      "‖sum‖": np.linalg.norm(encoding.total, axis=1)})
+st.caption("Vector lengths: how large the embedding and the positional part are for each token.")
+st.dataframe(norms, hide_index=True, width="content")
+ui.export_data({"embeddings": encoding.embeddings, "positional": encoding.positional, "sum": encoding.total},
+               norms, "model-embeddings", "pe_model_data")
+
+ui.write_to_url(["pe_text"])

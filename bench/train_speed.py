@@ -1,0 +1,347 @@
+"""Training speed of Attnscope's Transformer against a baseline on PyTorch's own ``nn.Transformer``.
+
+Run from anywhere: ``python bench/train_speed.py`` (time to 99% on reverse and tokens/s, both
+contenders), ``--quick`` (smoke run), ``--threads 2 --device cpu``, ``--gpu-mfu`` (CUDA only: also
+tokens/s and MFU of the "base" size, 6+6 layers, d_model 512, in bf16 autocast).
+
+Both contenders have the "small" preset's sizes (2+2 layers, d_model 64, 4 heads, d_ff 256, dropout
+0.1, post-norm, sinusoids, xavier-uniform matrices, untied output layer: equal parameter counts) and are
+trained by the same loop on the same batches (``Batcher``), as ``core.train`` does: Adam(0.9, 0.98,
+1e-9), Noam schedule (warm-up 400), label smoothing 0.1, clipping 1.0, batch 64, bf16 autocast on CUDA.
+
+* time to target: train both from scratch in lock-step (so load changes hit both alike; each
+  keeps its own dropout RNG stream, so interleaving changes no result), measure validation exact
+  match (greedy, all 500 examples) every ``--eval_every`` steps, stop each at ``--target``.
+  "train s" is the wall time of the training steps (forward, backward, clipping, Adam; building
+  the shared batch is not counted); evaluation time is measured and shown apart.
+* tokens/s: training tokens (non-pad source + target) per second of the training step on
+  pre-built batches, alternating contenders in rounds so load changes hit both alike.
+* MFU (``--gpu-mfu``): FLOPs/step = 6·(N_enc·B·S + N_dec·B·T) + 12·d·B·(L_enc·S² + L_dec·(T² + T·S)),
+  N_enc / N_dec the encoder / decoder parameters (decoder includes the output layer, embeddings
+  excluded); the second term is attention's QKᵀ and AV (forward + backward, causal masking not
+  discounted). MFU = FLOPs/step × steps/s ÷ ``--peak-tflops``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as a script from anywhere
+
+import torch  # noqa: E402
+from torch import Tensor, nn  # noqa: E402
+
+from core.config import ModelConfig  # noqa: E402
+from core.data import seq2seq_batch  # noqa: E402
+from core.device import resolve_device  # noqa: E402
+from core.evaluate import evaluate  # noqa: E402
+from core.model import Transformer  # noqa: E402
+from core.objectives import noam_lr, smoothed_loss  # noqa: E402
+from core.positional import sinusoidal_encoding  # noqa: E402
+from core.tasks import get_task  # noqa: E402
+from core.tokenizer import BOS_ID, EOS_ID  # noqa: E402
+from core.train_setup import PRESETS, Batch, Batcher, build_tokenizers, model_config  # noqa: E402
+
+BATCH, WARMUP, SMOOTHING, CLIP = 64, 400, 0.1, 1.0
+# nn.TransformerEncoder's eval fast path packs padded sources into (prototype) nested tensors.
+warnings.filterwarnings("ignore", message=".*nested tensor.*", category=UserWarning)
+
+
+class TorchTransformer(nn.Module):
+    """The baseline: embeddings × √D + sinusoids → ``nn.Transformer`` → Linear, sized by a ModelConfig."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.config = c
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
+        self.register_buffer("pe", sinusoidal_encoding(c.max_len, c.d_model, c.pe_base), persistent=False)
+        self.dropout = nn.Dropout(c.dropout)
+        self.transformer = nn.Transformer(
+            c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, c.dropout,
+            batch_first=True, norm_first=c.norm == "pre",
+        )
+        self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+
+    def _embed(self, ids: Tensor, table: nn.Embedding) -> Tensor:
+        return self.dropout(table(ids) * math.sqrt(self.config.d_model) + self.pe[: ids.size(1)])
+
+    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
+        """(memory (B, S, D), src padding mask (B, S), True = pad)."""
+        pad = src == self.config.pad_id
+        return self.transformer.encoder(self._embed(src, self.src_embed), src_key_padding_mask=pad), pad
+
+    def decode(self, tgt: Tensor, memory: Tensor, src_pad: Tensor) -> Tensor:
+        """Logits (B, T, V) under the causal mask."""
+        causal = torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool, device=tgt.device).triu(1)
+        hidden = self.transformer.decoder(
+            self._embed(tgt, self.tgt_embed), memory, tgt_mask=causal, tgt_is_causal=True,
+            tgt_key_padding_mask=tgt == self.config.pad_id, memory_key_padding_mask=src_pad,
+        )
+        return self.lm_head(hidden)
+
+    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
+        return self.decode(tgt, *self.encode(src))
+
+
+class Contender:
+    """One model with the adapters the shared training loop and greedy decoder need."""
+
+    def __init__(self, name: str, config: ModelConfig, seed: int, device: torch.device) -> None:
+        torch.manual_seed(seed)
+        self.name, self.ours = name, name == "attnscope"
+        self.model = (Transformer(config) if self.ours else TorchTransformer(config)).to(device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+        torch.manual_seed(seed)  # every contender's dropout starts from the same stream ...
+        self.cuda = device.type == "cuda"
+        self.state = self._rng()
+
+    def _rng(self) -> tuple:
+        return torch.get_rng_state(), torch.cuda.get_rng_state() if self.cuda else None
+
+    @contextlib.contextmanager
+    def own_rng(self):
+        """... and keeps its own, so interleaving contenders changes nothing."""
+        torch.set_rng_state(self.state[0])
+        if self.cuda:
+            torch.cuda.set_rng_state(self.state[1])
+        yield
+        self.state = self._rng()
+
+    def logits(self, src: Tensor, tgt: Tensor) -> Tensor:
+        return self.model(src, tgt).logits if self.ours else self.model(src, tgt)
+
+    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
+        return self.model.encode(src)[:2] if self.ours else self.model.encode(src)
+
+    def next_logits(self, seq: Tensor, memory: Tensor, mask: Tensor) -> Tensor:
+        if self.ours:
+            return self.model.next_token_logits(seq, memory, mask)
+        return self.model.decode(seq, memory, mask)[:, -1]
+
+    def params(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+
+def train_step(c: Contender, batch, step: int, autocast) -> float:
+    """One optimizer step, exactly as ``core.train`` takes it (no accumulation)."""
+    c.model.train()
+    for group in c.optimizer.param_groups:
+        group["lr"] = noam_lr(step, c.model.config.d_model, WARMUP)
+    with autocast():
+        logits = c.logits(batch.src, batch.tgt)
+    loss = smoothed_loss(logits, batch.targets, SMOOTHING, c.model.config.pad_id)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(c.model.parameters(), CLIP)
+    c.optimizer.step()
+    c.optimizer.zero_grad(set_to_none=True)
+    return float(loss.detach())
+
+
+@torch.inference_mode()
+def exact_match(c: Contender, val: tuple[Tensor, Tensor, list[str]], target_tok) -> float:
+    """Batched greedy decoding in float32, scored as ``core.evaluate`` does: finished and text equal."""
+    src, tgt, texts = val
+    c.model.eval()
+    memory, mask = c.encode(src)
+    seq = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long, device=src.device)
+    finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+    for _ in range(min(tgt.size(1) + 1, c.model.config.max_len - 1)):
+        chosen = c.next_logits(seq, memory, mask).argmax(-1)
+        chosen = torch.where(finished, torch.full_like(chosen, c.model.config.pad_id), chosen)
+        seq = torch.cat([seq, chosen.unsqueeze(1)], dim=1)
+        finished |= chosen == EOS_ID
+        if bool(finished.all()):
+            break
+    hits = sum(int(done and target_tok.decode(row) == text)
+               for row, done, text in zip(seq.tolist(), finished.tolist(), texts))
+    return hits / len(texts)
+
+
+def sync(device: torch.device) -> float:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def time_to_target(contenders: list[Contender], batcher: Batcher, val, target_tok, args, device,
+                   autocast) -> dict[str, dict]:
+    """Train all contenders in lock-step (alternating who goes first) until each reaches the target."""
+    res = {c.name: {"reached": False, "steps": 0, "train_s": 0.0, "eval_s": 0.0, "exact": 0.0} for c in contenders}
+    for step in range(1, args.max_steps + 1):
+        running = [c for c in contenders if not res[c.name]["reached"]]
+        if not running:
+            break
+        batch = batcher.batch(BATCH, args.seed, step, device=device)
+        for c in running if step % 2 else running[::-1]:
+            r = res[c.name]
+            with c.own_rng():
+                start = sync(device)
+                loss = train_step(c, batch, step, autocast)
+                r["train_s"] += sync(device) - start
+            r["steps"] = step
+            if step % args.eval_every == 0 or step == args.max_steps:
+                start = sync(device)
+                r["exact"] = exact_match(c, val, target_tok)
+                r["eval_s"] += sync(device) - start
+                r["reached"] = r["exact"] >= args.target
+                print(f"  {c.name:<14} step {step:>5}  loss {loss:.4f}  exact match {r['exact']:.3f}  "
+                      f"train {r['train_s']:6.1f}s  eval {r['eval_s']:5.1f}s", flush=True)
+    return res
+
+
+def throughput(contenders: list[Contender], batches: list, args, device, autocast) -> dict[str, float]:
+    """Tokens/s of each contender on the same pre-built batches, in alternating rounds."""
+    warm = args.tput_warmup
+    for c in contenders:
+        for i, b in enumerate(batches[:warm]):
+            train_step(c, b, i + 1, autocast)
+    tokens, seconds = {c.name: 0 for c in contenders}, {c.name: 0.0 for c in contenders}
+    timed, rounds = batches[warm:], args.tput_rounds
+    per_round = math.ceil(len(timed) / rounds)
+    for r in range(rounds):
+        chunk = timed[r * per_round:(r + 1) * per_round]
+        for c in (contenders if r % 2 == 0 else contenders[::-1]):
+            start = sync(device)
+            for i, b in enumerate(chunk):
+                train_step(c, b, warm + r * per_round + i + 1, autocast)
+            seconds[c.name] += sync(device) - start
+            tokens[c.name] += sum(b.tokens for b in chunk)
+    return {name: tokens[name] / seconds[name] for name in tokens}
+
+
+def train_flops(model: nn.Module, b: int, s: int, t: int) -> int:
+    """FLOPs of one training step (the formula in the module docstring); embeddings are lookups, not counted."""
+    n_enc = sum(p.numel() for n, p in model.named_parameters() if "encoder" in n and "embed" not in n)
+    n_dec = sum(p.numel() for n, p in model.named_parameters() if "encoder" not in n and "embed" not in n)
+    c = model.config
+    attention = 12 * c.d_model * b * (c.n_encoder_layers * s * s + c.n_decoder_layers * (t * t + t * s))
+    return 6 * (n_enc * b * s + n_dec * b * t) + attention
+
+
+def gpu_mfu(args, device, preset: str = "base", b: int = 64, s: int = 64, t: int = 64, steps: int = 30,
+            autocast=lambda: torch.autocast("cuda", dtype=torch.bfloat16)) -> None:
+    """Tokens/s and MFU of a ``preset``-sized model in bf16 autocast on one synthetic batch, for both contenders."""
+    sizes, vocab = PRESETS[preset], 8000
+    config = ModelConfig(src_vocab_size=vocab, tgt_vocab_size=vocab, max_len=max(s, t) + 1,
+                         n_encoder_layers=sizes["n_layers"], n_decoder_layers=sizes["n_layers"],
+                         d_model=sizes["d_model"], n_heads=sizes["n_heads"], d_ff=sizes["d_ff"])
+    gen = torch.Generator().manual_seed(args.seed)
+    src, seq = (torch.randint(4, vocab, shape, generator=gen).to(device) for shape in ((b, s), (b, t + 1)))
+    batch = Batch(src, seq[:, :-1], seq[:, 1:], b * (s + t))
+    print(f"\n{device} ({machine_gpu(device)}), '{preset}' size in bf16 autocast, batch {b} x ({s} src + {t} tgt) "
+          f"tokens, {steps} timed steps, peak {args.peak_tflops:g} TFLOP/s")
+    print("| contender | params | tokens/s | TFLOP/s | MFU |\n|---|---:|---:|---:|---:|")
+    for name in ("attnscope", "nn.Transformer"):
+        c = Contender(name, config, args.seed, device)
+        flops = train_flops(c.model, b, s, t)
+        for i in range(5):
+            train_step(c, batch, i + 1, autocast)
+        start = sync(device)
+        for i in range(steps):
+            train_step(c, batch, 6 + i, autocast)
+        per_step = (sync(device) - start) / steps
+        print(f"| {name} | {c.params():,} | {batch.tokens / per_step:,.0f} | {flops / per_step / 1e12:.1f} "
+              f"| {flops / per_step / (args.peak_tflops * 1e12):.1%} |")
+        del c
+
+
+def machine_gpu(device: torch.device) -> str:
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "no GPU"
+
+
+def machine(device: torch.device) -> str:
+    cpu = platform.processor() or "unknown CPU"
+    with contextlib.suppress(OSError):
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    return (f"torch {torch.__version__}, device {device} ({machine_gpu(device)}), threads {torch.get_num_threads()}, "
+            f"CPU {cpu} ({os.cpu_count()} logical cores), Python {platform.python_version()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="reverse", help="an encoder-decoder task (default: reverse)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target", type=float, default=0.99, help="validation exact match to reach")
+    parser.add_argument("--eval_every", type=int, default=100)
+    parser.add_argument("--max_steps", type=int, default=4000)
+    parser.add_argument("--tput_steps", type=int, default=200, help="timed steps per contender for tokens/s")
+    parser.add_argument("--tput_warmup", type=int, default=20)
+    parser.add_argument("--tput_rounds", type=int, default=10, help="alternating rounds the timed steps are split into")
+    parser.add_argument("--skip_target", action="store_true", help="only measure tokens/s")
+    parser.add_argument("--gpu-mfu", dest="gpu_mfu", action="store_true")
+    parser.add_argument("--peak-tflops", dest="peak_tflops", type=float, default=989.0,
+                        help="peak dense bf16 TFLOP/s of the GPU (989 = H100 SXM)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 60 steps, 20 timed throughput steps")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.max_steps, args.eval_every, args.tput_steps, args.tput_warmup, args.tput_rounds = 60, 30, 20, 5, 2
+
+    device = resolve_device(args.device)
+    torch.set_num_threads(args.threads or len(os.sched_getaffinity(0)))
+    task = get_task(args.task)
+    if task.architecture != "encoder-decoder":
+        parser.error(f"task {args.task!r} is not an encoder-decoder task")
+    data = task.generate(args.seed)
+    tokenizers = build_tokenizers(task, data)
+    config = model_config(task, tokenizers, data, dropout=0.1, norm="post", positional="sinusoidal",
+                          score="scaled_dot", tie_embeddings=False, **PRESETS["small"])
+    batcher = Batcher(task, tokenizers, data.train, config)
+    src, tgt, _ = seq2seq_batch(tokenizers["source"], tokenizers["target"],
+                                [(e.source, e.target) for e in data.validation], config.max_len, config.pad_id, device)
+    val = (src, tgt, [e.target for e in data.validation])
+    autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda"
+                else contextlib.nullcontext)
+
+    print(f"# train_speed: {' '.join(sys.argv[1:]) or '(defaults)'}\n# {machine(device)}")
+    print(f"# task {task.name}: {len(data.train)} train / {len(data.validation)} validation, 'small' preset, "
+          f"batch {BATCH}, warm-up {WARMUP}, target exact match {args.target}")
+    names = ("attnscope", "nn.Transformer")
+    counts = {n: Contender(n, config, args.seed, device).params() for n in names}
+    print("# parameters: " + ", ".join(f"{n} {p:,}" for n, p in counts.items()))
+
+    results: dict[str, dict] = {n: {} for n in names}
+    if not args.skip_target:
+        print("\nTime to target (fresh models, same batches, trained in lock-step):")
+        contenders = [Contender(n, config, args.seed, device) for n in names]
+        results = time_to_target(contenders, batcher, val, tokenizers["target"], args, device, autocast)
+        # the bench's scorer must agree with the library's own evaluator
+        official = evaluate(contenders[0].model, tokenizers, task, data.validation)["exact_match"]
+        print(f"  check: core.evaluate exact match of attnscope {official:.3f} "
+              f"(bench greedy {results['attnscope']['exact']:.3f})")
+    batches = [batcher.batch(BATCH, args.seed + 1, i + 1, device=device)
+               for i in range(args.tput_warmup + args.tput_steps)]
+    print(f"\nThroughput: {args.tput_warmup} warm-up + {args.tput_steps} timed steps each, "
+          f"{args.tput_rounds} alternating rounds ...", flush=True)
+    rates = throughput([Contender(n, config, args.seed, device) for n in names], batches, args, device, autocast)
+
+    base = rates["nn.Transformer"]
+    print("\n| contender | reached | steps to target | train s to target | eval s | tokens/s | ratio |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for n in names:
+        r = results[n]
+        target = (f"{'yes' if r['reached'] else 'no'} ({r['exact']:.3f}) | {r['steps']} | {r['train_s']:.1f} | "
+                  f"{r['eval_s']:.1f}") if r else "- | - | - | -"
+        print(f"| {n} | {target} | {rates[n]:,.0f} | {rates[n] / base:.2f} |")
+    if args.gpu_mfu and device.type == "cuda":
+        gpu_mfu(args, device)
+    elif args.gpu_mfu:
+        print("\n--gpu-mfu skipped: no CUDA device in use.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""Shared machinery for the real-browser tests: serve the app with ``streamlit run`` on loopback
+and drive Debian's Chromium through Playwright (no browser download).
+
+Set ``ATTNSCOPE_SCREENSHOTS=<folder>`` to save the screenshots the README shows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+def chromium_path() -> str:
+    """Debian's Chromium, or skip (fail in CI, where ATTNSCOPE_REQUIRE_BROWSER=1)."""
+    path = shutil.which("chromium")
+    if path is None:
+        message = "Chromium is not installed (apt-get install chromium)"
+        if os.environ.get("ATTNSCOPE_REQUIRE_BROWSER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.fail("playwright is not installed: pip install -r requirements-dev.txt")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def served_app(runs_dir: Path) -> Iterator[str]:
+    """``streamlit run`` the app on a free loopback port; yields its URL."""
+    port = _free_port()
+    env = {**os.environ, "ATTNSCOPE_RUNS": str(runs_dir), "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py", "--server.port", str(port),
+               "--server.address", "127.0.0.1", "--server.headless", "true"]
+    log = runs_dir / "server.log"
+    with open(log, "wb") as output:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the app did not start:\n{log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def wait_until_idle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the app has rendered and no script run is in progress."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            return app && app.getAttribute('data-test-script-state') !== 'running'
+                && !document.querySelector('[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]');
+        }""",
+        timeout=timeout_ms,
+    )
+    page.wait_for_timeout(300)
+
+
+def problems_on(page) -> list[str]:
+    """Tracebacks and error messages visible on the page."""
+    found = [e.inner_text() for e in page.locator('[data-testid="stException"]').all()]
+    found += [e.inner_text() for e in page.locator('[data-testid="stAlertContentError"]').all()]
+    return found
+
+
+def screenshot(page, name: str) -> None:
+    """Save a screenshot when ATTNSCOPE_SCREENSHOTS names a folder."""
+    folder = os.environ.get("ATTNSCOPE_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=False)

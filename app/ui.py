@@ -17,7 +17,7 @@ import streamlit as st
 import vl_convert
 
 from app import catalog, resources
-from core import CheckpointError
+from core import Checkpoint, CheckpointError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -34,22 +34,24 @@ h3, h3[class*="st-"], h3 span { font-size: 2rem !important; }
 
 
 # ----------------------------------------------------------------------------- share links
-def restore_from_url(keys: dict[str, Callable[[str], Any]]) -> None:
-    """Seed ``st.session_state`` from the URL's query parameters, once per page visit.
+def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, Any] | None = None) -> None:
+    """Seed ``st.session_state`` from the URL's query parameters, once per page visit, then
+    give every key of ``defaults`` still unset its default value.
 
     ``keys`` maps a widget key to a parser (``int``, ``str``, ``float``, ``parse_bool``).
     Unparseable values are ignored, so a hand-edited link never breaks the page.
     """
     marker = "_restored_" + ",".join(sorted(keys))
-    if st.session_state.get(marker):
-        return
-    st.session_state[marker] = True
-    for key, parse in keys.items():
-        if key in st.query_params:
-            try:
-                st.session_state[key] = parse(st.query_params[key])
-            except (TypeError, ValueError):
-                log.info("ignoring query parameter %s=%r", key, st.query_params[key])
+    if not st.session_state.get(marker):
+        st.session_state[marker] = True
+        for key, parse in keys.items():
+            if key in st.query_params:
+                try:
+                    st.session_state[key] = parse(st.query_params[key])
+                except (TypeError, ValueError):
+                    log.info("ignoring query parameter %s=%r", key, st.query_params[key])
+    for key, default in (defaults or {}).items():
+        st.session_state.setdefault(key, default)
 
 
 def write_to_url(keys: list[str]) -> None:
@@ -119,6 +121,16 @@ def current_entry() -> catalog.Entry | None:
     """The checkpoint chosen in the sidebar."""
     key = st.session_state.get("ckpt")
     return resources.entry(key) if key else None
+
+
+def current_checkpoint() -> tuple[catalog.Entry, Checkpoint] | None:
+    """The sidebar's checkpoint, loaded; None when none is chosen or it cannot be opened
+    (then a clear message has been shown)."""
+    entry = current_entry()
+    if entry is None:
+        return None
+    ckpt = attempt(f"open {entry.name}", resources.checkpoint, entry)
+    return None if ckpt is None else (entry, ckpt)
 
 
 def font_scale() -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import resources, teaching, ui
+from app import teaching, ui
 from app.charts import teaching as charts
 
 NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
@@ -23,10 +23,9 @@ URL_KEYS = ["arch_norm", "ffn_tokens", "ffn_seed", "norm_batch", "norm_tokens", 
 ui.restore_from_url({"arch_norm": _norm_view, "ffn_tokens": teaching.bounded(1, 12),
                      "ffn_seed": teaching.bounded(0, 9999), "norm_batch": teaching.bounded(1, 6),
                      "norm_tokens": teaching.bounded(2, 8), "norm_features": teaching.bounded(2, 12),
-                     "norm_seed": teaching.bounded(0, 9999)})
-for key, default in {"arch_norm": "checkpoint", "ffn_tokens": 5, "ffn_seed": 0, "norm_batch": 3, "norm_tokens": 4,
-                     "norm_features": 6, "norm_seed": 0}.items():
-    st.session_state.setdefault(key, default)
+                     "norm_seed": teaching.bounded(0, 9999)},
+                    {"arch_norm": "checkpoint", "ffn_tokens": 5, "ffn_seed": 0, "norm_batch": 3, "norm_tokens": 4,
+                     "norm_features": 6, "norm_seed": 0})
 fs = ui.font_scale()
 
 st.title("Architecture")
@@ -38,8 +37,8 @@ st.markdown(
 
 # ----------------------------------------------------------------------------- diagram
 st.header("1 · The loaded model")
-entry = ui.current_entry()
-ckpt = ui.attempt("load the checkpoint", resources.checkpoint, entry) if entry else None
+loaded = ui.current_checkpoint()
+entry, ckpt = loaded if loaded else (None, None)
 if ckpt is None:
     st.info("Choose a checkpoint in the sidebar to see its diagram and parameter counts.")
 else:

@@ -405,13 +405,11 @@ st.title("Checkpoints")
 flash = st.session_state.pop("_ckpt_flash", None)
 if flash:
     getattr(st, flash[0])(flash[1])
-entry = ui.current_entry()
-if entry is None:
+loaded = ui.current_checkpoint()
+if loaded is None:
     st.info("Choose a checkpoint in the sidebar, train one on the Train page, or upload one.")
     st.stop()
-ckpt = ui.attempt(f"open {entry.name}", resources.checkpoint, entry)
-if ckpt is None:
-    st.stop()
+entry, ckpt = loaded
 source = {"shipped": "Shipped with Attnscope", "run": "Your training run", "upload": "Uploaded"}[entry.source]
 st.markdown(f"### {_code(entry.name)}")
 known = TASKS.get(entry.task) if isinstance(entry.task, str) else None

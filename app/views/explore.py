@@ -17,13 +17,11 @@ st.title("Explore attention")
 st.caption("Type a sentence and see how the model splits it into tokens, what it predicts, and where every "
            "attention head looks. Rows are the tokens doing the attending, columns the tokens attended to.")
 
-entry = ui.current_entry()
-if entry is None:
+loaded = ui.current_checkpoint()
+if loaded is None:
     st.info("Pick a checkpoint in the sidebar, or train one on the Train page, to see its attention.")
     st.stop()
-ckpt = ui.attempt("load the checkpoint", resources.checkpoint, entry)
-if ckpt is None:
-    st.stop()
+entry, ckpt = loaded
 w.header(entry, ckpt.config)
 
 text = w.text_input(entry)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import resources, teaching, ui
+from app import teaching, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 
@@ -21,10 +21,8 @@ def _tokenizer_choice(text: str) -> str:
 
 
 ui.restore_from_url({"mask_len": teaching.bounded(1, 24), "mask_sentences": teaching.clipped_text(2000),
-                     "mask_tok": _tokenizer_choice, "mask_seed": teaching.bounded(0, 9999)})
-for key, default in {"mask_len": 6, "mask_sentences": DEFAULT_SENTENCES, "mask_tok": "whitespace",
-                     "mask_seed": 0}.items():
-    st.session_state.setdefault(key, default)
+                     "mask_tok": _tokenizer_choice, "mask_seed": teaching.bounded(0, 9999)},
+                    {"mask_len": 6, "mask_sentences": DEFAULT_SENTENCES, "mask_tok": "whitespace", "mask_seed": 0})
 fs = ui.font_scale()
 
 st.title("Masks")
@@ -120,8 +118,8 @@ if not sentences:
     st.stop()
 batch = None
 if st.session_state["mask_tok"] == "checkpoint":
-    entry = ui.current_entry()
-    ckpt = ui.attempt("load the checkpoint", resources.checkpoint, entry) if entry else None
+    loaded = ui.current_checkpoint()
+    ckpt = loaded[1] if loaded else None
     if ckpt is None:
         st.warning("No checkpoint is loaded: splitting on spaces instead.")
     else:

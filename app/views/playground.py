@@ -25,9 +25,8 @@ def _dims(text: str) -> tuple[int, int]:
 
 
 ui.restore_from_url({"pg_seed": teaching.bounded(0, 9999), "pg_beta": teaching.bounded(0.0, 20.0, float),
-                     "pg_hard": ui.parse_bool, "pg_dims": _dims, "pg_cross": ui.parse_bool})
-for key, default in {"pg_seed": 0, "pg_beta": 1.0, "pg_hard": False, "pg_cross": False}.items():
-    st.session_state.setdefault(key, default)
+                     "pg_hard": ui.parse_bool, "pg_dims": _dims, "pg_cross": ui.parse_bool},
+                    {"pg_seed": 0, "pg_beta": 1.0, "pg_hard": False, "pg_cross": False})
 if st.session_state.get("_pg_seed_used") != st.session_state["pg_seed"]:
     # A new seed draws new vectors: forget the edits made to the old ones.
     for key in ("pg_vectors", "pg_query"):

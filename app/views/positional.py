@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import resources, teaching, ui
+from app import teaching, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import get_task
@@ -37,10 +37,9 @@ def _int_list(text: str) -> list[int]:
 
 ui.restore_from_url({"pe_len": teaching.bounded(2, 100), "pe_dim": teaching.bounded(4, 512),
                      "pe_base": _base, "pe_dims": _int_list, "pe_k": teaching.bounded(1, 50),
-                     "pe_pair": teaching.bounded(0, 255), "pe_text": teaching.clipped_text(200)})
-for key, default in {"pe_len": 20, "pe_dim": 128, "pe_base": 10000, "pe_dims": [0, 1, 10, 11, 40, 41],
-                     "pe_k": 3, "pe_pair": 1}.items():
-    st.session_state.setdefault(key, default)
+                     "pe_pair": teaching.bounded(0, 255), "pe_text": teaching.clipped_text(200)},
+                    {"pe_len": 20, "pe_dim": 128, "pe_base": 10000, "pe_dims": [0, 1, 10, 11, 40, 41], "pe_k": 3,
+                     "pe_pair": 1})
 fs = ui.font_scale()
 
 st.title("Positional encoding")
@@ -169,13 +168,11 @@ with w2:
 # ----------------------------------------------------------------------------- the loaded model
 ui.write_to_url(["pe_len", "pe_dim", "pe_base", "pe_dims", "pe_k", "pe_pair"])
 st.header("6 · What the loaded model adds to its embeddings")
-entry = ui.current_entry()
-if entry is None:
+loaded = ui.current_checkpoint()
+if loaded is None:
     st.info("Choose a checkpoint in the sidebar to see its embeddings.")
     st.stop()
-ckpt = ui.attempt("load the checkpoint", resources.checkpoint, entry)
-if ckpt is None:
-    st.stop()
+entry, ckpt = loaded
 if "pe_text" not in st.session_state:
     examples = ()
     if ckpt.info.task:

@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     sys.stdout.write(f"{'checkpoint':<28} {'split':<10} metrics\n")
     for path in args.checkpoints:
+        if path.endswith(".train-state.safetensors"):
+            continue  # a run's resume state, not a model to report
         try:
             ckpt = load(path)
         except CheckpointError as error:

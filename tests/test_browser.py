@@ -75,11 +75,12 @@ def test_explore_reacts_to_text_kind_layer_head_and_the_causal_mask(browser_page
 
     page.locator(".st-key-kind").get_by_text("Cross-attention").click()
     wait_until_idle(page)
-    chart = page.locator('[data-testid="stVegaLiteChart"]').first
-    before = chart.screenshot()
-    page.locator(".st-key-head").get_by_role("slider").press("ArrowRight")
-    wait_until_idle(page)
-    assert page.locator('[data-testid="stVegaLiteChart"]').first.screenshot() != before, "head change not drawn"
+    for control in ("layer", "head"):
+        before = page.locator('[data-testid="stVegaLiteChart"]').first.screenshot()
+        page.locator(f".st-key-{control}").get_by_role("slider").press("ArrowRight")
+        wait_until_idle(page)
+        after = page.locator('[data-testid="stVegaLiteChart"]').first.screenshot()
+        assert after != before, f"changing the {control} did not redraw the map"
     screenshot(page, "explore-cross")
 
     page.get_by_text("Interventions: change how attention works").click()

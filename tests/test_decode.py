@@ -76,7 +76,7 @@ def check_generation_invariants(gen: Generation, prefix_len: int, max_len: int, 
 
 
 # ---------------------------------------------------------------- greedy
-@pytest.mark.parametrize(("architecture", "seed"), itertools.product(GENERATING, [0, 1, 2]))
+@pytest.mark.parametrize(("architecture", "seed"), list(itertools.product(GENERATING, [0, 1, 2])))
 def test_greedy_equals_a_hand_written_argmax_loop(architecture: str, seed: int) -> None:
     model = tiny_model(architecture, seed=seed)
     src, prefix = inputs(architecture, seed=seed)
@@ -149,7 +149,7 @@ def test_prefix_that_fills_max_len_leaves_no_room() -> None:
 
 
 # ---------------------------------------------------------------- beam search
-@pytest.mark.parametrize(("architecture", "seed"), itertools.product(GENERATING, [0, 1, 2, 14, 43]))
+@pytest.mark.parametrize(("architecture", "seed"), list(itertools.product(GENERATING, [0, 1, 2, 14, 43])))
 def test_beam_size_one_equals_greedy(architecture: str, seed: int) -> None:
     model = tiny_model(architecture, seed=seed)
     src, prefix = inputs(architecture, seed=seed)
@@ -159,7 +159,7 @@ def test_beam_size_one_equals_greedy(architecture: str, seed: int) -> None:
     torch.testing.assert_close(beam.scores, best.scores, atol=1e-4, rtol=0)
 
 
-@pytest.mark.parametrize(("architecture", "seed"), itertools.product(GENERATING, range(4)))
+@pytest.mark.parametrize(("architecture", "seed"), list(itertools.product(GENERATING, range(4))))
 def test_exhaustive_beam_finds_the_best_finished_sequence_and_beats_greedy(architecture: str, seed: int) -> None:
     # With a beam wider than every hypothesis, beam search is exhaustive: it must return the most
     # likely finished sequence. (A narrow beam is not guaranteed to beat greedy: see the report.)

@@ -100,7 +100,7 @@ def test_fused_and_explicit_paths_give_the_same_logits(architecture, score, norm
         torch.testing.assert_close(fused.logits, explicit.logits, atol=1e-5, rtol=0)
 
 
-@pytest.mark.parametrize(("architecture", "score"), itertools.product(ARCHITECTURES, SCORES))
+@pytest.mark.parametrize(("architecture", "score"), list(itertools.product(ARCHITECTURES, SCORES)))
 def test_softmax_of_returned_scores_equals_the_weights(architecture: str, score: str) -> None:
     model = tiny_model(architecture, score=score, seed=4)
     batch = padded_batch(architecture)

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 declare -A FLAGS=(
   [copy]="--steps=2000 --stop_at=1.0"
   [reverse]="--steps=3000 --stop_at=1.0"
-  [sort]="--preset=medium --steps=8000 --warmup=800 --stop_at=1.0"
+  [sort]="--steps=8000 --stop_at=1.0 --train_size=60000 --dropout=0.0 --label_smoothing=0.0"
   [dates]="--steps=5000 --stop_at=1.0"
   [addition]="--preset=medium --steps=8000 --warmup=800 --stop_at=0.998"
   [translation]="--steps=5000 --stop_at=1.0"

@@ -7,7 +7,8 @@ tokens/s and MFU of the "base" size, 6+6 layers, d_model 512, in bf16 autocast).
 Both contenders have the "small" preset's sizes (2+2 layers, d_model 64, 4 heads, d_ff 256, dropout
 0.1, post-norm, sinusoids, xavier-uniform matrices, untied output layer: equal parameter counts) and are
 trained by the same loop on the same batches (``Batcher``), as ``core.train`` does: Adam(0.9, 0.98,
-1e-9), Noam schedule (warm-up 400), label smoothing 0.1, clipping 1.0, batch 64, bf16 autocast on CUDA.
+1e-9), Noam schedule (factor 1, warm-up 400), label smoothing 0.1, clipping 1.0, batch 64, bf16 autocast on
+CUDA; ``--lr``, ``--warmup``, ``--batch`` and ``--train_size`` change the recipe for both alike.
 
 * time to target: train both from scratch in lock-step (so load changes hit both alike; each
   keeps its own dropout RNG stream, so interleaving changes no result), measure validation exact
@@ -50,7 +51,8 @@ from core.tasks import get_task  # noqa: E402
 from core.tokenizer import BOS_ID, EOS_ID  # noqa: E402
 from core.train_setup import PRESETS, Batch, Batcher, build_tokenizers, model_config  # noqa: E402
 
-BATCH, WARMUP, SMOOTHING, CLIP = 64, 400, 0.1, 1.0
+SMOOTHING, CLIP = 0.1, 1.0
+SCHEDULE = {"factor": 1.0, "warmup": 400}  # the Noam schedule both contenders follow (set from the flags)
 # nn.TransformerEncoder's eval fast path packs padded sources into (prototype) nested tensors.
 warnings.filterwarnings("ignore", message=".*nested tensor.*", category=UserWarning)
 
@@ -138,7 +140,7 @@ def train_step(c: Contender, batch, step: int, autocast) -> float:
     """One optimizer step, exactly as ``core.train`` takes it (no accumulation)."""
     c.model.train()
     for group in c.optimizer.param_groups:
-        group["lr"] = noam_lr(step, c.model.config.d_model, WARMUP)
+        group["lr"] = noam_lr(step, c.model.config.d_model, SCHEDULE["warmup"], SCHEDULE["factor"])
     with autocast():
         logits = c.logits(batch.src, batch.tgt)
     loss = smoothed_loss(logits, batch.targets, SMOOTHING, c.model.config.pad_id)
@@ -183,7 +185,7 @@ def time_to_target(contenders: list[Contender], batcher: Batcher, val, target_to
         running = [c for c in contenders if not res[c.name]["reached"]]
         if not running:
             break
-        batch = batcher.batch(BATCH, args.seed, step, device=device)
+        batch = batcher.batch(args.batch, args.seed, step, device=device)
         for c in running if step % 2 else running[::-1]:
             r = res[c.name]
             with c.own_rng():
@@ -275,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch", type=int, default=64, help="sequences per training step")
+    parser.add_argument("--lr", type=float, default=1.0, help="Noam schedule factor (as core.train's --lr)")
+    parser.add_argument("--warmup", type=int, default=400, help="Noam warm-up steps")
+    parser.add_argument("--train_size", type=int, default=None, help="training examples (default: the task's)")
     parser.add_argument("--target", type=float, default=0.99, help="validation exact match to reach")
     parser.add_argument("--eval_every", type=int, default=100)
     parser.add_argument("--max_steps", type=int, default=4000)
@@ -295,7 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     task = get_task(args.task)
     if task.architecture != "encoder-decoder":
         parser.error(f"task {args.task!r} is not an encoder-decoder task")
-    data = task.generate(args.seed)
+    SCHEDULE.update(factor=args.lr, warmup=args.warmup)
+    sizes = None if args.train_size is None else (args.train_size, *task.default_sizes[1:])
+    data = task.generate(args.seed, sizes)
     tokenizers = build_tokenizers(task, data)
     config = model_config(task, tokenizers, data, dropout=0.1, norm="post", positional="sinusoidal",
                           score="scaled_dot", tie_embeddings=False, **PRESETS["small"])
@@ -308,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"# train_speed: {' '.join(sys.argv[1:]) or '(defaults)'}\n# {machine(device)}")
     print(f"# task {task.name}: {len(data.train)} train / {len(data.validation)} validation, 'small' preset, "
-          f"batch {BATCH}, warm-up {WARMUP}, target exact match {args.target}")
+          f"batch {args.batch}, Noam factor {args.lr} with warm-up {args.warmup}, target exact match {args.target}")
     names = ("attnscope", "nn.Transformer")
     counts = {n: Contender(n, config, args.seed, device).params() for n in names}
     print("# parameters: " + ", ".join(f"{n} {p:,}" for n, p in counts.items()))
@@ -322,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         official = evaluate(contenders[0].model, tokenizers, task, data.validation)["exact_match"]
         print(f"  check: core.evaluate exact match of attnscope {official:.3f} "
               f"(bench greedy {results['attnscope']['exact']:.3f})")
-    batches = [batcher.batch(BATCH, args.seed + 1, i + 1, device=device)
+    batches = [batcher.batch(args.batch, args.seed + 1, i + 1, device=device)
                for i in range(args.tput_warmup + args.tput_steps)]
     print(f"\nThroughput: {args.tput_warmup} warm-up + {args.tput_steps} timed steps each, "
           f"{args.tput_rounds} alternating rounds ...", flush=True)

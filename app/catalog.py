@@ -7,6 +7,7 @@ app at an arbitrary file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -49,8 +50,26 @@ class Entry:
         return self.source != "shipped"
 
 
-def _metric_text(info: CheckpointInfo) -> str:
-    test = info.metrics.get("test", {})
+@functools.lru_cache(maxsize=256)
+def _info_at(path: str, mtime_ns: int, size: int) -> CheckpointInfo:
+    return read_info(path)
+
+
+def info(path: Path) -> CheckpointInfo:
+    """A checkpoint's verified header, read once per version of the file (keyed by its mtime and size).
+
+    Raises:
+        CheckpointError: missing, unreadable or corrupted file.
+    """
+    try:
+        stat = path.stat()
+    except OSError:
+        raise CheckpointError(f"checkpoint not found: {path.name}") from None
+    return _info_at(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def _metric_text(header: CheckpointInfo) -> str:
+    test = header.metrics.get("test", {})
     for name in ("exact_match", "accuracy"):
         if name in test:
             return f"test {name.replace('_', ' ')} {test[name]:.1%}"
@@ -59,11 +78,11 @@ def _metric_text(info: CheckpointInfo) -> str:
     return ""
 
 
-def _describe(info: CheckpointInfo) -> str:
+def _describe(header: CheckpointInfo) -> str:
     try:
-        return get_task(info.task).description if info.task else "A custom checkpoint."
+        return get_task(header.task).description if header.task else "A custom checkpoint."
     except ValueError:
-        return f"Trained on an unknown task {info.task!r}."
+        return f"Trained on an unknown task {header.task!r}."
 
 
 def _entries_in(folder: Path, source: str) -> tuple[list[Entry], list[str]]:
@@ -74,12 +93,12 @@ def _entries_in(folder: Path, source: str) -> tuple[list[Entry], list[str]]:
         if path.name.endswith(".train-state.safetensors") or path.is_symlink():
             continue
         try:
-            info = read_info(path)
+            header = info(path)
         except CheckpointError as error:
             problems.append(str(error))
             continue
         key = f"{source}:{path.stem}"
-        entries.append(Entry(key, source, path.stem, path, info.task, _describe(info), _metric_text(info)))
+        entries.append(Entry(key, source, path.stem, path, header.task, _describe(header), _metric_text(header)))
     return entries, problems
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 import torch
 
 from app import catalog
-from core import Checkpoint, Explanation, explain, explain_batch, load_checkpoint, read_info
+from core import Checkpoint, Explanation, explain, explain_batch, load_checkpoint
 
 # At most two forward passes at a time across all sessions: the machine stays responsive.
 _INFERENCE = threading.BoundedSemaphore(2)
@@ -33,15 +33,9 @@ def entry(key: str) -> catalog.Entry | None:
     return next((e for e in entries()[0] if e.key == key), None)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def fingerprint(path: str, mtime_ns: int, size: int) -> str:
-    """The checkpoint's verified SHA-256 (cached by file identity)."""
-    return read_info(path).sha256
-
-
 def sha_of(path: Path) -> str:
-    stat = path.stat()
-    return fingerprint(str(path), stat.st_mtime_ns, stat.st_size)
+    """The checkpoint's verified SHA-256 (its header is read once per version of the file)."""
+    return catalog.info(path).sha256
 
 
 @st.cache_resource(max_entries=8, show_spinner="Loading the model…")

@@ -245,7 +245,7 @@ def train(
             window_tokens, window_start = 0, time.perf_counter()
         if ctx.main and step % config.snapshot_every == 0:
             record_snapshot(step)
-        halt = bool(should_stop and should_stop())
+        halt = ctx.agree(bool(should_stop and should_stop()))  # every rank must take the same branch
         if step % config.eval_every == 0 or step == config.steps or halt:
             if ctx.main:
                 metrics = evaluate(model, tokenizers, task, data.validation)
@@ -269,8 +269,8 @@ def train(
                     stopped = "early stopping"
                 halt = halt or reached or bool(config.patience and stale >= config.patience)
             halt = ctx.agree(halt)
-        if ctx.main and (step % config.save_every == 0 or halt):
-            write_state(step)
+        if ctx.main and step % config.save_every == 0 and not halt and step < config.steps:
+            write_state(step)  # the last step's state is written once, after the loop
         if halt:
             stopped = "stopped" if stopped == "completed" else stopped
             break

@@ -175,7 +175,7 @@ def prediction(exp: Explanation, font_scale: float) -> None:
                                      font_scale=font_scale))
         return
     st.caption("Most likely next token" + (" and continuation" if exp.options.get("continuation") else ""))
-    st.code(pred.text, language=None)
+    st.code(charts.visible(pred.text), language=None)  # a space or newline must not look like nothing
     bars(charts.probability_bars(pred.labels, pred.probabilities, title="Next-token candidates",
                                  x_title="next token", font_scale=font_scale))
 

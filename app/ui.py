@@ -23,14 +23,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 alt.data_transformers.disable_max_rows()  # exports of large heatmaps (e.g. 128 × 128) must not fail
 
-PROJECTOR_CSS = """
-<style>
-html, body, [class*="st-"], .stMarkdown, .stText, .stCode, code { font-size: 1.35rem !important; }
-h1, h1[class*="st-"], h1 span { font-size: 3rem !important; }
-h2, h2[class*="st-"], h2 span { font-size: 2.4rem !important; }
-h3, h3[class*="st-"], h3 span { font-size: 2rem !important; }
-</style>
-"""
+# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and
+# tables get an explicit size, and headings are left to the root so they stay larger than the text.
+PROJECTOR_CSS = """<style>
+html { font-size: 135% !important; }
+:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
+  font-size: 1.25rem !important;
+}
+</style>"""
 
 
 # ----------------------------------------------------------------------------- share links

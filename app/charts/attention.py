@@ -21,16 +21,12 @@ KEY_TITLE = "key token (attended to)"
 PICK = "pick"  # the model view's selection parameter: {layer, head} of the clicked panel
 
 
-def visible(token: str) -> str:
-    """A token as it should be read on screen: whitespace and control characters drawn as symbols."""
-    pictures = {" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"}
-    shown = "".join(pictures.get(c) or (chr(0x2400 + ord(c)) if ord(c) < 0x20 else c) for c in token)
-    return shown or "∅"
+visible = base.visible  # re-exported: the Explore page labels tokens with it
 
 
 def token_labels(tokens: Sequence[str]) -> list[str]:
     """Unique, visible axis labels (``"3:a"``): repeated tokens keep their own row or column."""
-    return base.label_tokens([visible(t) for t in tokens])
+    return base.label_tokens(tokens)
 
 
 def heatmap_size(rows: int, cols: int, font_scale: float = 1.0) -> int:

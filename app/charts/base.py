@@ -16,13 +16,19 @@ DIVERGING = "blueorange"  # for signed values (differences, encodings); colour-b
 CATEGORY = "tableau10"
 
 
+def visible(token: str) -> str:
+    """A token as it should be read on screen: whitespace and control characters drawn as symbols."""
+    pictures = {" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"}
+    shown = "".join(pictures.get(c) or (chr(0x2400 + ord(c)) if ord(c) < 0x20 else c) for c in token)
+    return shown or "∅"
+
+
 def label_tokens(tokens: Sequence[str]) -> list[str]:
     """Unique axis labels: ``"3:a"`` style, so repeated tokens keep their own row/column.
 
     Whitespace is made visible (``␣``, ``⏎``) so a space token is never an empty label.
     """
-    visible = [t.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥") or "∅" for t in tokens]
-    return [f"{i}:{t}" for i, t in enumerate(visible)]
+    return [f"{i}:{visible(t)}" for i, t in enumerate(tokens)]
 
 
 def matrix_frame(

@@ -18,7 +18,7 @@ tasks=("$@")
 [ ${#tasks[@]} -gt 0 ] || tasks=(copy reverse sort dates addition translation sentiment lm)
 for task in "${tasks[@]}"; do
   # shellcheck disable=SC2086
-  python -m core.train --task="$task" --out="assets/checkpoints/$task.safetensors" --progress=false ${FLAGS[$task]}
+  python -m core train --task="$task" --out="assets/checkpoints/$task.safetensors" --progress=false ${FLAGS[$task]}
   rm -f "assets/checkpoints/$task.train-state.safetensors"
 done
-python -m core.evaluate assets/checkpoints/*.safetensors
+python -m core evaluate assets/checkpoints/*.safetensors

@@ -41,15 +41,15 @@ import torch  # noqa: E402
 from torch import Tensor, nn  # noqa: E402
 
 from core.config import ModelConfig  # noqa: E402
-from core.data import seq2seq_batch  # noqa: E402
+from core.training.data import seq2seq_batch  # noqa: E402
 from core.device import resolve_device  # noqa: E402
-from core.evaluate import evaluate  # noqa: E402
-from core.model import Transformer  # noqa: E402
-from core.objectives import noam_lr, smoothed_loss  # noqa: E402
-from core.positional import sinusoidal_encoding  # noqa: E402
+from core.training.evaluation import evaluate  # noqa: E402
+from core.model.transformer import Transformer  # noqa: E402
+from core.training.objectives import noam_lr, smoothed_loss  # noqa: E402
+from core.model.positional import sinusoidal_encoding  # noqa: E402
 from core.tasks import get_task  # noqa: E402
-from core.tokenizer import BOS_ID, EOS_ID  # noqa: E402
-from core.train_setup import PRESETS, Batch, Batcher, build_tokenizers, model_config  # noqa: E402
+from core.io.tokenizer import BOS_ID, EOS_ID  # noqa: E402
+from core.training.setup import PRESETS, Batch, Batcher, build_tokenizers, model_config  # noqa: E402
 
 SMOOTHING, CLIP = 0.1, 1.0
 SCHEDULE = {"factor": 1.0, "warmup": 400}  # the Noam schedule both contenders follow (set from the flags)

@@ -1,68 +1,46 @@
 """Attnscope core: a Transformer that returns every head's attention alongside its predictions.
 
-The public API (the app uses nothing else)::
+The flow is text → tokens (``core.io``) → model (``core.model``) → a pure-data
+:class:`Explanation` (``core.inspect``) → the app's charts. Training lives in
+``core.training``, built-in data generators in ``core.tasks``. This module is the
+public API: the app and ``bench/`` use nothing else::
 
-    from core import ModelConfig, Transformer, explain, load_checkpoint
+    from core import explain, load_checkpoint
+    result = explain("assets/checkpoints/reverse.safetensors", "abcdef")
 
-Names are imported lazily, so ``import core.tasks`` stays light and
-``python -m core.explain`` / ``python -m core.train`` run their module only once.
+Command line: ``python -m core {train,explain,evaluate}`` (see ``core/__main__.py``).
 """
 
-from __future__ import annotations
+from core.config import ARCHITECTURES, ModelConfig
+from core.device import available_devices, resolve_device
+from core.inspect.analysis import (difference, head_entropy, head_statistics, knockout_mask, max_weight,
+                                   mean_distance, mean_over_heads, rollout, rollout_by_layer)
+from core.inspect.decode import Generation, beam_search, greedy, sample
+from core.inspect.explainer import ExplainOptions, explain, explain_batch
+from core.inspect.records import KIND_LABELS, Explanation, Prediction
+from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
+from core.io.checkpoint import load as load_checkpoint
+from core.io.checkpoint import save as save_checkpoint
+from core.io.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
+from core.model.attention import MultiHeadAttention, attention, attention_weights
+from core.model.masks import combine_masks, padding_mask, subsequent_mask
+from core.model.positional import sinusoidal_encoding
+from core.model.transformer import KINDS, AttentionControls, ModelOutput, Transformer
+from core.tasks import TASKS, get_task
+from core.training.evaluation import evaluate
+from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
+from core.training.setup import PRESETS
+from core.training.snapshots import snapshot_maps
+from core.training.trainer import StepInfo, TrainConfig, TrainResult, train
 
-import importlib
-import sys
-import types
-from typing import Any
-
-_EXPORTS = {
-    "core.analysis": ("difference", "head_entropy", "head_statistics", "knockout_mask", "max_weight",
-                      "mean_distance", "mean_over_heads", "rollout", "rollout_by_layer"),
-    "core.attention": ("MultiHeadAttention", "attention", "attention_weights"),
-    "core.checkpoint": ("Checkpoint", "CheckpointError", "CheckpointInfo", "read_info"),
-    "core.config": ("ModelConfig",),
-    "core.decode": ("Generation", "beam_search", "greedy", "sample"),
-    "core.device": ("available_devices", "resolve_device"),
-    "core.evaluate": ("evaluate",),
-    "core.explain": ("ExplainOptions", "explain", "explain_batch"),
-    "core.masks": ("combine_masks", "padding_mask", "subsequent_mask"),
-    "core.model": ("KINDS", "AttentionControls", "ModelOutput", "Transformer"),
-    "core.objectives": ("noam_lr", "smoothed_targets", "smoothed_loss"),
-    "core.positional": ("sinusoidal_encoding",),
-    "core.records": ("KIND_LABELS", "Explanation", "Prediction"),
-    "core.snapshots": ("snapshot_maps",),
-    "core.tasks": ("TASKS", "get_task"),
-    "core.tokenizer": ("SPECIAL_TOKENS", "Encoding", "Tokenizer"),
-    "core.train": ("StepInfo", "TrainConfig", "TrainResult", "train"),
-    "core.train_setup": ("PRESETS",),
-}
-_ALIASES = {"load_checkpoint": ("core.checkpoint", "load"), "save_checkpoint": ("core.checkpoint", "save")}
-_WHERE = {name: (module, name) for module, names in _EXPORTS.items() for name in names} | _ALIASES
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'core' has no attribute {name!r}")
-    module, attribute = _WHERE[name]
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
-
-
-class _CoreModule(types.ModuleType):
-    """Keeps ``core.explain`` / ``core.train`` / ``core.evaluate`` the functions: importing the
-    submodule of the same name must not replace the exported function on the package."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _WHERE and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _CoreModule
+__all__ = [
+    "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS",
+    "AttentionControls", "Checkpoint", "CheckpointError", "CheckpointInfo", "Encoding", "ExplainOptions",
+    "Explanation", "Generation", "ModelConfig", "ModelOutput", "MultiHeadAttention", "Prediction", "StepInfo",
+    "Tokenizer", "TrainConfig", "TrainResult", "Transformer",
+    "attention", "attention_weights", "available_devices", "beam_search", "combine_masks", "difference",
+    "evaluate", "explain", "explain_batch", "get_task", "greedy", "head_entropy", "head_statistics",
+    "knockout_mask", "load_checkpoint", "max_weight", "mean_distance", "mean_over_heads", "noam_lr",
+    "padding_mask", "read_info", "resolve_device", "rollout", "rollout_by_layer", "sample", "save_checkpoint",
+    "sinusoidal_encoding", "smoothed_loss", "smoothed_targets", "snapshot_maps", "subsequent_mask", "train",
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.analysis import (
+from core.inspect.analysis import (
     difference, head_entropy, head_statistics, knockout_mask, max_weight, mean_distance, mean_over_heads, rollout,
     rollout_by_layer,
 )

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from core.attention import MultiHeadAttention, attention, attention_weights, make_score
+from core.model.attention import MultiHeadAttention, attention, attention_weights, make_score
 
 D, H, DK = 16, 4, 4
 

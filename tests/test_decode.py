@@ -7,8 +7,8 @@ import itertools
 import pytest
 import torch
 
-from core.decode import Generation, beam_search, greedy, sample
-from core.model import Transformer
+from core.inspect.decode import Generation, beam_search, greedy, sample
+from core.model.transformer import Transformer
 from tests.conftest import BOS, EOS, PAD, random_ids, tiny_model
 
 GENERATING = ["encoder-decoder", "decoder"]

@@ -16,11 +16,11 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import decode
-from core.checkpoint import Checkpoint, CheckpointError
-from core.checkpoint import save as save_checkpoint
-from core.explain import MAX_TEXT_CHARS, explain, main
-from core.records import Explanation
+from core.inspect import decode
+from core.io.checkpoint import Checkpoint, CheckpointError
+from core.io.checkpoint import save as save_checkpoint
+from core.inspect.explainer import MAX_TEXT_CHARS, explain, main
+from core.inspect.records import Explanation
 from tests.conftest import BOS, LABELS, tiny_model
 
 ROOT = Path(__file__).resolve().parents[1]

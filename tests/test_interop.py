@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from core.interop import config_for_nn_transformer, from_nn_transformer, load_state_dict_file
-from core.model import Transformer
+from core.io.interop import config_for_nn_transformer, from_nn_transformer, load_state_dict_file
+from core.model.transformer import Transformer
 from tests.conftest import BOS, PAD, MarkerPayload, random_ids
 
 SRC_VOCAB, TGT_VOCAB = 13, 11

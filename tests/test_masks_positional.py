@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from core.masks import combine_masks, padding_mask, subsequent_mask
-from core.positional import LearnedPositional, SinusoidalPositional, sinusoidal_encoding
+from core.model.masks import combine_masks, padding_mask, subsequent_mask
+from core.model.positional import LearnedPositional, SinusoidalPositional, sinusoidal_encoding
 
 LECTURE_TABLE = [
     [0.0, 1.0, 0.0, 1.0],

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from core.config import ARCHITECTURES, SCORES
-from core.model import AttentionControls, Transformer
+from core.model.transformer import AttentionControls, Transformer
 from tests.conftest import BOS, PAD, random_ids, tiny_model
 
 COMBOS = list(itertools.product(ARCHITECTURES, SCORES, ("post", "pre")))

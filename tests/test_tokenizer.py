@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.tokenizer import (
+from core.io.tokenizer import (
     BOS_ID,
     EOS_ID,
     KINDS,
@@ -277,7 +277,7 @@ def test_training_is_deterministic(tok: Tokenizer) -> None:
 
 def test_bpe_training_deterministic_across_processes(toks: dict[str, Tokenizer]) -> None:
     code = (
-        "import json, sys; from core.tokenizer import Tokenizer;"
+        "import json, sys; from core.io.tokenizer import Tokenizer;"
         f"sys.stdout.write(Tokenizer.train('bpe', json.loads({json.dumps(CORPUS)!r}), vocab_size=120).to_json())"
     )
     out = subprocess.run(

@@ -13,11 +13,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.checkpoint import CheckpointError, load, read_info
-from core.objectives import noam_lr, smoothed_loss, smoothed_targets
-from core.snapshots import snapshot_maps
-from core.train import TrainConfig, _parse, train
-from core.train_state import state_path
+from core.io.checkpoint import CheckpointError, load, read_info
+from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
+from core.training.snapshots import snapshot_maps
+from core.training.trainer import TrainConfig, _parse, train
+from core.training.state import state_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(task="copy", preset="tiny", train_size=300, batch_size=16, warmup=20, eval_every=10,
@@ -90,7 +90,7 @@ def test_checkpoint_records_history_command_and_snapshots(finished_run):
     extra = ckpt.info.extra
     assert ckpt.info.task == "copy"
     assert [h["step"] for h in extra["history"]] == [10, 20, 30, 40]
-    assert extra["train"]["command"].startswith("python -m core.train ")
+    assert extra["train"]["command"].startswith("python -m core train ")
     assert "--task=copy" in extra["train"]["command"] and "--preset=tiny" in extra["train"]["command"]
     assert extra["snapshots"]["steps"] == [0, 10, 20, 30, 40]
     probe = extra["snapshots"]["probe"]
@@ -154,7 +154,7 @@ def test_resume_refuses_changed_settings(tmp_path):
 
 def _cli(out: Path, *extra: str) -> list[str]:
     flags = [f"--{k}={v}" for k, v in TINY.items()]
-    return [sys.executable, "-m", "core.train", *flags, f"--out={out}", *extra]
+    return [sys.executable, "-m", "core", "train", *flags, f"--out={out}", *extra]
 
 
 def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
@@ -191,7 +191,7 @@ def test_ddp_with_two_cpu_processes(tmp_path):
     out = tmp_path / "ddp.safetensors"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-               "-m", "core.train", *_cli(out, "--steps=12")[3:]]
+               "-m", "core", "train", *_cli(out, "--steps=12")[4:]]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     ckpt = load(out)

@@ -440,7 +440,7 @@ if config is not None:
         st.code(command, language="bash", wrap_lines=True)
         gpus = max(2, torch.cuda.device_count())
         st.caption("Several GPUs on one machine (DistributedDataParallel): set --nproc_per_node to their number.")
-        st.code(command.replace("python -m core.train", f"torchrun --nproc_per_node={gpus} -m core.train", 1),
+        st.code(command.replace("python -m core train", f"torchrun --nproc_per_node={gpus} -m core train", 1),
                 language="bash", wrap_lines=True)
 
 ui.write_to_url(list(URL_KEYS))

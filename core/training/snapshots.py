@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from core.data import decoder_sequence, source_encoding
-from core.model import Transformer
+from core.training.data import decoder_sequence, source_encoding
+from core.model.transformer import Transformer
 from core.tasks import Task, TaskData
-from core.tokenizer import Tokenizer
+from core.io.tokenizer import Tokenizer
 
 SNAPSHOT_PREFIX = "snapshot/"
 

@@ -15,9 +15,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from core.checkpoint import Checkpoint, load, save
-from core.model import Transformer
-from core.tokenizer import Tokenizer
+from core.io.checkpoint import Checkpoint, load, save
+from core.model.transformer import Transformer
+from core.io.tokenizer import Tokenizer
 
 _OPTIM = "optim/"
 _RNG = "rng/torch"

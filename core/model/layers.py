@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.attention import AttentionResult, MultiHeadAttention
+from core.model.attention import AttentionResult, MultiHeadAttention
 
 
 @dataclass(frozen=True)

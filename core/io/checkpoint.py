@@ -23,8 +23,8 @@ from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
 
 from core.config import ModelConfig
-from core.model import Transformer
-from core.tokenizer import Tokenizer
+from core.model.transformer import Transformer
+from core.io.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 

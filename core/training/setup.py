@@ -14,9 +14,9 @@ import torch
 from torch import Tensor
 
 from core.config import ModelConfig
-from core.data import decoder_sequence, pad_batch, source_encoding
+from core.training.data import decoder_sequence, pad_batch, source_encoding
 from core.tasks import Example, Task, TaskData
-from core.tokenizer import Tokenizer
+from core.io.tokenizer import Tokenizer
 
 PRESETS: dict[str, dict[str, int]] = {
     "tiny": {"n_layers": 1, "d_model": 32, "n_heads": 2, "d_ff": 64},

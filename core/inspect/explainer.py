@@ -1,7 +1,7 @@
 """`explain(checkpoint, text, **options) -> Explanation`: the one call the app makes.
 
 Tokenize, run the model (decoding when it generates) and return pure data. Also a
-small CLI: ``python -m core.explain CHECKPOINT "text"`` prints the prediction and the
+small CLI: ``python -m core explain CHECKPOINT "text"`` prints the prediction and the
 most-attended key of every head.
 """
 
@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 import torch
 
-from core import decode
-from core.checkpoint import Checkpoint, CheckpointError, load
-from core.data import truncate
-from core.model import AttentionControls, ModelOutput
-from core.records import Explanation, Prediction
-from core.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
+from core.inspect import decode
+from core.io.checkpoint import Checkpoint, CheckpointError, load
+from core.training.data import truncate
+from core.model.transformer import AttentionControls, ModelOutput
+from core.inspect.records import Explanation, Prediction
+from core.io.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
 
 MAX_TEXT_CHARS = 20_000
 DECODINGS = ("greedy", "beam", "sample")
@@ -295,7 +295,7 @@ def _summary(explanation: Explanation) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m core.explain", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m core explain", description=__doc__.splitlines()[0])
     parser.add_argument("checkpoint", help="path to a .safetensors checkpoint")
     parser.add_argument("text", help="the input sentence")
     parser.add_argument("--decoding", choices=DECODINGS, default="greedy")
@@ -309,6 +309,3 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(_summary(result) + "\n")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -14,8 +14,8 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from core.model import AttentionControls, ModelOutput, Transformer
-from core.tokenizer import BOS_ID
+from core.model.transformer import AttentionControls, ModelOutput, Transformer
+from core.io.tokenizer import BOS_ID
 
 
 @dataclass(frozen=True)

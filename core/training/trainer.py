@@ -1,4 +1,4 @@
-"""Train a Transformer on a built-in task, as a library function or ``python -m core.train``.
+"""Train a Transformer on a built-in task, as a library function or ``python -m core train``.
 
 Adam (β = 0.9, 0.98, ε = 1e-9) with the paper's warm-up schedule, label smoothing,
 gradient clipping and accumulation, periodic validation with early stopping, attention
@@ -21,15 +21,15 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from core.checkpoint import load, save
+from core.io.checkpoint import load, save
 from core.device import resolve_device
-from core.evaluate import evaluate, is_better
-from core.model import Transformer
-from core.objectives import noam_lr, smoothed_loss
-from core.snapshots import SNAPSHOT_PREFIX, probe_snapshot
+from core.training.evaluation import evaluate, is_better
+from core.model.transformer import Transformer
+from core.training.objectives import noam_lr, smoothed_loss
+from core.training.snapshots import SNAPSHOT_PREFIX, probe_snapshot
 from core.tasks import get_task
-from core.train_setup import PRESETS, Batcher, build_tokenizers, model_config
-from core.train_state import load_state, save_state, state_path
+from core.training.setup import PRESETS, Batcher, build_tokenizers, model_config
+from core.training.state import load_state, save_state, state_path
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class TrainConfig:
         default = TrainConfig()
         flags = [f"--{f.name}={getattr(self, f.name)}" for f in fields(self)
                  if getattr(self, f.name) != getattr(default, f.name) or f.name in ("task", "out")]
-        return "python -m core.train " + " ".join(shlex.quote(f) for f in flags)
+        return "python -m core train " + " ".join(shlex.quote(f) for f in flags)
 
 
 @dataclass(frozen=True)
@@ -320,7 +320,7 @@ def _restore(path, config: TrainConfig, model: Transformer, optimizer, device) -
 
 
 def _parse(argv: list[str] | None) -> tuple[TrainConfig, bool]:
-    parser = argparse.ArgumentParser(prog="python -m core.train", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m core train", description=__doc__.splitlines()[0])
     parser.add_argument("--resume", action="store_true", help="continue from the run's saved state")
     for f in fields(TrainConfig):
         parser.add_argument(f"--{f.name}", type=_coercer(str(f.type)), default=f.default,
@@ -358,6 +358,3 @@ def main(argv: list[str] | None = None) -> int:
     log.info("%s after %d steps (%s): %s", result.checkpoint, result.step, result.stopped, result.metrics)
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

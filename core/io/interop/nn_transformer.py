@@ -15,7 +15,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.model import Transformer
+from core.model.transformer import Transformer
 
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(.+)$")
 _SHARED = {"linear1": "ff.linear1", "linear2": "ff.linear2", "norm1": "norm1", "norm2": "norm2", "norm3": "norm3"}

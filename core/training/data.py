@@ -12,7 +12,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from core.tokenizer import BOS_ID, EOS_ID, Encoding, Tokenizer
+from core.io.tokenizer import BOS_ID, EOS_ID, Encoding, Tokenizer
 
 
 def truncate(encoding: Encoding, limit: int) -> tuple[Encoding, bool]:

@@ -20,9 +20,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.layers import DecoderLayer, EncoderLayer, LayerCall, stack_maps
-from core.masks import combine_masks, padding_mask, subsequent_mask
-from core.positional import make_positional
+from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, stack_maps
+from core.model.masks import combine_masks, padding_mask, subsequent_mask
+from core.model.positional import make_positional
 
 KINDS = ("encoder", "decoder", "cross")
 

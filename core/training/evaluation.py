@@ -1,7 +1,7 @@
 """Score a model on a task split: exact match, token accuracy, accuracy or perplexity.
 
 Also a CLI that re-measures checkpoints on their task's held-out test split:
-``python -m core.evaluate assets/checkpoints/*.safetensors``.
+``python -m core evaluate assets/checkpoints/*.safetensors``.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Sequence
 
 import torch
 
-from core.checkpoint import CheckpointError, load
-from core.data import classify_batch, lm_batch, seq2seq_batch
-from core.decode import greedy
-from core.model import Transformer
+from core.io.checkpoint import CheckpointError, load
+from core.training.data import classify_batch, lm_batch, seq2seq_batch
+from core.inspect.decode import greedy
+from core.model.transformer import Transformer
 from core.tasks import Example, Task, get_task
-from core.tokenizer import BOS_ID, EOS_ID, Tokenizer
+from core.io.tokenizer import BOS_ID, EOS_ID, Tokenizer
 
 HIGHER_IS_BETTER = {"exact_match": True, "accuracy": True, "perplexity": False}
 
@@ -98,7 +98,7 @@ def unigram_perplexity(tokenizer: Tokenizer, train: Sequence[Example], test: Seq
 
 def main(argv: list[str] | None = None) -> int:
     """Print each checkpoint's test metrics, regenerated from its task and seed."""
-    parser = argparse.ArgumentParser(prog="python -m core.evaluate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m core evaluate", description=__doc__.splitlines()[0])
     parser.add_argument("checkpoints", nargs="+")
     args = parser.parse_args(argv)
     status = 0
@@ -128,6 +128,3 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(f"{ckpt.info.path.name:<28} {split:<10} {shown}\n")
     return status
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

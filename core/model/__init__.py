@@ -1,0 +1,1 @@
+"""The paper's model: attention, masks, positional encodings, layers and the Transformer."""

@@ -1,0 +1,1 @@
+"""Training: the trainer, data batching, objectives, snapshots, evaluation and resume state."""

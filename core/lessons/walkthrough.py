@@ -1,0 +1,199 @@
+"""One sentence followed through an encoder-decoder model, with every intermediate number.
+
+:func:`trace_translation` recomputes, step by step and from the model's own weights, what
+the Transformer does with one input: tokens → embeddings + positional encoding → Q, K, V of
+one head → scores → ÷√d_k → mask → softmax → weighted sum → heads concatenated → Add & Norm
+→ FFN → encoder output → decoder masked self-attention → cross-attention → output
+distribution → greedy choice. The Lesson page draws these arrays; the tests check that the
+step-by-step numbers equal the model's own forward pass.
+
+Axis letters: S source length, T decoder length, D model width, dk head width, F FFN width,
+V target vocabulary. Rows are queries, columns keys.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from core.inspect.decode import greedy
+from core.io.checkpoint import Checkpoint
+from core.io.tokenizer import BOS_ID, EOS_ID
+from core.model.attention import attention_weights
+from core.model.masks import subsequent_mask
+
+
+@dataclass(frozen=True)
+class HeadTrace:
+    """One head of one attention sublayer, every step of softmax(QKᵀ/√d_k)V.
+
+    Attributes:
+        q, k, v: float32 (Tq, dk), (Tk, dk), (Tk, dk) this head's projections.
+        dot: (Tq, Tk) the raw dot products q·k.
+        scaled: (Tq, Tk) ``dot / √d_k`` — what the softmax sees (β = 1).
+        mask: bool (Tq, Tk), True = may attend.
+        weights: (Tq, Tk) softmax of the masked, scaled scores (rows sum to 1).
+        output: (Tq, dk) ``weights @ v``.
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    dot: np.ndarray
+    scaled: np.ndarray
+    mask: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+
+
+@dataclass(frozen=True)
+class LessonTrace:
+    """Every stage of one sentence through layer 0 (and the stack) of a translation model.
+
+    Attributes:
+        source_tokens / target_tokens: encoder tokens; decoder inputs (``<bos>`` + output so far).
+        generated_tokens: what each decoder row predicts (the greedy choice at that step).
+        output_text: the whole greedy translation.
+        head: the head followed in detail; d_model, d_k, n_heads, d_ff: the model's sizes.
+        norm: ``post`` or ``pre`` (where LayerNorm sits in Add & Norm).
+        token_embedding: (S, D) embedding rows × √D. positional: (S, D) the encoding added.
+        embedded: (S, D) their sum, the encoder's input.
+        encoder_head: :class:`HeadTrace` of encoder layer 0, ``head``.
+        heads_concat: (S, D) all heads' outputs side by side (before W_o).
+        attention_out: (S, D) after the output projection W_o.
+        add_norm1: (S, D) after the first Add & Norm. ffn_hidden: (S, F) after ReLU.
+        ffn_out: (S, D) the FFN's output. layer_out: (S, D) after the second Add & Norm.
+        memory: (S, D) the encoder's output (every layer, final norm included where the model has one).
+        decoder_head: :class:`HeadTrace` of decoder layer 0 masked self-attention, ``head``.
+        cross_weights: (T, S) cross-attention of the last decoder layer, ``head``.
+        probabilities: (T, V) the output distribution at every decoder row.
+        target_vocab: the token string of every output id.
+    """
+
+    source_tokens: tuple[str, ...]
+    target_tokens: tuple[str, ...]
+    generated_tokens: tuple[str, ...]
+    output_text: str
+    head: int
+    d_model: int
+    d_k: int
+    n_heads: int
+    d_ff: int
+    norm: str
+    token_embedding: np.ndarray
+    positional: np.ndarray
+    embedded: np.ndarray
+    encoder_head: HeadTrace
+    heads_concat: np.ndarray
+    attention_out: np.ndarray
+    add_norm1: np.ndarray
+    ffn_hidden: np.ndarray
+    ffn_out: np.ndarray
+    layer_out: np.ndarray
+    memory: np.ndarray
+    decoder_head: HeadTrace
+    cross_weights: np.ndarray
+    probabilities: np.ndarray
+    target_vocab: tuple[str, ...]
+
+    def top_candidates(self, row: int, k: int = 5) -> list[tuple[str, float]]:
+        """The ``k`` most likely output tokens at decoder ``row``, with their probabilities."""
+        order = np.argsort(-self.probabilities[row], kind="stable")[:k]
+        return [(self.target_vocab[i], float(self.probabilities[row, i])) for i in order]
+
+
+def _numpy(x: Tensor) -> np.ndarray:
+    return x.detach().float().cpu().numpy().astype(np.float32)
+
+
+def _head_trace(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> HeadTrace:
+    """q (Tq, dk), k/v (Tk, dk), mask bool (Tq, Tk) → every step of one head's attention."""
+    dot = q @ k.T  # (Tq, Tk)
+    scaled = dot / math.sqrt(q.size(-1))
+    weights = attention_weights(scaled, mask)  # (Tq, Tk), rows sum to 1
+    return HeadTrace(*map(_numpy, (q, k, v, dot, scaled)), mask.cpu().numpy(), _numpy(weights),
+                     _numpy(weights @ v))
+
+
+def _split(x: Tensor, n_heads: int) -> Tensor:
+    length, width = x.shape
+    return x.view(length, n_heads, width // n_heads).transpose(0, 1)  # (H, T, dk)
+
+
+def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
+    """Embeddings and encoder layer 0 recomputed step by step for a batch of one."""
+    model, cfg = ckpt.model, ckpt.config
+    scaled_embedding = model.src_embed(src)[0] * math.sqrt(cfg.d_model)  # (S, D)
+    embedded = model.positional(scaled_embedding.unsqueeze(0))[0]  # (S, D)
+    layer = model.encoder_layers[0]
+    inp = layer.norm1(embedded) if cfg.norm == "pre" else embedded
+    q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, S, dk)
+    mask = torch.ones(src.size(1), src.size(1), dtype=torch.bool)  # one sentence: no padding to hide
+    traces = [_head_trace(q[h], k[h], v[h], mask) for h in range(cfg.n_heads)]
+    concat = torch.cat([torch.from_numpy(t.output) for t in traces], dim=-1)  # (S, D)
+    attention_out = layer.self_attn.out_proj(concat)  # (S, D)
+    add_norm1 = layer._add(embedded, attention_out, layer.norm1)
+    ffn_in = layer.norm2(add_norm1) if cfg.norm == "pre" else add_norm1
+    hidden = torch.relu(layer.ff.linear1(ffn_in))  # (S, F)
+    ffn_out = layer.ff.linear2(hidden)  # (S, D)
+    return dict(token_embedding=_numpy(scaled_embedding), positional=_numpy(embedded - scaled_embedding),
+                embedded=_numpy(embedded), encoder_head=traces[head], heads_concat=_numpy(concat),
+                attention_out=_numpy(attention_out), add_norm1=_numpy(add_norm1), ffn_hidden=_numpy(hidden),
+                ffn_out=_numpy(ffn_out), layer_out=_numpy(layer._add(add_norm1, ffn_out, layer.norm2)))
+
+
+def _decoder_layer0_head(ckpt: Checkpoint, tgt: Tensor, head: int) -> HeadTrace:
+    """Masked self-attention of decoder layer 0, ``head``, recomputed for ``tgt`` (1, T)."""
+    model, cfg = ckpt.model, ckpt.config
+    x = model._embed(tgt, model.tgt_embed)[0]  # (T, D)
+    layer = model.decoder_layers[0]
+    inp = layer.norm1(x) if cfg.norm == "pre" else x
+    q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, T, dk)
+    return _head_trace(q[head], k[head], v[head], subsequent_mask(tgt.size(1), tgt.device))
+
+
+def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace:
+    """Follow ``text`` through an encoder-decoder checkpoint, greedy-decoding its translation.
+
+    Args:
+        ckpt: a loaded ``encoder-decoder`` checkpoint with the paper's scaled dot-product score.
+        text: the source sentence.
+        head: which head to follow step by step (0-based index into the model's heads).
+
+    Raises:
+        ValueError: another architecture or score function, a head out of range, or text the
+            model cannot read (as :func:`core.explain`).
+    """
+    cfg = ckpt.config
+    if cfg.architecture != "encoder-decoder" or cfg.score != "scaled_dot":
+        raise ValueError("The lesson follows an encoder-decoder model with scaled dot-product attention "
+                         f"(this one is {cfg.architecture}, score {cfg.score}).")
+    if not 0 <= head < cfg.n_heads:
+        raise ValueError(f"head must be in 0..{cfg.n_heads - 1}, got {head}")
+    model, device = ckpt.model, next(ckpt.model.parameters()).device
+    ids = ckpt.source_tokenizer.encode(text).ids[:cfg.max_len]  # raises ValueError on lone surrogates
+    if not ids:
+        raise ValueError("Type some text: the input has no tokens.")
+    src = torch.tensor([ids], device=device)  # (1, S)
+    prefix = torch.full((1, 1), BOS_ID, dtype=torch.long, device=device)
+    with torch.inference_mode():
+        gen = greedy(model, src, prefix, eos_id=EOS_ID, max_new_tokens=cfg.max_len)
+        tgt = gen.ids[:, :-1]  # (1, T) the decoder inputs; row t predicted gen.ids[0, t + 1]
+        encoder = _encoder_layer0(ckpt, src, head)
+        memory, _, _ = model.encode(src)  # (1, S, D)
+        decoder_head = _decoder_layer0_head(ckpt, tgt, head)
+    out_ids = gen.ids[0].tolist()
+    src_tok, tgt_tok = ckpt.source_tokenizer, ckpt.target_tokenizer
+    return LessonTrace(
+        source_tokens=tuple(src_tok.token_strings(ids)), target_tokens=tuple(tgt_tok.token_strings(out_ids[:-1])),
+        generated_tokens=tuple(tgt_tok.token_strings(out_ids[1:])), output_text=tgt_tok.decode(out_ids), head=head,
+        d_model=cfg.d_model, d_k=cfg.d_model // cfg.n_heads, n_heads=cfg.n_heads, d_ff=cfg.d_ff, norm=cfg.norm,
+        memory=_numpy(memory[0]), decoder_head=decoder_head,
+        cross_weights=_numpy(gen.output.attention["cross"][-1, 0, head]),  # (T, S)
+        probabilities=_numpy(gen.output.logits[0].float().softmax(-1)),  # (T, V)
+        target_vocab=tuple(tgt_tok.token_strings(list(range(tgt_tok.vocab_size)))), **encoder,
+    )

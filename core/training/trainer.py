@@ -29,7 +29,7 @@ from core.training.objectives import noam_lr, smoothed_loss
 from core.training.snapshots import SNAPSHOT_PREFIX, probe_snapshot
 from core.tasks import get_task
 from core.training.setup import PRESETS, Batcher, build_tokenizers, model_config
-from core.training.state import load_state, save_state, state_path
+from core.training.state import load_state, resume_state_path, save_state
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ def train(
            "labels": list(task.labels or ()), "history": [], "snapshots": {"steps": []}}
     snapshots: dict[str, torch.Tensor] = {}
     start = 0
-    resume_file = state_path(config.out)
+    resume_file = resume_state_path(config.out)
     if resume and resume_file.exists():
         start, run, snapshots = _restore(resume_file, config, model, optimizer, ctx.device)
         run["train"] = {**run["train"], **{k: getattr(config, k) for k in RESUMABLE_CHANGES}}

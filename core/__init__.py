@@ -42,32 +42,36 @@ from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import sinusoidal_encoding
 from core.model.transformer import KINDS, AttentionControls, ModelOutput, Transformer
 from core.tasks import TASKS, get_task
+from core.training.config import TrainConfig
+from core.training.data import Batch, Batcher
 from core.training.evaluation import evaluate
 from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
 from core.training.setup import PRESETS
 from core.training.snapshots import SnapshotTimeline, snapshot_maps, snapshot_timeline, training_history
 from core.training.state import is_resume_state, resume_state_path
-from core.training.trainer import StepInfo, TrainConfig, TrainResult, train
+from core.training.step import StepOutcome, StepRecipe, make_optimizer, train_step
+from core.training.trainer import StepInfo, TrainResult, train
 
 __all__ = [
     "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS", "AttentionControls",
-    "AttentionCost", "BatchMasks", "BlockCount", "Checkpoint", "CheckpointError", "CheckpointInfo",
-    "Embeddings", "Encoding", "ExplainOptions", "Explanation", "FFNDemo", "Generation", "HeadTrace",
-    "KVLookup", "LessonTrace", "MaskedSoftmax", "ModelConfig", "ModelEncoding", "ModelOutput",
+    "AttentionCost", "Batch", "BatchMasks", "Batcher", "BlockCount", "Checkpoint", "CheckpointError",
+    "CheckpointInfo", "Embeddings", "Encoding", "ExplainOptions", "Explanation", "FFNDemo", "Generation",
+    "HeadTrace", "KVLookup", "LessonTrace", "MaskedSoftmax", "ModelConfig", "ModelEncoding", "ModelOutput",
     "MultiHeadAttention", "NoamCurve", "NormDemo", "NormStats", "PECurves", "PathComparison",
     "PermutationDemo", "Prediction", "QKVProjection", "RotationCheck", "Saturation", "ScoreFunction",
-    "SmoothingExample", "SnapshotTimeline", "StepInfo", "TokenBatch", "Tokenizer", "TrainConfig",
-    "TrainResult", "Transformer", "WorkedExample", "attention", "attention_cost", "attention_row",
-    "attention_weights", "available_devices", "batch_masks", "beam_search", "combine_masks", "difference",
-    "evaluate", "expected_parameter_counts", "explain", "explain_batch", "ffn_as_convolution", "get_task",
-    "gpu_count", "greedy", "head_entropy", "head_statistics", "is_out_of_memory", "is_resume_state",
-    "knockout_mask", "kv_lookup", "load_checkpoint", "look_ahead_mask", "masked_softmax_demo", "max_weight",
-    "mean_distance", "mean_over_heads", "model_embeddings", "model_encoding", "noam_curve", "noam_lr",
-    "norm_demo", "norm_stats", "pad_sentences", "padding_mask", "parameter_table", "path_comparison",
-    "pe_curves", "pe_frequency", "pe_table", "permutation_demo", "qkv_projection", "random_vectors",
-    "read_info", "release_memory", "resolve_device", "resume_state_path", "rollout", "rollout_by_layer",
-    "rotation_check", "rotation_matrix", "sample", "saturation", "save_checkpoint", "score_functions",
-    "set_threads", "sinusoidal_encoding", "smoothed_loss", "smoothed_targets", "smoothing_example",
-    "snapshot_maps", "snapshot_timeline", "subsequent_mask", "thread_count", "tokenizer_batch",
-    "trace_translation", "train", "training_history", "whitespace_batch", "worked_example",
+    "SmoothingExample", "SnapshotTimeline", "StepInfo", "StepOutcome", "StepRecipe", "TokenBatch", "Tokenizer",
+    "TrainConfig", "TrainResult", "Transformer", "WorkedExample", "attention", "attention_cost",
+    "attention_row", "attention_weights", "available_devices", "batch_masks", "beam_search", "combine_masks",
+    "difference", "evaluate", "expected_parameter_counts", "explain", "explain_batch", "ffn_as_convolution",
+    "get_task", "gpu_count", "greedy", "head_entropy", "head_statistics", "is_out_of_memory",
+    "is_resume_state", "knockout_mask", "kv_lookup", "load_checkpoint", "look_ahead_mask", "make_optimizer",
+    "masked_softmax_demo", "max_weight", "mean_distance", "mean_over_heads", "model_embeddings",
+    "model_encoding", "noam_curve", "noam_lr", "norm_demo", "norm_stats", "pad_sentences", "padding_mask",
+    "parameter_table", "path_comparison", "pe_curves", "pe_frequency", "pe_table", "permutation_demo",
+    "qkv_projection", "random_vectors", "read_info", "release_memory", "resolve_device", "resume_state_path",
+    "rollout", "rollout_by_layer", "rotation_check", "rotation_matrix", "sample", "saturation",
+    "save_checkpoint", "score_functions", "set_threads", "sinusoidal_encoding", "smoothed_loss",
+    "smoothed_targets", "smoothing_example", "snapshot_maps", "snapshot_timeline", "subsequent_mask",
+    "thread_count", "tokenizer_batch", "trace_translation", "train", "train_step", "training_history",
+    "whitespace_batch", "worked_example",
 ]

@@ -16,7 +16,8 @@ import torch.nn.functional as F
 from core.io.checkpoint import CheckpointError, load, read_info
 from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
 from core.training.snapshots import snapshot_maps
-from core.training.trainer import TrainConfig, _parse, train
+from core.training.config import TrainConfig, parse_args
+from core.training.trainer import train
 from core.training.state import resume_state_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,9 +205,9 @@ def test_ddp_with_two_cpu_processes(tmp_path):
 
 
 def test_cli_parses_flags_by_type():
-    config, resume = _parse(["--task=sort", "--steps=5", "--n_layers=none", "--tie_embeddings=true", "--resume"])
+    config, resume = parse_args(["--task=sort", "--steps=5", "--n_layers=none", "--tie_embeddings=true", "--resume"])
     assert (config.task, config.steps, config.n_layers, config.tie_embeddings, resume) == ("sort", 5, None, True, True)
     with pytest.raises(SystemExit):
-        _parse(["--steps=many"])
+        parse_args(["--steps=many"])
     with pytest.raises(ValueError, match="unknown task"):
         TrainConfig(task="poetry")

@@ -19,7 +19,7 @@ from core.inspect.analysis import (difference, head_entropy, head_statistics, kn
 from core.inspect.decode import Generation, beam_search, greedy, sample
 from core.inspect.embeddings import Embeddings, model_embeddings
 from core.inspect.explainer import ExplainOptions, explain, explain_batch
-from core.inspect.records import KIND_LABELS, Explanation, Prediction
+from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
 from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
 from core.io.checkpoint import load as load_checkpoint
 from core.io.checkpoint import save as save_checkpoint
@@ -61,16 +61,16 @@ __all__ = [
     "PermutationDemo", "Prediction", "QKVProjection", "RotationCheck", "Saturation", "ScoreFunction",
     "SmoothingExample", "SnapshotTimeline", "StepInfo", "StepOutcome", "StepRecipe", "TokenBatch", "Tokenizer",
     "TrainConfig", "TrainResult", "Transformer", "WorkedExample", "attention", "attention_cost",
-    "attention_row", "attention_weights", "available_devices", "batch_masks", "beam_search", "combine_masks",
-    "difference", "evaluate", "expected_parameter_counts", "explain", "explain_batch", "ffn_as_convolution",
-    "get_task", "gpu_count", "greedy", "head_entropy", "head_statistics", "is_out_of_memory",
-    "is_resume_state", "knockout_mask", "kv_lookup", "load_checkpoint", "look_ahead_mask", "make_optimizer",
-    "masked_softmax_demo", "max_weight", "mean_distance", "mean_over_heads", "model_embeddings",
-    "model_encoding", "noam_curve", "noam_lr", "norm_demo", "norm_stats", "pad_sentences", "padding_mask",
-    "parameter_table", "path_comparison", "pe_curves", "pe_frequency", "pe_table", "permutation_demo",
-    "qkv_projection", "random_vectors", "read_info", "release_memory", "resolve_device", "resume_state_path",
-    "rollout", "rollout_by_layer", "rotation_check", "rotation_matrix", "sample", "saturation",
-    "save_checkpoint", "score_functions", "set_threads", "sinusoidal_encoding", "smoothed_loss",
+    "attention_row", "attention_weights", "available_devices", "axis_tokens", "batch_masks", "beam_search",
+    "combine_masks", "difference", "evaluate", "expected_parameter_counts", "explain", "explain_batch",
+    "ffn_as_convolution", "get_task", "gpu_count", "greedy", "head_entropy", "head_statistics",
+    "is_out_of_memory", "is_resume_state", "knockout_mask", "kv_lookup", "load_checkpoint", "look_ahead_mask",
+    "make_optimizer", "masked_softmax_demo", "max_weight", "mean_distance", "mean_over_heads",
+    "model_embeddings", "model_encoding", "noam_curve", "noam_lr", "norm_demo", "norm_stats", "pad_sentences",
+    "padding_mask", "parameter_table", "path_comparison", "pe_curves", "pe_frequency", "pe_table",
+    "permutation_demo", "qkv_projection", "random_vectors", "read_info", "release_memory", "resolve_device",
+    "resume_state_path", "rollout", "rollout_by_layer", "rotation_check", "rotation_matrix", "sample",
+    "saturation", "save_checkpoint", "score_functions", "set_threads", "sinusoidal_encoding", "smoothed_loss",
     "smoothed_targets", "smoothing_example", "snapshot_maps", "snapshot_timeline", "subsequent_mask",
     "thread_count", "tokenizer_batch", "trace_translation", "train", "train_step", "training_history",
     "whitespace_batch", "worked_example",

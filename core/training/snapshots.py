@@ -3,7 +3,8 @@
 Sequence tasks run the probe teacher-forced on its true target, so every snapshot has
 the same rows and columns and the timeline shows the same cells changing. The maps are
 stored in the checkpoint as extra tensors ``snapshot/<step>/<kind>`` (float16), and the
-metadata ``extra["snapshots"]`` indexes them.
+metadata ``extra["snapshots"]`` indexes them. Readers use :func:`snapshot_timeline`, which
+hides that layout.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.inspect.records import axis_tokens
 from core.io.checkpoint import Checkpoint
 from core.io.tokenizer import Tokenizer
 from core.model.transformer import KINDS, Transformer
@@ -97,8 +99,7 @@ class SnapshotTimeline:
     def axes(self, kind: str) -> tuple[list[str], list[str]]:
         """(row = query tokens, column = key tokens) of ``kind``'s maps; positions ``"0", "1", …``
         where the recorded tokens do not match the maps' shape."""
-        rows = self.source_tokens if kind == "encoder" else self.target_tokens
-        cols = self.target_tokens if kind == "decoder" else self.source_tokens
+        rows, cols = axis_tokens(kind, self.source_tokens, self.target_tokens)
         tq, tk = self.stored[(self.steps[0], kind)].shape[-2:]
         if (len(rows), len(cols)) != (tq, tk):
             return [str(i) for i in range(tq)], [str(i) for i in range(tk)]

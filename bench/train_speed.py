@@ -39,101 +39,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as a script from anywhere
 
 import torch  # noqa: E402
-from torch import Tensor, nn  # noqa: E402
+from torch import nn  # noqa: E402
 
+from bench.contenders import Contender, exact_match  # noqa: E402
 from core.config import ModelConfig  # noqa: E402
 from core.device import resolve_device  # noqa: E402
-from core.io.tokenizer import BOS_ID, EOS_ID  # noqa: E402
-from core.model.positional import sinusoidal_encoding  # noqa: E402
-from core.model.transformer import Transformer  # noqa: E402
 from core.tasks import get_task  # noqa: E402
 from core.training.config import TrainConfig  # noqa: E402
 from core.training.data import Batch, Batcher  # noqa: E402
 from core.training.evaluation import evaluate  # noqa: E402
 from core.training.setup import PRESETS, build_tokenizers, model_config  # noqa: E402
-from core.training.step import StepRecipe, make_optimizer, train_step  # noqa: E402
+from core.training.step import StepRecipe, train_step  # noqa: E402
 
 # nn.TransformerEncoder's eval fast path packs padded sources into (prototype) nested tensors.
 warnings.filterwarnings("ignore", message=".*nested tensor.*", category=UserWarning)
-
-
-class TorchTransformer(nn.Module):
-    """The baseline: embeddings × √D + sinusoids → ``nn.Transformer`` → Linear, sized by a ModelConfig."""
-
-    def __init__(self, c: ModelConfig) -> None:
-        super().__init__()
-        self.config = c
-        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
-        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
-        self.register_buffer("pe", sinusoidal_encoding(c.max_len, c.d_model, c.pe_base), persistent=False)
-        self.dropout = nn.Dropout(c.dropout)
-        self.transformer = nn.Transformer(
-            c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, c.dropout,
-            batch_first=True, norm_first=c.norm == "pre",
-        )
-        self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
-        for p in self.parameters():
-            if p.dim() > 1:
-                nn.init.xavier_uniform_(p)
-
-    def _embed(self, ids: Tensor, table: nn.Embedding) -> Tensor:
-        return self.dropout(table(ids) * math.sqrt(self.config.d_model) + self.pe[: ids.size(1)])
-
-    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
-        """(memory (B, S, D), src padding mask (B, S), True = pad)."""
-        pad = src == self.config.pad_id
-        return self.transformer.encoder(self._embed(src, self.src_embed), src_key_padding_mask=pad), pad
-
-    def decode(self, tgt: Tensor, memory: Tensor, src_pad: Tensor) -> Tensor:
-        """Logits (B, T, V) under the causal mask."""
-        causal = torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool, device=tgt.device).triu(1)
-        hidden = self.transformer.decoder(
-            self._embed(tgt, self.tgt_embed), memory, tgt_mask=causal, tgt_is_causal=True,
-            tgt_key_padding_mask=tgt == self.config.pad_id, memory_key_padding_mask=src_pad,
-        )
-        return self.lm_head(hidden)
-
-    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
-        return self.decode(tgt, *self.encode(src))
-
-
-class Contender:
-    """One model with the adapters the shared training loop and greedy decoder need."""
-
-    def __init__(self, name: str, config: ModelConfig, seed: int, device: torch.device) -> None:
-        torch.manual_seed(seed)
-        self.name, self.ours = name, name == "attnscope"
-        self.model = (Transformer(config) if self.ours else TorchTransformer(config)).to(device)
-        self.optimizer = make_optimizer(self.model)
-        torch.manual_seed(seed)  # every contender's dropout starts from the same stream ...
-        self.cuda = device.type == "cuda"
-        self.state = self._rng()
-
-    def _rng(self) -> tuple:
-        return torch.get_rng_state(), torch.cuda.get_rng_state() if self.cuda else None
-
-    @contextlib.contextmanager
-    def own_rng(self):
-        """... and keeps its own, so interleaving contenders changes nothing."""
-        torch.set_rng_state(self.state[0])
-        if self.cuda:
-            torch.cuda.set_rng_state(self.state[1])
-        yield
-        self.state = self._rng()
-
-    def logits(self, src: Tensor, tgt: Tensor) -> Tensor:
-        return self.model(src, tgt).logits if self.ours else self.model(src, tgt)
-
-    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
-        return self.model.encode(src)[:2] if self.ours else self.model.encode(src)
-
-    def next_logits(self, seq: Tensor, memory: Tensor, mask: Tensor) -> Tensor:
-        if self.ours:
-            return self.model.next_token_logits(seq, memory, mask)
-        return self.model.decode(seq, memory, mask)[:, -1]
-
-    def params(self) -> int:
-        return sum(p.numel() for p in self.model.parameters())
 
 
 def take_step(c: Contender, batch: Batch, n: int, recipe: StepRecipe) -> float:
@@ -141,27 +60,8 @@ def take_step(c: Contender, batch: Batch, n: int, recipe: StepRecipe) -> float:
     return train_step(c.model, c.optimizer, [batch], n, recipe).loss
 
 
-@torch.inference_mode()
-def exact_match(c: Contender, val: tuple[Tensor, Tensor, list[str]], target_tok) -> float:
-    """Batched greedy decoding in float32, scored as ``core.evaluate`` does: finished and text equal."""
-    src, tgt, texts = val
-    c.model.eval()
-    memory, mask = c.encode(src)
-    seq = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long, device=src.device)
-    finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-    for _ in range(min(tgt.size(1) + 1, c.model.config.max_len - 1)):
-        chosen = c.next_logits(seq, memory, mask).argmax(-1)
-        chosen = torch.where(finished, torch.full_like(chosen, c.model.config.pad_id), chosen)
-        seq = torch.cat([seq, chosen.unsqueeze(1)], dim=1)
-        finished |= chosen == EOS_ID
-        if bool(finished.all()):
-            break
-    hits = sum(int(done and target_tok.decode(row) == text)
-               for row, done, text in zip(seq.tolist(), finished.tolist(), texts))
-    return hits / len(texts)
-
-
 def sync(device: torch.device) -> float:
+    """Wait for the device, then read the clock."""
     if device.type == "cuda":
         torch.cuda.synchronize()
     return time.perf_counter()
@@ -250,10 +150,12 @@ def gpu_mfu(args, device, preset: str = "base", b: int = 64, s: int = 64, t: int
 
 
 def machine_gpu(device: torch.device) -> str:
+    """The GPU's name, or "no GPU"."""
     return torch.cuda.get_device_name(device) if device.type == "cuda" else "no GPU"
 
 
 def machine(device: torch.device) -> str:
+    """One line describing the software and hardware the numbers were measured on."""
     cpu = platform.processor() or "unknown CPU"
     with contextlib.suppress(OSError):
         cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
@@ -261,14 +163,15 @@ def machine(device: torch.device) -> str:
             f"CPU {cpu} ({os.cpu_count()} logical cores), Python {platform.python_version()}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line (``--quick`` shrinks every count for a smoke run)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="reverse", help="an encoder-decoder task (default: reverse)")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch", type=int, default=64, help="sequences per training step")
-    parser.add_argument("--lr", type=float, default=1.0, help="Noam schedule factor (as core.train's --lr)")
+    parser.add_argument("--lr", type=float, default=1.0, help="Noam schedule factor (as python -m core train's --lr)")
     parser.add_argument("--warmup", type=int, default=400, help="Noam warm-up steps")
     parser.add_argument("--train_size", type=int, default=None, help="training examples (default: the task's)")
     parser.add_argument("--target", type=float, default=0.99, help="validation exact match to reach")
@@ -285,12 +188,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.max_steps, args.eval_every, args.tput_steps, args.tput_warmup, args.tput_rounds = 60, 30, 20, 5, 2
+    if get_task(args.task).architecture != "encoder-decoder":
+        parser.error(f"task {args.task!r} is not an encoder-decoder task")
+    return args
 
+
+def report(names: tuple[str, ...], results: dict[str, dict], rates: dict[str, float]) -> None:
+    """The results table: time to target and tokens/s of each contender, relative to the baseline."""
+    base = rates["nn.Transformer"]
+    print("\n| contender | reached | steps to target | train s to target | eval s | tokens/s | ratio |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for n in names:
+        r = results[n]
+        target = (f"{'yes' if r['reached'] else 'no'} ({r['exact']:.3f}) | {r['steps']} | {r['train_s']:.1f} | "
+                  f"{r['eval_s']:.1f}") if r else "- | - | - | -"
+        print(f"| {n} | {target} | {rates[n]:,.0f} | {rates[n] / base:.2f} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its table."""
+    args = parse_args(argv)
     device = resolve_device(args.device)
     torch.set_num_threads(args.threads or len(os.sched_getaffinity(0)))
     task = get_task(args.task)
-    if task.architecture != "encoder-decoder":
-        parser.error(f"task {args.task!r} is not an encoder-decoder task")
     sizes = None if args.train_size is None else (args.train_size, *task.default_sizes[1:])
     data = task.generate(args.seed, sizes)
     tokenizers = build_tokenizers(task, data)
@@ -321,16 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                for i in range(args.tput_warmup + args.tput_steps)]
     print(f"\nThroughput: {args.tput_warmup} warm-up + {args.tput_steps} timed steps each, "
           f"{args.tput_rounds} alternating rounds ...", flush=True)
-    rates = throughput([Contender(n, config, args.seed, device) for n in names], batches, args, device, recipe)
-
-    base = rates["nn.Transformer"]
-    print("\n| contender | reached | steps to target | train s to target | eval s | tokens/s | ratio |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for n in names:
-        r = results[n]
-        target = (f"{'yes' if r['reached'] else 'no'} ({r['exact']:.3f}) | {r['steps']} | {r['train_s']:.1f} | "
-                  f"{r['eval_s']:.1f}") if r else "- | - | - | -"
-        print(f"| {n} | {target} | {rates[n]:,.0f} | {rates[n] / base:.2f} |")
+    report(names, results, throughput([Contender(n, config, args.seed, device) for n in names], batches, args,
+                                      device, recipe))
     if args.gpu_mfu and device.type == "cuda":
         gpu_mfu(args, device)
     elif args.gpu_mfu:

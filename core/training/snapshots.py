@@ -86,7 +86,7 @@ class SnapshotTimeline:
     target_tokens: list[str]
     history: list[dict[str, Any]]
     best_step: int | None
-    stored: dict[tuple[int, str], np.ndarray] = field(repr=False)  # (step, kind) → float16 (L, H, Tq, Tk)
+    stored: dict[tuple[int, str], np.ndarray] = field(repr=False, compare=False)  # (step, kind) → float16 (L, H, Tq, Tk)
 
     def maps(self, step: int, kind: str) -> np.ndarray:
         """Float32 (L, H, Tq, Tk) maps of ``kind`` at ``step``.

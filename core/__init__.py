@@ -22,6 +22,9 @@ from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read
 from core.io.checkpoint import load as load_checkpoint
 from core.io.checkpoint import save as save_checkpoint
 from core.io.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
+from core.lessons.self_attention import (AttentionCost, PathComparison, PermutationDemo, attention_cost,
+                                         path_comparison, permutation_demo)
+from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.model.attention import MultiHeadAttention, attention, attention_weights
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import sinusoidal_encoding
@@ -35,12 +38,13 @@ from core.training.trainer import StepInfo, TrainConfig, TrainResult, train
 
 __all__ = [
     "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS",
-    "AttentionControls", "Checkpoint", "CheckpointError", "CheckpointInfo", "Encoding", "ExplainOptions",
-    "Explanation", "Generation", "ModelConfig", "ModelOutput", "MultiHeadAttention", "Prediction", "StepInfo",
+    "AttentionControls", "AttentionCost", "Checkpoint", "CheckpointError", "CheckpointInfo", "Encoding", "ExplainOptions",
+    "Explanation", "Generation", "HeadTrace", "LessonTrace", "ModelConfig", "ModelOutput", "MultiHeadAttention", "PathComparison", "PermutationDemo", "Prediction",
+    "StepInfo",
     "Tokenizer", "TrainConfig", "TrainResult", "Transformer",
-    "attention", "attention_weights", "available_devices", "beam_search", "combine_masks", "difference",
+    "attention", "attention_cost", "attention_weights", "available_devices", "beam_search", "combine_masks", "difference",
     "evaluate", "explain", "explain_batch", "get_task", "greedy", "head_entropy", "head_statistics",
     "knockout_mask", "load_checkpoint", "max_weight", "mean_distance", "mean_over_heads", "noam_lr",
-    "padding_mask", "read_info", "resolve_device", "rollout", "rollout_by_layer", "sample", "save_checkpoint",
-    "sinusoidal_encoding", "smoothed_loss", "smoothed_targets", "snapshot_maps", "subsequent_mask", "train",
+    "padding_mask", "path_comparison", "permutation_demo", "read_info", "resolve_device", "rollout", "rollout_by_layer", "sample", "save_checkpoint",
+    "sinusoidal_encoding", "smoothed_loss", "smoothed_targets", "snapshot_maps", "subsequent_mask", "trace_translation", "train",
 ]

@@ -15,7 +15,7 @@ import streamlit as st
 import torch
 
 from app import catalog
-from core import Checkpoint, Explanation, explain, explain_batch, load_checkpoint
+from core import Checkpoint, Explanation, LessonTrace, explain, explain_batch, load_checkpoint, trace_translation
 
 # At most two forward passes at a time across all sessions: the machine stays responsive.
 _INFERENCE = threading.BoundedSemaphore(2)
@@ -70,3 +70,21 @@ def batch_explanation(path: str, sha: str, texts: tuple[str, ...], options_json:
 def explain_batch_entry(e: catalog.Entry, texts: list[str], **options) -> list[Explanation]:
     """Cached explanations of ``texts`` run together as one padded batch by the checkpoint ``e``."""
     return batch_explanation(str(e.path), sha_of(e.path), tuple(texts), json.dumps(options, sort_keys=True))
+
+
+def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
+    """The checkpoint the Lesson follows: the sidebar's if it is a translation model, else the shipped one."""
+    if current is not None and current.task == "translation":
+        return current
+    return entry(catalog.DEFAULT_KEY)
+
+
+@st.cache_data(max_entries=32, show_spinner="Following the sentence through the model…")
+def _lesson_trace(path: str, sha: str, text: str, head: int) -> LessonTrace:
+    with _INFERENCE:
+        return trace_translation(model(path, sha), text, head)
+
+
+def lesson_trace(e: catalog.Entry, text: str, head: int) -> LessonTrace:
+    """Cached :func:`core.trace_translation` of ``text`` by the checkpoint ``e``."""
+    return _lesson_trace(str(e.path), sha_of(e.path), text, head)

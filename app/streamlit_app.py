@@ -19,6 +19,7 @@ PAGES = {
         st.Page("views/train.py", title="Train", icon=":material/model_training:"),
     ],
     "Learn": [
+        st.Page("views/lesson.py", title="Lesson: one sentence, every stage", icon=":material/school:"),
         st.Page("views/positional.py", title="Positional encoding", icon=":material/waves:"),
         st.Page("views/playground.py", title="Attention playground", icon=":material/science:"),
         st.Page("views/masks.py", title="Masks", icon=":material/grid_on:"),

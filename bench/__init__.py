@@ -1,0 +1,1 @@
+"""Attnscope's benchmarks: ``python -m bench`` prints every goal with its figure and same-run baseline."""

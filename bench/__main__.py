@@ -1,0 +1,40 @@
+"""``python -m bench [SECTION …]``: run the benchmark sections and print one table.
+
+Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs). With no argument every
+section runs. The table is Markdown, ready for the README; the machine is printed above it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+
+import torch
+
+from bench import inference
+from bench.table import markdown
+
+SECTIONS = {"inference": inference.run}
+
+
+def machine() -> str:
+    """One line naming the machine the figures come from."""
+    return (f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads available, "
+            f"torch {torch.__version__}, Python {platform.python_version()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("sections", nargs="*", choices=[[], *SECTIONS], help="sections to run (default: all)")
+    args = parser.parse_args(argv)
+    rows = []
+    for name in args.sections or list(SECTIONS):
+        sys.stderr.write(f"running {name}…\n")
+        rows.extend(SECTIONS[name]())
+    sys.stdout.write(f"Machine: {machine()}\n\n{markdown(rows)}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,8 +16,9 @@ import torch.nn.functional as F
 from core.io.checkpoint import CheckpointError, load, read_info
 from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
 from core.training.snapshots import snapshot_maps
-from core.training.trainer import TrainConfig, _parse, train
-from core.training.state import state_path
+from core.training.config import TrainConfig, parse_args
+from core.training.trainer import train
+from core.training.state import resume_state_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(task="copy", preset="tiny", train_size=300, batch_size=16, warmup=20, eval_every=10,
@@ -133,7 +134,7 @@ def test_stop_request_ends_cleanly_with_a_loadable_checkpoint(tmp_path):
     assert result.stopped == "stopped" and result.step == 7
     ckpt = load(result.checkpoint)
     assert ckpt.info.extra["history"][-1]["step"] == 7
-    assert read_info(state_path(result.checkpoint)).extra["train_state"]["step"] == 7
+    assert read_info(resume_state_path(result.checkpoint)).extra["train_state"]["step"] == 7
 
 
 def test_stop_at_target_and_patience(tmp_path):
@@ -167,7 +168,7 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
     try:
         while time.monotonic() < deadline:
             try:
-                if read_info(state_path(out)).extra["train_state"]["step"] >= 20:
+                if read_info(resume_state_path(out)).extra["train_state"]["step"] >= 20:
                     break
             except CheckpointError:
                 pass
@@ -177,7 +178,7 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    killed_at = read_info(state_path(out)).extra["train_state"]["step"]
+    killed_at = read_info(resume_state_path(out)).extra["train_state"]["step"]
     assert killed_at < 50, "the run finished before it could be killed"
     assert load(out).info.task == "copy"  # the last complete checkpoint still loads after the kill
     done = subprocess.run(_cli(out, "--steps=50", "--resume"), cwd=ROOT, env=env, capture_output=True, text=True)
@@ -204,9 +205,9 @@ def test_ddp_with_two_cpu_processes(tmp_path):
 
 
 def test_cli_parses_flags_by_type():
-    config, resume = _parse(["--task=sort", "--steps=5", "--n_layers=none", "--tie_embeddings=true", "--resume"])
+    config, resume = parse_args(["--task=sort", "--steps=5", "--n_layers=none", "--tie_embeddings=true", "--resume"])
     assert (config.task, config.steps, config.n_layers, config.tie_embeddings, resume) == ("sort", 5, None, True, True)
     with pytest.raises(SystemExit):
-        _parse(["--steps=many"])
+        parse_args(["--steps=many"])
     with pytest.raises(ValueError, match="unknown task"):
         TrainConfig(task="poetry")

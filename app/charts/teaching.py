@@ -21,7 +21,6 @@ from app.charts.base import title as _base_title
 
 # Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).
 MAY_ATTEND, MASKED = "#0072B2", "#E69F00"
-EXPORT_ROWS = 5000  # Altair's default row limit for chart.to_json(), which the chart export uses
 _MAX_LABELS = 32  # beyond this many categories an axis shows every n-th label only
 
 
@@ -59,7 +58,7 @@ def grid_heatmap(
 
     ``symmetric`` centres a diverging scale on 0; ``annotate`` writes each value in its cell
     (default: when the grid is at most 12 × 12). The data stays a DataFrame (Streamlit ships it
-    as Arrow, fast at any size); Altair itself serialises at most 5,000 rows (EXPORT_ROWS).
+    as Arrow, fast at any size); the chart export serialises at most ``app.export.MAX_CELLS`` rows.
     """
     matrix = np.asarray(matrix, dtype=float)
     n_rows, n_cols = matrix.shape

@@ -14,7 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import CheckpointError, CheckpointInfo, get_task, is_resume_state, load_checkpoint, read_info, resume_state_path
+from core import (CheckpointError, CheckpointInfo, get_task, is_resume_state, load_checkpoint, read_info,
+                  resume_state_path)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_DIR = ROOT / "assets" / "checkpoints"

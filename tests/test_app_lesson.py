@@ -3,7 +3,6 @@ the share link work, and bad input gets a clear message."""
 
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.views.lesson import STAGES

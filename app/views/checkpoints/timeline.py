@@ -111,7 +111,8 @@ def _compare_checkpoints(entry: catalog.Entry) -> None:
     shapes = {k: tuple(min(x, y) for x, y in zip(first.shape(k), second.shape(k))) for k in kinds}
     kind, layer, head = ui.map_controls(shapes, "sbs")
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
-    compare.explanations(first, second, kind, layer, head, titles=(f"{entry.name} · {label}", f"{other.name} · {label}"),
+    compare.explanations(first, second, kind, layer, head,
+                         titles=(f"{entry.name} · {label}", f"{other.name} · {label}"),
                          difference_title="Difference (right − left)", name=f"{entry.name}-vs-{other.name}")
 
 

@@ -19,8 +19,8 @@ from core import SPECIAL_TOKENS, Explanation, knockout_mask
 def _show_change(before: Explanation, after: Explanation, kind: str, layer: int, head: int, name: str,
                  titles: tuple[str, str] = ("Before", "After")) -> None:
     """Predictions and one head's map before and after, with their difference."""
-    sides.explanations(before, after, kind, layer, head, titles=titles, difference_title="Difference (after − before)",
-                         name=name)
+    sides.explanations(before, after, kind, layer, head, titles=titles,
+                       difference_title="Difference (after − before)", name=name)
 
 
 def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind: str, layer: int, head: int,

@@ -8,6 +8,9 @@ public API: the app and ``bench/`` use nothing else::
     from core import explain, load_checkpoint
     result = explain("assets/checkpoints/reverse.safetensors", "abcdef")
 
+Pretrained models open the same way: ``explain(path, text)`` with a BERT-family folder or a
+Llama-family ``.gguf`` file (``pretrained_models()`` lists the installed ones, ``core.io.pretrained``).
+
 Command line: ``python -m core {train,explain,evaluate}`` (see ``core/__main__.py``).
 """
 

@@ -197,6 +197,8 @@ def test_gguf_tokenizer_matches_whole_control_tokens(tiny_gguf, cache):
     # so the vocabulary's "42" never forms.
     assert encoding.tokens == ["<|im_start|>", "he", "ll", "o", " the", " ", "4", "2", "<|im_end|>"]
     assert tokenizer.decode(encoding.ids) == "hello the 42"
+    emoji = tokenizer.encode("hi 🤗")  # a character split across byte tokens shows its bytes
+    assert emoji.tokens == ["h", "i", " ", "<0xF0>", "<0x9F>", "<0xA4>", "<0x97>"]
 
 
 def test_rotary_scores_depend_only_on_the_offset():

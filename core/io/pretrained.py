@@ -18,6 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from core.io.checkpoint import CheckpointError
 from core.io.interop.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
 from core.io.interop.hf_bert import SUPPORTED_MODEL_TYPES, is_bert_folder, read_bert
@@ -146,8 +148,9 @@ def is_pretrained(source: Any) -> bool:
     return path.suffix.lower() == ".gguf" or path.is_dir()
 
 
-def load_pretrained(path: str | os.PathLike, *, use_cache: bool = True) -> PretrainedModel:
-    """Open a BERT-family folder or a Llama-family GGUF file.
+def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cpu",
+                    use_cache: bool = True) -> PretrainedModel:
+    """Open a BERT-family folder or a Llama-family GGUF file, the model on ``device`` in ``eval()`` mode.
 
     Args:
         path: the folder (config.json, model.safetensors, tokenizer.json) or ``.gguf`` file.
@@ -160,11 +163,13 @@ def load_pretrained(path: str | os.PathLike, *, use_cache: bool = True) -> Pretr
     path = Path(path)
     if path.suffix.lower() == ".gguf":
         model, tokenizer, general, sha = load_gguf(path, use_cache=use_cache)
+        model = model.to(device)
         name = _known_name(path) or str(general.get("name") or path.stem)
         return PretrainedModel(model, tokenizer, path, "llama", name,
                                metadata=general, known_sha256=sha)
     if is_bert_folder(path):
         model, tokenizer, pooling = read_bert(path)
+        model = model.to(device)
         return PretrainedModel(model, tokenizer, path, "bert", _known_name(path) or path.name, pooling=pooling)
     if not path.exists():
         raise CheckpointError(f"not found: {path.name}")

@@ -50,6 +50,31 @@ def _gguf_pre_tokenizer(pre: str) -> pre_tokenizers.PreTokenizer:
     return pre_tokenizers.Sequence([*split, byte_level])
 
 
+def _byte_of_char() -> dict[str, int]:
+    """GPT-2's byte-level alphabet: the printable character standing for each byte."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            chars[chr(byte)] = byte
+        else:
+            chars[chr(256 + extra)] = byte
+            extra += 1
+    return chars
+
+
+_BYTE_OF_CHAR = _byte_of_char()
+
+
+def _readable(token: str) -> str:
+    """A byte-level BPE token as text (``Ġthe`` → `` the``); invalid UTF-8 as ``<0x..>`` bytes."""
+    raw = bytes(_BYTE_OF_CHAR[c] for c in token if c in _BYTE_OF_CHAR)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(chr(b) if b < 0x80 else f"<0x{b:02X}>" for b in raw)
+
+
 @dataclass(frozen=True)
 class GGUFVocab:
     """The tokenizer a GGUF file describes (``tokenizer.ggml.*`` metadata)."""
@@ -127,14 +152,15 @@ class PretrainedTokenizer:
         return self._hf.decode([int(i) for i in ids], skip_special_tokens=skip_special)
 
     def token_strings(self, ids: Sequence[int]) -> list[str]:
-        """One display string per id (a byte-level piece of a character shows as ``�``)."""
+        """One display string per id: the token's text, or ``<0xF0><0x9F>``-style bytes for a piece
+        of a character that byte-level BPE split across tokens."""
         out = []
         for i in ids:
             token = self._hf.id_to_token(int(i))
             if token is None:
                 raise ValueError(f"token id {int(i)} out of range [0, {self.vocab_size})")
             if self.kind == "gguf-bpe" and token not in self._specials:
-                token = self._hf.decoder.decode([token])
+                token = _readable(token)
             out.append(token)
         return out
 

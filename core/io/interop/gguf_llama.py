@@ -171,7 +171,8 @@ def build_llama(config: LlamaConfig, weights: dict[str, Tensor], name: str) -> L
 def load_gguf(path: str | Path, *, use_cache: bool = True) -> tuple[LlamaModel, PretrainedTokenizer, dict, str]:
     """Load a Llama-family GGUF: (model in eval mode, tokenizer, general metadata, the file's SHA-256).
 
-    With ``use_cache`` the dequantized weights are read from, or written to, the weight cache.
+    With ``use_cache`` the dequantized weights are read from the weight cache, or written to it
+    in the background after a first load (the model's weights are never modified).
 
     Raises:
         CheckpointError: see :func:`read_gguf`.
@@ -195,6 +196,6 @@ def load_gguf(path: str | Path, *, use_cache: bool = True) -> tuple[LlamaModel, 
     model = build_llama(config, weights, path.name)
     if use_cache:
         stored = {k: v for k, v in weights.items() if not (config.tie_embeddings and k == "lm_head.weight")}
-        weight_cache.write(sha, "gguf", stored, {"config": json.dumps(asdict(config)), "tokenizer": tokenizer.to_json(),
+        weight_cache.write_soon(sha, "gguf", stored, {"config": json.dumps(asdict(config)), "tokenizer": tokenizer.to_json(),
                                                  "general": json.dumps(general), "source": path.name})
     return model, tokenizer, general, sha

@@ -5,7 +5,8 @@ of that. The cache lives in ``$ATTNSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/att
 else ``~/.cache/attnscope``. Entries are safetensors (never pickles), written
 atomically, and named by the SHA-256 of the file they were converted from, so an
 edited source never meets a stale entry. Any fault reading or writing the cache is
-logged and ignored: the caller converts the source again.
+logged and ignored: the caller converts the source again. :func:`write_soon` writes in a
+background thread (a few hundred MB take a second or more) that the interpreter waits for at exit.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 from safetensors import SafetensorError, safe_open
@@ -58,9 +60,8 @@ def read(source_sha256: str, kind: str) -> tuple[dict[str, Tensor], dict[str, st
     return tensors, metadata
 
 
-def write(source_sha256: str, kind: str, tensors: dict[str, Tensor], metadata: dict[str, str]) -> Path | None:
+def _write_to(path: Path, source_sha256: str, tensors: dict[str, Tensor], metadata: dict[str, str]) -> Path | None:
     """Store converted weights atomically; returns the entry's path, or None if it could not be written."""
-    path = entry_path(source_sha256, kind)
     header = {**metadata, "format": FORMAT, "version": VERSION, "source_sha256": source_sha256}
     tmp = None
     try:
@@ -76,3 +77,27 @@ def write(source_sha256: str, kind: str, tensors: dict[str, Tensor], metadata: d
         return None
     log.info("cached converted weights in %s", path)
     return path
+
+
+_pending: list[threading.Thread] = []
+_pending_lock = threading.Lock()
+
+
+def write_soon(source_sha256: str, kind: str, tensors: dict[str, Tensor], metadata: dict[str, str]) -> None:
+    """Store converted weights atomically, in a background (non-daemon) thread; the tensors must
+    not change meanwhile. A fault is logged, never raised."""
+    path = entry_path(source_sha256, kind)  # decided now, not when the thread runs
+    thread = threading.Thread(target=_write_to, args=(path, source_sha256, tensors, metadata),
+                              name=f"attnscope-cache-{source_sha256[:8]}")
+    with _pending_lock:
+        _pending[:] = [t for t in _pending if t.is_alive()]
+        _pending.append(thread)
+    thread.start()
+
+
+def flush() -> None:
+    """Wait until every background write has finished."""
+    with _pending_lock:
+        threads = list(_pending)
+    for thread in threads:
+        thread.join()

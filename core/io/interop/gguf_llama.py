@@ -190,12 +190,13 @@ def load_gguf(path: str | Path, *, use_cache: bool = True) -> tuple[LlamaModel, 
             if config.tie_embeddings:
                 tensors["lm_head.weight"] = tensors["embed.weight"]
             return build_llama(config, tensors, path.name), tokenizer, json.loads(meta["general"]), sha
-        except (KeyError, TypeError, ValueError, CheckpointError) as error:
+        except Exception as error:  # any fault in a cache entry (HF tokenizers raises bare Exceptions): rebuild
             log.warning("ignoring the weight cache entry for %s (%s)", path.name, error)
     config, tokenizer, weights, general = read_gguf(path)
     model = build_llama(config, weights, path.name)
     if use_cache:
         stored = {k: v for k, v in weights.items() if not (config.tie_embeddings and k == "lm_head.weight")}
-        weight_cache.write_soon(sha, "gguf", stored, {"config": json.dumps(asdict(config)), "tokenizer": tokenizer.to_json(),
-                                                 "general": json.dumps(general), "source": path.name})
+        header = {"config": json.dumps(asdict(config)), "tokenizer": tokenizer.to_json(),
+                  "general": json.dumps(general), "source": path.name}
+        weight_cache.write_soon(sha, "gguf", stored, header)
     return model, tokenizer, general, sha

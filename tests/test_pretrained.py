@@ -108,7 +108,7 @@ def test_minilm_interventions(minilm):
     knocked[3][1] = 0
     out = explain(minilm, COREFERENCE, head_mask={"encoder": knocked})
     assert not np.allclose(out.prediction.vector, base.prediction.vector, atol=1e-4)
-    np.testing.assert_array_equal(out.attention["encoder"][:4], base.attention["encoder"][:4])  # earlier layers as before
+    np.testing.assert_array_equal(out.attention["encoder"][:4], base.attention["encoder"][:4])  # layers before: same
     hard = explain(minilm, COREFERENCE, hard=True).attention["encoder"]
     assert set(np.unique(hard)) == {0.0, 1.0}
     flat = explain(minilm, COREFERENCE, temperature=0.0).attention["encoder"]

@@ -118,7 +118,8 @@ class PretrainedTokenizer:
             ValueError: a tokenizer model or pre-tokenizer that is not supported.
         """
         if vocab.model != "gpt2":
-            raise ValueError(f"GGUF tokenizer model {vocab.model!r} is not supported; supported: 'gpt2' (byte-level BPE)")
+            raise ValueError(f"GGUF tokenizer model {vocab.model!r} is not supported; "
+                             "supported: 'gpt2' (byte-level BPE)")
         ids = {token: i for i, token in enumerate(vocab.tokens)}
         merges = [tuple(m.split(" ", 1)) for m in vocab.merges]
         hf = _HFTokenizer(models.BPE(ids, merges, ignore_merges=False))

@@ -5,7 +5,8 @@ which Attnscope never uses. In a throwaway virtualenv:
 
     python3 -m venv /tmp/refenv
     /tmp/refenv/bin/pip install torch==2.13.0 transformers sentence-transformers gguf accelerate
-    /tmp/refenv/bin/python tests/data/record_pretrained_reference.py SITE_PACKAGES > tests/data/pretrained_reference.json
+    /tmp/refenv/bin/python tests/data/record_pretrained_reference.py SITE_PACKAGES \
+        > tests/data/pretrained_reference.json
 
 where SITE_PACKAGES is the site-packages folder holding the packages of requirements-pretrained.txt
 (they are located there with a path finder, never imported). Nothing is downloaded:

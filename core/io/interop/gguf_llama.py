@@ -41,7 +41,8 @@ _BLOCK_NAMES = {
     "attn_output": "attn.o_proj", "ffn_norm": "ffn_norm", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
     "ffn_down": "mlp.down_proj",
 }
-_TOP_NAMES = {"token_embd.weight": "embed.weight", "output_norm.weight": "norm.weight", "output.weight": "lm_head.weight"}
+_TOP_NAMES = {"token_embd.weight": "embed.weight", "output_norm.weight": "norm.weight",
+              "output.weight": "lm_head.weight"}
 
 
 def file_sha256(path: Path) -> str:
@@ -102,7 +103,8 @@ def _vocab(reader, name: str) -> GGUFVocab:
     try:
         return GGUFVocab(
             model=_field(reader, "tokenizer.ggml.model"), pre=_field(reader, "tokenizer.ggml.pre", "default"),
-            tokens=list(_field(reader, "tokenizer.ggml.tokens")), merges=list(_field(reader, "tokenizer.ggml.merges", [])),
+            tokens=list(_field(reader, "tokenizer.ggml.tokens")),
+            merges=list(_field(reader, "tokenizer.ggml.merges", [])),
             token_types=list(_field(reader, "tokenizer.ggml.token_type", [])),
             bos_id=_field(reader, "tokenizer.ggml.bos_token_id"), eos_id=_field(reader, "tokenizer.ggml.eos_token_id"),
             add_bos=bool(_field(reader, "tokenizer.ggml.add_bos_token", False)),

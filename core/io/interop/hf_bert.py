@@ -69,7 +69,8 @@ def bert_config(folder: Path) -> BertConfig:
         raise CheckpointError(f"{folder.name}: activation {raw.get('hidden_act')!r} is not supported")
     try:
         return BertConfig(
-            vocab_size=int(raw["vocab_size"]), d_model=int(raw["hidden_size"]), n_encoder_layers=int(raw["num_hidden_layers"]),
+            vocab_size=int(raw["vocab_size"]), d_model=int(raw["hidden_size"]),
+            n_encoder_layers=int(raw["num_hidden_layers"]),
             n_heads=int(raw["num_attention_heads"]), d_ff=int(raw["intermediate_size"]),
             max_len=int(raw.get("max_position_embeddings", 512)), type_vocab_size=int(raw.get("type_vocab_size", 2)),
             norm_eps=float(raw.get("layer_norm_eps", 1e-12)), activation=raw.get("hidden_act", "gelu"),

@@ -8,21 +8,26 @@ public API: the app and ``bench/`` use nothing else::
     from core import explain, load_checkpoint
     result = explain("assets/checkpoints/reverse.safetensors", "abcdef")
 
+Pretrained models open the same way: ``explain(path, text)`` with a BERT-family folder or a
+Llama-family ``.gguf`` file (``pretrained_models()`` lists the installed ones, ``core.io.pretrained``).
+
 Command line: ``python -m core {train,explain,evaluate}`` (see ``core/__main__.py``).
 """
 
 from core.config import ARCHITECTURES, ModelConfig
 from core.device import (available_devices, gpu_count, is_out_of_memory, release_memory, resolve_device, set_threads,
                          thread_count)
-from core.inspect.analysis import (difference, head_entropy, head_statistics, knockout_mask, max_weight,
-                                   mean_distance, mean_over_heads, rollout, rollout_by_layer)
+from core.inspect.analysis import (difference, head_entropy, head_finder, head_statistics, knockout_mask,
+                                   max_weight, mean_distance, mean_over_heads, rollout, rollout_by_layer)
 from core.inspect.decode import Generation, beam_search, greedy, sample
 from core.inspect.embeddings import Embeddings, model_embeddings
 from core.inspect.explainer import ExplainOptions, explain, explain_batch
+from core.inspect.pretrained import sentence_embeddings, sentence_similarity
 from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
 from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
 from core.io.checkpoint import load as load_checkpoint
 from core.io.checkpoint import save as save_checkpoint
+from core.io.pretrained import PretrainedEntry, PretrainedModel, is_pretrained, load_pretrained, pretrained_models
 from core.io.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
 from core.lessons.attention import (KVLookup, QKVProjection, Saturation, ScoreFunction, attention_row, kv_lookup,
                                     qkv_projection, random_vectors, saturation, score_functions)
@@ -40,6 +45,7 @@ from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.model.attention import MultiHeadAttention, attention, attention_weights
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import sinusoidal_encoding
+from core.model.rotary import rotary_frequencies, rotary_relative_scores
 from core.model.transformer import KINDS, AttentionControls, ModelOutput, Transformer
 from core.tasks import TASKS, get_task
 from core.training.config import TrainConfig
@@ -58,19 +64,19 @@ __all__ = [
     "CheckpointInfo", "Embeddings", "Encoding", "ExplainOptions", "Explanation", "FFNDemo", "Generation",
     "HeadTrace", "KVLookup", "LessonTrace", "MaskedSoftmax", "ModelConfig", "ModelEncoding", "ModelOutput",
     "MultiHeadAttention", "NoamCurve", "NormDemo", "NormStats", "PECurves", "PathComparison",
-    "PermutationDemo", "Prediction", "QKVProjection", "RotationCheck", "Saturation", "ScoreFunction",
+    "PermutationDemo", "Prediction", "PretrainedEntry", "PretrainedModel", "QKVProjection", "RotationCheck", "Saturation", "ScoreFunction",
     "SmoothingExample", "SnapshotTimeline", "StepInfo", "StepOutcome", "StepRecipe", "TokenBatch", "Tokenizer",
     "TrainConfig", "TrainResult", "Transformer", "WorkedExample", "attention", "attention_cost",
     "attention_row", "attention_weights", "available_devices", "axis_tokens", "batch_masks", "beam_search",
     "combine_masks", "difference", "evaluate", "expected_parameter_counts", "explain", "explain_batch",
-    "ffn_as_convolution", "get_task", "gpu_count", "greedy", "head_entropy", "head_statistics",
-    "is_out_of_memory", "is_resume_state", "knockout_mask", "kv_lookup", "load_checkpoint", "look_ahead_mask",
+    "ffn_as_convolution", "get_task", "gpu_count", "greedy", "head_entropy", "head_finder", "head_statistics",
+    "is_out_of_memory", "is_pretrained", "is_resume_state", "knockout_mask", "kv_lookup", "load_checkpoint", "load_pretrained", "look_ahead_mask",
     "make_optimizer", "masked_softmax_demo", "max_weight", "mean_distance", "mean_over_heads",
     "model_embeddings", "model_encoding", "noam_curve", "noam_lr", "norm_demo", "norm_stats", "pad_sentences",
     "padding_mask", "parameter_table", "path_comparison", "pe_curves", "pe_frequency", "pe_table",
-    "permutation_demo", "qkv_projection", "random_vectors", "read_info", "release_memory", "resolve_device",
-    "resume_state_path", "rollout", "rollout_by_layer", "rotation_check", "rotation_matrix", "sample",
-    "saturation", "save_checkpoint", "score_functions", "set_threads", "sinusoidal_encoding", "smoothed_loss",
+    "permutation_demo", "pretrained_models", "qkv_projection", "random_vectors", "read_info", "release_memory", "resolve_device",
+    "resume_state_path", "rollout", "rollout_by_layer", "rotary_frequencies", "rotary_relative_scores", "rotation_check", "rotation_matrix", "sample",
+    "saturation", "save_checkpoint", "score_functions", "sentence_embeddings", "sentence_similarity", "set_threads", "sinusoidal_encoding", "smoothed_loss",
     "smoothed_targets", "smoothing_example", "snapshot_maps", "snapshot_timeline", "subsequent_mask",
     "thread_count", "tokenizer_batch", "trace_translation", "train", "train_step", "training_history",
     "whitespace_batch", "worked_example",

@@ -43,9 +43,12 @@ Picker = Callable[[Tensor], Tensor]  # (B, V) logits → (B,) chosen ids
 
 
 def _allowed(model: Transformer, logits: Tensor) -> Tensor:
-    """Logits (B, V) with ``<pad>`` and ``<bos>`` ruled out: decoding never produces them."""
+    """Logits (B, V) with the ids decoding never produces ruled out: ``<pad>`` and ``<bos>`` for
+    Attnscope's own models; a pretrained model's config lists its own (``never_generated``)."""
     logits = logits.float().clone()
-    logits[:, [model.config.pad_id, BOS_ID]] = float("-inf")
+    banned = getattr(model.config, "never_generated", (model.config.pad_id, BOS_ID))
+    if banned:
+        logits[:, list(banned)] = float("-inf")
     return logits
 
 

@@ -187,8 +187,8 @@ class ModelConfig:
         """
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"model config is not valid JSON: {error}") from None
+        except (ValueError, RecursionError) as error:  # JSONDecodeError, over-long integers, deep nesting
+            raise ValueError(f"model config is not valid JSON: {str(error)[:200]}") from None
         return cls.from_dict(data)
 
 
@@ -206,7 +206,7 @@ def _check_limits(config: ModelConfig) -> None:
     for name, (low, high) in LIMITS.items():
         value = getattr(config, name)
         if name == "dropout":
-            ok, text = low <= value < high, f"in [0, 1)"
+            ok, text = low <= value < high, "in [0, 1)"
         elif name == "pe_base":
             ok, text = low < value <= high, f"greater than 1 and at most {high:g}"
         else:

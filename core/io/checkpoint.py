@@ -231,9 +231,9 @@ def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInf
 
 
 def _stat_key(path: Path) -> tuple:
-    """What identifies one version of a file: real path, device, inode, size, mtime."""
+    """What identifies one version of a file: real path, device, inode, size, mtime and ctime."""
     st = os.stat(path)
-    return os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    return os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _parse_info(path: Path, metadata: dict[str, str], budget: Budget) -> CheckpointInfo:

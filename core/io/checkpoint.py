@@ -169,7 +169,8 @@ def load(path: str | os.PathLike, device: torch.device | str = "cpu", *, budget:
     if info.config.tie_embeddings:
         weights[TIED[0]] = weights[TIED[1]]
     try:
-        model = Transformer(info.config)
+        with torch.random.fork_rng(devices=[]):  # random initialisation, overwritten: leave the global RNG alone
+            model = Transformer(info.config)
         model.load_state_dict(weights, strict=True)
         model.eval()
         check_probe(name, model, info.probe)

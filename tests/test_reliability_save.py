@@ -1,9 +1,11 @@
 """Issue 15, saving side: stale temp files of killed saves, real EFBIG and SIGKILL during a save
-(reliability.md P1, P2), damaged resume states, a GPU-saved file on the CPU (C10), and the
-server configuration (C13, no outside requests)."""
+(reliability.md P1, P2), damaged resume states, odd paths (C1), pickled objects (C7), a GPU-saved
+file on the CPU (C10), and the server configuration (C13, no outside requests)."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import fcntl
 import os
 import signal
@@ -13,11 +15,13 @@ import time
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from core.io.atomic import clean_stale_temp_files
 from core.io.checkpoint import CheckpointError, load, read_info, save
+from core.io.interop.nn_transformer import load_state_dict_file
 from core.io.tokenizer import Tokenizer
 from core.training import trainer
 from core.training.state import load_state, save_state, state_path
@@ -165,6 +169,38 @@ def test_train_resume_with_a_damaged_state_prints_one_line(tmp_path: Path, caplo
     flags = ["--task=copy", "--preset=tiny", "--train_size=100", "--steps=5", "--device=cpu", "--progress=false"]
     assert trainer.main([*flags, f"--out={out}", "--resume"]) == 2
     assert state_path(out).name in caplog.text and "Traceback" not in caplog.text
+
+
+# ---------------------------------------------------------------- C1 and C7: odd paths, pickled objects
+def test_a_broken_link_a_fifo_and_an_unreadable_file_are_refused_naming_them(tmp_path: Path, saved: Path) -> None:
+    link = tmp_path / "dangling.safetensors"
+    link.symlink_to(tmp_path / "gone.safetensors")
+    fifo = tmp_path / "pipe.safetensors"
+    os.mkfifo(fifo)  # opening it would block for ever: it must be refused without opening
+    for path, words in ((link, "not found"), (fifo, "not a file")):
+        with pytest.raises(CheckpointError, match=words) as caught:
+            load(path)
+        assert path.name in str(caught.value)
+    if os.geteuid() != 0:  # root reads anything
+        saved.chmod(0)
+        with pytest.raises(CheckpointError, match=saved.name):
+            load(saved)
+
+
+@dataclasses.dataclass
+class RunSettings:
+    lr: float = 0.1
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("content", [argparse.Namespace(lr=0.1), RunSettings(), np.random.get_state(),
+                                     {"w": torch.zeros(2), "args": argparse.Namespace(lr=0.1)}],
+                         ids=["Namespace", "dataclass", "numpy-legacy-rng", "dict-with-Namespace"])
+def test_pt_files_holding_objects_are_refused_under_weights_only(tmp_path: Path, content) -> None:
+    path = tmp_path / "objects.pt"
+    torch.save(content, path)
+    with pytest.raises(ValueError, match="objects.pt"):
+        load_state_dict_file(path)
 
 
 # ---------------------------------------------------------------- C10: saved on a GPU, loaded on a CPU

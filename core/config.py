@@ -199,7 +199,7 @@ def _check_types(config: ModelConfig) -> None:
         # bool is an int subclass: refuse True where a count is meant, and vice versa.
         wrong_bool = isinstance(value, bool) and field.type != "bool"
         if wrong_bool or not isinstance(value, expected):
-            raise ValueError(f"{field.name} must be of type {field.type}, got {value!r}")
+            raise ValueError(f"{field.name} must be of type {field.type}, got {_show(value)}")
 
 
 def _check_limits(config: ModelConfig) -> None:
@@ -212,7 +212,7 @@ def _check_limits(config: ModelConfig) -> None:
         else:
             ok, text = low <= value <= high, f"at least {low}" if value < low else f"at most {high:,}"
         if not ok:  # NaN fails every comparison
-            raise ValueError(f"{name} must be {text}, got {value!r}")
+            raise ValueError(f"{name} must be {text}, got {_show(value)}")
 
 
 def parameter_count(config: ModelConfig) -> int:
@@ -284,9 +284,15 @@ def _largest_part(config: ModelConfig) -> str:
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {_show(value)}")
 
 
 def _check_at_least(name: str, value: int, minimum: int) -> None:
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
+
+
+def _show(value: Any) -> str:
+    """``repr(value)`` cut short: configs may come from untrusted files."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"

@@ -174,21 +174,22 @@ def load(path: str | os.PathLike, device: torch.device | str = "cpu", *, budget:
         model.load_state_dict(weights, strict=True)
         model.eval()
         check_probe(name, model, info.probe)
+        model = model.to(device)
     except CheckpointError:
         raise
-    except Exception as error:  # noqa: BLE001 - the untrusted-input boundary: nothing else may escape
-        raise CheckpointError(f"{name} cannot be loaded: {type(error).__name__}: {error}") from None
-    return Checkpoint(model.to(device), info, extra)
+    except Exception as error:  # noqa: BLE001 - the untrusted-input boundary (CUDA out-of-memory included)
+        raise CheckpointError(f"{name} cannot be loaded: {type(error).__name__}: {_short(error)}") from None
+    return Checkpoint(model, info, extra)
 
 
 def _guarded(path: Path, budget: Budget, *, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
     """:func:`_open` with every exception turned into a CheckpointError naming the file."""
-    if not path.exists() and not path.is_symlink():
-        raise CheckpointError(f"checkpoint not found: {path.name}")
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {path.name} is not a file" if path.exists()
-                              else f"checkpoint not found: {path.name} (a broken link)")
     try:
+        if not path.exists() and not path.is_symlink():
+            raise CheckpointError(f"checkpoint not found: {path.name}")
+        if not path.is_file():  # a folder, a FIFO, a device: never opened
+            raise CheckpointError(f"checkpoint {path.name} is not a file" if path.exists()
+                                  else f"checkpoint not found: {path.name} (a broken link)")
         return _open(path, budget, with_weights)
     except CheckpointError:
         raise
@@ -197,10 +198,16 @@ def _guarded(path: Path, budget: Budget, *, with_weights: bool) -> tuple[Checkpo
     except MemoryError:
         raise CheckpointError(f"{path.name} is too large to read") from None
     except (SafetensorError, OSError) as error:
-        raise CheckpointError(f"{path.name} is not a readable safetensors file ({error})") from None
+        raise CheckpointError(f"{path.name} is not a readable safetensors file ({_short(error)})") from None
     except Exception as error:  # noqa: BLE001 - the untrusted-input boundary: nothing else may escape
         log.debug("unexpected error reading %s", path, exc_info=True)
-        raise CheckpointError(f"{path.name} cannot be read: {type(error).__name__}: {error}") from None
+        raise CheckpointError(f"{path.name} cannot be read: {type(error).__name__}: {_short(error)}") from None
+
+
+def _short(error: BaseException, limit: int = 300) -> str:
+    """An exception's text cut to ``limit`` characters (messages may quote untrusted input)."""
+    text = str(error)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
@@ -245,7 +252,7 @@ def _parse_info(path: Path, metadata: dict[str, str], budget: Budget) -> Checkpo
     except KeyError as error:
         raise CheckpointError(f"{path.name} lacks the metadata entry {error}") from None
     except (ValueError, TypeError, OverflowError) as error:
-        raise CheckpointError(f"{path.name} is refused: {error}") from None
+        raise CheckpointError(f"{path.name} is refused: {_short(error)}") from None
     try:
         roles = json.loads(metadata["tokenizers"])
         tokenizers = {role: Tokenizer.from_json(text) for role, text in roles.items()}
@@ -253,7 +260,7 @@ def _parse_info(path: Path, metadata: dict[str, str], budget: Budget) -> Checkpo
     except KeyError as error:
         raise CheckpointError(f"{path.name} lacks the metadata entry {error}") from None
     except (ValueError, TypeError, AttributeError) as error:
-        raise CheckpointError(f"{path.name} has invalid metadata: {error}") from None
+        raise CheckpointError(f"{path.name} has invalid metadata: {_short(error)}") from None
     _check_tokenizers(path, config, tokenizers)
     if not isinstance(metrics, dict) or not isinstance(extra, dict) or not isinstance(task, (str, type(None))):
         raise CheckpointError(f"{path.name} has invalid metadata: task, metrics or extra has the wrong type")

@@ -77,7 +77,7 @@ def load_state(path: Path, device: torch.device) -> ResumeState:
             raise ValueError("bad step or RNG state")
     except (KeyError, ValueError, TypeError, AttributeError, IndexError) as error:
         raise CheckpointError(f"{Path(path).name} is not a usable resume state "
-                              f"({type(error).__name__}: {error}); delete it to start the run afresh") from None
+                              f"({type(error).__name__}: {str(error)[:200]}); delete it to start the run afresh") from None
     try:
         torch.set_rng_state(rng)
     except RuntimeError as error:

@@ -1,5 +1,26 @@
 """Issue 15, loader side: budgets before allocation, header checks, one hash per file version,
-the behaviour probe, and every fault a CheckpointError (reliability.md C2, C3, C5, C8, C11)."""
+the behaviour probe, and every fault a CheckpointError.
+
+Where each case of ../shared/reliability.md §6.2–6.3 is tested:
+C1 missing / directory / broken link / FIFO / unreadable: test_checkpoint, test_reliability_save
+C2 truncated .safetensors and .pt: test_checkpoint (0, 4 bytes, half, −1), test_interop, the fuzz target
+C3 random bytes, text, .pt renamed, pickle errors: test_checkpoint, test_interop
+C4 flipped byte: test_checkpoint, here (a rewritten file is hashed again)
+C5 NaN/Inf weights and snapshots: test_checkpoint, here
+C6 pickle payload, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1: test_checkpoint, test_interop
+C7 Namespace / dataclass / NumPy RNG in .pt: test_reliability_save
+C8 config ≠ weights (d_model, d_ff, max_len, vocab, n_heads, norm, score, positional): test_checkpoint, here
+C9 extra / missing keys: test_checkpoint
+C10 saved on a GPU, loaded on a CPU: test_reliability_save (the CUDA half runs where there is a GPU)
+C11 tokenizer truncated / newer / vocab ≠ embedding / too big: test_tokenizer, test_checkpoint, here;
+    ids ≥ vocab_size never reach nn.Embedding: test_model
+C12 path traversal, symlinks out of runs/: the app's catalog (test_jobs covers run names)
+C13 oversized upload: test_reliability_save (maxUploadSize), the app's own size check
+P1 EFBIG (RLIMIT_FSIZE) and ENOSPC: test_reliability_save, test_checkpoint
+P2 SIGKILL during save: test_reliability_save
+P3 kill -9 mid-run then resume: test_train;  P4 resume with changed settings: test_train
+P5 permissions of a replaced checkpoint: test_checkpoint
+"""
 
 from __future__ import annotations
 

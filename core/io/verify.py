@@ -4,7 +4,7 @@
   against the ones the config implies (computed on the ``meta`` device: no memory), so a
   lying config is refused before a model is built or a tensor is read.
 * :func:`digest` and :class:`DigestCache`: the SHA-256 over tensors and metadata, computed
-  once per version of a file (keyed by path, inode, size and mtime).
+  once per version of a file (keyed by path, inode, size, mtime and ctime).
 * :func:`probe_record` / :func:`check_probe`: the model's behaviour on a fixed probe input,
   stored at save time. Config fields that do not show in any tensor shape (``n_heads`` with
   the default score, ``norm``, ``positional``, ``pe_base``, ``score``, ``pad_id``) change that
@@ -20,7 +20,6 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -57,8 +56,10 @@ def digest(tensors: Iterable[tuple[str, Tensor]], metadata: dict[str, str]) -> s
 class DigestCache:
     """Remembers which versions of which files were verified, so a file is hashed once.
 
-    A version is (real path, device, inode, size, mtime_ns, stored checksum): any rewrite,
+    A version is (real path, device, inode, size, mtime_ns, ctime_ns, stored checksum): any rewrite,
     replacement or edit of the file is a new version and is hashed again. Thread-safe, bounded.
+    (An edit that restores size, mtime and ctime within one timestamp tick would go unseen: only
+    someone who can write the file could do that, and they could write any valid file anyway.)
     """
 
     def __init__(self, max_entries: int = 1024) -> None:

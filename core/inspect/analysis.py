@@ -1,7 +1,7 @@
 """Numbers computed from attention maps: mean over heads, rollout, per-head statistics, head masks.
 
 Pure numpy, no torch and no Streamlit. Every function takes maps in the
-:class:`~core.records.Explanation` orientation, float (L, H, Tq, Tk) with
+:class:`~core.inspect.records.Explanation` orientation, float (L, H, Tq, Tk) with
 row = query (the token attending) and column = key (the token attended to).
 
 A row that is entirely zero (a query whose every key was masked) carries no

@@ -6,6 +6,7 @@ Orientation: each attention array is float32 (L, H, Tq, Tk) with row = query
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,15 +106,26 @@ class Explanation:
 
     def axis_tokens(self, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(query tokens, key tokens) labelling the rows and columns of ``kind``'s maps."""
-        if kind == "encoder":
-            return self.source_tokens, self.source_tokens
-        if kind == "decoder":
-            return self.target_tokens, self.target_tokens
-        if kind == "cross":
-            return self.target_tokens, self.source_tokens
-        raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KIND_LABELS)}")
+        return axis_tokens(kind, self.source_tokens, self.target_tokens)
 
     def shape(self, kind: str) -> tuple[int, int]:
         """(layers, heads) of ``kind``."""
         layers, heads = self.attention[kind].shape[:2]
         return int(layers), int(heads)
+
+
+def axis_tokens(kind: str, source_tokens: Sequence[str],
+                target_tokens: Sequence[str]) -> tuple[Sequence[str], Sequence[str]]:
+    """(row = query tokens, column = key tokens) of a map of ``kind``: the encoder reads the source,
+    the decoder the target, and cross-attention lets target queries attend to source keys.
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    if kind == "encoder":
+        return source_tokens, source_tokens
+    if kind == "decoder":
+        return target_tokens, target_tokens
+    if kind == "cross":
+        return target_tokens, source_tokens
+    raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KIND_LABELS)}")

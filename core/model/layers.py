@@ -34,6 +34,7 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
+        """x (B, T, D) → (B, T, D), each position on its own."""
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (B, T, D)
 
 
@@ -49,12 +50,14 @@ class _Residual(nn.Module):
         self, x: Tensor, norm: nn.LayerNorm, attn: MultiHeadAttention, memory: Tensor | None,
         mask: Tensor | None, call: LayerCall, head_mask: Tensor | None,
     ) -> tuple[Tensor, AttentionResult]:
+        """One attention sublayer with its Add & Norm: x (B, Tq, D) → (B, Tq, D), and the attention result."""
         inp = norm(x) if self.pre_norm else x
         result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard,
                       head_mask=head_mask, need_weights=call.need_weights)
         return self._add(x, result.output, norm), result
 
     def feed_forward(self, x: Tensor, norm: nn.LayerNorm, ff: FeedForward) -> Tensor:
+        """The FFN sublayer with its Add & Norm: (B, T, D) → (B, T, D)."""
         return self._add(x, ff(norm(x) if self.pre_norm else x), norm)
 
     def _add(self, x: Tensor, sublayer_out: Tensor, norm: nn.LayerNorm) -> Tensor:
@@ -75,6 +78,7 @@ class EncoderLayer(_Residual):
     def forward(
         self, x: Tensor, mask: Tensor | None, call: LayerCall, head_mask: Tensor | None = None
     ) -> tuple[Tensor, AttentionResult]:
+        """x (B, S, D) → (B, S, D) and the self-attention result (weights (B, H, S, S) when asked for)."""
         x, attn = self.attend(x, self.norm1, self.self_attn, None, mask, call, head_mask)
         return self.feed_forward(x, self.norm2, self.ff), attn
 
@@ -98,6 +102,7 @@ class DecoderLayer(_Residual):
         self, x: Tensor, self_mask: Tensor | None, memory: Tensor | None, memory_mask: Tensor | None,
         call: LayerCall, head_mask: tuple[Tensor | None, Tensor | None] = (None, None),
     ) -> tuple[Tensor, AttentionResult, AttentionResult | None]:
+        """x (B, T, D) → (B, T, D), with the self- (B, H, T, T) and cross-attention (B, H, T, S) results."""
         x, self_result = self.attend(x, self.norm1, self.self_attn, None, self_mask, call, head_mask[0])
         cross_result = None
         if self.cross_attn is not None:

@@ -21,12 +21,18 @@ from core.io.tokenizer import Tokenizer
 
 _OPTIM = "optim/"
 _RNG = "rng/torch"
+_SUFFIX = ".train-state.safetensors"
 
 
-def state_path(checkpoint_path: str | Path) -> Path:
-    """Where the resume state of the run writing ``checkpoint_path`` lives."""
+def resume_state_path(checkpoint_path: str | Path) -> Path:
+    """Where the resume state of the run writing ``checkpoint_path`` lives (beside it)."""
     path = Path(checkpoint_path)
-    return path.with_name(path.stem + ".train-state.safetensors")
+    return path.with_name(path.stem + _SUFFIX)
+
+
+def is_resume_state(path: str | Path) -> bool:
+    """Whether ``path`` names a run's resume state rather than a checkpoint to explore."""
+    return Path(path).name.endswith(_SUFFIX)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from core.io.checkpoint import CheckpointError, load, read_info, save
 from core.io.interop.nn_transformer import load_state_dict_file
 from core.io.tokenizer import Tokenizer
 from core.training import trainer
-from core.training.state import load_state, save_state, state_path
+from core.training.state import load_state, resume_state_path, save_state
 from tests.conftest import build_checkpoint, tiny_model
 from tests.test_checkpoint import rewrite
 
@@ -133,7 +133,8 @@ def write_state(path: Path, tokenizer: Tokenizer) -> Path:
 
 
 def test_a_good_resume_state_loads(tmp_path: Path, char_tokenizer: Tokenizer) -> None:
-    state = load_state(write_state(state_path(tmp_path / "run.safetensors"), char_tokenizer), torch.device("cpu"))
+    path = write_state(resume_state_path(tmp_path / "run.safetensors"), char_tokenizer)
+    state = load_state(path, torch.device("cpu"))
     assert state.step == 7 and state.run == {"train": {"steps": 10}} and state.optimizer["state"]
 
 
@@ -141,7 +142,7 @@ def test_a_good_resume_state_loads(tmp_path: Path, char_tokenizer: Tokenizer) ->
 def test_a_damaged_resume_state_is_a_clear_checkpoint_error_and_the_rng_is_untouched(
     tmp_path: Path, char_tokenizer: Tokenizer, damage: str
 ) -> None:
-    path = write_state(state_path(tmp_path / "run.safetensors"), char_tokenizer)
+    path = write_state(resume_state_path(tmp_path / "run.safetensors"), char_tokenizer)
     if damage == "garbage":
         path.write_bytes(os.urandom(5000))
     elif damage == "truncated":
@@ -165,10 +166,10 @@ def test_a_damaged_resume_state_is_a_clear_checkpoint_error_and_the_rng_is_untou
                    reason="core/training/trainer.py main() catches ValueError only: it must catch CheckpointError too")
 def test_train_resume_with_a_damaged_state_prints_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     out = tmp_path / "run.safetensors"
-    state_path(out).write_bytes(b"not a resume state")
+    resume_state_path(out).write_bytes(b"not a resume state")
     flags = ["--task=copy", "--preset=tiny", "--train_size=100", "--steps=5", "--device=cpu", "--progress=false"]
     assert trainer.main([*flags, f"--out={out}", "--resume"]) == 2
-    assert state_path(out).name in caplog.text and "Traceback" not in caplog.text
+    assert resume_state_path(out).name in caplog.text and "Traceback" not in caplog.text
 
 
 # ---------------------------------------------------------------- C1 and C7: odd paths, pickled objects

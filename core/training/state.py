@@ -82,8 +82,9 @@ def load_state(path: Path, device: torch.device) -> ResumeState:
         if step < 0 or rng.dtype != torch.uint8 or rng.dim() != 1:
             raise ValueError("bad step or RNG state")
     except (KeyError, ValueError, TypeError, AttributeError, IndexError) as error:
-        raise CheckpointError(f"{Path(path).name} is not a usable resume state "
-                              f"({type(error).__name__}: {str(error)[:200]}); delete it to start the run afresh") from None
+        cause = f"{type(error).__name__}: {str(error)[:200]}"
+        raise CheckpointError(f"{Path(path).name} is not a usable resume state ({cause}); "
+                              "delete it to start the run afresh") from None
     try:
         torch.set_rng_state(rng)
     except RuntimeError as error:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from core import explain, get_task, load_checkpoint
+from core.tasks.report import exact_match_by_bucket, sample, task_data
 from core.training.evaluation import evaluate, unigram_perplexity
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
@@ -72,3 +73,22 @@ def test_held_out_metrics_meet_the_targets_when_measured_again(shipped):
         assert measured >= minimum, f"{task_name} {split} {metric} = {measured:.4f} < {minimum}"
         recorded = ckpt.info.metrics["test" if split == "test" else f"test_{split}"][metric]
         assert measured == pytest.approx(recorded, abs=1e-9)
+
+
+SEQUENCE_TASKS = ("copy", "reverse", "sort", "dates", "addition", "translation")
+BEAM_SAMPLE = 64  # held-out examples per task: enough to catch a broken beam, small enough for CI
+
+
+@pytest.mark.parametrize("task_name", SEQUENCE_TASKS)
+@pytest.mark.parametrize("budget", ["max_len", "tight"])
+def test_beam_search_is_at_least_as_good_as_greedy_on_held_out_data(task_name, budget):
+    ckpt = load_checkpoint(ASSETS / f"{task_name}.safetensors")
+    _, data = task_data(ckpt)
+    examples = sample(data.test, BEAM_SAMPLE)
+    # "tight": just enough tokens for the longest target and its <eos>, the budget that once made
+    # beam search answer with empty finished hypotheses
+    tokens = None if budget == "max_len" else 1 + max(len(ckpt.target_tokenizer.encode(e.target)) for e in examples)
+    greedy = exact_match_by_bucket(ckpt, examples, max_new_tokens=tokens)["all"]
+    beam = exact_match_by_bucket(ckpt, examples, decoding="beam", beam_size=4, max_new_tokens=tokens)["all"]
+    assert beam[0] >= greedy[0], f"{task_name}: beam {beam} < greedy {greedy}"
+    assert beam[0] >= 0.95 * len(examples)

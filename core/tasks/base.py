@@ -64,6 +64,11 @@ class Task:
         make: ``make(rng, n) -> list[Example]`` draws ``n`` random examples;
             use :meth:`generate` rather than calling it directly.
         default_sizes: (train, validation, test) sizes used by :meth:`generate`.
+        normalize: ``normalize(text) -> text`` applied to what a user types before it is
+            tokenized (e.g. lower-casing for translation); it keeps the text's length, so
+            character offsets still point into what was typed. Use :meth:`normalize_input`.
+        trained_lengths: ``(shortest, longest)`` input length (in tokens) the generator draws,
+            for tasks whose inputs vary in length; the app can warn outside this range.
     """
 
     name: str
@@ -78,6 +83,21 @@ class Task:
     default_sizes: tuple[int, int, int] = (8000, 500, 500)
     split: Callable[[random.Random, tuple[int, int, int]], TaskData] | None = None
     probe_target: str = ""
+    normalize: Callable[[str], str] | None = None
+    trained_lengths: tuple[int, int] | None = None
+
+    def normalize_input(self, text: str) -> tuple[str, bool]:
+        """``(text as the model expects it, whether that differs from what was typed)``.
+
+        ``TASKS["translation"].normalize_input("I have cats")`` -> ``("i have cats", True)``;
+        the result always has the same length as ``text``.
+        """
+        if self.normalize is None:
+            return text, False
+        normalized = self.normalize(text)
+        if len(normalized) != len(text):
+            raise ValueError(f"task {self.name!r} normalisation changed the text's length")
+        return normalized, normalized != text
 
     @property
     def probe_example(self) -> Example:

@@ -176,11 +176,17 @@ def test_examples_and_probe_use_training_characters(name):
 def test_letter_tasks(name, transform):
     data = default_data(name)
     lengths = set()
-    for e in all_examples(data):
+    for e in data.train + data.validation + data.test:
         assert e.target == transform(e.source)
         assert set(e.source) <= set(letters.ALPHABET) and " " not in e.source
         lengths.add(len(e.source))
     assert lengths == set(range(letters.MIN_LENGTH, letters.MAX_LENGTH + 1))
+    assert TASKS[name].trained_lengths == (letters.MIN_LENGTH, letters.MAX_LENGTH)
+    # the "longer" set: every length up to twice the longest trained, to report generalisation
+    longer = data.extra_tests["longer"]
+    assert all(e.target == transform(e.source) for e in longer)
+    counts = Counter(len(e.source) for e in longer)
+    assert counts == dict.fromkeys(range(letters.MAX_LENGTH + 1, 2 * letters.MAX_LENGTH + 1), letters.LONGER_PER_LENGTH)
     for text in (*TASKS[name].examples, TASKS[name].probe):
         assert set(text) <= set(letters.ALPHABET)
         assert letters.MIN_LENGTH <= len(text) <= letters.MAX_LENGTH
@@ -558,12 +564,30 @@ def test_sentiment_labels_and_balance():
     data = default_data("sentiment")
     for part in (data.train, data.validation, data.test, data.extra_tests["negation"]):
         positives = sum(e.target == "positive" for e in part)
-        assert abs(2 * positives - len(part)) <= 1
+        assert abs(2 * positives - len(part)) <= max(1, len(part) // 500)  # train: short phrases added
         for e in part:
             assert e.target == oracle_label(e.source) == sentiment.label_of(e.source), e
     negated_share = sum(is_negated(e.source) for e in data.train) / len(data.train)
     assert 0.3 <= negated_share <= 0.7
     assert any(e.source == "not bad" for e in all_examples(data))
+
+
+def test_sentiment_single_words_and_short_phrases_are_trained_on():
+    data = default_data("sentiment")
+    train = {e.source: e.target for e in data.train}
+    for text, label in [("boring", "negative"), ("very boring", "negative"), ("not boring", "positive"),
+                        ("great", "positive"), ("boring movie", "negative"), ("i loved it", "positive"),
+                        ("i did not like it", "negative"), ("not bad", "positive")]:
+        assert train.get(text) == label, text
+    for word in sentiment.POSITIVE + sentiment.NEGATIVE:
+        assert word in train
+    short = data.extra_tests["short"]
+    assert len(short) >= 100 and abs(2 * sum(e.target == "positive" for e in short) - len(short)) <= 1
+    for e in short:
+        assert e.source not in train and e.target == oracle_label(e.source)
+        noun, adjective = e.source.split()[-1], e.source.split()[-2]
+        assert (noun, adjective) in sentiment.SHORT_HELD_OUT
+    assert TASKS["sentiment"].normalize_input("Boring") == ("boring", True)
 
 
 def test_sentiment_negation_set_is_held_out():

@@ -16,6 +16,12 @@ TokenizerKind = Literal["char", "word", "bpe"]
 Metric = Literal["exact_match", "accuracy", "perplexity"]
 
 
+def lower_case(text: str) -> str:
+    """Lower-case letter by letter (letters whose lower case is longer, such as "İ", stay as
+    typed, so the result has the input's length) and straighten typographic apostrophes."""
+    return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text).replace("\u2019", "'")
+
+
 @dataclass(frozen=True)
 class Example:
     """One input/output pair.

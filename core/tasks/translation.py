@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import random
 
-from core.tasks.base import Example, Task, TaskData
+from core.tasks.base import Example, Task, TaskData, lower_case
 from core.tasks.lexicon import (
     ADJECTIVES, ALSO_INTRANSITIVE, BE, DETERMINERS, ENGLISH_BE, NOUNS, NUMBERS, PERSONS, PRONOUNS, VERBS,
 )
@@ -54,9 +54,7 @@ _ANIMATE = tuple(n for n, noun in NOUNS.items() if noun.kind in "pa")
 _NOT_ANIMATE_PREDICATES = ("hot", "cold")  # "i am cold" is "tengo frío", not "estoy frío"
 
 
-def normalize(text: str) -> str:
-    """Lower-case letter by letter and straighten apostrophes; the result has the input's length."""
-    return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text).replace("\u2019", "'")
+normalize = lower_case  # "I have cats" -> "i have cats", same length
 
 
 def word_count(english: str) -> int:

@@ -636,3 +636,12 @@ def test_probe_targets_are_the_correct_outputs():
     english, spanish = translation.clause(("the", "big", "dog", False), "see", ("a", "small", "cat", False))
     assert TASKS["translation"].probe_example == Example(english, spanish)
     assert TASKS["lm"].probe_target == ""
+
+
+def test_nearest_known_words_for_unknown_input():
+    from core.tasks.base import nearest_known
+
+    vocabulary = {w for e in default_data("translation").train for w in e.source.split()}
+    assert "cats" in nearest_known("kats", vocabulary)
+    assert nearest_known("Cats", vocabulary)[0] == "cats"
+    assert nearest_known("qqqqqq", vocabulary) == []

@@ -7,9 +7,10 @@ this interface.
 
 from __future__ import annotations
 
+import difflib
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Iterable, Literal
 
 Architecture = Literal["encoder-decoder", "encoder", "decoder"]
 TokenizerKind = Literal["char", "word", "bpe"]
@@ -20,6 +21,12 @@ def lower_case(text: str) -> str:
     """Lower-case letter by letter (letters whose lower case is longer, such as "İ", stay as
     typed, so the result has the input's length) and straighten typographic apostrophes."""
     return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text).replace("\u2019", "'")
+
+
+def nearest_known(word: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` known words closest in spelling to an unknown ``word`` (best first), for
+    "did you mean ...?" hints: ``nearest_known("kats", vocabulary)`` -> ``["cats", "hats", ...]``."""
+    return difflib.get_close_matches(word.lower(), sorted(set(known)), n=n, cutoff=0.6)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Held-out figures per bucket (length, decade, ...) and greedy vs beam search, for shipped checkpoints.
 
 ``python -m core.tasks.report assets/checkpoints/*.safetensors`` prints, for every sequence
-checkpoint, exact match per bucket of its task's held-out test split under greedy decoding and
-beam search (width 4), regenerated from the seed and sizes the checkpoint records. The tests in
+checkpoint, exact match per bucket of its task's held-out test split (for copy, reverse and sort
+also the "longer" set, lengths up to twice the trained ones) under greedy decoding and beam
+search (width 4), regenerated from the seed and sizes the checkpoint records. The tests in
 ``tests/test_assets.py`` call the same functions on bounded samples.
 
 This module imports the model code; :mod:`core.tasks` does not import it, so the task package
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         task, data = task_data(ckpt)
         if task.architecture != "encoder-decoder":
             continue
-        examples = sample(data.test, args.limit)
+        # letter tasks: the test split (trained lengths) and the "longer" set (up to twice as long)
+        examples = sample([*data.test, *data.extra_tests.get("longer", [])], args.limit)
         rows = {"greedy": exact_match_by_bucket(ckpt, examples)}
         if not args.no_beam:
             rows[f"beam{args.beam_size}"] = exact_match_by_bucket(ckpt, examples, decoding="beam",

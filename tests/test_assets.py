@@ -131,7 +131,7 @@ def test_letter_models_are_exact_within_their_trained_lengths_and_report_beyond(
         shortest, longest = task.trained_lengths
         inside = exact_match_by_bucket(ckpt, sample(data.test, 200))["all"]
         assert inside[0] >= 0.97 * inside[1], name
-        assert {len(e.source) for e in data.extra_tests["longer"]} == set(range(longest + 1, 2 * longest + 1))
+        assert ckpt.config.max_len >= 2 * longest  # the app accepts up to max_len: it must warn past `longest`
 
 
 # ---------------------------------------------------------------- what a class types

@@ -182,8 +182,9 @@ def test_letter_tasks(name, transform):
         lengths.add(len(e.source))
     assert lengths == set(range(letters.MIN_LENGTH, letters.MAX_LENGTH + 1))
     assert TASKS[name].trained_lengths == (letters.MIN_LENGTH, letters.MAX_LENGTH)
-    # the "longer" set: every length up to twice the longest trained, to report generalisation
-    longer = data.extra_tests["longer"]
+    # longer strings: every length up to twice the longest trained, to report generalisation
+    longer = letters.longer_examples(TASKS[name])
+    assert longer == letters.longer_examples(TASKS[name]) and not data.extra_tests  # splits unchanged
     assert all(e.target == transform(e.source) for e in longer)
     counts = Counter(len(e.source) for e in longer)
     assert counts == dict.fromkeys(range(letters.MAX_LENGTH + 1, 2 * letters.MAX_LENGTH + 1), letters.LONGER_PER_LENGTH)

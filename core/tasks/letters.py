@@ -1,9 +1,10 @@
 """Random letter strings shared by the copy, reverse and sort tasks.
 
 Training, validation and test strings have ``MIN_LENGTH``..``MAX_LENGTH`` letters (the task's
-``trained_lengths``). The "longer" extra test set holds ``LONGER_PER_LENGTH`` strings of every
-length from ``MAX_LENGTH + 1`` to ``2 * MAX_LENGTH``, to measure how far a model generalises
-beyond what it was trained on (sinusoidal positions alone do not: expect failures there).
+``trained_lengths``). :func:`longer_examples` draws ``LONGER_PER_LENGTH`` strings of every length
+from ``MAX_LENGTH + 1`` to ``2 * MAX_LENGTH``, to measure how far a model generalises beyond what
+it was trained on (sinusoidal positions alone do not: expect failures there). They are kept out of
+the task's splits, so training runs (and their ``max_len``) are unchanged.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import random
 from collections.abc import Callable
 from functools import partial
 
-from core.tasks.base import Example, Task, TaskData, disjoint_split
+from core.tasks.base import Example, Task
 
 ALPHABET = "abcdefghijkl"
 MIN_LENGTH = 3
@@ -31,15 +32,18 @@ def _make(transform: Callable[[str], str], rng: random.Random, n: int) -> list[E
     return [Example(source, transform(source)) for source in sources]
 
 
-def _split(transform: Callable[[str], str], rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
-    data = disjoint_split(partial(_make, transform), rng, sizes)
-    longer = []
+def longer_examples(task: Task, seed: int = 0) -> list[Example]:
+    """``LONGER_PER_LENGTH`` distinct strings of every length from ``MAX_LENGTH + 1`` to
+    ``2 * MAX_LENGTH`` with ``task``'s targets (none can occur in its splits: they are longer)."""
+    transform = task.make.args[0]  # the partial(_make, transform) built by letter_task
+    rng = random.Random(f"longer/{task.name}/{seed}")
+    examples = []
     for length in range(MAX_LENGTH + 1, 2 * MAX_LENGTH + 1):
         sources: dict[str, None] = {}
         while len(sources) < LONGER_PER_LENGTH:
             sources["".join(rng.choice(ALPHABET) for _ in range(length))] = None
-        longer += [Example(source, transform(source)) for source in sources]
-    return TaskData(data.train, data.validation, data.test, extra_tests={"longer": longer})
+        examples += [Example(source, transform(source)) for source in sources]
+    return examples
 
 
 def letter_task(
@@ -64,6 +68,5 @@ def letter_task(
         probe_target=transform(probe),
         make=partial(_make, transform),
         default_sizes=(8000, 500, 500),
-        split=partial(_split, transform),
         trained_lengths=(MIN_LENGTH, MAX_LENGTH),
     )

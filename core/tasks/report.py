@@ -2,7 +2,7 @@
 
 ``python -m core.tasks.report assets/checkpoints/*.safetensors`` prints, for every sequence
 checkpoint, exact match per bucket of its task's held-out test split (for copy, reverse and sort
-also the "longer" set, lengths up to twice the trained ones) under greedy decoding and beam
+also :func:`core.tasks.letters.longer_examples`, lengths up to twice the trained ones) under greedy decoding and beam
 search (width 4), regenerated from the seed and sizes the checkpoint records. The tests in
 ``tests/test_assets.py`` call the same functions on bounded samples.
 
@@ -23,7 +23,7 @@ import torch
 from core.inspect.decode import beam_search, greedy
 from core.io.checkpoint import Checkpoint, load
 from core.io.tokenizer import BOS_ID, EOS_ID
-from core.tasks import Example, Task, get_task
+from core.tasks import Example, Task, get_task, letters
 from core.tasks.base import TaskData
 from core.training.data import pad_batch, source_encoding
 
@@ -117,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         task, data = task_data(ckpt)
         if task.architecture != "encoder-decoder":
             continue
-        # letter tasks: the test split (trained lengths) and the "longer" set (up to twice as long)
-        examples = sample([*data.test, *data.extra_tests.get("longer", [])], args.limit)
+        # letter tasks: the test split (trained lengths) and longer strings (up to twice as long)
+        longer = letters.longer_examples(task) if task.name in ("copy", "reverse", "sort") else []
+        examples = sample([*data.test, *longer], args.limit)
         rows = {"greedy": exact_match_by_bucket(ckpt, examples)}
         if not args.no_beam:
             rows[f"beam{args.beam_size}"] = exact_match_by_bucket(ckpt, examples, decoding="beam",

@@ -23,6 +23,7 @@ from core.inspect.decode import Generation, beam_search, greedy, sample
 from core.inspect.embeddings import Embeddings, model_embeddings
 from core.inspect.explainer import ExplainOptions, explain, explain_batch
 from core.inspect.pretrained import sentence_embeddings, sentence_similarity
+from core.inspect.records import row_labels
 from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
 from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
 from core.io.atomic import clean_stale_temp_files
@@ -60,6 +61,7 @@ from core.training.step import StepOutcome, StepRecipe, make_optimizer, train_st
 from core.training.trainer import StepInfo, TrainResult, train
 
 __all__ = [
+    "row_labels",
     "LOAD_BUDGET", "Budget", "check_budget", "clean_stale_temp_files",
     "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS", "AttentionControls",
     "AttentionCost", "Batch", "BatchMasks", "Batcher", "BlockCount", "Checkpoint", "CheckpointError",

@@ -21,10 +21,12 @@ def inputs(architecture: str, batch: int = 1, seed: int = 0) -> tuple[torch.Tens
 
 def rigged(model: Transformer, token: int, margin: float = 5.0) -> Transformer:
     """Make ``token`` the most likely next token everywhere (all others tie at 0)."""
+    # the last LayerNorm before the output layer: the stack's final norm, or (post-norm) the last layer's
+    last = model.decoder_norm if model.config.has_final_norm else model.decoder_layers[-1].norm3
     with torch.no_grad():
-        model.decoder_norm.weight.zero_()
-        model.decoder_norm.bias.zero_()
-        model.decoder_norm.bias[0] = 1.0
+        last.weight.zero_()
+        last.bias.zero_()
+        last.bias[0] = 1.0
         model.lm_head.weight.zero_()
         model.lm_head.weight[token, 0] = margin
     return model
@@ -318,7 +320,7 @@ def test_each_row_reads_its_input_and_predicts_the_next_token(architecture: str)
 
 
 def test_row_labels_say_what_each_row_reads_and_predicts() -> None:
-    from core.inspect.decode import row_labels
+    from core.inspect.records import row_labels
 
     assert row_labels(["<bos>", "el", "gato"], ["el", "gato", "<eos>"]) == [
         "after ‹<bos>› → predicts ‹el›", "after ‹el› → predicts ‹gato›", "after ‹gato› → predicts ‹<eos>›",

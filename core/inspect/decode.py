@@ -9,7 +9,7 @@ the model saw at that step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable
 
 import torch
 from torch import Tensor
@@ -61,16 +61,6 @@ class Generation:
         logp = logits.log_softmax(-1).gather(-1, predicted.unsqueeze(-1)).squeeze(-1)
         return torch.where(self.predicted == self.pad_id, torch.zeros_like(logp), logp)
 
-
-def row_labels(inputs: Sequence[str], predicted: Sequence[str]) -> list[str]:
-    """Labels for decoder / cross-attention rows: ``"after ‹el› → predicts ‹gato›"``.
-
-    ``inputs`` are the decoder input tokens of the rows (``Generation.inputs`` as text: ``<bos>``
-    first), ``predicted`` what each row predicted (``Generation.predicted`` as text).
-    """
-    if len(inputs) != len(predicted):
-        raise ValueError(f"{len(inputs)} row inputs but {len(predicted)} predictions")
-    return [f"after ‹{q}› → predicts ‹{p}›" for q, p in zip(inputs, predicted)]
 
 
 Picker = Callable[[Tensor], Tensor]  # (B, V) logits → (B,) chosen ids
@@ -234,7 +224,7 @@ def beam_search(
                     new_scores[b, kept], parents[b * k + kept], tokens[b * k + kept] = value, b * k + beam, token
                     kept += 1
         seqs, scores = torch.cat([seqs[parents], tokens.unsqueeze(1)], dim=1), new_scores
-        length, longest = step + 1, room
+        longest = room
         for b in range(batch):
             finished = [rank(v, len(ids) - start) for ids, v in done[b] if len(ids) - start > 1]
             best_alive = float(scores[b].max())

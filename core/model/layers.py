@@ -22,6 +22,7 @@ class LayerCall:
     temperature: float = 1.0
     hard: bool = False
     need_weights: bool = False
+    need_scores: bool = False
 
 
 class FeedForward(nn.Module):
@@ -47,11 +48,11 @@ class _Residual(nn.Module):
 
     def attend(
         self, x: Tensor, norm: nn.LayerNorm, attn: MultiHeadAttention, memory: Tensor | None,
-        mask: Tensor | None, call: LayerCall, head_mask: Tensor | None,
+        mask: Tensor | None, call: LayerCall, head_mask: Tensor | None, weights_out: Tensor | None = None,
     ) -> tuple[Tensor, AttentionResult]:
         inp = norm(x) if self.pre_norm else x
-        result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard,
-                      head_mask=head_mask, need_weights=call.need_weights)
+        result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard, head_mask=head_mask,
+                      need_weights=call.need_weights, need_scores=call.need_scores, weights_out=weights_out)
         return self._add(x, result.output, norm), result
 
     def feed_forward(self, x: Tensor, norm: nn.LayerNorm, ff: FeedForward) -> Tensor:
@@ -73,9 +74,11 @@ class EncoderLayer(_Residual):
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
 
     def forward(
-        self, x: Tensor, mask: Tensor | None, call: LayerCall, head_mask: Tensor | None = None
+        self, x: Tensor, mask: Tensor | None, call: LayerCall, head_mask: Tensor | None = None,
+        weights_out: Tensor | None = None,
     ) -> tuple[Tensor, AttentionResult]:
-        x, attn = self.attend(x, self.norm1, self.self_attn, None, mask, call, head_mask)
+        """``weights_out``: where to write the (B, H, S, S) weights when they are asked for."""
+        x, attn = self.attend(x, self.norm1, self.self_attn, None, mask, call, head_mask, weights_out)
         return self.feed_forward(x, self.norm2, self.ff), attn
 
 
@@ -97,12 +100,30 @@ class DecoderLayer(_Residual):
     def forward(
         self, x: Tensor, self_mask: Tensor | None, memory: Tensor | None, memory_mask: Tensor | None,
         call: LayerCall, head_mask: tuple[Tensor | None, Tensor | None] = (None, None),
+        weights_out: tuple[Tensor | None, Tensor | None] = (None, None),
     ) -> tuple[Tensor, AttentionResult, AttentionResult | None]:
-        x, self_result = self.attend(x, self.norm1, self.self_attn, None, self_mask, call, head_mask[0])
+        """``weights_out``: where to write the self and cross weights when they are asked for."""
+        x, self_result = self.attend(x, self.norm1, self.self_attn, None, self_mask, call, head_mask[0],
+                                     weights_out[0])
         cross_result = None
         if self.cross_attn is not None:
-            x, cross_result = self.attend(x, self.norm2, self.cross_attn, memory, memory_mask, call, head_mask[1])
+            x, cross_result = self.attend(x, self.norm2, self.cross_attn, memory, memory_mask, call, head_mask[1],
+                                          weights_out[1])
         return self.feed_forward(x, self.norm3, self.ff), self_result, cross_result
+
+
+class LayerResults(list):
+    """One stack's per-layer :class:`AttentionResult` s (a list), plus, when weights are asked for,
+    the (L, B, H, Tq, Tk) float32 tensor every layer writes its weights into: the stacked maps
+    exist once, never as L separate tensors plus their copy."""
+
+    def __init__(self, n_layers: int, shape: tuple[int, int, int, int] | None, device: torch.device) -> None:
+        super().__init__()
+        self.weights = None if shape is None else torch.empty(n_layers, *shape, device=device)
+
+    def slot(self, layer: int) -> Tensor | None:
+        """Layer ``layer`` 's (B, H, Tq, Tk) slice to pass as ``weights_out``, or None."""
+        return None if self.weights is None else self.weights[layer]
 
 
 def stack_maps(results: list[AttentionResult | None], field: str) -> Tensor | None:
@@ -110,4 +131,7 @@ def stack_maps(results: list[AttentionResult | None], field: str) -> Tensor | No
     maps = [getattr(r, field) for r in results if r is not None]
     if not maps or any(m is None for m in maps):
         return None
+    buffer = getattr(results, field, None) if field == "weights" else None
+    if buffer is not None and len(maps) == buffer.size(0):
+        return buffer  # the layers wrote into it: nothing to copy
     return torch.stack(maps)  # (L, B, H, Tq, Tk)

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, stack_maps
+from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, LayerResults, stack_maps
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import make_positional
 
@@ -128,7 +128,8 @@ class Transformer(nn.Module):
         return mask
 
     def encode(
-        self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False
+        self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+        need_scores: bool = False,
     ) -> tuple[Tensor, Tensor | None, list]:
         """Run the encoder.
 
@@ -136,17 +137,20 @@ class Transformer(nn.Module):
             memory (B, S, D), the source key mask (B, 1, S) or None, and per-layer results.
         """
         src_mask = padding_mask(src, self.config.pad_id) if controls.padding else None  # (B, 1, S)
-        call = LayerCall(controls.temperature, controls.hard, need_weights)
+        call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         head_mask = self._head_mask(controls, "encoder")
-        x, results = self._embed(src, self.src_embed), []
+        batch, length = src.shape
+        x = self._embed(src, self.src_embed)
+        results = LayerResults(len(self.encoder_layers), (batch, self.config.n_heads, length, length)
+                               if need_weights else None, src.device)
         for i, layer in enumerate(self.encoder_layers):
-            x, result = layer(x, src_mask, call, None if head_mask is None else head_mask[i])
+            x, result = layer(x, src_mask, call, None if head_mask is None else head_mask[i], results.slot(i))
             results.append(result)
         return self.encoder_norm(x), src_mask, results
 
     def decode(
         self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
-        controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+        controls: AttentionControls = AttentionControls(), need_weights: bool = False, need_scores: bool = False,
     ) -> tuple[Tensor, list, list]:
         """Run the decoder over ``tgt`` (B, T), attending to ``memory`` when there is an encoder.
 
@@ -156,12 +160,17 @@ class Transformer(nn.Module):
         pad = padding_mask(tgt, self.config.pad_id) if controls.padding else None  # (B, 1, T)
         causal = subsequent_mask(tgt.size(1), tgt.device) if controls.causal else None  # (T, T)
         self_mask = combine_masks(causal, pad)
-        call = LayerCall(controls.temperature, controls.hard, need_weights)
+        call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
-        x, self_results, cross_results = self._embed(tgt, self.tgt_embed), [], []
+        x = self._embed(tgt, self.tgt_embed)
+        (batch, length), n, heads = tgt.shape, len(self.decoder_layers), self.config.n_heads
+        self_results = LayerResults(n, (batch, heads, length, length) if need_weights else None, tgt.device)
+        cross_results = LayerResults(n, (batch, heads, length, memory.size(1))
+                                     if need_weights and memory is not None else None, tgt.device)
         for i, layer in enumerate(self.decoder_layers):
             heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
-            x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, call, heads)
+            x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, call, heads,
+                                                 (self_results.slot(i), cross_results.slot(i)))
             self_results.append(self_result)
             cross_results.append(cross_result)
         return self.decoder_norm(x), self_results, cross_results
@@ -187,17 +196,17 @@ class Transformer(nn.Module):
             return_attention: also return weights per kind (explicit softmax path).
             return_scores: also return the pre-softmax scores (implies the explicit path).
         """
-        need = return_attention or return_scores
         c, per_kind = self.config, {}
+        need = {"need_weights": return_attention, "need_scores": return_scores}
         memory = memory_mask = None
         if c.has_encoder:
             if src is None:
                 raise ValueError(f"architecture {c.architecture!r} needs src ids")
-            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, need)
+            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, **need)
         if c.has_decoder:
             if tgt is None:
                 raise ValueError(f"architecture {c.architecture!r} needs tgt ids")
-            hidden, per_kind["decoder"], cross = self.decode(tgt, memory, memory_mask, controls, need)
+            hidden, per_kind["decoder"], cross = self.decode(tgt, memory, memory_mask, controls, **need)
             if c.architecture == "encoder-decoder":
                 per_kind["cross"] = cross
             logits = self.lm_head(hidden)  # (B, T, V)

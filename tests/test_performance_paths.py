@@ -88,3 +88,77 @@ def test_maps_of_every_layer_live_in_one_tensor():
     for maps in out.attention.values():
         assert maps.is_contiguous() and maps.dtype == torch.float32
         assert maps.untyped_storage().nbytes() == maps.numel() * 4
+
+
+# ---------------------------------------------------------------- incremental decoding (KV cache)
+def step_by_step(model: Transformer, tgt: torch.Tensor, src: torch.Tensor | None, controls: AttentionControls,
+                 first: int, cache: bool) -> list[torch.Tensor]:
+    """Next-token logits (B, V) after each prefix tgt[:, :t], t = first … T, with or without a cache."""
+    with torch.inference_mode():
+        memory = memory_mask = None
+        if src is not None:
+            memory, memory_mask, _ = model.encode(src, controls)
+        kv = model.kv_cache() if cache else None
+        return [model.next_token_logits(tgt[:, :t], memory, memory_mask, controls, cache=kv)
+                for t in range(first, tgt.size(1) + 1)]
+
+
+DECODE_CONTROLS = [AttentionControls(), AttentionControls(temperature=2.0), AttentionControls(hard=True),
+                   AttentionControls(padding=False), AttentionControls(causal=False),
+                   AttentionControls(head_mask={"decoder": torch.tensor([[1.0, 0, 1, 1], [0, 1, 1, 1]])})]
+
+
+@pytest.mark.parametrize("architecture", ["encoder-decoder", "decoder"])
+@pytest.mark.parametrize("controls", DECODE_CONTROLS, ids=["paper", "beta", "hard", "no-pad", "no-causal", "knock"])
+@pytest.mark.parametrize("first", [1, 4], ids=["from-bos", "from-prompt"])
+def test_cached_steps_give_the_logits_of_the_whole_prefix(architecture, controls, first):
+    model = tiny_model(architecture)
+    tgt = random_ids(3, 10, seed=4)
+    tgt[:, 0] = BOS
+    tgt[2, 6:] = PAD  # a finished row keeps growing with padding
+    src = random_ids(3, 7, seed=5) if architecture == "encoder-decoder" else None
+    if src is not None:
+        src[1, 5:] = PAD
+    whole = step_by_step(model, tgt, src, controls, first, cache=False)
+    cached = step_by_step(model, tgt, src, controls, first, cache=True)
+    for expected, got in zip(whole, cached):
+        torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("overrides", [dict(score="general"), dict(score="additive"), dict(norm="pre"),
+                                       dict(positional="learned"), dict(positional="none")],
+                         ids=lambda o: "-".join(map(str, o.values())))
+def test_cached_steps_match_for_every_score_norm_and_positional(overrides):
+    model = tiny_model("decoder", **overrides)
+    tgt = random_ids(2, 12, seed=6)
+    tgt[:, 0] = BOS
+    for expected, got in zip(step_by_step(model, tgt, None, AttentionControls(), 1, False),
+                             step_by_step(model, tgt, None, AttentionControls(), 1, True)):
+        torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_cache_grows_past_its_first_capacity_and_never_touches_the_model():
+    model = tiny_model("decoder")
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    tgt = random_ids(1, 24, seed=7)  # max_len: beyond the first capacity of 16 positions
+    tgt[:, 0] = BOS
+    for expected, got in zip(step_by_step(model, tgt, None, AttentionControls(), 1, False),
+                             step_by_step(model, tgt, None, AttentionControls(), 1, True)):
+        torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+    assert not any("cache" in name for name, _ in model.named_buffers())
+
+
+def test_a_cache_without_the_causal_mask_is_refused_by_decode():
+    model = tiny_model("decoder")
+    with pytest.raises(ValueError, match="causal"):
+        model.decode(random_ids(1, 3), controls=AttentionControls(causal=False), cache=model.kv_cache())
+
+
+def test_cache_past_max_len_is_refused():
+    model = tiny_model("decoder")
+    cache = model.kv_cache()
+    with torch.inference_mode():
+        model.decode(random_ids(1, 24), cache=cache)
+        with pytest.raises(ValueError, match="max_len"):
+            model.decode(random_ids(1, 1), cache=cache)

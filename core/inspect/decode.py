@@ -111,8 +111,9 @@ def _decode(
     seq, pad = prefix, model.config.pad_id
     finished = torch.zeros(prefix.size(0), dtype=torch.bool, device=prefix.device)
     total = torch.zeros(prefix.size(0), device=prefix.device)
+    cache = model.kv_cache()  # incremental decoding: each step runs only the new token
     for _ in range(_room(model, prefix, max_new_tokens)):
-        logits = _allowed(model, model.next_token_logits(seq, memory, memory_mask, controls))  # (B, V)
+        logits = _allowed(model, model.next_token_logits(seq, memory, memory_mask, controls, cache=cache))
         chosen = pick(logits)  # (B,)
         logp = logits.log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1)
         total = total + torch.where(finished, 0.0, logp)

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from core.model.kv_cache import AttentionCache
 from core.model.scores import ScoreFunction, make_score
 
 __all__ = ["AttentionResult", "MultiHeadAttention", "ScoreFunction", "attention", "attention_weights", "make_score"]
@@ -147,15 +148,24 @@ class MultiHeadAttention(nn.Module):
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, dk)
 
-    def _project(self, x: Tensor, memory: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-        if self.cross:
-            if memory is None:
-                raise ValueError("cross-attention needs the encoder memory")
-            q = self.q_proj(x)  # (B, Tq, D)
-            k, v = self.kv_proj(memory).chunk(2, dim=-1)  # (B, Tk, D) each
-        else:
-            q, k, v = self.qkv_proj(x).chunk(3, dim=-1)  # (B, T, D) each
-        return self._split_heads(q), self._split_heads(k), self._split_heads(v)
+    def _project(
+        self, x: Tensor, memory: Tensor | None, cache: AttentionCache | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """Per-head q (B, H, Tq, dk), k and v (B, H, Tk, dk); with a cache, k and v cover every
+        position so far (self) or are the memory's, projected once (cross)."""
+        if not self.cross:
+            q, k, v = (self._split_heads(t) for t in self.qkv_proj(x).chunk(3, dim=-1))  # (B, H, T, dk) each
+            return (q, *cache.append(k, v)) if cache is not None else (q, k, v)
+        q = self._split_heads(self.q_proj(x))  # (B, H, Tq, dk)
+        kept = None if cache is None else cache.fixed()
+        if kept is not None:
+            return (q, *kept)
+        if memory is None:
+            raise ValueError("cross-attention needs the encoder memory")
+        k, v = (self._split_heads(t) for t in self.kv_proj(memory).chunk(2, dim=-1))  # (B, H, Tk, dk) each
+        if cache is not None:
+            cache.store(k, v)
+        return q, k, v
 
     def forward(
         self,
@@ -169,6 +179,7 @@ class MultiHeadAttention(nn.Module):
         need_weights: bool = False,
         need_scores: bool | None = None,
         weights_out: Tensor | None = None,
+        cache: AttentionCache | None = None,
     ) -> AttentionResult:
         """Attend from ``x`` (B, Tq, D) to itself, or to ``memory`` (B, Tk, D) when cross.
 
@@ -181,10 +192,13 @@ class MultiHeadAttention(nn.Module):
             need_scores: return the pre-softmax scores too (default: as ``need_weights``).
             weights_out: float32 (B, H, Tq, Tk) to write the weights into (a caller stacking
                 layers passes its slice, so the maps are never copied).
+            cache: incremental decoding: ``x`` holds only the new positions; self-attention
+                appends their keys and values and attends over every position so far, and
+                cross-attention projects ``memory`` once. The mask then covers every key.
         """
         _check_temperature(temperature)
         need_scores = need_weights if need_scores is None else need_scores
-        q, k, v = self._project(x, memory)  # (B, H, T, dk)
+        q, k, v = self._project(x, memory, cache)  # (B, H, T, dk)
         if mask is not None and mask.dim() == 3:
             mask = mask.unsqueeze(1)  # (B, 1, Tq|1, Tk), broadcast over heads
         drop = self.dropout if self.training else 0.0

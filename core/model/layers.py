@@ -13,6 +13,7 @@ import torch
 from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, MultiHeadAttention
+from core.model.kv_cache import AttentionCache
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,12 @@ class _Residual(nn.Module):
     def attend(
         self, x: Tensor, norm: nn.LayerNorm, attn: MultiHeadAttention, memory: Tensor | None,
         mask: Tensor | None, call: LayerCall, head_mask: Tensor | None, weights_out: Tensor | None = None,
+        cache: AttentionCache | None = None,
     ) -> tuple[Tensor, AttentionResult]:
         inp = norm(x) if self.pre_norm else x
         result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard, head_mask=head_mask,
-                      need_weights=call.need_weights, need_scores=call.need_scores, weights_out=weights_out)
+                      need_weights=call.need_weights, need_scores=call.need_scores, weights_out=weights_out,
+                      cache=cache)
         return self._add(x, result.output, norm), result
 
     def feed_forward(self, x: Tensor, norm: nn.LayerNorm, ff: FeedForward) -> Tensor:
@@ -101,14 +104,17 @@ class DecoderLayer(_Residual):
         self, x: Tensor, self_mask: Tensor | None, memory: Tensor | None, memory_mask: Tensor | None,
         call: LayerCall, head_mask: tuple[Tensor | None, Tensor | None] = (None, None),
         weights_out: tuple[Tensor | None, Tensor | None] = (None, None),
+        cache: tuple[AttentionCache, AttentionCache] | None = None,
     ) -> tuple[Tensor, AttentionResult, AttentionResult | None]:
-        """``weights_out``: where to write the self and cross weights when they are asked for."""
+        """``weights_out``: where to write the self and cross weights when they are asked for;
+        ``cache``: this layer's (self, cross) key/value caches when decoding incrementally."""
+        self_cache, cross_cache = (None, None) if cache is None else cache
         x, self_result = self.attend(x, self.norm1, self.self_attn, None, self_mask, call, head_mask[0],
-                                     weights_out[0])
+                                     weights_out[0], self_cache)
         cross_result = None
         if self.cross_attn is not None:
             x, cross_result = self.attend(x, self.norm2, self.cross_attn, memory, memory_mask, call, head_mask[1],
-                                          weights_out[1])
+                                          weights_out[1], cross_cache)
         return self.feed_forward(x, self.norm3, self.ff), self_result, cross_result
 
 

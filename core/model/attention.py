@@ -237,8 +237,8 @@ class MultiHeadAttention(nn.Module):
         (batch, heads, length, _), keys = q.shape, k.size(-2)
         blocked, dead = _mask_parts(mask)
         rows = max(1, BLOCK_CELLS // (batch * heads * keys))
-        if rows >= length and weights_out is None:
-            return self._block(q, k, v, blocked, dead, temperature, hard, drop, need_scores)
+        if rows >= length:  # one block: the weights go straight into ``weights_out`` when given
+            return self._block(q, k, v, blocked, dead, temperature, hard, drop, need_scores, weights_out)
         shape = (batch, heads, length, keys)
         weights = q.new_empty(shape, dtype=torch.float32) if weights_out is None else weights_out
         scores = q.new_empty(shape, dtype=torch.float32) if need_scores else None

@@ -36,7 +36,8 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (B, T, D)
+        hidden = torch.relu(self.linear1(x))  # (B, T, d_ff)
+        return self.linear2(self.dropout(hidden) if self.training else hidden)  # (B, T, D)
 
 
 class _Residual(nn.Module):
@@ -62,9 +63,11 @@ class _Residual(nn.Module):
         return self._add(x, ff(norm(x) if self.pre_norm else x), norm)
 
     def _add(self, x: Tensor, sublayer_out: Tensor, norm: nn.LayerNorm) -> Tensor:
+        if self.training:  # in eval dropout is the identity: skip the call (decoding makes thousands)
+            sublayer_out = self.dropout(sublayer_out)
         if self.pre_norm:
-            return x + self.dropout(sublayer_out)
-        return norm(x + self.dropout(sublayer_out))
+            return x + sublayer_out
+        return norm(x + sublayer_out)
 
 
 class EncoderLayer(_Residual):

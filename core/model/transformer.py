@@ -107,7 +107,8 @@ class Transformer(nn.Module):
         """Embeddings (B, T, D) of ids at positions start … start + T − 1."""
         self._check_ids(ids, table.num_embeddings, start)
         x = table(ids) * math.sqrt(self.config.d_model)  # (B, T, D), scaled as in the paper
-        return self.embed_dropout(positions_from(self.positional, x, start))
+        x = positions_from(self.positional, x, start)
+        return self.embed_dropout(x) if self.training else x
 
     def _check_ids(self, ids: Tensor, vocab: int, start: int = 0) -> None:
         if ids.dim() != 2 or ids.size(0) == 0 or ids.size(1) == 0:
@@ -169,8 +170,9 @@ class Transformer(nn.Module):
         x = self._embed(tgt, self.tgt_embed, start)  # (B, T, D)
         ids = tgt if cache is None else cache.extend_ids(tgt)  # (B, start + T): every key position
         pad = _unless_all(padding_mask(ids, self.config.pad_id)) if controls.padding else None  # (B, 1, Tk)
-        causal = subsequent_mask(ids.size(1), tgt.device)[start:] if controls.causal else None  # (T, Tk)
-        self_mask = combine_masks(None if start and tgt.size(1) == 1 else causal, pad)  # one new query sees all
+        one_new = start > 0 and tgt.size(1) == 1  # a single new query may see every key: no look-ahead mask
+        causal = subsequent_mask(ids.size(1), tgt.device)[start:] if controls.causal and not one_new else None
+        self_mask = combine_masks(causal, pad)  # (T, Tk), (B, 1, Tk) or (B, T, Tk)
         call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
         (batch, length), n, heads = tgt.shape, len(self.decoder_layers), self.config.n_heads

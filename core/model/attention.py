@@ -1,4 +1,7 @@
-"""Attention: the lecture's score functions, softmax (soft) or argmax (hard), and multi-head.
+"""Attention: softmax (soft) or argmax (hard) weights, and multi-head attention with a fused
+path (``F.scaled_dot_product_attention``, no maps) and an explicit one (the maps materialised).
+
+The lecture's score functions live in :mod:`core.model.scores` (re-exported here).
 
 Shapes: B batch, H heads, Tq/Tk query/key length, dk head width, D model width.
 Rows are queries (the token attending), columns are keys (the token attended to).
@@ -22,6 +25,7 @@ __all__ = ["AttentionResult", "MultiHeadAttention", "ScoreFunction", "attention"
 #: The explicit path works through the queries in blocks of at most this many score cells
 #: (16 MB of float32), so its temporaries stay small however long the input is.
 BLOCK_CELLS = 1 << 22
+
 
 def attention_weights(
     scores: Tensor, mask: Tensor | None = None, *, temperature: float = 1.0, hard: bool = False

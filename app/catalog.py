@@ -14,17 +14,24 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import CheckpointError, CheckpointInfo, get_task, load_checkpoint, read_info
+from core import (CheckpointError, CheckpointInfo, get_task, is_resume_state, load_checkpoint, read_info,
+                  resume_state_path)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_DIR = ROOT / "assets" / "checkpoints"
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 DEFAULT_KEY = "shipped:translation"
+SUFFIX = ".safetensors"  # a checkpoint file's suffix (core's format; core exposes no constant for it)
 
 
 def runs_dir() -> Path:
     """The user's runs folder: ``$ATTNSCOPE_RUNS`` or ``runs/`` in the repository."""
     return Path(os.environ.get("ATTNSCOPE_RUNS", ROOT / "runs"))
+
+
+def checkpoint_path(folder: Path, name: str) -> Path:
+    """Where the checkpoint called ``name`` lives in ``folder``."""
+    return folder / f"{name}{SUFFIX}"
 
 
 @dataclass(frozen=True)
@@ -89,8 +96,8 @@ def _entries_in(folder: Path, source: str) -> tuple[list[Entry], list[str]]:
     entries, problems = [], []
     if not folder.is_dir():
         return entries, problems
-    for path in sorted(folder.glob("*.safetensors")):
-        if path.name.endswith(".train-state.safetensors") or path.is_symlink():
+    for path in sorted(folder.glob(f"*{SUFFIX}")):
+        if is_resume_state(path) or path.is_symlink():
             continue
         try:
             header = info(path)
@@ -124,8 +131,8 @@ def save_upload(data: bytes) -> str:
     digest = hashlib.sha256(data).hexdigest()[:16]
     folder = runs_dir() / "uploads"
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{digest}.safetensors"
-    fd, tmp = tempfile.mkstemp(suffix=".safetensors", dir=folder)
+    target = checkpoint_path(folder, digest)
+    fd, tmp = tempfile.mkstemp(suffix=SUFFIX, dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -143,4 +150,4 @@ def delete(entry: Entry) -> None:
     if not entry.deletable:
         raise ValueError("shipped checkpoints cannot be deleted")
     entry.path.unlink(missing_ok=True)
-    entry.path.with_name(entry.path.stem + ".train-state.safetensors").unlink(missing_ok=True)
+    resume_state_path(entry.path).unlink(missing_ok=True)

@@ -2,24 +2,32 @@
 
 Models are cached once per (path, sha) with ``st.cache_resource`` and shared by every
 session: pages never mutate them. Explanations are cached per (checkpoint, text,
-options) with ``st.cache_data``; layer/head sliders only slice a cached record.
+options) with ``st.cache_data``; layer/head sliders only slice a cached record. The
+process-wide training job registry is a ``st.cache_resource`` too.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
-import torch
 
 from app import catalog
-from core import Checkpoint, Explanation, LessonTrace, explain, explain_batch, load_checkpoint, trace_translation
+from app.jobs import JobRegistry
+from core import (Checkpoint, Explanation, LessonTrace, SnapshotTimeline, explain, explain_batch, load_checkpoint,
+                  set_threads, snapshot_timeline, thread_count, trace_translation)
 
 # At most two forward passes at a time across all sessions: the machine stays responsive.
 _INFERENCE = threading.BoundedSemaphore(2)
-torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+set_threads(max(1, min(2, thread_count())))
+
+
+@st.cache_resource(show_spinner=False)
+def registry() -> JobRegistry:
+    """The training jobs of this server process: a refresh or a second tab sees the same jobs."""
+    return JobRegistry()
 
 
 @st.cache_data(ttl=3, show_spinner=False)
@@ -33,9 +41,14 @@ def entry(key: str) -> catalog.Entry | None:
     return next((e for e in entries()[0] if e.key == key), None)
 
 
-def sha_of(path: Path) -> str:
+def _sha(path: Path) -> str:
     """The checkpoint's verified SHA-256 (its header is read once per version of the file)."""
     return catalog.info(path).sha256
+
+
+def _sorted(options: dict[str, Any]) -> dict[str, Any]:
+    """The same options always hash to the same cache key, whatever order they were written in."""
+    return dict(sorted(options.items()))
 
 
 @st.cache_resource(max_entries=8, show_spinner="Loading the model…")
@@ -45,31 +58,41 @@ def model(path: str, sha: str) -> Checkpoint:
 
 
 def checkpoint(e: catalog.Entry) -> Checkpoint:
-    return model(str(e.path), sha_of(e.path))
+    return model(str(e.path), _sha(e.path))
 
 
 @st.cache_data(max_entries=512, show_spinner="Running the model…")
-def explanation(path: str, sha: str, text: str, options_json: str) -> Explanation:
-    """``core.explain`` for this checkpoint, text and options (JSON-encoded so it hashes)."""
+def explanation(path: str, sha: str, text: str, options: dict[str, Any]) -> Explanation:
+    """``core.explain`` for this checkpoint, text and options."""
     with _INFERENCE:
-        return explain(model(path, sha), text, **json.loads(options_json))
+        return explain(model(path, sha), text, **options)
 
 
-def explain_entry(e: catalog.Entry, text: str, **options) -> Explanation:
+def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
     """Cached explanation of ``text`` by the checkpoint ``e``."""
-    return explanation(str(e.path), sha_of(e.path), text, json.dumps(options, sort_keys=True))
+    return explanation(str(e.path), _sha(e.path), text, _sorted(options))
 
 
 @st.cache_data(max_entries=64, show_spinner="Running the batch…")
-def batch_explanation(path: str, sha: str, texts: tuple[str, ...], options_json: str) -> list[Explanation]:
+def batch_explanation(path: str, sha: str, texts: tuple[str, ...], options: dict[str, Any]) -> list[Explanation]:
     """``core.explain_batch`` for this checkpoint, texts and options (one padded batch)."""
     with _INFERENCE:
-        return explain_batch(model(path, sha), list(texts), **json.loads(options_json))
+        return explain_batch(model(path, sha), list(texts), **options)
 
 
-def explain_batch_entry(e: catalog.Entry, texts: list[str], **options) -> list[Explanation]:
+def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> list[Explanation]:
     """Cached explanations of ``texts`` run together as one padded batch by the checkpoint ``e``."""
-    return batch_explanation(str(e.path), sha_of(e.path), tuple(texts), json.dumps(options, sort_keys=True))
+    return batch_explanation(str(e.path), _sha(e.path), tuple(texts), _sorted(options))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _timeline(path: str, sha: str) -> SnapshotTimeline:
+    return snapshot_timeline(model(path, sha))
+
+
+def timeline(e: catalog.Entry) -> SnapshotTimeline:
+    """The attention timeline stored in the checkpoint ``e`` (read once per file version)."""
+    return _timeline(str(e.path), _sha(e.path))
 
 
 def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
@@ -87,4 +110,4 @@ def _lesson_trace(path: str, sha: str, text: str, head: int) -> LessonTrace:
 
 def lesson_trace(e: catalog.Entry, text: str, head: int) -> LessonTrace:
     """Cached :func:`core.trace_translation` of ``text`` by the checkpoint ``e``."""
-    return _lesson_trace(str(e.path), sha_of(e.path), text, head)
+    return _lesson_trace(str(e.path), _sha(e.path), text, head)

@@ -6,9 +6,10 @@ tokens/s and MFU of the "base" size, 6+6 layers, d_model 512, in bf16 autocast).
 
 Both contenders have the "small" preset's sizes (2+2 layers, d_model 64, 4 heads, d_ff 256, dropout
 0.1, post-norm, sinusoids, xavier-uniform matrices, untied output layer: equal parameter counts) and are
-trained by the same loop on the same batches (``Batcher``), as ``core.train`` does: Adam(0.9, 0.98,
-1e-9), Noam schedule (factor 1, warm-up 400), label smoothing 0.1, clipping 1.0, batch 64, bf16 autocast on
-CUDA; ``--lr``, ``--warmup``, ``--batch`` and ``--train_size`` change the recipe for both alike.
+trained on the same batches (``Batcher``) by core's own step (``core.training.step.train_step``, the one
+``python -m core train`` takes): Adam(0.9, 0.98, 1e-9), Noam schedule (factor 1, warm-up 400), label smoothing
+0.1, clipping 1.0, batch 64, bf16 autocast on CUDA; ``--lr``, ``--warmup``, ``--batch`` and ``--train_size``
+change the recipe for both alike.
 
 * time to target: train both from scratch in lock-step (so load changes hit both alike; each
   keeps its own dropout RNG stream, so interleaving changes no result), measure validation exact
@@ -38,147 +39,36 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as a script from anywhere
 
 import torch  # noqa: E402
-from torch import Tensor, nn  # noqa: E402
+from torch import nn  # noqa: E402
 
+from bench.contenders import Contender, exact_match  # noqa: E402
 from core.config import ModelConfig  # noqa: E402
-from core.training.data import seq2seq_batch  # noqa: E402
 from core.device import resolve_device  # noqa: E402
-from core.training.evaluation import evaluate  # noqa: E402
-from core.model.transformer import Transformer  # noqa: E402
-from core.training.objectives import noam_lr, smoothed_loss  # noqa: E402
-from core.model.positional import sinusoidal_encoding  # noqa: E402
 from core.tasks import get_task  # noqa: E402
-from core.io.tokenizer import BOS_ID, EOS_ID  # noqa: E402
-from core.training.setup import PRESETS, Batch, Batcher, build_tokenizers, model_config  # noqa: E402
+from core.training.config import TrainConfig  # noqa: E402
+from core.training.data import Batch, Batcher  # noqa: E402
+from core.training.evaluation import evaluate  # noqa: E402
+from core.training.setup import PRESETS, build_tokenizers, model_config  # noqa: E402
+from core.training.step import StepRecipe, train_step  # noqa: E402
 
-SMOOTHING, CLIP = 0.1, 1.0
-SCHEDULE = {"factor": 1.0, "warmup": 400}  # the Noam schedule both contenders follow (set from the flags)
 # nn.TransformerEncoder's eval fast path packs padded sources into (prototype) nested tensors.
 warnings.filterwarnings("ignore", message=".*nested tensor.*", category=UserWarning)
 
 
-class TorchTransformer(nn.Module):
-    """The baseline: embeddings × √D + sinusoids → ``nn.Transformer`` → Linear, sized by a ModelConfig."""
-
-    def __init__(self, c: ModelConfig) -> None:
-        super().__init__()
-        self.config = c
-        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
-        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
-        self.register_buffer("pe", sinusoidal_encoding(c.max_len, c.d_model, c.pe_base), persistent=False)
-        self.dropout = nn.Dropout(c.dropout)
-        self.transformer = nn.Transformer(
-            c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, c.dropout,
-            batch_first=True, norm_first=c.norm == "pre",
-        )
-        self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
-        for p in self.parameters():
-            if p.dim() > 1:
-                nn.init.xavier_uniform_(p)
-
-    def _embed(self, ids: Tensor, table: nn.Embedding) -> Tensor:
-        return self.dropout(table(ids) * math.sqrt(self.config.d_model) + self.pe[: ids.size(1)])
-
-    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
-        """(memory (B, S, D), src padding mask (B, S), True = pad)."""
-        pad = src == self.config.pad_id
-        return self.transformer.encoder(self._embed(src, self.src_embed), src_key_padding_mask=pad), pad
-
-    def decode(self, tgt: Tensor, memory: Tensor, src_pad: Tensor) -> Tensor:
-        """Logits (B, T, V) under the causal mask."""
-        causal = torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool, device=tgt.device).triu(1)
-        hidden = self.transformer.decoder(
-            self._embed(tgt, self.tgt_embed), memory, tgt_mask=causal, tgt_is_causal=True,
-            tgt_key_padding_mask=tgt == self.config.pad_id, memory_key_padding_mask=src_pad,
-        )
-        return self.lm_head(hidden)
-
-    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
-        return self.decode(tgt, *self.encode(src))
-
-
-class Contender:
-    """One model with the adapters the shared training loop and greedy decoder need."""
-
-    def __init__(self, name: str, config: ModelConfig, seed: int, device: torch.device) -> None:
-        torch.manual_seed(seed)
-        self.name, self.ours = name, name == "attnscope"
-        self.model = (Transformer(config) if self.ours else TorchTransformer(config)).to(device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
-        torch.manual_seed(seed)  # every contender's dropout starts from the same stream ...
-        self.cuda = device.type == "cuda"
-        self.state = self._rng()
-
-    def _rng(self) -> tuple:
-        return torch.get_rng_state(), torch.cuda.get_rng_state() if self.cuda else None
-
-    @contextlib.contextmanager
-    def own_rng(self):
-        """... and keeps its own, so interleaving contenders changes nothing."""
-        torch.set_rng_state(self.state[0])
-        if self.cuda:
-            torch.cuda.set_rng_state(self.state[1])
-        yield
-        self.state = self._rng()
-
-    def logits(self, src: Tensor, tgt: Tensor) -> Tensor:
-        return self.model(src, tgt).logits if self.ours else self.model(src, tgt)
-
-    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
-        return self.model.encode(src)[:2] if self.ours else self.model.encode(src)
-
-    def next_logits(self, seq: Tensor, memory: Tensor, mask: Tensor) -> Tensor:
-        if self.ours:
-            return self.model.next_token_logits(seq, memory, mask)
-        return self.model.decode(seq, memory, mask)[:, -1]
-
-    def params(self) -> int:
-        return sum(p.numel() for p in self.model.parameters())
-
-
-def train_step(c: Contender, batch, step: int, autocast) -> float:
-    """One optimizer step, exactly as ``core.train`` takes it (no accumulation)."""
-    c.model.train()
-    for group in c.optimizer.param_groups:
-        group["lr"] = noam_lr(step, c.model.config.d_model, SCHEDULE["warmup"], SCHEDULE["factor"])
-    with autocast():
-        logits = c.logits(batch.src, batch.tgt)
-    loss = smoothed_loss(logits, batch.targets, SMOOTHING, c.model.config.pad_id)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(c.model.parameters(), CLIP)
-    c.optimizer.step()
-    c.optimizer.zero_grad(set_to_none=True)
-    return float(loss.detach())
-
-
-@torch.inference_mode()
-def exact_match(c: Contender, val: tuple[Tensor, Tensor, list[str]], target_tok) -> float:
-    """Batched greedy decoding in float32, scored as ``core.evaluate`` does: finished and text equal."""
-    src, tgt, texts = val
-    c.model.eval()
-    memory, mask = c.encode(src)
-    seq = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long, device=src.device)
-    finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-    for _ in range(min(tgt.size(1) + 1, c.model.config.max_len - 1)):
-        chosen = c.next_logits(seq, memory, mask).argmax(-1)
-        chosen = torch.where(finished, torch.full_like(chosen, c.model.config.pad_id), chosen)
-        seq = torch.cat([seq, chosen.unsqueeze(1)], dim=1)
-        finished |= chosen == EOS_ID
-        if bool(finished.all()):
-            break
-    hits = sum(int(done and target_tok.decode(row) == text)
-               for row, done, text in zip(seq.tolist(), finished.tolist(), texts))
-    return hits / len(texts)
+def take_step(c: Contender, batch: Batch, n: int, recipe: StepRecipe) -> float:
+    """Optimizer step ``n`` of ``c`` on ``batch``: core's own ``train_step``, as ``python -m core train`` takes it."""
+    return train_step(c.model, c.optimizer, [batch], n, recipe).loss
 
 
 def sync(device: torch.device) -> float:
+    """Wait for the device, then read the clock."""
     if device.type == "cuda":
         torch.cuda.synchronize()
     return time.perf_counter()
 
 
 def time_to_target(contenders: list[Contender], batcher: Batcher, val, target_tok, args, device,
-                   autocast) -> dict[str, dict]:
+                   recipe: StepRecipe) -> dict[str, dict]:
     """Train all contenders in lock-step (alternating who goes first) until each reaches the target."""
     res = {c.name: {"reached": False, "steps": 0, "train_s": 0.0, "eval_s": 0.0, "exact": 0.0} for c in contenders}
     for step in range(1, args.max_steps + 1):
@@ -190,7 +80,7 @@ def time_to_target(contenders: list[Contender], batcher: Batcher, val, target_to
             r = res[c.name]
             with c.own_rng():
                 start = sync(device)
-                loss = train_step(c, batch, step, autocast)
+                loss = take_step(c, batch, step, recipe)
                 r["train_s"] += sync(device) - start
             r["steps"] = step
             if step % args.eval_every == 0 or step == args.max_steps:
@@ -203,12 +93,12 @@ def time_to_target(contenders: list[Contender], batcher: Batcher, val, target_to
     return res
 
 
-def throughput(contenders: list[Contender], batches: list, args, device, autocast) -> dict[str, float]:
+def throughput(contenders: list[Contender], batches: list, args, device, recipe: StepRecipe) -> dict[str, float]:
     """Tokens/s of each contender on the same pre-built batches, in alternating rounds."""
     warm = args.tput_warmup
     for c in contenders:
         for i, b in enumerate(batches[:warm]):
-            train_step(c, b, i + 1, autocast)
+            take_step(c, b, i + 1, recipe)
     tokens, seconds = {c.name: 0 for c in contenders}, {c.name: 0.0 for c in contenders}
     timed, rounds = batches[warm:], args.tput_rounds
     per_round = math.ceil(len(timed) / rounds)
@@ -217,7 +107,7 @@ def throughput(contenders: list[Contender], batches: list, args, device, autocas
         for c in (contenders if r % 2 == 0 else contenders[::-1]):
             start = sync(device)
             for i, b in enumerate(chunk):
-                train_step(c, b, warm + r * per_round + i + 1, autocast)
+                take_step(c, b, warm + r * per_round + i + 1, recipe)
             seconds[c.name] += sync(device) - start
             tokens[c.name] += sum(b.tokens for b in chunk)
     return {name: tokens[name] / seconds[name] for name in tokens}
@@ -232,8 +122,7 @@ def train_flops(model: nn.Module, b: int, s: int, t: int) -> int:
     return 6 * (n_enc * b * s + n_dec * b * t) + attention
 
 
-def gpu_mfu(args, device, preset: str = "base", b: int = 64, s: int = 64, t: int = 64, steps: int = 30,
-            autocast=lambda: torch.autocast("cuda", dtype=torch.bfloat16)) -> None:
+def gpu_mfu(args, device, preset: str = "base", b: int = 64, s: int = 64, t: int = 64, steps: int = 30) -> None:
     """Tokens/s and MFU of a ``preset``-sized model in bf16 autocast on one synthetic batch, for both contenders."""
     sizes, vocab = PRESETS[preset], 8000
     config = ModelConfig(src_vocab_size=vocab, tgt_vocab_size=vocab, max_len=max(s, t) + 1,
@@ -242,6 +131,7 @@ def gpu_mfu(args, device, preset: str = "base", b: int = 64, s: int = 64, t: int
     gen = torch.Generator().manual_seed(args.seed)
     src, seq = (torch.randint(4, vocab, shape, generator=gen).to(device) for shape in ((b, s), (b, t + 1)))
     batch = Batch(src, seq[:, :-1], seq[:, 1:], b * (s + t))
+    recipe = TrainConfig(lr=args.lr, warmup=args.warmup).recipe(config.d_model, config.pad_id)
     print(f"\n{device} ({machine_gpu(device)}), '{preset}' size in bf16 autocast, batch {b} x ({s} src + {t} tgt) "
           f"tokens, {steps} timed steps, peak {args.peak_tflops:g} TFLOP/s")
     print("| contender | params | tokens/s | TFLOP/s | MFU |\n|---|---:|---:|---:|---:|")
@@ -249,10 +139,10 @@ def gpu_mfu(args, device, preset: str = "base", b: int = 64, s: int = 64, t: int
         c = Contender(name, config, args.seed, device)
         flops = train_flops(c.model, b, s, t)
         for i in range(5):
-            train_step(c, batch, i + 1, autocast)
+            take_step(c, batch, i + 1, recipe)
         start = sync(device)
         for i in range(steps):
-            train_step(c, batch, 6 + i, autocast)
+            take_step(c, batch, 6 + i, recipe)
         per_step = (sync(device) - start) / steps
         print(f"| {name} | {c.params():,} | {batch.tokens / per_step:,.0f} | {flops / per_step / 1e12:.1f} "
               f"| {flops / per_step / (args.peak_tflops * 1e12):.1%} |")
@@ -260,10 +150,12 @@ def gpu_mfu(args, device, preset: str = "base", b: int = 64, s: int = 64, t: int
 
 
 def machine_gpu(device: torch.device) -> str:
+    """The GPU's name, or "no GPU"."""
     return torch.cuda.get_device_name(device) if device.type == "cuda" else "no GPU"
 
 
 def machine(device: torch.device) -> str:
+    """One line describing the software and hardware the numbers were measured on."""
     cpu = platform.processor() or "unknown CPU"
     with contextlib.suppress(OSError):
         cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
@@ -271,14 +163,15 @@ def machine(device: torch.device) -> str:
             f"CPU {cpu} ({os.cpu_count()} logical cores), Python {platform.python_version()}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line (``--quick`` shrinks every count for a smoke run)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="reverse", help="an encoder-decoder task (default: reverse)")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch", type=int, default=64, help="sequences per training step")
-    parser.add_argument("--lr", type=float, default=1.0, help="Noam schedule factor (as core.train's --lr)")
+    parser.add_argument("--lr", type=float, default=1.0, help="Noam schedule factor (as python -m core train's --lr)")
     parser.add_argument("--warmup", type=int, default=400, help="Noam warm-up steps")
     parser.add_argument("--train_size", type=int, default=None, help="training examples (default: the task's)")
     parser.add_argument("--target", type=float, default=0.99, help="validation exact match to reach")
@@ -295,24 +188,38 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.max_steps, args.eval_every, args.tput_steps, args.tput_warmup, args.tput_rounds = 60, 30, 20, 5, 2
+    if get_task(args.task).architecture != "encoder-decoder":
+        parser.error(f"task {args.task!r} is not an encoder-decoder task")
+    return args
 
+
+def report(names: tuple[str, ...], results: dict[str, dict], rates: dict[str, float]) -> None:
+    """The results table: time to target and tokens/s of each contender, relative to the baseline."""
+    base = rates["nn.Transformer"]
+    print("\n| contender | reached | steps to target | train s to target | eval s | tokens/s | ratio |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for n in names:
+        r = results[n]
+        target = (f"{'yes' if r['reached'] else 'no'} ({r['exact']:.3f}) | {r['steps']} | {r['train_s']:.1f} | "
+                  f"{r['eval_s']:.1f}") if r else "- | - | - | -"
+        print(f"| {n} | {target} | {rates[n]:,.0f} | {rates[n] / base:.2f} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its table."""
+    args = parse_args(argv)
     device = resolve_device(args.device)
     torch.set_num_threads(args.threads or len(os.sched_getaffinity(0)))
     task = get_task(args.task)
-    if task.architecture != "encoder-decoder":
-        parser.error(f"task {args.task!r} is not an encoder-decoder task")
-    SCHEDULE.update(factor=args.lr, warmup=args.warmup)
     sizes = None if args.train_size is None else (args.train_size, *task.default_sizes[1:])
     data = task.generate(args.seed, sizes)
     tokenizers = build_tokenizers(task, data)
-    config = model_config(task, tokenizers, data, dropout=0.1, norm="post", positional="sinusoidal",
-                          score="scaled_dot", tie_embeddings=False, **PRESETS["small"])
+    recipe_of = TrainConfig(task=task.name, preset="small", lr=args.lr, warmup=args.warmup)  # core train's defaults
+    config = model_config(task, tokenizers, data, **recipe_of.model_options())
+    recipe = recipe_of.recipe(config.d_model, config.pad_id)
     batcher = Batcher(task, tokenizers, data.train, config)
-    src, tgt, _ = seq2seq_batch(tokenizers["source"], tokenizers["target"],
-                                [(e.source, e.target) for e in data.validation], config.max_len, config.pad_id, device)
-    val = (src, tgt, [e.target for e in data.validation])
-    autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda"
-                else contextlib.nullcontext)
+    validation = Batcher(task, tokenizers, data.validation, config).rows(range(len(data.validation)), device)
+    val = (validation.src, validation.tgt, [e.target for e in data.validation])
 
     print(f"# train_speed: {' '.join(sys.argv[1:]) or '(defaults)'}\n# {machine(device)}")
     print(f"# task {task.name}: {len(data.train)} train / {len(data.validation)} validation, 'small' preset, "
@@ -325,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_target:
         print("\nTime to target (fresh models, same batches, trained in lock-step):")
         contenders = [Contender(n, config, args.seed, device) for n in names]
-        results = time_to_target(contenders, batcher, val, tokenizers["target"], args, device, autocast)
+        results = time_to_target(contenders, batcher, val, tokenizers["target"], args, device, recipe)
         # the bench's scorer must agree with the library's own evaluator
         official = evaluate(contenders[0].model, tokenizers, task, data.validation)["exact_match"]
         print(f"  check: core.evaluate exact match of attnscope {official:.3f} "
@@ -334,16 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                for i in range(args.tput_warmup + args.tput_steps)]
     print(f"\nThroughput: {args.tput_warmup} warm-up + {args.tput_steps} timed steps each, "
           f"{args.tput_rounds} alternating rounds ...", flush=True)
-    rates = throughput([Contender(n, config, args.seed, device) for n in names], batches, args, device, autocast)
-
-    base = rates["nn.Transformer"]
-    print("\n| contender | reached | steps to target | train s to target | eval s | tokens/s | ratio |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for n in names:
-        r = results[n]
-        target = (f"{'yes' if r['reached'] else 'no'} ({r['exact']:.3f}) | {r['steps']} | {r['train_s']:.1f} | "
-                  f"{r['eval_s']:.1f}") if r else "- | - | - | -"
-        print(f"| {n} | {target} | {rates[n]:,.0f} | {rates[n] / base:.2f} |")
+    report(names, results, throughput([Contender(n, config, args.seed, device) for n in names], batches, args,
+                                      device, recipe))
     if args.gpu_mfu and device.type == "cuda":
         gpu_mfu(args, device)
     elif args.gpu_mfu:

@@ -8,43 +8,76 @@ public API: the app and ``bench/`` use nothing else::
     from core import explain, load_checkpoint
     result = explain("assets/checkpoints/reverse.safetensors", "abcdef")
 
+Pretrained models open the same way: ``explain(path, text)`` with a BERT-family folder or a
+Llama-family ``.gguf`` file (``pretrained_models()`` lists the installed ones, ``core.io.pretrained``).
+
 Command line: ``python -m core {train,explain,evaluate}`` (see ``core/__main__.py``).
 """
 
 from core.config import ARCHITECTURES, ModelConfig
-from core.device import available_devices, resolve_device
-from core.inspect.analysis import (difference, head_entropy, head_statistics, knockout_mask, max_weight,
-                                   mean_distance, mean_over_heads, rollout, rollout_by_layer)
+from core.device import (available_devices, gpu_count, is_out_of_memory, release_memory, resolve_device, set_threads,
+                         thread_count)
+from core.inspect.analysis import (difference, head_entropy, head_finder, head_statistics, knockout_mask,
+                                   max_weight, mean_distance, mean_over_heads, rollout, rollout_by_layer)
 from core.inspect.decode import Generation, beam_search, greedy, sample
+from core.inspect.embeddings import Embeddings, model_embeddings
 from core.inspect.explainer import ExplainOptions, explain, explain_batch
-from core.inspect.records import KIND_LABELS, Explanation, Prediction
+from core.inspect.pretrained import sentence_embeddings, sentence_similarity
+from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
 from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
 from core.io.checkpoint import load as load_checkpoint
 from core.io.checkpoint import save as save_checkpoint
+from core.io.pretrained import PretrainedEntry, PretrainedModel, is_pretrained, load_pretrained, pretrained_models
 from core.io.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
+from core.lessons.attention import (KVLookup, QKVProjection, Saturation, ScoreFunction, attention_row, kv_lookup,
+                                    qkv_projection, random_vectors, saturation, score_functions)
+from core.lessons.masks import (BatchMasks, MaskedSoftmax, TokenBatch, batch_masks, look_ahead_mask,
+                                masked_softmax_demo, pad_sentences, tokenizer_batch, whitespace_batch)
+from core.lessons.norms import FFNDemo, NormDemo, NormStats, ffn_as_convolution, norm_demo, norm_stats
+from core.lessons.parameters import BlockCount, expected_parameter_counts, parameter_table
+from core.lessons.positional import (ModelEncoding, PECurves, RotationCheck, WorkedExample, model_encoding,
+                                     pe_curves, pe_frequency, pe_table, rotation_check, rotation_matrix,
+                                     worked_example)
+from core.lessons.schedule import NoamCurve, SmoothingExample, noam_curve, smoothing_example
 from core.lessons.self_attention import (AttentionCost, PathComparison, PermutationDemo, attention_cost,
                                          path_comparison, permutation_demo)
 from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.model.attention import MultiHeadAttention, attention, attention_weights
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import sinusoidal_encoding
+from core.model.rotary import rotary_frequencies, rotary_relative_scores
 from core.model.transformer import KINDS, AttentionControls, ModelOutput, Transformer
 from core.tasks import TASKS, get_task
+from core.training.config import TrainConfig
+from core.training.data import Batch, Batcher
 from core.training.evaluation import evaluate
 from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
 from core.training.setup import PRESETS
-from core.training.snapshots import snapshot_maps
-from core.training.trainer import StepInfo, TrainConfig, TrainResult, train
+from core.training.snapshots import SnapshotTimeline, snapshot_maps, snapshot_timeline, training_history
+from core.training.state import is_resume_state, resume_state_path
+from core.training.step import StepOutcome, StepRecipe, make_optimizer, train_step
+from core.training.trainer import StepInfo, TrainResult, train
 
 __all__ = [
-    "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS",
-    "AttentionControls", "AttentionCost", "Checkpoint", "CheckpointError", "CheckpointInfo", "Encoding", "ExplainOptions",
-    "Explanation", "Generation", "HeadTrace", "LessonTrace", "ModelConfig", "ModelOutput", "MultiHeadAttention", "PathComparison", "PermutationDemo", "Prediction",
-    "StepInfo",
-    "Tokenizer", "TrainConfig", "TrainResult", "Transformer",
-    "attention", "attention_cost", "attention_weights", "available_devices", "beam_search", "combine_masks", "difference",
-    "evaluate", "explain", "explain_batch", "get_task", "greedy", "head_entropy", "head_statistics",
-    "knockout_mask", "load_checkpoint", "max_weight", "mean_distance", "mean_over_heads", "noam_lr",
-    "padding_mask", "path_comparison", "permutation_demo", "read_info", "resolve_device", "rollout", "rollout_by_layer", "sample", "save_checkpoint",
-    "sinusoidal_encoding", "smoothed_loss", "smoothed_targets", "snapshot_maps", "subsequent_mask", "trace_translation", "train",
+    "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS", "AttentionControls",
+    "AttentionCost", "Batch", "BatchMasks", "Batcher", "BlockCount", "Checkpoint", "CheckpointError",
+    "CheckpointInfo", "Embeddings", "Encoding", "ExplainOptions", "Explanation", "FFNDemo", "Generation",
+    "HeadTrace", "KVLookup", "LessonTrace", "MaskedSoftmax", "ModelConfig", "ModelEncoding", "ModelOutput",
+    "MultiHeadAttention", "NoamCurve", "NormDemo", "NormStats", "PECurves", "PathComparison",
+    "PermutationDemo", "Prediction", "PretrainedEntry", "PretrainedModel", "QKVProjection", "RotationCheck", "Saturation", "ScoreFunction",
+    "SmoothingExample", "SnapshotTimeline", "StepInfo", "StepOutcome", "StepRecipe", "TokenBatch", "Tokenizer",
+    "TrainConfig", "TrainResult", "Transformer", "WorkedExample", "attention", "attention_cost",
+    "attention_row", "attention_weights", "available_devices", "axis_tokens", "batch_masks", "beam_search",
+    "combine_masks", "difference", "evaluate", "expected_parameter_counts", "explain", "explain_batch",
+    "ffn_as_convolution", "get_task", "gpu_count", "greedy", "head_entropy", "head_finder", "head_statistics",
+    "is_out_of_memory", "is_pretrained", "is_resume_state", "knockout_mask", "kv_lookup", "load_checkpoint", "load_pretrained", "look_ahead_mask",
+    "make_optimizer", "masked_softmax_demo", "max_weight", "mean_distance", "mean_over_heads",
+    "model_embeddings", "model_encoding", "noam_curve", "noam_lr", "norm_demo", "norm_stats", "pad_sentences",
+    "padding_mask", "parameter_table", "path_comparison", "pe_curves", "pe_frequency", "pe_table",
+    "permutation_demo", "pretrained_models", "qkv_projection", "random_vectors", "read_info", "release_memory", "resolve_device",
+    "resume_state_path", "rollout", "rollout_by_layer", "rotary_frequencies", "rotary_relative_scores", "rotation_check", "rotation_matrix", "sample",
+    "saturation", "save_checkpoint", "score_functions", "sentence_embeddings", "sentence_similarity", "set_threads", "sinusoidal_encoding", "smoothed_loss",
+    "smoothed_targets", "smoothing_example", "snapshot_maps", "snapshot_timeline", "subsequent_mask",
+    "thread_count", "tokenizer_batch", "trace_translation", "train", "train_step", "training_history",
+    "whitespace_batch", "worked_example",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import torch
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
@@ -40,3 +42,30 @@ def available_devices() -> list[str]:
     if torch.backends.mps.is_available():
         names.append("mps")
     return names
+
+
+def gpu_count() -> int:
+    """Number of CUDA GPUs this machine has (0 without CUDA)."""
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def thread_count() -> int:
+    """Intra-op threads torch uses in this thread."""
+    return torch.get_num_threads()
+
+
+def set_threads(n: int) -> None:
+    """Use ``n`` (at least 1) intra-op threads in this thread."""
+    torch.set_num_threads(max(1, int(n)))
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is a device running out of memory (a smaller model or batch may fit)."""
+    return isinstance(error, torch.OutOfMemoryError)
+
+
+def release_memory() -> None:
+    """Collect garbage and return the CUDA cache after a failed run, so the next one starts clean."""
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

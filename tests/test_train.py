@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -9,15 +10,23 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
+from core.config import ModelConfig
 from core.io.checkpoint import CheckpointError, load, read_info
+from core.training.config import MODEL_FLAGS, PRESET_SIZES
+from core.training.data import Batch
 from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
-from core.training.snapshots import snapshot_maps
-from core.training.trainer import TrainConfig, _parse, train
-from core.training.state import state_path
+from core.training.snapshots import snapshot_maps, snapshot_timeline
+from core.training.state import is_resume_state
+from core.training.step import StepRecipe, train_step
+from tests.conftest import random_ids, tiny_model
+from core.training.config import TrainConfig, parse_args
+from core.training.trainer import train
+from core.training.state import resume_state_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(task="copy", preset="tiny", train_size=300, batch_size=16, warmup=20, eval_every=10,
@@ -133,7 +142,7 @@ def test_stop_request_ends_cleanly_with_a_loadable_checkpoint(tmp_path):
     assert result.stopped == "stopped" and result.step == 7
     ckpt = load(result.checkpoint)
     assert ckpt.info.extra["history"][-1]["step"] == 7
-    assert read_info(state_path(result.checkpoint)).extra["train_state"]["step"] == 7
+    assert read_info(resume_state_path(result.checkpoint)).extra["train_state"]["step"] == 7
 
 
 def test_stop_at_target_and_patience(tmp_path):
@@ -167,7 +176,7 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
     try:
         while time.monotonic() < deadline:
             try:
-                if read_info(state_path(out)).extra["train_state"]["step"] >= 20:
+                if read_info(resume_state_path(out)).extra["train_state"]["step"] >= 20:
                     break
             except CheckpointError:
                 pass
@@ -177,7 +186,7 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    killed_at = read_info(state_path(out)).extra["train_state"]["step"]
+    killed_at = read_info(resume_state_path(out)).extra["train_state"]["step"]
     assert killed_at < 50, "the run finished before it could be killed"
     assert load(out).info.task == "copy"  # the last complete checkpoint still loads after the kill
     done = subprocess.run(_cli(out, "--steps=50", "--resume"), cwd=ROOT, env=env, capture_output=True, text=True)
@@ -204,9 +213,126 @@ def test_ddp_with_two_cpu_processes(tmp_path):
 
 
 def test_cli_parses_flags_by_type():
-    config, resume = _parse(["--task=sort", "--steps=5", "--n_layers=none", "--tie_embeddings=true", "--resume"])
+    config, resume = parse_args(["--task=sort", "--steps=5", "--n_layers=none", "--tie_embeddings=true", "--resume"])
     assert (config.task, config.steps, config.n_layers, config.tie_embeddings, resume) == ("sort", 5, None, True, True)
     with pytest.raises(SystemExit):
-        _parse(["--steps=many"])
+        parse_args(["--steps=many"])
     with pytest.raises(ValueError, match="unknown task"):
         TrainConfig(task="poetry")
+
+
+def test_train_config_takes_its_model_fields_from_model_config():
+    model = {f.name: f for f in dataclasses.fields(ModelConfig)}
+    train_fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    for name in MODEL_FLAGS:
+        assert (train_fields[name].type, train_fields[name].default) == (model[name].type, model[name].default)
+    for name in PRESET_SIZES:
+        assert (train_fields[name].type, train_fields[name].default) == (f"{model[name].type} | None", None)
+    config = TrainConfig(d_model=48, n_heads=3, n_layers=1, norm="pre")
+    options = config.model_options()
+    assert (options["d_model"], options["n_heads"], options["n_encoder_layers"], options["norm"]) == (48, 3, 1, "pre")
+    assert config.command().endswith("--n_layers=1 --d_model=48 --n_heads=3 --norm=pre")
+
+
+def test_train_config_check_refuses_a_model_the_task_cannot_build():
+    TrainConfig(task="sentiment", device="cpu").check()
+    with pytest.raises(ValueError, match="divisible"):
+        TrainConfig(d_model=30, n_heads=4).check()
+    with pytest.raises(ValueError, match="n_layers must be at least 1"):
+        TrainConfig(n_layers=0).check()
+    with pytest.raises(ValueError, match="tie_embeddings"):
+        TrainConfig(task="sentiment", tie_embeddings=True).check()
+
+
+# ------------------------------------------------------------------------------ the train step
+def _seq_batch(seed: int = 0) -> Batch:
+    src, seq = random_ids(3, 5, seed=seed), random_ids(3, 6, seed=seed + 1)
+    seq[2, 4:] = 0  # some padding targets
+    return Batch(src, seq[:, :-1], seq[:, 1:], int((seq[:, 1:] != 0).sum()) + 15)
+
+
+def test_recipe_learning_rates():
+    assert StepRecipe(64, warmup=10, lr=2.0).lr_at(7) == pytest.approx(noam_lr(7, 64, 10, 2.0))
+    assert StepRecipe(64, schedule="constant", lr=3e-4).lr_at(1000) == 3e-4
+    with pytest.raises(ValueError, match="schedule"):
+        StepRecipe(64, schedule="cosine")
+
+
+def test_train_step_loss_lr_and_update():
+    model, batch = tiny_model().train(), _seq_batch()
+    torch.manual_seed(0)
+    expected = smoothed_loss(model(batch.src, batch.tgt).logits, batch.targets, 0.1, 0)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    optimizer = torch.optim.Adam(model.parameters())
+    torch.manual_seed(0)  # the same dropout mask as above
+    outcome = train_step(model, optimizer, [batch], 3, StepRecipe(16, warmup=5))
+    assert outcome.loss == pytest.approx(expected.item(), rel=1e-6)
+    assert outcome.lr == pytest.approx(noam_lr(3, 16, 5)) and optimizer.param_groups[0]["lr"] == outcome.lr
+    assert outcome.tokens == batch.tokens
+    assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_train_step_accumulates_micro_batches_and_clips_the_global_norm():
+    batch = _seq_batch()
+    one, two = tiny_model(dropout=0.0), tiny_model(dropout=0.0)
+    sgd = dict(lr=1.0)
+    recipe = StepRecipe(16, schedule="constant", lr=1.0, label_smoothing=0.0, clip_norm=1e-3)
+    train_step(one, torch.optim.SGD(one.parameters(), **sgd), [batch], 1, recipe)
+    train_step(two, torch.optim.SGD(two.parameters(), **sgd), [batch, batch], 1, recipe)  # the mean of two equal halves
+    start = tiny_model(dropout=0.0).state_dict()
+    a, b = one.state_dict(), two.state_dict()
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    moved = torch.sqrt(sum(((a[k] - start[k]) ** 2).sum() for k in a if a[k].is_floating_point()))
+    assert moved.item() == pytest.approx(1e-3, rel=1e-3)  # SGD with lr 1 moves by exactly the clipped gradient
+
+
+def test_train_step_trains_any_model_that_returns_logits():
+    class Bigram(torch.nn.Module):  # not a Transformer: (src, tgt) -> logits (B, T, V)
+        def __init__(self) -> None:
+            super().__init__()
+            self.table = torch.nn.Embedding(11, 11)
+
+        def forward(self, src, tgt):
+            return self.table(tgt)
+
+    model, batch = Bigram(), _seq_batch()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    recipe = StepRecipe(16, schedule="constant", lr=0.1, label_smoothing=0.0)
+    losses = [train_step(model, optimizer, [batch], n, recipe).loss for n in range(1, 30)]
+    assert losses[-1] < 0.5 * losses[0]
+
+
+# ------------------------------------------------------------------------------ timeline and run files
+def test_snapshot_timeline_gives_the_stored_maps(finished_run):
+    _, result, *_ = finished_run
+    ckpt = load(result.checkpoint)
+    timeline = snapshot_timeline(ckpt)
+    index = ckpt.info.extra["snapshots"]
+    assert timeline.steps == [0, 10, 20, 30, 40] and timeline.kinds == ["encoder", "decoder", "cross"]
+    assert (timeline.probe_source, timeline.probe_target) == ("gbdkajc", "gbdkajc")
+    for step in timeline.steps:
+        stored = snapshot_maps(ckpt.extra_tensors, step)
+        for kind in timeline.kinds:
+            maps = timeline.maps(step, kind)
+            assert maps.dtype == np.float32 and np.array_equal(maps, stored[kind])
+            assert np.array_equal(maps, ckpt.extra_tensors[f"snapshot/{step}/{kind}"].float().numpy())
+    rows, cols = timeline.axes("cross")
+    assert rows == index["target_tokens"] and cols == index["source_tokens"]
+    assert timeline.axes("encoder") == (index["source_tokens"], index["source_tokens"])
+    history = ckpt.info.extra["history"]
+    assert timeline.history == history and timeline.best_step == ckpt.info.extra["best_step"]
+    assert timeline.metrics_at(20) == history[1]["validation"] and timeline.metrics_at(0) is None
+    with pytest.raises(KeyError):
+        timeline.maps(5, "cross")
+
+
+def test_a_checkpoint_without_snapshots_has_an_empty_timeline(checkpoints):
+    timeline = snapshot_timeline(checkpoints["encoder-decoder"])
+    assert timeline.steps == [] and timeline.kinds == [] and timeline.history == []
+
+
+def test_resume_state_lives_beside_the_checkpoint():
+    path = resume_state_path(Path("runs") / "copy.safetensors")
+    assert path == Path("runs") / "copy.train-state.safetensors"
+    assert is_resume_state(path) and not is_resume_state("runs/copy.safetensors")

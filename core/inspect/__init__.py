@@ -1,1 +1,1 @@
-"""From a model to pure data: explain, the Explanation record, analysis and decoding."""
+"""From a model to pure data: explain, the Explanation record, analysis, decoding and embeddings."""

@@ -1,7 +1,7 @@
 """Numbers computed from attention maps: mean over heads, rollout, per-head statistics, head masks.
 
 Pure numpy, no torch and no Streamlit. Every function takes maps in the
-:class:`~core.records.Explanation` orientation, float (L, H, Tq, Tk) with
+:class:`~core.inspect.records.Explanation` orientation, float (L, H, Tq, Tk) with
 row = query (the token attending) and column = key (the token attended to).
 
 A row that is entirely zero (a query whose every key was masked) carries no
@@ -148,3 +148,42 @@ def difference(after: np.ndarray, before: np.ndarray) -> tuple[np.ndarray, bool]
         raise ValueError("difference compares two 2-D maps")
     rows, cols = min(after.shape[0], before.shape[0]), min(after.shape[1], before.shape[1])
     return after[:rows, :cols] - before[:rows, :cols], after.shape == before.shape
+
+
+def head_finder(maps: np.ndarray, query: int, *, ignore: Iterable[int] = ()) -> list[dict[str, Any]]:
+    """Every head ranked by how strongly token ``query`` attends to one *other* token.
+
+    For each head the key that ``query`` attends to most is found, leaving out the query
+    itself and the positions in ``ignore`` (say ``[CLS]``/``[SEP]``, where BERT heads park
+    attention they do not need); heads come strongest first. Pick "it" in "The animal
+    didn't cross the street because it was too tired" and the coreference heads, the
+    ones whose top key is "animal", surface by themselves.
+
+    Args:
+        maps: (L, H, Tq, Tk) self-attention maps.
+        query: the row (token index) to look from.
+        ignore: key positions never reported.
+
+    Returns:
+        One record per head: layer, head, key (token index, None when every key is left
+        out), weight (its attention weight) and share (weight ÷ the row's weight on the
+        keys still counted), ordered by weight, then layer and head.
+    """
+    maps = _check_maps(maps, square=True)
+    length = maps.shape[-1]
+    if not 0 <= query < length:
+        raise ValueError(f"query {query} is outside a sequence of {length} tokens")
+    keep = np.ones(length, dtype=bool)
+    keep[[i for i in ignore if 0 <= i < length]] = False
+    keep[query] = False
+    rows = np.where(keep, maps[:, :, query, :], -1.0)  # (L, H, Tk): left-out keys never win
+    best = rows.argmax(-1)  # (L, H)
+    weights = np.take_along_axis(rows, best[..., None], -1)[..., 0]  # (L, H)
+    counted = np.where(keep, maps[:, :, query, :], 0.0).sum(-1)  # (L, H)
+    records = [
+        {"layer": layer, "head": head, "key": int(best[layer, head]) if keep.any() else None,
+         "weight": float(max(weights[layer, head], 0.0)),
+         "share": float(weights[layer, head] / counted[layer, head]) if counted[layer, head] > _EPS else 0.0}
+        for layer in range(maps.shape[0]) for head in range(maps.shape[1])
+    ]
+    return sorted(records, key=lambda r: (-r["weight"], r["layer"], r["head"]))

@@ -43,9 +43,12 @@ Picker = Callable[[Tensor], Tensor]  # (B, V) logits → (B,) chosen ids
 
 
 def _allowed(model: Transformer, logits: Tensor) -> Tensor:
-    """Logits (B, V) with ``<pad>`` and ``<bos>`` ruled out: decoding never produces them."""
+    """Logits (B, V) with the ids decoding never produces ruled out: ``<pad>`` and ``<bos>`` for
+    Attnscope's own models; a pretrained model's config lists its own (``never_generated``)."""
     logits = logits.float().clone()
-    logits[:, [model.config.pad_id, BOS_ID]] = float("-inf")
+    banned = getattr(model.config, "never_generated", (model.config.pad_id, BOS_ID))
+    if banned:
+        logits[:, list(banned)] = float("-inf")
     return logits
 
 
@@ -101,6 +104,17 @@ def _room(model: Transformer, prefix: Tensor, max_new_tokens: int) -> int:
     return max(0, min(max_new_tokens, model.config.max_len - prefix.size(1)))
 
 
+def _incremental(
+    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
+) -> Callable[[Tensor], Tensor]:
+    """seq (B, T) → next-token logits (B, V) for one decoding call. With a KV cache where the model
+    offers one (core/model/kv_cache.py), so each step runs only the new token; the cache lives here."""
+    if not hasattr(model, "kv_cache"):
+        return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls)
+    cache = model.kv_cache()
+    return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls, cache=cache)
+
+
 def _decode(
     model: Transformer, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int,
     max_new_tokens: int, controls: AttentionControls, return_scores: bool,
@@ -111,9 +125,9 @@ def _decode(
     seq, pad = prefix, model.config.pad_id
     finished = torch.zeros(prefix.size(0), dtype=torch.bool, device=prefix.device)
     total = torch.zeros(prefix.size(0), device=prefix.device)
-    cache = model.kv_cache()  # incremental decoding: each step runs only the new token
+    next_logits = _incremental(model, memory, memory_mask, controls)
     for _ in range(_room(model, prefix, max_new_tokens)):
-        logits = _allowed(model, model.next_token_logits(seq, memory, memory_mask, controls, cache=cache))
+        logits = _allowed(model, next_logits(seq))  # (B, V)
         chosen = pick(logits)  # (B,)
         logp = logits.log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1)
         total = total + torch.where(finished, 0.0, logp)

@@ -17,6 +17,8 @@ import torch
 
 from core.inspect import decode
 from core.io.checkpoint import Checkpoint, CheckpointError, load
+from core.io.pretrained import PretrainedModel, is_pretrained
+from core.inspect.pretrained import explain_pretrained
 from core.training.data import truncate
 from core.model.transformer import AttentionControls, ModelOutput
 from core.inspect.records import Explanation, Prediction
@@ -74,11 +76,12 @@ class ExplainOptions:
         return AttentionControls(self.causal, self.padding, self.temperature, self.hard, masks)
 
 
-def explain(checkpoint: Checkpoint | str | os.PathLike, text: str, **options) -> Explanation:
+def explain(checkpoint: Checkpoint | PretrainedModel | str | os.PathLike, text: str, **options) -> Explanation:
     """Run the checkpoint's model on ``text`` and return everything the app shows.
 
     Args:
-        checkpoint: a loaded :class:`Checkpoint` or a path to one.
+        checkpoint: a loaded :class:`Checkpoint` or :class:`PretrainedModel`, or a path to a
+            checkpoint, a BERT-family folder or a Llama-family ``.gguf`` file.
         text: the user's input.
         **options: see :class:`ExplainOptions`.
 
@@ -89,7 +92,8 @@ def explain(checkpoint: Checkpoint | str | os.PathLike, text: str, **options) ->
     return explain_batch(checkpoint, [text], **options)[0]
 
 
-def explain_batch(checkpoint: Checkpoint | str | os.PathLike, texts: list[str], **options) -> list[Explanation]:
+def explain_batch(checkpoint: Checkpoint | PretrainedModel | str | os.PathLike, texts: list[str],
+                  **options) -> list[Explanation]:
     """Run several texts as ONE padded batch, one :class:`Explanation` per text.
 
     Shorter inputs are right-padded with ``<pad>``, and the padding tokens appear in
@@ -109,6 +113,8 @@ def explain_batch(checkpoint: Checkpoint | str | os.PathLike, texts: list[str], 
         raise ValueError("Give at least one text.")
     if len(texts) > 1 and opts.continuation:
         raise ValueError("continuation needs a single text")
+    if is_pretrained(checkpoint):  # a BERT-family folder or a Llama-family GGUF
+        return explain_pretrained(checkpoint, [_prepare(text) for text in texts], opts)
     ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load(checkpoint)
     inputs = [_prepare(text) for text in texts]
     with torch.inference_mode():
@@ -296,7 +302,7 @@ def _summary(explanation: Explanation) -> str:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m core explain", description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoint", help="path to a .safetensors checkpoint")
+    parser.add_argument("checkpoint", help="a .safetensors checkpoint, a BERT-family folder or a .gguf file")
     parser.add_argument("text", help="the input sentence")
     parser.add_argument("--decoding", choices=DECODINGS, default="greedy")
     parser.add_argument("--continuation", type=int, default=0, help="tokens a language model adds")

@@ -6,6 +6,7 @@ Orientation: each attention array is float32 (L, H, Tq, Tk) with row = query
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,13 +24,14 @@ class Prediction:
     """What the model predicts for the input.
 
     Attributes:
-        kind: ``"text"`` (generated output), ``"class"`` (classifier) or
-            ``"next_token"`` (language model).
+        kind: ``"text"`` (generated output), ``"class"`` (classifier),
+            ``"next_token"`` (language model) or ``"embedding"`` (a sentence encoder).
         text: the generated text (``"text"``), the winning label (``"class"``) or the
             most likely next token followed by any generated continuation (``"next_token"``).
         labels: class names or candidate next tokens, most likely first.
         probabilities: float32 (len(labels),) their probabilities.
         finished: for generation, whether ``<eos>`` was produced within the length limit.
+        vector: for ``"embedding"``, the float32 (D,) sentence embedding (unit length).
     """
 
     kind: str
@@ -37,6 +39,7 @@ class Prediction:
     labels: tuple[str, ...] = ()
     probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     finished: bool = True
+    vector: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class Explanation:
         options: the options used (JSON-friendly).
         notes: plain-language remarks (truncation, unknown tokens, …).
         truncated: whether the input was cut to fit ``max_len``.
+        head_groups: kind → for each head, the key/value head it shares (grouped-query
+            attention in Llama-family models); empty when every head has its own.
     """
 
     text: str
@@ -75,6 +80,7 @@ class Explanation:
     options: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     truncated: bool = False
+    head_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.source_tokens) != len(self.source_offsets):
@@ -86,6 +92,9 @@ class Explanation:
         for name, maps in (("attention", self.attention), ("scores", self.scores or {})):
             for kind, array in maps.items():
                 self._check_map(name, kind, array)
+        for kind, groups in self.head_groups.items():
+            if kind not in self.attention or len(groups) != self.attention[kind].shape[1]:
+                raise ValueError(f"head_groups[{kind!r}] must name one key/value head per {kind} head")
 
     def _check_map(self, name: str, kind: str, array: np.ndarray) -> None:
         if not isinstance(array, np.ndarray) or array.dtype != np.float32 or array.ndim != 4:
@@ -105,15 +114,26 @@ class Explanation:
 
     def axis_tokens(self, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(query tokens, key tokens) labelling the rows and columns of ``kind``'s maps."""
-        if kind == "encoder":
-            return self.source_tokens, self.source_tokens
-        if kind == "decoder":
-            return self.target_tokens, self.target_tokens
-        if kind == "cross":
-            return self.target_tokens, self.source_tokens
-        raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KIND_LABELS)}")
+        return axis_tokens(kind, self.source_tokens, self.target_tokens)
 
     def shape(self, kind: str) -> tuple[int, int]:
         """(layers, heads) of ``kind``."""
         layers, heads = self.attention[kind].shape[:2]
         return int(layers), int(heads)
+
+
+def axis_tokens(kind: str, source_tokens: Sequence[str],
+                target_tokens: Sequence[str]) -> tuple[Sequence[str], Sequence[str]]:
+    """(row = query tokens, column = key tokens) of a map of ``kind``: the encoder reads the source,
+    the decoder the target, and cross-attention lets target queries attend to source keys.
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    if kind == "encoder":
+        return source_tokens, source_tokens
+    if kind == "decoder":
+        return target_tokens, target_tokens
+    if kind == "cross":
+        return target_tokens, source_tokens
+    raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KIND_LABELS)}")

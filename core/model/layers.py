@@ -36,6 +36,7 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
+        """x (B, T, D) → (B, T, D), each position on its own."""
         hidden = torch.relu(self.linear1(x))  # (B, T, d_ff)
         return self.linear2(self.dropout(hidden) if self.training else hidden)  # (B, T, D)
 
@@ -53,6 +54,7 @@ class _Residual(nn.Module):
         mask: Tensor | None, call: LayerCall, head_mask: Tensor | None, weights_out: Tensor | None = None,
         cache: AttentionCache | None = None,
     ) -> tuple[Tensor, AttentionResult]:
+        """One attention sublayer with its Add & Norm: x (B, Tq, D) → (B, Tq, D), and the attention result."""
         inp = norm(x) if self.pre_norm else x
         result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard, head_mask=head_mask,
                       need_weights=call.need_weights, need_scores=call.need_scores, weights_out=weights_out,
@@ -60,6 +62,7 @@ class _Residual(nn.Module):
         return self._add(x, result.output, norm), result
 
     def feed_forward(self, x: Tensor, norm: nn.LayerNorm, ff: FeedForward) -> Tensor:
+        """The FFN sublayer with its Add & Norm: (B, T, D) → (B, T, D)."""
         return self._add(x, ff(norm(x) if self.pre_norm else x), norm)
 
     def _add(self, x: Tensor, sublayer_out: Tensor, norm: nn.LayerNorm) -> Tensor:
@@ -83,7 +86,8 @@ class EncoderLayer(_Residual):
         self, x: Tensor, mask: Tensor | None, call: LayerCall, head_mask: Tensor | None = None,
         weights_out: Tensor | None = None,
     ) -> tuple[Tensor, AttentionResult]:
-        """``weights_out``: where to write the (B, H, S, S) weights when they are asked for."""
+        """x (B, S, D) → (B, S, D) and the self-attention result (weights (B, H, S, S) when asked for,
+        written into ``weights_out`` when given)."""
         x, attn = self.attend(x, self.norm1, self.self_attn, None, mask, call, head_mask, weights_out)
         return self.feed_forward(x, self.norm2, self.ff), attn
 
@@ -109,7 +113,9 @@ class DecoderLayer(_Residual):
         weights_out: tuple[Tensor | None, Tensor | None] = (None, None),
         cache: tuple[AttentionCache, AttentionCache] | None = None,
     ) -> tuple[Tensor, AttentionResult, AttentionResult | None]:
-        """``weights_out``: where to write the self and cross weights when they are asked for;
+        """x (B, T, D) → (B, T, D), with the self- (B, H, T, T) and cross-attention (B, H, T, S) results.
+
+        ``weights_out``: where to write the self and cross weights when they are asked for;
         ``cache``: this layer's (self, cross) key/value caches when decoding incrementally."""
         self_cache, cross_cache = (None, None) if cache is None else cache
         x, self_result = self.attend(x, self.norm1, self.self_attn, None, self_mask, call, head_mask[0],

@@ -19,6 +19,7 @@ class ScoreFunction(nn.Module):
     fused_scale: float | None = None
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:  # pragma: no cover - abstract
+        """Scores (B, H, Tq, Tk): row = query, column = key."""
         raise NotImplementedError
 
     def fused_query(self, q: Tensor) -> Tensor:
@@ -34,6 +35,7 @@ class ScaledDotScore(ScoreFunction):
         self.fused_scale = 1.0 / math.sqrt(head_dim)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
+        """q·kᵀ / √d_k: (B, H, Tq, Tk)."""
         # Scale the (Tq, dk) queries, not the (Tq, Tk) scores: one small pass instead of a full one.
         return (q * self.fused_scale) @ k.transpose(-2, -1)  # (B, H, Tq, Tk)
 
@@ -44,6 +46,7 @@ class DotScore(ScoreFunction):
     fused_scale = 1.0
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
+        """q·kᵀ: (B, H, Tq, Tk)."""
         return q @ k.transpose(-2, -1)  # (B, H, Tq, Tk)
 
 
@@ -57,9 +60,11 @@ class GeneralScore(ScoreFunction):
         self.weight = nn.Parameter(torch.eye(head_dim).repeat(n_heads, 1, 1))  # (H, dk, dk)
 
     def fused_query(self, q: Tensor) -> Tensor:
+        """q W, so that the fused kernel's q·k computes qᵀ W k: (B, H, Tq, dk)."""
         return q @ self.weight  # (B, H, Tq, dk)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
+        """qᵀ W k: (B, H, Tq, Tk)."""
         return self.fused_query(q) @ k.transpose(-2, -1)  # (B, H, Tq, Tk)
 
 
@@ -74,6 +79,7 @@ class AdditiveScore(ScoreFunction):
         self.v = nn.Parameter(torch.empty(n_heads, head_dim).uniform_(-bound, bound))  # (H, dk)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
+        """vᵀ tanh(W_q q + W_k k) for every (query, key) pair: (B, H, Tq, Tk)."""
         q_part = (q @ self.w_query).unsqueeze(3)  # (B, H, Tq, 1, dk)
         k_part = (k @ self.w_key).unsqueeze(2)  # (B, H, 1, Tk, dk)
         hidden = torch.tanh(q_part + k_part)  # (B, H, Tq, Tk, dk)

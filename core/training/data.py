@@ -2,17 +2,24 @@
 
 * encoder input (source): the text's tokens, no specials;
 * decoder sequence: ``<bos>`` tokens ``<eos>``; the decoder reads it without the last
-  token and is trained to predict it shifted by one.
+  token and is trained to predict it shifted by one;
+* a :class:`Batcher` tokenizes a split once and serves :class:`Batch` es: deterministic random
+  ones for training (drawn from (seed, step, micro-step, rank), so a resumed run sees exactly
+  the batches an uninterrupted one would have) and consecutive ones for evaluation.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import random
+from dataclasses import dataclass
+from typing import Iterator, Sequence
 
 import torch
 from torch import Tensor
 
+from core.config import ModelConfig
 from core.io.tokenizer import BOS_ID, EOS_ID, Encoding, Tokenizer
+from core.tasks import Example, Task
 
 
 def truncate(encoding: Encoding, limit: int) -> tuple[Encoding, bool]:
@@ -42,27 +49,60 @@ def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, device: torch.device |
     return batch.to(device)
 
 
-def seq2seq_batch(
-    source_tok: Tokenizer, target_tok: Tokenizer, pairs: Sequence[tuple[str, str]], max_len: int,
-    pad_id: int, device: torch.device | str = "cpu",
-) -> tuple[Tensor, Tensor, Tensor]:
-    """(src (B, S), decoder input (B, T), targets (B, T)) for encoder-decoder training."""
-    src = [source_encoding(source_tok, s, max_len)[0].ids for s, _ in pairs]
-    seqs = [decoder_sequence(target_tok, t, max_len) for _, t in pairs]
-    return (pad_batch(src, pad_id, device), pad_batch([q[:-1] for q in seqs], pad_id, device),
-            pad_batch([q[1:] for q in seqs], pad_id, device))
+@dataclass(frozen=True)
+class Batch:
+    """Model inputs for one step; ``tokens`` counts the real (non-pad) tokens processed.
+
+    Attributes:
+        src: (B, S) encoder input, or None without an encoder.
+        tgt: (B, T) decoder input, or None without a decoder.
+        targets: (B, T) next tokens, or (B,) class ids for a classifier.
+    """
+
+    src: Tensor | None
+    tgt: Tensor | None
+    targets: Tensor
+    tokens: int
 
 
-def lm_batch(tokenizer: Tokenizer, texts: Sequence[str], max_len: int, pad_id: int,
-             device: torch.device | str = "cpu") -> tuple[Tensor, Tensor]:
-    """(decoder input (B, T), targets (B, T)) for language-model training."""
-    seqs = [decoder_sequence(tokenizer, t, max_len) for t in texts]
-    return pad_batch([q[:-1] for q in seqs], pad_id, device), pad_batch([q[1:] for q in seqs], pad_id, device)
+class Batcher:
+    """Tokenizes ``examples`` of ``task`` once and serves batches of them."""
 
+    def __init__(self, task: Task, tokenizers: dict[str, Tokenizer], examples: Sequence[Example], config: ModelConfig):
+        self.task, self.config = task, config
+        limit = config.max_len
+        self.sources = (
+            [source_encoding(tokenizers["source"], e.source, limit)[0].ids for e in examples]
+            if "source" in tokenizers else None
+        )
+        if task.architecture == "encoder":
+            self.labels = [task.labels.index(e.target) for e in examples]
+        else:
+            text = (lambda e: e.source) if task.architecture == "decoder" else (lambda e: e.target)
+            self.sequences = [decoder_sequence(tokenizers["target"], text(e), limit) for e in examples]
+        self.size = len(examples)
 
-def classify_batch(tokenizer: Tokenizer, texts: Sequence[str], labels: Sequence[int], max_len: int,
-                   pad_id: int, device: torch.device | str = "cpu") -> tuple[Tensor, Tensor]:
-    """(src (B, S), class ids (B,)) for classifier training."""
-    src = [source_encoding(tokenizer, t, max_len)[0].ids for t in texts]
-    return pad_batch(src, pad_id, device), torch.as_tensor(list(labels), dtype=torch.long, device=device)
+    def rows(self, rows: Sequence[int], device: torch.device | str = "cpu") -> Batch:
+        """The batch of the examples at ``rows``, padded to the longest."""
+        pad = self.config.pad_id
+        src = pad_batch([self.sources[i] for i in rows], pad, device) if self.sources is not None else None
+        if self.task.architecture == "encoder":
+            targets = torch.tensor([self.labels[i] for i in rows], device=device)  # (B,)
+            return Batch(src, None, targets, int((src != pad).sum()))
+        seqs = [self.sequences[i] for i in rows]
+        tgt = pad_batch([s[:-1] for s in seqs], pad, device)  # (B, T): <bos> + tokens
+        targets = pad_batch([s[1:] for s in seqs], pad, device)  # (B, T): tokens + <eos>
+        tokens = int((targets != pad).sum()) + (int((src != pad).sum()) if src is not None else 0)
+        return Batch(src, tgt, targets, tokens)
 
+    def batch(self, batch_size: int, seed: int, step: int, micro: int = 0, rank: int = 0,
+              device: torch.device | str = "cpu") -> Batch:
+        """The random batch for this (seed, step, micro-step, rank): the same every time it is asked for."""
+        rng = random.Random(f"{seed}/{step}/{micro}/{rank}")
+        return self.rows([rng.randrange(self.size) for _ in range(batch_size)], device)
+
+    def in_order(self, batch_size: int, device: torch.device | str = "cpu") -> Iterator[tuple[range, Batch]]:
+        """Every example once, in order: (the rows, their batch) for each consecutive chunk."""
+        for start in range(0, self.size, batch_size):
+            rows = range(start, min(start + batch_size, self.size))
+            yield rows, self.rows(rows, device)

@@ -9,23 +9,19 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import torch
 
-from core.io.checkpoint import CheckpointError, load
-from core.training.data import classify_batch, lm_batch, seq2seq_batch
 from core.inspect.decode import greedy
+from core.io.checkpoint import CheckpointError, load
+from core.io.tokenizer import BOS_ID, EOS_ID, Tokenizer
 from core.model.transformer import Transformer
 from core.tasks import Example, Task, get_task
-from core.io.tokenizer import BOS_ID, EOS_ID, Tokenizer
+from core.training.data import Batch, Batcher
+from core.training.state import is_resume_state
 
 HIGHER_IS_BETTER = {"exact_match": True, "accuracy": True, "perplexity": False}
-
-
-def _chunks(items: Sequence[Example], size: int):
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 @torch.inference_mode()
@@ -42,39 +38,33 @@ def evaluate(
     if not examples:
         raise ValueError("cannot evaluate on an empty split")
     model.eval()
-    cfg, device = model.config, next(model.parameters()).device
+    device = next(model.parameters()).device
+    batches = Batcher(task, tokenizers, examples, model.config).in_order(batch_size, device)
     if task.architecture == "encoder":
-        correct = 0
-        for chunk in _chunks(examples, batch_size):
-            src, labels = classify_batch(tokenizers["source"], [e.source for e in chunk],
-                                         [task.labels.index(e.target) for e in chunk], cfg.max_len, cfg.pad_id, device)
-            correct += int((model(src).logits.argmax(-1) == labels).sum())
+        correct = sum(int((model(b.src).logits.argmax(-1) == b.targets).sum()) for _, b in batches)
         return {"accuracy": correct / len(examples)}
     if task.architecture == "decoder":
         total, count = 0.0, 0
-        for chunk in _chunks(examples, batch_size):
-            inp, tgt = lm_batch(tokenizers["target"], [e.source for e in chunk], cfg.max_len, cfg.pad_id, device)
-            logits = model(tgt=inp).logits.float()
-            mask = tgt != cfg.pad_id
-            total += float(torch.nn.functional.cross_entropy(logits[mask], tgt[mask], reduction="sum"))
+        for _, batch in batches:
+            logits = model(tgt=batch.tgt).logits.float()  # (B, T, V)
+            mask = batch.targets != model.config.pad_id  # (B, T)
+            total += float(torch.nn.functional.cross_entropy(logits[mask], batch.targets[mask], reduction="sum"))
             count += int(mask.sum())
         return {"perplexity": math.exp(total / count), "loss": total / count}
-    return _seq2seq_metrics(model, tokenizers, examples, batch_size, device)
+    return _seq2seq_metrics(model, tokenizers["target"], examples, batches)
 
 
-def _seq2seq_metrics(model, tokenizers, examples, batch_size, device) -> dict[str, float]:
-    cfg, source_tok, target_tok = model.config, tokenizers["source"], tokenizers["target"]
+def _seq2seq_metrics(model: Transformer, target_tok: Tokenizer, examples: Sequence[Example],
+                     batches: Iterator[tuple[range, Batch]]) -> dict[str, float]:
     exact = token_hits = token_count = 0
-    for chunk in _chunks(examples, batch_size):
-        pairs = [(e.source, e.target) for e in chunk]
-        src, inp, tgt = seq2seq_batch(source_tok, target_tok, pairs, cfg.max_len, cfg.pad_id, device)
-        mask = tgt != cfg.pad_id
-        token_hits += int(((model(src, inp).logits.argmax(-1) == tgt) & mask).sum())
+    for rows, batch in batches:
+        mask = batch.targets != model.config.pad_id  # (B, T)
+        token_hits += int(((model(batch.src, batch.tgt).logits.argmax(-1) == batch.targets) & mask).sum())
         token_count += int(mask.sum())
-        prefix = torch.full((len(chunk), 1), BOS_ID, dtype=torch.long, device=device)
-        gen = greedy(model, src, prefix, eos_id=EOS_ID, max_new_tokens=tgt.size(1) + 1)
-        for row, done, example in zip(gen.ids.tolist(), gen.finished.tolist(), chunk):
-            exact += int(done and target_tok.decode(row) == example.target)
+        prefix = torch.full((len(rows), 1), BOS_ID, dtype=torch.long, device=batch.src.device)  # (B, 1)
+        gen = greedy(model, batch.src, prefix, eos_id=EOS_ID, max_new_tokens=batch.targets.size(1) + 1)
+        for row, done, i in zip(gen.ids.tolist(), gen.finished.tolist(), rows):
+            exact += int(done and target_tok.decode(row) == examples[i].target)
     return {"exact_match": exact / len(examples), "token_accuracy": token_hits / token_count}
 
 
@@ -104,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     sys.stdout.write(f"{'checkpoint':<28} {'split':<10} metrics\n")
     for path in args.checkpoints:
-        if path.endswith(".train-state.safetensors"):
+        if is_resume_state(path):
             continue  # a run's resume state, not a model to report
         try:
             ckpt = load(path)

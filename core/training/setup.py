@@ -1,22 +1,12 @@
-"""What a training run is built from: model presets, tokenizers, the model config and batches.
-
-Batches are drawn deterministically from (seed, step, micro-step, rank), so a resumed
-run sees exactly the batches an uninterrupted one would have.
-"""
+"""What a training run is built from: model presets, tokenizers and the model config."""
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
-from typing import Sequence
-
-import torch
-from torch import Tensor
+from typing import Any
 
 from core.config import ModelConfig
-from core.training.data import decoder_sequence, pad_batch, source_encoding
-from core.tasks import Example, Task, TaskData
 from core.io.tokenizer import Tokenizer
+from core.tasks import Task, TaskData
 
 PRESETS: dict[str, dict[str, int]] = {
     "tiny": {"n_layers": 1, "d_model": 32, "n_heads": 2, "d_ff": 64},
@@ -52,60 +42,16 @@ def longest_sequence(tokenizers: dict[str, Tokenizer], data: TaskData) -> int:
     return longest
 
 
-def model_config(
-    task: Task, tokenizers: dict[str, Tokenizer], data: TaskData, *, n_layers: int, d_model: int, n_heads: int,
-    d_ff: int, dropout: float, norm: str, positional: str, score: str, tie_embeddings: bool,
-) -> ModelConfig:
-    """The :class:`ModelConfig` for ``task``: vocabularies from the tokenizers, ``max_len`` with headroom."""
+def model_config(task: Task, tokenizers: dict[str, Tokenizer], data: TaskData, **options: Any) -> ModelConfig:
+    """The :class:`ModelConfig` for ``task``: vocabularies from the tokenizers, ``max_len`` with headroom.
+
+    Args:
+        options: the remaining ModelConfig fields (sizes, dropout, norm, …), e.g. ``TrainConfig.model_options()``.
+    """
     return ModelConfig(
         architecture=task.architecture,
         src_vocab_size=tokenizers["source"].vocab_size if "source" in tokenizers else 0,
         tgt_vocab_size=tokenizers["target"].vocab_size if "target" in tokenizers else 0,
-        n_encoder_layers=n_layers, n_decoder_layers=n_layers, d_model=d_model, n_heads=n_heads, d_ff=d_ff,
-        dropout=dropout, max_len=max(32, 2 * longest_sequence(tokenizers, data)),
-        n_classes=len(task.labels) if task.labels else 0, norm=norm, positional=positional, score=score,
-        tie_embeddings=tie_embeddings,
+        max_len=max(32, 2 * longest_sequence(tokenizers, data)),
+        n_classes=len(task.labels) if task.labels else 0, **options,
     )
-
-
-@dataclass(frozen=True)
-class Batch:
-    """Model inputs for one step; ``tokens`` counts the real (non-pad) tokens processed."""
-
-    src: Tensor | None
-    tgt: Tensor | None
-    targets: Tensor
-    tokens: int
-
-
-class Batcher:
-    """Pre-tokenizes a split once and serves deterministic random batches."""
-
-    def __init__(self, task: Task, tokenizers: dict[str, Tokenizer], examples: Sequence[Example], config: ModelConfig):
-        self.task, self.config = task, config
-        limit = config.max_len
-        self.sources = (
-            [source_encoding(tokenizers["source"], e.source, limit)[0].ids for e in examples]
-            if "source" in tokenizers else None
-        )
-        if task.architecture == "encoder":
-            self.labels = [task.labels.index(e.target) for e in examples]
-        else:
-            text = (lambda e: e.source) if task.architecture == "decoder" else (lambda e: e.target)
-            self.sequences = [decoder_sequence(tokenizers["target"], text(e), limit) for e in examples]
-        self.size = len(examples)
-
-    def batch(self, batch_size: int, seed: int, step: int, micro: int = 0, rank: int = 0,
-              device: torch.device | str = "cpu") -> Batch:
-        """The batch for this (seed, step, micro-step, rank): the same every time it is asked for."""
-        rng = random.Random(f"{seed}/{step}/{micro}/{rank}")
-        rows = [rng.randrange(self.size) for _ in range(batch_size)]
-        pad = self.config.pad_id
-        src = pad_batch([self.sources[i] for i in rows], pad, device) if self.sources is not None else None
-        if self.task.architecture == "encoder":
-            targets = torch.tensor([self.labels[i] for i in rows], device=device)
-            return Batch(src, None, targets, int((src != pad).sum()))
-        seqs = [self.sequences[i] for i in rows]
-        tgt, targets = pad_batch([s[:-1] for s in seqs], pad, device), pad_batch([s[1:] for s in seqs], pad, device)
-        tokens = int((targets != pad).sum()) + (int((src != pad).sum()) if src is not None else 0)
-        return Batch(src, tgt, targets, tokens)

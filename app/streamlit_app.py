@@ -12,7 +12,7 @@ import streamlit as st
 from app import routes
 from app.sidebar import sidebar
 
-st.set_page_config(page_title="Attnscope", page_icon=":material/visibility:", layout="wide")
+st.set_page_config(page_title="Attnscope", page_icon="👁️", layout="wide")
 
 navigation = st.navigation({
     section: [st.Page(r.script, title=r.title, icon=r.icon, url_path=r.url_path, default=r.script == routes.EXPLORE)

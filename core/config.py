@@ -75,13 +75,17 @@ class ModelConfig:
         n_classes: number of classes (``"encoder"`` only, at least 2).
         norm: ``"post"`` (Add & Norm after each sublayer, as in the paper) or
             ``"pre"`` (LayerNorm before each sublayer, as in the Annotated Transformer).
-            As in PyTorch's ``nn.Transformer``, each stack ends with a LayerNorm.
         positional: ``"sinusoidal"`` (the paper), ``"learned"`` or ``"none"``.
         pe_base: the base of the sinusoidal encoding (10000 in the paper).
         score: the attention score function: ``"scaled_dot"`` (the paper),
             ``"dot"``, ``"general"`` (Luong) or ``"additive"`` (Bahdanau).
         tie_embeddings: share the decoder's input embedding with its output projection.
         pad_id: the padding token id (0 in every Attnscope tokenizer).
+        final_norm: a LayerNorm after the last layer of each stack. None (the default) follows
+            ``norm``: pre-norm needs one (its residual stream is never normalised otherwise), the
+            paper's post-norm has none (each layer already ends with Add & Norm). True reproduces
+            PyTorch's ``nn.Transformer``, which adds one in both placements; configs saved before
+            this field existed had one and load as True.
     """
 
     architecture: str = "encoder-decoder"
@@ -101,6 +105,7 @@ class ModelConfig:
     score: str = "scaled_dot"
     tie_embeddings: bool = False
     pad_id: int = 0
+    final_norm: bool | None = None
 
     def __post_init__(self) -> None:
         _check_types(self)
@@ -176,7 +181,12 @@ class ModelConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown model config field(s): {', '.join(unknown)}")
-        return cls(**data)
+        return cls(**{"final_norm": True, **data})  # saved before final_norm existed: stacks ended with one
+
+    @property
+    def has_final_norm(self) -> bool:
+        """Whether each stack ends with a LayerNorm (see ``final_norm``)."""
+        return self.norm == "pre" if self.final_norm is None else self.final_norm
 
     @classmethod
     def from_json(cls, text: str) -> "ModelConfig":
@@ -195,9 +205,10 @@ class ModelConfig:
 def _check_types(config: ModelConfig) -> None:
     for field in fields(config):
         value = getattr(config, field.name)
-        expected = {"str": str, "int": int, "float": (int, float), "bool": bool}[field.type]
+        expected = {"str": str, "int": int, "float": (int, float), "bool": bool,
+                    "bool | None": (bool, type(None))}[field.type]
         # bool is an int subclass: refuse True where a count is meant, and vice versa.
-        wrong_bool = isinstance(value, bool) and field.type != "bool"
+        wrong_bool = isinstance(value, bool) and not field.type.startswith("bool")
         if wrong_bool or not isinstance(value, expected):
             raise ValueError(f"{field.name} must be of type {field.type}, got {_show(value)}")
 
@@ -224,12 +235,13 @@ def parameter_count(config: ModelConfig) -> int:
     attention = linear(d, 3 * d) + linear(d, d) + score  # cross: (d→d) + (d→2d) has the same count
     block = attention + linear(d, c.d_ff) + linear(c.d_ff, d) + 4 * d  # + two LayerNorms
     total = c.max_len * d if c.positional == "learned" else 0
+    final = 2 * d if c.has_final_norm else 0  # the stack's closing LayerNorm
     if c.has_encoder:
-        total += c.src_vocab_size * d + c.n_encoder_layers * block + 2 * d
+        total += c.src_vocab_size * d + c.n_encoder_layers * block + final
     if c.has_decoder:
         cross = attention + 2 * d if c.architecture == "encoder-decoder" else 0
         head = 0 if c.tie_embeddings else d * c.tgt_vocab_size
-        total += c.tgt_vocab_size * d + c.n_decoder_layers * (block + cross) + 2 * d + head
+        total += c.tgt_vocab_size * d + c.n_decoder_layers * (block + cross) + final + head
     else:
         total += linear(d, c.n_classes)
     return total

@@ -196,12 +196,13 @@ def test_config_with_more_layers_than_the_weights_lists_the_missing_keys(saved: 
 
 def test_renamed_module_lists_unexpected_and_missing_keys(saved: Path) -> None:
     def rename(metadata, tensors):
-        tensors["decoder_norm.gain"] = tensors.pop("decoder_norm.weight")
+        tensors["decoder_layers.0.norm1.gain"] = tensors.pop("decoder_layers.0.norm1.weight")
 
     rewrite(saved, edit=rename)
     with pytest.raises(CheckpointError) as caught:
         load(saved)
-    assert "decoder_norm.weight" in str(caught.value) and "decoder_norm.gain" in str(caught.value)
+    message = str(caught.value)
+    assert "decoder_layers.0.norm1.weight" in message and "decoder_layers.0.norm1.gain" in message
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])

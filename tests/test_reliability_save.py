@@ -162,8 +162,6 @@ def test_a_damaged_resume_state_is_a_clear_checkpoint_error_and_the_rng_is_untou
     assert torch.equal(rng, torch.get_rng_state())
 
 
-@pytest.mark.xfail(raises=CheckpointError, strict=False,
-                   reason="core/training/trainer.py main() catches ValueError only: it must catch CheckpointError too")
 def test_train_resume_with_a_damaged_state_prints_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     out = tmp_path / "run.safetensors"
     resume_state_path(out).write_bytes(b"not a resume state")
@@ -235,8 +233,6 @@ def test_streamlit_config_is_safe_by_default() -> None:
     assert config["browser"]["gatherUsageStats"] is False
 
 
-@pytest.mark.xfail(strict=False, reason="app/streamlit_app.py sets page_icon=':material/…:', which Streamlit 1.67 "
-                                        "turns into a fonts.gstatic.com favicon URL: use a local image or an emoji")
 def test_the_favicon_is_not_fetched_from_a_font_cdn() -> None:
     source = (ROOT / "app" / "streamlit_app.py").read_text()
     call = source[source.index("set_page_config("):].split(")", 1)[0]

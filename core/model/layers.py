@@ -2,7 +2,7 @@
 
 ``post`` (the paper): x = LayerNorm(x + Sublayer(x)).
 ``pre`` (the Annotated Transformer): x = x + Sublayer(LayerNorm(x)).
-Each stack ends with a LayerNorm, as PyTorch's ``nn.Transformer`` does.
+A pre-norm stack ends with a LayerNorm (``ModelConfig.final_norm``); the paper's post-norm stack needs none.
 """
 
 from __future__ import annotations

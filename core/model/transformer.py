@@ -79,7 +79,7 @@ class Transformer(nn.Module):
             self.encoder_layers = nn.ModuleList(
                 EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, pre, c.score) for _ in range(c.n_encoder_layers)
             )
-            self.encoder_norm = nn.LayerNorm(c.d_model)
+            self.encoder_norm = nn.LayerNorm(c.d_model) if c.has_final_norm else nn.Identity()
         if c.has_decoder:
             cross = c.architecture == "encoder-decoder"
             self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
@@ -87,7 +87,7 @@ class Transformer(nn.Module):
                 DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, pre, c.score, cross)
                 for _ in range(c.n_decoder_layers)
             )
-            self.decoder_norm = nn.LayerNorm(c.d_model)
+            self.decoder_norm = nn.LayerNorm(c.d_model) if c.has_final_norm else nn.Identity()
             self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
             if c.tie_embeddings:
                 self.lm_head.weight = self.tgt_embed.weight

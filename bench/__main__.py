@@ -28,11 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", choices=[[], *SECTIONS], help="sections to run (default: all)")
     args = parser.parse_args(argv)
-    rows = []
+    rows, host = [], machine()  # before the sections change the thread count
     for name in args.sections or list(SECTIONS):
         sys.stderr.write(f"running {name}…\n")
         rows.extend(SECTIONS[name]())
-    sys.stdout.write(f"Machine: {machine()}\n\n{markdown(rows)}\n")
+    sys.stdout.write(f"Machine: {host}\n\n{markdown(rows)}\n")
     return 0
 
 

@@ -128,6 +128,17 @@ def _room(model: Transformer, prefix: Tensor, max_new_tokens: int) -> int:
     return max(0, min(max_new_tokens, model.config.max_len - prefix.size(1)))
 
 
+def _incremental(
+    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
+) -> Callable[[Tensor], Tensor]:
+    """seq (B, T) → next-token logits (B, V) for one decoding call. With a KV cache where the model
+    offers one (core/model/kv_cache.py), so each step runs only the new token; the cache lives here."""
+    if not hasattr(model, "kv_cache"):
+        return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls)
+    cache = model.kv_cache()
+    return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls, cache=cache)
+
+
 def _decode(
     model: Transformer, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int,
     max_new_tokens: int, controls: AttentionControls, return_scores: bool,
@@ -138,8 +149,9 @@ def _decode(
     seq, pad = prefix, model.config.pad_id
     finished = torch.zeros(prefix.size(0), dtype=torch.bool, device=prefix.device)
     total = torch.zeros(prefix.size(0), device=prefix.device)
+    next_logits = _incremental(model, memory, memory_mask, controls)
     for _ in range(_room(model, prefix, max_new_tokens)):
-        logits = _allowed(model, model.next_token_logits(seq, memory, memory_mask, controls))  # (B, V)
+        logits = _allowed(model, next_logits(seq))  # (B, V)
         chosen = pick(logits)  # (B,)
         logp = logits.log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1)
         total = total + torch.where(finished, 0.0, logp)

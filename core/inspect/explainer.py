@@ -140,7 +140,8 @@ def _maps(output: ModelOutput, kinds: tuple[str, ...], which: str, row: int) -> 
     maps = getattr(output, which)
     if maps is None:
         return None
-    return {k: maps[k][:, row].float().cpu().numpy().astype(np.float32) for k in kinds}  # (L, H, Tq, Tk)
+    # one copy at most (none for a batch of one): at 2048 tokens a map set is hundreds of MB
+    return {k: np.ascontiguousarray(maps[k][:, row].float().cpu().numpy()) for k in kinds}  # (L, H, Tq, Tk)
 
 
 def _generate(ckpt: Checkpoint, src, prefix, opts: ExplainOptions, limit: int) -> decode.Generation:

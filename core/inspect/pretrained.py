@@ -88,7 +88,7 @@ def _maps(output: ModelOutput, which: str, row: int) -> dict[str, np.ndarray] | 
     maps = getattr(output, which)
     if maps is None:
         return None
-    return {k: v[:, row].float().cpu().numpy().astype(np.float32) for k, v in maps.items()}  # (L, H, Tq, Tk)
+    return {k: np.ascontiguousarray(v[:, row].float().cpu().numpy()) for k, v in maps.items()}  # (L, H, Tq, Tk)
 
 
 def _record(pretrained: PretrainedModel, item: TextInput, opts: ExplainOptions, output: ModelOutput, row: int,

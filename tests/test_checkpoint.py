@@ -185,10 +185,7 @@ def test_config_that_does_not_match_the_weights_names_the_field(
 ) -> None:
     path = build_checkpoint(tmp_path / "changed.safetensors", "encoder-decoder", char_tokenizer, **built_with)
     rewrite(path, config=change)
-    assert read_info(path).config.to_dict().items() >= change.items()  # the header itself is valid
-    with pytest.raises(CheckpointError) as caught:
-        load(path)
-    assert path.name in str(caught.value) and field in str(caught.value)
+    refused(path, field)  # from the header's shapes alone: read_info refuses it too
 
 
 def test_config_with_more_layers_than_the_weights_lists_the_missing_keys(saved: Path) -> None:

@@ -1,7 +1,9 @@
 """Fair sharing of the server between sessions, and a result cache bounded in bytes.
 
 * :class:`Gate`: at most ``slots`` model runs at once across all sessions, one at a time per
-  session; waiting for a slot and running are each bounded in seconds. A request over its
+  session; waiting for a slot and running are each bounded in seconds, and a session whose run
+  took longer than ``free_s`` rests as long again before its next one (so a hostile session
+  holds a slot at most about half the time). A request over its
   budget stops waiting and tells the user (:class:`OverBudget`); the run itself finishes in the
   background, still holding its session's turn, so a hostile session delays only itself.
 * :class:`ByteLRU`: a least-recently-used cache bounded by the total size of what it holds
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
@@ -98,10 +101,11 @@ class ByteLRU:
 class Gate:
     """Model runs shared fairly: ``slots`` at once, one per session, bounded waits and run times."""
 
-    def __init__(self, slots: int, wait_s: float, run_s: float) -> None:
-        self.slots, self.wait_s, self.run_s = slots, wait_s, run_s
+    def __init__(self, slots: int, wait_s: float, run_s: float, free_s: float = 1.0) -> None:
+        self.slots, self.wait_s, self.run_s, self.free_s = slots, wait_s, run_s, free_s
         self._free = threading.BoundedSemaphore(slots)
         self._busy: set[str] = set()
+        self._rest: dict[str, float] = {}  # session → when it may run again after a long run
         self._lock = threading.Lock()
 
     def busy_sessions(self) -> int:
@@ -120,6 +124,10 @@ class Gate:
         with self._lock:
             if session in self._busy:
                 raise OverBudget("your previous request is still running; try again when it has finished")
+            wait = self._rest.get(session, 0.0) - time.monotonic()
+            if wait > 0:
+                raise OverBudget(f"your last request used the server for a long time; other sessions go first "
+                                 f"for {wait:.0f} s more")
             self._busy.add(session)
         if not self._free.acquire(timeout=self.wait_s):
             self._leave(session)
@@ -129,13 +137,14 @@ class Gate:
         done = threading.Event()
 
         def work() -> None:
+            start = time.monotonic()
             try:
                 box["value"] = fn()
             except BaseException as error:  # handed to the waiting session
                 box["error"] = error
             finally:
                 self._free.release()
-                self._leave(session)
+                self._leave(session, time.monotonic() - start)
                 done.set()
 
         threading.Thread(target=work, name=f"request-{session[:8]}", daemon=True).start()
@@ -146,9 +155,15 @@ class Gate:
             raise box["error"]
         return box["value"]
 
-    def _leave(self, session: str) -> None:
+    def _leave(self, session: str, took: float = 0.0) -> None:
+        """End the session's turn; a run longer than ``free_s`` earns a rest as long as its excess."""
         with self._lock:
             self._busy.discard(session)
+            if took > self.free_s:
+                self._rest[session] = time.monotonic() + took - self.free_s
+            if len(self._rest) > 1024:  # forget rests that are over
+                now = time.monotonic()
+                self._rest = {k: v for k, v in self._rest.items() if v > now}
 
 
 def freeze(obj: T, depth: int = 0) -> T:

@@ -15,6 +15,7 @@ held to ``DECODE_TOKENS`` new tokens. The training job registry is a ``st.cache_
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,6 +36,7 @@ DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S)
 THREADS = max(1, min(2, thread_count()))  # intra-op threads of one model run
+_INFERENCE = threading.BoundedSemaphore(2)  # for code still calling core directly (prefer _cached: the gate)
 set_threads(THREADS)
 
 
@@ -105,7 +107,7 @@ def model(path: str, sha: str) -> Checkpoint:
 
 
 @st.cache_resource(max_entries=MAX_PRETRAINED, show_spinner="Loading the pretrained model…")
-def pretrained(path: str, version: str) -> PretrainedModel:
+def pretrained_model(path: str, version: str) -> PretrainedModel:
     """A pretrained model (BERT-family folder or Llama-family GGUF), keyed by path and file size/mtime."""
     return load_pretrained(path)
 
@@ -113,7 +115,7 @@ def pretrained(path: str, version: str) -> PretrainedModel:
 def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
     """The entry's loaded model: a checkpoint, or a pretrained model."""
     if e.pretrained:
-        return pretrained(str(e.path), catalog.version(e))
+        return pretrained_model(str(e.path), catalog.version(e))
     return model(str(e.path), _sha(e.path))
 
 

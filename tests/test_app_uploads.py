@@ -185,7 +185,8 @@ def test_a_zipped_bert_folder_upload_opens_on_explore(runs, tmp_path):
     entry = next(e for e in catalog.list_entries(at.session_state["_upload_owner"])[0] if e.source == "upload")
     text = "the animal was tired"
     expected = explain(load_pretrained(tmp_path / "bert"), text)
-    assert np.allclose(resources.explain_entry(entry, text).attention["encoder"], expected.attention["encoder"], atol=1e-6)
+    got = resources.explain_entry(entry, text)
+    assert np.allclose(got.attention["encoder"], expected.attention["encoder"], atol=1e-6)
 
 
 def test_a_zip_without_the_bert_files_is_refused_with_the_reason(runs, tmp_path):
@@ -204,7 +205,8 @@ def test_the_picker_lists_the_installed_pretrained_models_with_their_description
     picker = at.selectbox(key="ckpt")
     for model in installed:
         key = f"pretrained:{model.name}"
-        assert f"pretrained · {model.name}" in picker.options and picker.format_func(key) == f"pretrained · {model.name}"
+        label = f"pretrained · {model.name}"
+        assert label in picker.options and picker.format_func(key) == label
     minilm = next((m for m in installed if m.family == "bert"), None)
     if minilm is None:
         return

@@ -7,12 +7,16 @@ This entry point sets up the page, draws the shared sidebar and routes to the pa
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from app import routes
 from app.sidebar import sidebar
 
-st.set_page_config(page_title="Attnscope", page_icon="👁️", layout="wide")
+# A local image: a Material icon or emoji favicon would be fetched from a CDN (the app makes no outside request).
+FAVICON = str(Path(__file__).resolve().parents[1] / "assets" / "favicon.png")
+st.set_page_config(page_title="Attnscope", page_icon=FAVICON, layout="wide")
 
 navigation = st.navigation({
     section: [st.Page(r.script, title=r.title, icon=r.icon, url_path=r.url_path, default=r.script == routes.EXPLORE)

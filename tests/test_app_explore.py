@@ -148,6 +148,7 @@ def test_empty_text_shows_a_hint_and_does_not_run_the_model(calls, empty):
 
 def test_no_checkpoint_at_all_shows_a_hint(calls, monkeypatch, tmp_path):
     monkeypatch.setattr("app.catalog.SHIPPED_DIR", tmp_path / "none")
+    monkeypatch.setattr("app.catalog.pretrained_models", lambda: [])  # nor any pretrained model installed
     monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path / "empty"))
     resources.entries.clear()
     at = AppTest.from_file(str(APP), default_timeout=120).run()

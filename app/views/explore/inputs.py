@@ -23,9 +23,9 @@ UNK = "<unk>"
 # ----------------------------------------------------------------------------- header and input
 def header(entry: catalog.Entry, config: Any) -> None:
     """The checkpoint's description, test metric and shape."""
-    layers = {"encoder-decoder": f"{config.n_encoder_layers} encoder + {config.n_decoder_layers} decoder layers",
-              "encoder": f"{config.n_encoder_layers} encoder layers",
-              "decoder": f"{config.n_decoder_layers} decoder layers"}[config.architecture]
+    enc, dec = getattr(config, "n_encoder_layers", 0), getattr(config, "n_decoder_layers", 0)  # pretrained: one
+    layers = {"encoder-decoder": f"{enc} encoder + {dec} decoder layers", "encoder": f"{enc} encoder layers",
+              "decoder": f"{dec} decoder layers"}[config.architecture]
     st.markdown(f"**{ui.plain(entry.name)}** — {ui.plain(entry.description)}")
     st.caption(f"{config.architecture} · {layers} · {config.n_heads} heads · d_model {config.d_model} · "
                f"{entry.metric or 'no test metric recorded'}")

@@ -197,7 +197,21 @@ def snapshot_map(tl: SnapshotTimeline, step: int, prefix: str) -> None:
     kind, layer, head = map_controls({k: tl.maps(step, k).shape[:2] for k in tl.kinds}, prefix)
     maps = tl.maps(step, kind)  # (L, H, Tq, Tk)
     title = f"{KIND_LABELS.get(kind, kind)} · layer {layer + 1}, head {head + 1} · step {step:,}"
-    chart(charts.head_heatmap(maps[layer, head], *tl.axes(kind), title=title, font_scale=font_scale()))
+    queries, keys = tl.axes(kind)
+    plot(charts.head_map(maps[layer, head], charts.token_labels(queries), charts.token_labels(keys), title=title,
+                         font_scale=font_scale()), name=f"{prefix}-{kind}-L{layer + 1}H{head + 1}-step{step}")
+
+
+def plot(figure: Any, *, name: str, key: str | None = None, stretch: bool = False, **kwargs: Any) -> Any:
+    """Draw a Plotly figure: a notice above it when it does not show everything, Plotly's own
+    client-side "download as PNG" in its toolbar (named ``name``), and no logo or network calls."""
+    meta = figure.layout.meta
+    note = meta.get("note") if isinstance(meta, dict) else None
+    if note:
+        st.info(note, icon=":material/zoom_out_map:")
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2, "filename": name},
+              "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+    return st.plotly_chart(figure, width="stretch" if stretch else "content", config=config, key=key, **kwargs)
 
 
 def chart(figure: Any, **kwargs: Any) -> Any:

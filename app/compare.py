@@ -11,29 +11,11 @@ import streamlit as st
 
 from app import catalog, export, resources, ui
 from app.charts import attention as charts
-from core import KIND_LABELS, Explanation, difference
+from core import KIND_LABELS, Explanation
 
 UNK = "<unk>"
 
 Axes = tuple[Sequence[str], Sequence[str]]  # (query tokens, key tokens)
-
-
-def triptych(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: Axes, *,
-             titles: tuple[str, str], difference_title: str, y_title: str = charts.QUERY_TITLE):
-    """The Plotly row first | second | second − first (labels already made unique) and the difference."""
-    diff, same = difference(second, first)
-    fs = ui.font_scale()
-    rows, cols = diff.shape
-    side = max(200, charts.maps.heatmap_side(rows, cols, fs) * 2 // 3)
-    queries, keys = second_axes
-    figure = charts.maps.side_by_side([
-        charts.head_map(first, *first_axes, title=titles[0], font_scale=fs, side=side, y_title=y_title),
-        charts.head_map(second, *second_axes, title=titles[1], font_scale=fs, side=side, y_title=y_title),
-        charts.signed_map(diff, list(queries)[:rows], list(keys)[:cols], title=difference_title, font_scale=fs,
-                          side=side, y_title=y_title),
-    ], font_scale=fs)
-    figure.data[0].showscale = False  # the first two share the 0–1 scale: one colour bar is enough
-    return figure, diff, same
 
 
 def draw(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: Axes, *, titles: tuple[str, str],
@@ -42,8 +24,9 @@ def draw(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: A
 
     ``first_axes`` / ``second_axes``: (row labels, column labels), unique (``charts.token_labels``).
     """
-    figure, diff, same = triptych(first, second, first_axes, second_axes, titles=titles,
-                                  difference_title=difference_title, y_title=y_title)
+    figure, diff, same = charts.triptych(first, second, first_axes, second_axes, titles=titles,
+                                         difference_title=difference_title, y_title=y_title,
+                                         font_scale=ui.font_scale())
     ui.plot(figure, name=name, stretch=True)
     st.metric("Largest change of one weight in this head", f"{np.abs(diff).max(initial=0.0):.3f}")
     if not same:

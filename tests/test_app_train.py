@@ -52,10 +52,10 @@ def test_difference_map_is_centred_on_zero():
     first, second = np.array([[0.2, 0.8], [0.5, 0.5]]), np.array([[0.6, 0.4], [0.5, 0.5]])
     figure, diff, same = attention.triptych(first, second, (["a", "b"], ["a", "b"]), (["a", "b"], ["a", "b"]),
                                             titles=("first", "second"), difference_title="d")
-    spec = figure.to_dict()["hconcat"][-1]
-    assert spec["encoding"]["color"]["scale"]["domain"] == pytest.approx([-0.4, 0.4])
-    records = figure.to_dict()["datasets"][spec["data"]["name"]]
-    assert same and np.allclose(weights(pd.DataFrame(records), "change"), second - first)
+    change = figure.data[-1]  # Plotly: one heatmap trace per map, the difference last
+    assert (change.zmin, change.zmax) == pytest.approx((-0.4, 0.4))
+    assert figure.data[0].zmin == 0 and figure.data[0].zmax == 1  # weights on the fixed 0–1 scale
+    assert same and np.allclose(np.asarray(change.z), second - first)
 
 
 # ----------------------------------------------------------------------------- train page

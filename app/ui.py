@@ -92,6 +92,31 @@ def one_of(options: Any) -> Callable[[str], str]:
     return parse
 
 
+# ----------------------------------------------------------------------------- projector mode
+# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and tables get
+# an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
+# scaled down to fit it (Plotly charts are drawn 1.5× larger by font_scale()).
+BASE_CSS = """<style>
+[data-testid="stSidebarNav"] span { white-space: normal !important; text-overflow: clip !important; }
+</style>"""
+PROJECTOR_CSS = """<style>
+html { font-size: 135% !important; }
+:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
+  font-size: 1.25rem !important;
+}
+[data-testid="stMain"] :is(button, [data-testid="stMarkdownContainer"]) p { white-space: normal !important; overflow-wrap: anywhere; }
+[data-testid="stMain"] button { height: auto !important; min-height: 2.5rem; }
+[data-testid="stMain"] :is([data-testid="stCode"] pre, [data-testid="stCode"] code) { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+[data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
+[data-testid="stMain"] .katex-display { font-size: 0.9em; }
+</style>"""
+
+
+def page_css(projector: bool) -> str:
+    """The style every page gets (page names wrap instead of being cut), and the projector's when on."""
+    return BASE_CSS + (PROJECTOR_CSS if projector else "")
+
+
 # ----------------------------------------------------------------------------- the chosen checkpoint
 def current_entry() -> catalog.Entry | None:
     """The checkpoint chosen in the sidebar."""

@@ -97,7 +97,9 @@ def one_of(options: Any) -> Callable[[str], str]:
 # an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
 # scaled down to fit it (Plotly charts are drawn 1.5× larger by font_scale()).
 BASE_CSS = """<style>
-[data-testid="stSidebarNav"] span { white-space: normal !important; text-overflow: clip !important; }
+[data-testid="stSidebarNav"] a :is(span, div, p) { white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
+[data-testid="stSidebarNav"] a > span:last-child { min-width: 0; flex: 1 1 auto; }
+[data-testid="stSidebarNav"] a { height: auto !important; }
 </style>"""
 PROJECTOR_CSS = """<style>
 html { font-size: 135% !important; }
@@ -109,6 +111,7 @@ html { font-size: 135% !important; }
 [data-testid="stMain"] :is([data-testid="stCode"] pre, [data-testid="stCode"] code) { white-space: pre-wrap !important; overflow-wrap: anywhere; }
 [data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
 [data-testid="stMain"] .katex-display { font-size: 0.9em; }
+[data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
 </style>"""
 
 

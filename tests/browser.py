@@ -111,7 +111,8 @@ def screenshot(page, name: str) -> None:
 OVERFLOW_JS = """() => {
   const selector = 'h1, h2, h3, h4, p, li, label, button, code, pre, [data-testid="stMetricValue"], '
     + '[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], [data-testid="stCaptionContainer"], '
-    + '.katex-display, [data-testid="stExpander"] summary, [data-testid="stSidebarNav"] span, '
+    + '.katex-display, [data-testid="stExpander"] summary, [data-testid="stSidebarNav"] a, [data-testid="stSidebarNav"] a *, '
+    + '[data-testid="stButtonGroup"], [data-testid="stButtonGroup"] button *, '
     + '[data-baseweb="select"] div:not(:has(*)), [data-baseweb="tag"] span';
   const byDesign = '[data-testid="stDataFrame"], [data-testid="stTable"], [data-testid="stTextArea"], '
     + '[data-testid="stDataFrameResizable"]';

@@ -141,11 +141,12 @@ def model_grid(maps: np.ndarray, *, title: str, first_layer: int = 0, chosen: tu
     ticks = dict(tickfont=dict(size=12 * font_scale), showgrid=False, zeroline=False)
     figure.update_layout(
         title=dict(text=title, font=dict(size=15 * font_scale)), font=dict(size=12 * font_scale),
-        xaxis=dict(title="head", tickvals=list(range(1, heads + 1)), side="top", **ticks),
-        yaxis=dict(title="layer", tickvals=list(range(first_layer + 1, first_layer + layers + 1)),
-                   autorange="reversed", **ticks),
+        xaxis=dict(tickvals=list(range(1, heads + 1)), ticktext=[f"head {h}" for h in range(1, heads + 1)],
+                   side="top", **ticks),
+        yaxis=dict(tickvals=list(range(first_layer + 1, first_layer + layers + 1)), autorange="reversed",
+                   ticktext=[f"layer {l}" for l in range(first_layer + 1, first_layer + layers + 1)], **ticks),
         width=int(cell * heads + 170 * font_scale), height=int(cell * aspect * layers + 130 * font_scale),
-        margin=dict(l=10, r=10, t=int(90 * font_scale), b=10), clickmode="event+select", dragmode=False,
+        margin=dict(l=10, r=10, t=int(80 * font_scale), b=10), clickmode="event+select", dragmode=False,
         meta={"value": "weight", "first_layer": first_layer, "layers": layers, "heads": heads})
     return figure
 

@@ -62,7 +62,7 @@ def base_options(architecture: str, view: str | None) -> dict[str, Any]:
     """Decoding controls (seq2seq) or continuation (language model) → explain options."""
     options: dict[str, Any] = {}
     if architecture == "encoder-decoder":
-        left, right, _ = st.columns([2, 2, 3])
+        left, right = st.columns(2)
         ui.choose("decoding", list(DECODINGS), "greedy")
         with left:
             st.segmented_control("Decoding", list(DECODINGS), key="decoding", required=True,

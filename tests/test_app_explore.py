@@ -164,7 +164,8 @@ def test_every_view_renders(calls):
     at.segmented_control(key="view").set_value("model").run()
     grid, _big = charts(at)
     (mosaic,) = frames(grid)  # one heatmap trace: every thumbnail, NaN between them
-    assert len(spec(grid)["data"]) == 1 and mosaic["weight"].notna().sum() == expected.attention["encoder"].size
+    assert [t["type"] for t in spec(grid)["data"]] == ["heatmap", "scatter"]  # the mosaic, then click targets
+    assert mosaic["weight"].notna().sum() == expected.attention["encoder"].size
     assert np.allclose(mosaic["weight"].to_numpy().reshape(maps.mosaic(expected.attention["encoder"])[0].shape),
                        maps.mosaic(expected.attention["encoder"])[0], equal_nan=True)
     at.segmented_control(key="view").set_value("head").run()

@@ -135,6 +135,12 @@ def model_grid(maps: np.ndarray, *, title: str, first_layer: int = 0, chosen: tu
                        colorbar=dict(title=dict(text="weight"), thickness=14),
                        hovertemplate="layer %{y:.0f}, head %{x:.0f}<br>weight %{z:.3f}<extra></extra>")
     figure = go.Figure(trace)
+    # Heatmap cells cannot be selected in Streamlit: one transparent square per thumbnail takes the click.
+    centres_x, centres_y = np.meshgrid(np.arange(1, heads + 1), np.arange(first_layer + 1, first_layer + layers + 1))
+    figure.add_trace(go.Scatter(x=centres_x.ravel(), y=centres_y.ravel(), mode="markers", name="open",
+                                marker=dict(symbol="square", size=cell * 0.8, color="rgba(0,0,0,0.01)"),
+                                showlegend=False, hovertemplate="layer %{y}, head %{x}: click to open it<extra></extra>",
+                                selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1))))
     if chosen is not None and first_layer <= chosen[0] < first_layer + layers:
         figure.add_shape(type="rect", x0=chosen[1] + 0.5, x1=chosen[1] + 1.5, y0=chosen[0] + 0.5, y1=chosen[0] + 1.5,
                          line=dict(color="#e45756", width=3))

@@ -22,6 +22,7 @@ INTERVENTIONS = {"causal": True, "hard": False, "beta": 1.0, "padding": True, "k
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search"}
 MAX_URL_TEXT = 500  # longer text is left out of the share link
 UNK = "<unk>"
+MAX_TABLE_TOKENS = 64
 
 
 # ----------------------------------------------------------------------------- header and input
@@ -87,7 +88,11 @@ def tokens(exp: Explanation) -> None:
     shown = [("⚠ " + UNK) if t == UNK else charts.visible(t) for t in items]
     typed = continuation_start(exp)
     shown = [t if i < typed else "✎ " + t for i, t in enumerate(shown)]
-    frame = pd.DataFrame([shown], columns=[str(i) for i in range(len(items))], index=["token"])
+    if len(shown) > MAX_TABLE_TOKENS:  # a long input: the table shows its start, the charts all of it
+        st.info(f"The table shows the first {MAX_TABLE_TOKENS} of {len(shown):,} tokens; the attention charts "
+                "below cover every token.", icon=":material/zoom_out_map:")
+        shown = shown[:MAX_TABLE_TOKENS]
+    frame = pd.DataFrame([shown], columns=[str(i) for i in range(len(shown))], index=["token"])
     st.table(frame.style.map(lambda v: "background-color: #fdae61; color: #000; font-weight: 700"
                              if v.startswith("⚠") else ("font-style: italic; color: #1f77b4" if v.startswith("✎")
                                                         else "")))

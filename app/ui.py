@@ -112,6 +112,7 @@ html { font-size: 135% !important; }
 [data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
 [data-testid="stMain"] .katex-display { font-size: 0.9em; }
 [data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
+[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }
 </style>"""
 
 

@@ -418,3 +418,43 @@ def test_out_of_range_values_in_a_link_are_clamped(calls):
     assert at.segmented_control(key="view").value == "head"
     assert at.segmented_control(key="kind").value == "encoder"
     assert at.segmented_control(key="decoding").value == "greedy"
+
+
+# ----------------------------------------------------------------------------- issue 16 / 12
+def test_a_share_link_carries_the_interventions(calls):
+    at = start(beta="2.5", hard="1", knockout="L1H2", causal="0")
+    assert at.slider(key="beta").value == 2.5 and at.toggle(key="hard").value is True
+    assert at.multiselect(key="knockout").value == ["L1H2"] and at.toggle(key="causal").value is False
+    text = at.text_area(key="text").value
+    mask = {"encoder": [[1, 0, 1, 1], [1, 1, 1, 1]]}
+    expected = explain(REVERSE, text, temperature=2.5, hard=True, causal=False, head_mask=mask)
+    assert codes(at)[2] == expected.prediction.text  # the re-run uses exactly the linked settings
+    at.toggle(key="hard").set_value(False).run()
+    assert "hard" not in at.query_params and at.query_params["beta"] == "2.5"  # defaults leave the link
+
+
+def test_decoder_rows_say_what_they_predict(calls):
+    at = start(view="head", kind="cross")
+    expected = explain(REVERSE, at.text_area(key="text").value)
+    (figure,) = charts(at)
+    rows = list(dict.fromkeys(frames(figure)[0]["row"]))
+    assert rows == [f"{i}:{t} → {g}" for i, (t, g) in enumerate(zip(expected.target_tokens, expected.generated_tokens))]
+    assert spec(figure)["layout"]["yaxis"]["title"]["text"].startswith("decoder row: after this token → predicts")
+
+
+def test_the_language_models_continuation_is_marked(calls, tiny_runs):
+    at = start("run:tiny-lm", text="the ca")
+    at.slider(key="continuation").set_value(3).run()
+    cells = token_row(at)
+    exp = explain(tiny_runs / "tiny-lm.safetensors", "the ca", continuation=3)
+    written = len(exp.target_tokens) - 1 - max(i for i, (_, end) in enumerate(exp.target_offsets) if end)
+    assert written >= 1, cells
+    assert [c.startswith("✎") for c in cells] == [False] * (len(cells) - written) + [True] * written
+    assert any("written by the model" in c.value for c in at.caption)
+
+
+def test_comparing_with_another_vocabulary_warns(calls):
+    at = start()
+    at.segmented_control(key="compare_mode").set_value("ckpt").run()
+    at.selectbox(key="compare_ckpt").set_value("run:tiny-classifier").run()
+    assert any("vocabulary differs" in w.value and "tiny-classifier" in w.value for w in at.warning)

@@ -13,15 +13,21 @@ from app import catalog, export, resources, ui
 from app.charts import attention as charts
 from core import KIND_LABELS, Explanation
 
+UNK = "<unk>"
+
 Axes = tuple[Sequence[str], Sequence[str]]  # (query tokens, key tokens)
 
 
 def draw(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: Axes, *, titles: tuple[str, str],
-         difference_title: str, name: str) -> None:
-    """The triptych first | second | second − first, the largest change, and its exports."""
+         difference_title: str, name: str, y_title: str = charts.QUERY_TITLE) -> None:
+    """The triptych first | second | second − first, the largest change, and its exports.
+
+    ``first_axes`` / ``second_axes``: (row labels, column labels), unique (``charts.token_labels``).
+    """
     figure, diff, same = charts.triptych(first, second, first_axes, second_axes, titles=titles,
-                                         difference_title=difference_title, font_scale=ui.font_scale())
-    ui.chart(figure)
+                                         difference_title=difference_title, y_title=y_title,
+                                         font_scale=ui.font_scale())
+    ui.plot(figure, name=name, stretch=True)
     st.metric("Largest change of one weight in this head", f"{np.abs(diff).max(initial=0.0):.3f}")
     if not same:
         st.caption(f"The maps differ in shape ({first.shape[0]}×{first.shape[1]} vs {second.shape[0]}×"
@@ -31,6 +37,16 @@ def draw(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: A
     queries, keys = second_axes
     table = charts.tidy_maps(diff[None, None], list(queries)[:diff.shape[0]], list(keys)[:diff.shape[1]])
     export.exports(figure, {"first": first, "second": second, "difference": diff}, table, name, f"export-{name}")
+
+
+def vocabulary_warning(names: tuple[str, str], sides: tuple[Explanation, Explanation]) -> None:
+    """Warn when one side reads unknown tokens the other does not: its vocabulary is different."""
+    unknown = [(e.source_tokens or e.target_tokens).count(UNK) for e in sides]
+    for name, count, other in zip(names, unknown, unknown[::-1]):
+        if count > other:
+            st.warning(f"{ui.plain(name)} does not know {count} of these tokens (shown as `{UNK}`): its "
+                       "vocabulary differs, so it reads a different input and the maps compare unlike things.",
+                       icon=":material/warning:")
 
 
 def predictions(sides: Sequence[tuple[str, Explanation]]) -> None:
@@ -48,12 +64,15 @@ def explanations(first: Explanation, second: Explanation, kind: str, layer: int,
     if kind not in first.attention or kind not in second.attention:
         st.info(f"{KIND_LABELS[kind]} is not available on both sides.")
         return
+    vocabulary_warning(titles, (first, second))
     maps = []
     for exp in (first, second):
         layers, heads = exp.shape(kind)
         maps.append(exp.attention[kind][min(layer, layers - 1), min(head, heads - 1)])
-    draw(maps[0], maps[1], first.axis_tokens(kind), second.axis_tokens(kind), titles=titles,
-         difference_title=difference_title, name=name)
+    first_rows, first_cols, y_title = charts.axes(first, kind)
+    second_rows, second_cols, _ = charts.axes(second, kind)
+    draw(maps[0], maps[1], (first_rows, first_cols), (second_rows, second_cols), titles=titles,
+         difference_title=difference_title, name=name, y_title=y_title)
 
 
 def other_checkpoint(key: str, label: str, default: str | None = None) -> catalog.Entry | None:

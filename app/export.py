@@ -1,7 +1,7 @@
 """Every export of the app: PNG, SVG and standalone HTML of a chart; CSV, JSON and NPZ of its numbers.
 
-Files are built only when their button is clicked; nothing is fetched from the internet
-(the HTML inlines Vega).
+Files are built only when their button is clicked; nothing is fetched from the internet (the HTML
+inlines Vega or plotly.js). Plotly charts offer PNG from their own toolbar (drawn in the browser).
 """
 
 from __future__ import annotations
@@ -10,9 +10,13 @@ import functools
 import io
 import json
 
+from collections.abc import Callable
+from typing import Any
+
 import altair as alt
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 import vl_convert
 
@@ -33,11 +37,27 @@ def _npz(arrays: dict[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
-def export_chart(chart: alt.TopLevelMixin, name: str, key: str, cells: int | None = None) -> None:
+def _plotly_html(figure: go.Figure) -> str:
+    return figure.to_html(include_plotlyjs=True, full_html=True)  # plotly.js inlined: works offline
+
+
+def export_plotly(figure: go.Figure, name: str, key: str) -> None:
+    """A standalone interactive HTML download of a Plotly chart (PNG: the camera in its toolbar)."""
+    with st.popover("Export chart", icon=":material/download:"):
+        st.caption("PNG: the camera icon in the chart's toolbar. Interactive page:")
+        st.download_button("HTML", functools.partial(_plotly_html, figure), f"{name}.html", "text/html",
+                           key=f"{key}-html", on_click="ignore")
+
+
+def export_chart(chart: Any, name: str, key: str, cells: int | None = None) -> None:
     """PNG, SVG and standalone interactive HTML (no CDN) downloads of one chart, rendered on click.
 
     ``cells``: how many data rows the chart draws; above :data:`MAX_CELLS` only a hint is shown.
+    A Plotly figure gets its HTML here and its PNG from its own toolbar.
     """
+    if isinstance(chart, go.Figure):
+        export_plotly(chart, name, key)
+        return
     if cells is not None and cells > MAX_CELLS:
         st.caption(f"Chart export works up to {MAX_CELLS:,} cells (this chart has {cells:,}): "
                    "make it smaller, or export the numbers.")
@@ -52,10 +72,17 @@ def export_chart(chart: alt.TopLevelMixin, name: str, key: str, cells: int | Non
                            key=f"{key}-html", on_click="ignore")
 
 
-def export_data(arrays: dict[str, np.ndarray], table: pd.DataFrame, name: str, key: str) -> None:
-    """CSV (tidy table), JSON and NPZ downloads of the numbers behind a view."""
+def export_data(arrays: dict[str, np.ndarray], table: pd.DataFrame | Callable[[], pd.DataFrame], name: str,
+                key: str) -> None:
+    """CSV (tidy table), JSON and NPZ downloads of the numbers behind a view.
+
+    ``table`` may be a function: it is then built only when the CSV is asked for.
+    """
+    def csv() -> str:
+        return (table() if callable(table) else table).to_csv(index=False)
+
     with st.popover("Export data", icon=":material/table:"):
-        st.download_button("CSV", lambda: table.to_csv(index=False), f"{name}.csv", "text/csv",
+        st.download_button("CSV", csv, f"{name}.csv", "text/csv",
                            key=f"{key}-csv", on_click="ignore")
         st.download_button("JSON", lambda: json.dumps({k: np.asarray(v).tolist() for k, v in arrays.items()}),
                            f"{name}.json", "application/json", key=f"{key}-json", on_click="ignore")
@@ -63,8 +90,8 @@ def export_data(arrays: dict[str, np.ndarray], table: pd.DataFrame, name: str, k
                            key=f"{key}-npz", on_click="ignore")
 
 
-def exports(chart: alt.TopLevelMixin | None, arrays: dict[str, np.ndarray] | None, table: pd.DataFrame | None,
-            name: str, key: str) -> None:
+def exports(chart: Any, arrays: dict[str, np.ndarray] | None,
+            table: pd.DataFrame | Callable[[], pd.DataFrame] | None, name: str, key: str) -> None:
     """The chart and data export buttons side by side (either may be None)."""
     with st.container(horizontal=True):
         if chart is not None:

@@ -12,14 +12,7 @@ import streamlit as st
 from app import catalog, resources, ui
 from core import CheckpointError
 
-# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and
-# tables get an explicit size, and headings are left to the root so they stay larger than the text.
-PROJECTOR_CSS = """<style>
-html { font-size: 135% !important; }
-:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
-  font-size: 1.25rem !important;
-}
-</style>"""
+PROJECTOR_CSS = ui.PROJECTOR_CSS  # the projector look lives beside the charts it must match
 
 
 def _upload() -> None:
@@ -69,7 +62,6 @@ def sidebar() -> None:
             st.warning(f"Skipped: {ui.plain(problem)}", icon=":material/warning:")
         st.divider()
         st.toggle("Projector mode", key="projector", help="Large type for a classroom projector.")
-        st.caption("Light or dark theme: ⋮ menu → Settings.")
-    if st.session_state.get("projector"):
-        st.html(PROJECTOR_CSS)
+        st.caption("Light or dark theme: the ⋮ menu at the top right → Light, Dark or System.")
+    st.html(ui.page_css(bool(st.session_state.get("projector"))))
     ui.write_to_url(["ckpt", "projector"])

@@ -92,6 +92,35 @@ def one_of(options: Any) -> Callable[[str], str]:
     return parse
 
 
+# ----------------------------------------------------------------------------- projector mode
+# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and tables get
+# an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
+# scaled down to fit it (Plotly charts are drawn 1.5× larger by font_scale()).
+BASE_CSS = """<style>
+[data-testid="stSidebarNav"] a :is(span, div, p) { white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
+[data-testid="stSidebarNav"] a > span:last-child { min-width: 0; flex: 1 1 auto; }
+[data-testid="stSidebarNav"] a { height: auto !important; }
+</style>"""
+PROJECTOR_CSS = """<style>
+html { font-size: 135% !important; }
+:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
+  font-size: 1.25rem !important;
+}
+[data-testid="stMain"] :is(button, [data-testid="stMarkdownContainer"]) p { white-space: normal !important; overflow-wrap: anywhere; }
+[data-testid="stMain"] button { height: auto !important; min-height: 2.5rem; }
+[data-testid="stMain"] :is([data-testid="stCode"] pre, [data-testid="stCode"] code) { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+[data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
+[data-testid="stMain"] .katex-display { font-size: 0.9em; }
+[data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
+[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }
+</style>"""
+
+
+def page_css(projector: bool) -> str:
+    """The style every page gets (page names wrap instead of being cut), and the projector's when on."""
+    return BASE_CSS + (PROJECTOR_CSS if projector else "")
+
+
 # ----------------------------------------------------------------------------- the chosen checkpoint
 def current_entry() -> catalog.Entry | None:
     """The checkpoint chosen in the sidebar."""
@@ -197,7 +226,21 @@ def snapshot_map(tl: SnapshotTimeline, step: int, prefix: str) -> None:
     kind, layer, head = map_controls({k: tl.maps(step, k).shape[:2] for k in tl.kinds}, prefix)
     maps = tl.maps(step, kind)  # (L, H, Tq, Tk)
     title = f"{KIND_LABELS.get(kind, kind)} · layer {layer + 1}, head {head + 1} · step {step:,}"
-    chart(charts.head_heatmap(maps[layer, head], *tl.axes(kind), title=title, font_scale=font_scale()))
+    queries, keys = tl.axes(kind)
+    plot(charts.head_map(maps[layer, head], charts.token_labels(queries), charts.token_labels(keys), title=title,
+                         font_scale=font_scale()), name=f"{prefix}-{kind}-L{layer + 1}H{head + 1}-step{step}")
+
+
+def plot(figure: Any, *, name: str, key: str | None = None, stretch: bool = False, **kwargs: Any) -> Any:
+    """Draw a Plotly figure: a notice above it when it does not show everything, Plotly's own
+    client-side "download as PNG" in its toolbar (named ``name``), and no logo or network calls."""
+    meta = figure.layout.meta
+    note = meta.get("note") if isinstance(meta, dict) else None
+    if note:
+        st.info(note, icon=":material/zoom_out_map:")
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2, "filename": name},
+              "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+    return st.plotly_chart(figure, width="stretch" if stretch else "content", config=config, key=key, **kwargs)
 
 
 def chart(figure: Any, **kwargs: Any) -> Any:

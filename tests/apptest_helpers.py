@@ -1,11 +1,13 @@
 """What every AppTest of the app shares: where the app is, opening a page, and reading back the
-charts a page drew (every view of a concatenated or layered chart, with its data).
+charts a page drew (every view of a concatenated or layered Altair chart, every heatmap trace of a
+Plotly figure, with its data).
 
 Pages are named as in ``app/routes.py`` by their URL path ("explore", "train", "checkpoints", …).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -40,8 +42,48 @@ def open_page(page: str = "explore", *, ckpt: str | None = None, query: dict[str
     return at
 
 
+CHART_TYPES = ("arrow_vega_lite_chart", "vega_lite_chart", "plotly_chart")
+
+
 def spec(element) -> dict:
+    """The chart's spec: a Vega-Lite spec, or a Plotly figure (data + layout)."""
     return json.loads(element.proto.spec)
+
+
+def is_plotly(element) -> bool:
+    return element.type == "plotly_chart"
+
+
+def plotly_array(value) -> np.ndarray:
+    """A Plotly JSON array (a list, or plotly.py 6's ``{"dtype", "bdata", "shape"}``) as numpy."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return array.reshape([int(n) for n in str(shape).split(",")]) if shape else array
+    return np.asarray(value)
+
+
+def plotly_frames(element) -> list[pd.DataFrame]:
+    """Each heatmap trace of a Plotly figure as a tidy frame: row, col, row_index, col_index, and the
+    value (named as the trace: ``weight``, ``change``, ``score``), in row-major order."""
+    found = []
+    for trace in spec(element)["data"]:
+        if trace.get("type") != "heatmap":
+            continue
+        z = plotly_array(trace["z"]).astype(float)
+        rows, cols = np.meshgrid(np.arange(z.shape[0]), np.arange(z.shape[1]), indexing="ij")
+        y, x = plotly_array(trace.get("y", range(z.shape[0]))), plotly_array(trace.get("x", range(z.shape[1])))
+        found.append(pd.DataFrame({"row": y[rows.ravel()], "col": x[cols.ravel()], "row_index": rows.ravel(),
+                                   "col_index": cols.ravel(), trace.get("name") or "weight": z.ravel()}))
+    return found
+
+
+def plotly_titles(element) -> list[str]:
+    """The titles of a Plotly figure's panels (its subplot titles), or its own title."""
+    layout = spec(element)["layout"]
+    panels = [a["text"] for a in layout.get("annotations", []) if a.get("yref") == "paper" and "text" in a]
+    own = (layout.get("title") or {}).get("text", "")
+    return panels or [own]
 
 
 def _title(view: dict) -> str:
@@ -65,6 +107,8 @@ def _views(node: dict, data: str | None = None) -> Iterator[tuple[dict, str | No
 
 def frames(element) -> list[pd.DataFrame]:
     """The chart's datasets, one per view that draws data, in the order its views are drawn."""
+    if is_plotly(element):
+        return plotly_frames(element)
     data = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets}
     names = list(dict.fromkeys(name for _, name in _views(spec(element)) if name in data))
     return [data[name] for name in names] or list(data.values())
@@ -72,21 +116,27 @@ def frames(element) -> list[pd.DataFrame]:
 
 def titles(element) -> list[str]:
     """The title of each view of the chart that has one (the chart's own title first)."""
+    if is_plotly(element):
+        return plotly_titles(element)
     chart_spec = spec(element)
     views = chart_spec.get("hconcat") or [chart_spec]
     return [_title(v) for v in views]
 
 
 def charts(at: AppTest) -> list:
-    """The page's Altair charts (after checking the last run raised nothing)."""
+    """The page's Altair and Plotly charts in page order (after checking the last run raised nothing)."""
     assert not at.exception, at.exception
-    return list(at.get("vega_lite_chart"))
+    return [node for node in at._tree if getattr(node, "type", None) in CHART_TYPES]
 
 
 def charts_in(at: AppTest) -> dict[str, list[pd.DataFrame]]:
     """Every titled view on the page → its data frames (a concatenated chart's views one by one)."""
     found: dict[str, list[pd.DataFrame]] = {}
     for element in charts(at):
+        if is_plotly(element):
+            for title, frame in zip(plotly_titles(element), plotly_frames(element)):
+                found.setdefault(title, [frame])
+            continue
         data = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets}
         whole = _title(spec(element))
         if whole:

@@ -104,3 +104,31 @@ def screenshot(page, name: str) -> None:
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=False)
+
+
+# Text, buttons and chart containers whose content is wider than their box. Dataframes (a scrolling
+# grid by design), tables (st.table scrolls sideways by design) and the text area are left out.
+OVERFLOW_JS = """() => {
+  const selector = 'h1, h2, h3, h4, p, li, label, button, code, pre, [data-testid="stMetricValue"], '
+    + '[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], [data-testid="stCaptionContainer"], '
+    + '.katex-display, [data-testid="stExpander"] summary, [data-testid="stSidebarNav"] a, [data-testid="stSidebarNav"] a *, '
+    + '[data-testid="stButtonGroup"], [data-testid="stButtonGroup"] button *, '
+    + '[data-baseweb="select"] div:not(:has(*)), [data-baseweb="tag"] span';
+  const byDesign = '[data-testid="stDataFrame"], [data-testid="stTable"], [data-testid="stTextArea"], '
+    + '[data-testid="stDataFrameResizable"]';
+  const found = [];
+  for (const el of document.querySelectorAll(selector)) {
+    if (el.closest(byDesign) || el.offsetParent === null || el.clientWidth === 0) continue;
+    if (getComputedStyle(el).overflowX === 'auto' || getComputedStyle(el).overflowX === 'scroll') continue;
+    if (el.scrollWidth > el.clientWidth + 1) {
+      const name = el.getAttribute('data-testid') || el.tagName.toLowerCase();
+      found.push(`${name}: "${(el.innerText || '').trim().slice(0, 50)}" (${el.scrollWidth} > ${el.clientWidth})`);
+    }
+  }
+  return found;
+}"""
+
+
+def overflowing(page) -> list[str]:
+    """Elements of the page whose content is wider than their box (see OVERFLOW_JS for what is measured)."""
+    return page.evaluate(OVERFLOW_JS)

@@ -13,6 +13,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from app import resources
+from app.charts import maps
 from core import ModelConfig, Tokenizer, Transformer, explain, get_task, save_checkpoint
 from tests.apptest_helpers import APP, REVERSE, charts, frames, open_page, spec, titles
 
@@ -163,8 +164,11 @@ def test_every_view_renders(calls):
     expected = explain(REVERSE, at.text_area(key="text").value)
     at.segmented_control(key="view").set_value("model").run()
     grid, _big = charts(at)
-    assert "facet" in spec(grid)
-    assert len(frames(grid)[0]) == expected.attention["encoder"].size  # every layer × head × query × key
+    (mosaic,) = frames(grid)  # one heatmap trace: every thumbnail, NaN between them
+    assert [t["type"] for t in spec(grid)["data"]] == ["heatmap", "scatter"]  # the mosaic, then click targets
+    assert mosaic["weight"].notna().sum() == expected.attention["encoder"].size
+    assert np.allclose(mosaic["weight"].to_numpy().reshape(maps.mosaic(expected.attention["encoder"])[0].shape),
+                       maps.mosaic(expected.attention["encoder"])[0], equal_nan=True)
     at.segmented_control(key="view").set_value("head").run()
     assert len(charts(at)) == 1
     at.segmented_control(key="view").set_value("lines").run()
@@ -175,7 +179,7 @@ def test_every_view_renders(calls):
     assert len(at.dataframe[-1].value) == np.prod(expected.shape("encoder"))  # one row per head
     at.segmented_control(key="view").set_value("generation").run()
     assert len(charts(at)) == 2
-    assert at.slider(key="step").max == len(expected.generated_tokens) - 1
+    assert at.slider(key="step").max == len(expected.generated_tokens)  # steps count from 1
     assert not at.exception
 
 
@@ -196,10 +200,10 @@ def test_summary_numbers_match_core_analysis(calls):
 
 def test_model_view_grid_and_chosen_head(calls):
     at = start(view="model")
-    at.slider(key="layer").set_value(1).run()
-    at.slider(key="head").set_value(3).run()
+    at.slider(key="layer").set_value(2).run()  # layers and heads count from 1 on screen
+    at.slider(key="head").set_value(4).run()
     _, big = charts(at)
-    assert "Layer 1, head 3" in titles(big)[0]
+    assert "layer 2, head 4" in titles(big)[0]
     expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"][1, 3]
     assert np.allclose(frames(big)[0]["weight"], expected.ravel(), atol=1e-6)
 
@@ -209,7 +213,7 @@ def test_lines_view_overlays_the_chosen_heads(calls):
     at.multiselect(key="line_heads").set_value([0, 2, "mean"]).run()
     (lines,) = charts(at)
     drawn = frames(lines)[0]
-    assert set(drawn["head"]) == {"head 0", "head 2", "mean"}
+    assert set(drawn["head"]) == {"head 1", "head 3", "mean"}  # heads count from 1 on screen
     assert "over_query" in json.dumps(spec(lines))  # hovering a token isolates its lines
     at.multiselect(key="line_heads").set_value([]).run()
     assert not charts(at) and any("at least one head" in i.value for i in at.info)
@@ -218,7 +222,7 @@ def test_lines_view_overlays_the_chosen_heads(calls):
 def test_generation_steps_through_the_output(calls):
     at = start(view="generation")
     expected = explain(REVERSE, at.text_area(key="text").value)
-    at.slider(key="step").set_value(2).run()
+    at.slider(key="step").set_value(3).run()  # the third step (steps count from 1)
     cross, decoder = charts(at)
     assert np.allclose(frames(cross)[0]["weight"], expected.attention["cross"][0, 0, 2], atol=1e-6)
     assert np.allclose(frames(decoder)[0]["weight"][3:], 0.0)  # the future is masked
@@ -233,8 +237,8 @@ def test_layer_and_head_sliders_slice_without_rerunning_the_model(calls):
     text = at.text_area(key="text").value
     runs = calls["explain"]
     first = head_view_weights(at)
-    at.slider(key="layer").set_value(1).run()
-    at.slider(key="head").set_value(2).run()
+    at.slider(key="layer").set_value(2).run()
+    at.slider(key="head").set_value(3).run()
     at.segmented_control(key="kind").set_value("cross").run()
     assert calls["explain"] == runs
     expected = explain(REVERSE, text).attention["cross"][1, 2]
@@ -289,8 +293,8 @@ def test_hard_attention_is_one_hot(calls):
 
 def test_knocking_out_heads_changes_later_layers(calls):
     at = start()
-    at.slider(key="layer").set_value(1).run()
-    at.multiselect(key="knockout").set_value(["L0H0", "L0H1", "L0H2", "L0H3"]).run()
+    at.slider(key="layer").set_value(2).run()
+    at.multiselect(key="knockout").set_value(["L1H1", "L1H2", "L1H3", "L1H4"]).run()
     _, after, diff = change_chart(at)
     text = at.text_area(key="text").value
     mask = {"encoder": [[0, 0, 0, 0], [1, 1, 1, 1]]}
@@ -314,12 +318,12 @@ def test_padding_mask_off_attends_to_pad(calls):
 
 
 def test_stale_knockout_and_layers_survive_a_checkpoint_switch(calls):
-    at = start(kind="cross", layer="1", head="3")
-    at.multiselect(key="knockout").set_value(["L1H3"]).run()
+    at = start(kind="cross", layer="2", head="4")
+    at.multiselect(key="knockout").set_value(["L2H4"]).run()
     at.selectbox(key="ckpt").set_value("run:tiny-classifier").run()
     assert not at.exception
     assert at.segmented_control(key="kind").value == "encoder"
-    assert at.slider(key="head").value == 1 and at.multiselect(key="knockout").value == []
+    assert at.slider(key="head").value == 2 and at.multiselect(key="knockout").value == []
     assert at.text_area(key="text").value == get_task("sentiment").examples[0]  # the new task's own example
 
 
@@ -398,20 +402,60 @@ def test_emoji_cjk_rtl_and_nul_do_not_break_the_page(calls):
 
 
 def test_query_parameters_restore_the_state(calls):
-    at = start(text="hel", kind="cross", layer="1", head="2", view="head")
+    at = start(text="hel", kind="cross", layer="2", head="3", view="head")  # counted from 1
     assert at.text_area(key="text").value == "hel"
-    assert at.slider(key="layer").value == 1 and at.slider(key="head").value == 2
+    assert at.slider(key="layer").value == 2 and at.slider(key="head").value == 3
     (figure,) = charts(at)
-    assert "layer 1, head 2" in titles(figure)[0]
+    assert "layer 2, head 3" in titles(figure)[0]
     expected = explain(REVERSE, "hel").attention["cross"][1, 2]
     assert np.allclose(frames(figure)[0]["weight"], expected.ravel(), atol=1e-6)
-    at.slider(key="head").set_value(0).run()
-    assert at.query_params["head"] == "0" and at.query_params["text"] == "hel"
+    at.slider(key="head").set_value(1).run()
+    assert at.query_params["head"] == "1" and at.query_params["text"] == "hel"
 
 
 def test_out_of_range_values_in_a_link_are_clamped(calls):
     at = start(layer="99", head="-4", view="nonsense", kind="nope", decoding="bogus")
-    assert at.slider(key="layer").value == 1 and at.slider(key="head").value == 0
+    assert at.slider(key="layer").value == 2 and at.slider(key="head").value == 1
     assert at.segmented_control(key="view").value == "head"
     assert at.segmented_control(key="kind").value == "encoder"
     assert at.segmented_control(key="decoding").value == "greedy"
+
+
+# ----------------------------------------------------------------------------- issue 16 / 12
+def test_a_share_link_carries_the_interventions(calls):
+    at = start(beta="2.5", hard="1", knockout="L1H2", causal="0")
+    assert at.slider(key="beta").value == 2.5 and at.toggle(key="hard").value is True
+    assert at.multiselect(key="knockout").value == ["L1H2"] and at.toggle(key="causal").value is False
+    text = at.text_area(key="text").value
+    mask = {"encoder": [[1, 0, 1, 1], [1, 1, 1, 1]]}
+    expected = explain(REVERSE, text, temperature=2.5, hard=True, causal=False, head_mask=mask)
+    assert codes(at)[2] == expected.prediction.text  # the re-run uses exactly the linked settings
+    at.toggle(key="hard").set_value(False).run()
+    assert "hard" not in at.query_params and at.query_params["beta"] == "2.5"  # defaults leave the link
+
+
+def test_decoder_rows_say_what_they_predict(calls):
+    at = start(view="head", kind="cross")
+    expected = explain(REVERSE, at.text_area(key="text").value)
+    (figure,) = charts(at)
+    rows = list(dict.fromkeys(frames(figure)[0]["row"]))
+    assert rows == [f"{i}:{t} → {g}" for i, (t, g) in enumerate(zip(expected.target_tokens, expected.generated_tokens))]
+    assert spec(figure)["layout"]["yaxis"]["title"]["text"].startswith("decoder row: after this token → predicts")
+
+
+def test_the_language_models_continuation_is_marked(calls, tiny_runs):
+    at = start("run:tiny-lm", text="the ca")
+    at.slider(key="continuation").set_value(3).run()
+    cells = token_row(at)
+    exp = explain(tiny_runs / "tiny-lm.safetensors", "the ca", continuation=3)
+    written = len(exp.target_tokens) - 1 - max(i for i, (_, end) in enumerate(exp.target_offsets) if end)
+    assert written >= 1, cells
+    assert [c.startswith("✎") for c in cells] == [False] * (len(cells) - written) + [True] * written
+    assert any("written by the model" in c.value for c in at.caption)
+
+
+def test_comparing_with_another_vocabulary_warns(calls):
+    at = start()
+    at.segmented_control(key="compare_mode").set_value("ckpt").run()
+    at.selectbox(key="compare_ckpt").set_value("run:tiny-classifier").run()
+    assert any("vocabulary differs" in w.value and "tiny-classifier" in w.value for w in at.warning)

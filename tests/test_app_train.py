@@ -52,10 +52,10 @@ def test_difference_map_is_centred_on_zero():
     first, second = np.array([[0.2, 0.8], [0.5, 0.5]]), np.array([[0.6, 0.4], [0.5, 0.5]])
     figure, diff, same = attention.triptych(first, second, (["a", "b"], ["a", "b"]), (["a", "b"], ["a", "b"]),
                                             titles=("first", "second"), difference_title="d")
-    spec = figure.to_dict()["hconcat"][-1]
-    assert spec["encoding"]["color"]["scale"]["domain"] == pytest.approx([-0.4, 0.4])
-    records = figure.to_dict()["datasets"][spec["data"]["name"]]
-    assert same and np.allclose(weights(pd.DataFrame(records), "change"), second - first)
+    change = figure.data[-1]  # Plotly: one heatmap trace per map, the difference last
+    assert (change.zmin, change.zmax) == pytest.approx((-0.4, 0.4))
+    assert figure.data[0].zmin == 0 and figure.data[0].zmax == 1  # weights on the fixed 0–1 scale
+    assert same and np.allclose(np.asarray(change.z), second - first)
 
 
 # ----------------------------------------------------------------------------- train page
@@ -117,6 +117,7 @@ def test_train_page_end_to_end(runs):
     set_tiny_run(at, "e2e", steps=10)
     assert "--task=copy" in at.code[0].value and "--preset=tiny" in at.code[0].value
     assert at.code[1].value.startswith("torchrun --nproc_per_node=")
+    assert "--device" not in at.code[1].value  # each torchrun process takes its own GPU, never --device=cpu
     at.button(key="train_start").click().run()
     assert not at.exception and not at.error
     assert registry().get("e2e") is not None
@@ -127,6 +128,12 @@ def test_train_page_end_to_end(runs):
     assert any(t.startswith("Validation") for t in titles)
     live_map = chart(at, "Cross-attention")[0]  # the probe's map, from the last snapshot
     job = registry().get("e2e").view()
+    lines = charts_in(at)["Learning rate"]  # the live rate beside the loss (planned = so far: one dataset)
+    (now,) = [f for f in lines if len(f) == 1]
+    assert int(now["step"].iloc[0]) == job.steps[-1] and np.isclose(now["lr"].iloc[0], job.lrs[-1])
+    assert all(np.allclose(f["lr"], job.lrs) for f in lines if len(f) == 10)
+    (rate,) = [m for m in at.metric if m.label == "Learning rate"]
+    assert rate.value == f"{job.lrs[-1]:.2e}"
     assert job.snapshot_step == 10 and any("step 10" in t for t in titles)
     assert np.allclose(weights(live_map), job.snapshot["cross"][0, 0], atol=1e-6)
     assert set(live_map["col"]) == {f"{i}:{t}" for i, t in enumerate(job.source_tokens)}

@@ -1,8 +1,8 @@
-"""Attention charts: one head's heatmap, a signed (difference or score) heatmap, the before | after |
-difference triptych, the layer × head grid, BertViz-style lines, per-head statistics, prediction bars
-and single attention rows. Every page that draws attention draws it with these.
+"""Attention charts: the labels of a map's rows and columns (decoder rows say "after this token →
+predicts"), one head's heatmap (Plotly, :mod:`app.charts.maps`; Altair for small teaching views), a
+signed heatmap, BertViz-style lines, per-head statistics, prediction bars and single attention rows.
 
-Pure functions (numpy in, Altair chart out), no Streamlit calls. Orientation everywhere:
+Pure functions (numpy in, chart out), no Streamlit calls. Orientation everywhere:
 rows = query tokens (attending), columns = key tokens (attended to).
 """
 
@@ -14,13 +14,14 @@ from typing import Any
 import altair as alt
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 
-from app.charts import base
-from core import difference
+from app.charts import base, maps
+from core import Explanation, difference
 
 QUERY_TITLE = "query token (attending)"
 KEY_TITLE = "key token (attended to)"
-PICK = "pick"  # the model view's selection parameter: {layer, head} of the clicked panel
+PREDICTS_TITLE = "decoder row: after this token → predicts"
 
 
 visible = base.visible  # re-exported: the Explore page labels tokens with it
@@ -29,6 +30,58 @@ visible = base.visible  # re-exported: the Explore page labels tokens with it
 def token_labels(tokens: Sequence[str]) -> list[str]:
     """Unique, visible axis labels (``"3:a"``): repeated tokens keep their own row or column."""
     return base.label_tokens(tokens)
+
+
+def row_labels(kind: str, targets: Sequence[str], generated: Sequence[str]) -> list[str]:
+    """Query labels of a map of ``kind``: a decoder or cross-attention row says what it does,
+    ``"3:coche → rojo"`` (after reading ``targets[t]`` it predicts ``generated[t]``); other rows are tokens."""
+    if kind in ("decoder", "cross") and generated and len(generated) == len(targets):
+        return [f"{i}:{visible(t)} → {visible(g)}" for i, (t, g) in enumerate(zip(targets, generated))]
+    return token_labels(targets)
+
+
+def axes(exp: Explanation, kind: str) -> tuple[list[str], list[str], str]:
+    """(row labels, column labels, row-axis title) of ``exp``'s maps of ``kind``."""
+    queries, keys = exp.axis_tokens(kind)
+    if kind == "encoder":
+        return token_labels(queries), token_labels(keys), QUERY_TITLE
+    rows = row_labels(kind, queries, exp.generated_tokens)
+    return rows, token_labels(keys), PREDICTS_TITLE if exp.generated_tokens else QUERY_TITLE
+
+
+def head_map(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, font_scale: float = 1.0,
+             y_title: str = QUERY_TITLE, side: int | None = None) -> go.Figure:
+    """One attention matrix (Tq, Tk) as a Plotly heatmap on the fixed 0–1 scale; ``rows``/``cols`` are labels."""
+    return maps.heatmap(matrix, rows, cols, title=title, x_title=KEY_TITLE, y_title=y_title, font_scale=font_scale,
+                        side=side)
+
+
+def signed_map(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, value: str = "change",
+               font_scale: float = 1.0, y_title: str = QUERY_TITLE, side: int | None = None) -> go.Figure:
+    """Signed values on the blue-orange scale, symmetric about 0 (white means 0)."""
+    limit = float(max(np.abs(matrix).max(initial=0.0), 1e-6))
+    return maps.heatmap(matrix, rows, cols, title=title, x_title=KEY_TITLE, y_title=y_title, value=value,
+                        colorscale=maps.DIVERGING, zrange=(-limit, limit), font_scale=font_scale, side=side,
+                        fmt="+.3f")
+
+
+def triptych(first: np.ndarray, second: np.ndarray, first_axes: tuple[Sequence[str], Sequence[str]],
+             second_axes: tuple[Sequence[str], Sequence[str]], *, titles: tuple[str, str], difference_title: str,
+             y_title: str = QUERY_TITLE, font_scale: float = 1.0) -> tuple[go.Figure, np.ndarray, bool]:
+    """First | second | second − first in one Plotly row (labels already unique); the difference covers
+    the block both maps share. Returns (figure, difference, whether the two maps have the same shape)."""
+    diff, same = difference(second, first)
+    rows, cols = diff.shape
+    side = max(200, maps.heatmap_side(rows, cols, font_scale) * 2 // 3)
+    queries, keys = second_axes
+    figure = maps.side_by_side([
+        head_map(first, *first_axes, title=titles[0], font_scale=font_scale, side=side, y_title=y_title),
+        head_map(second, *second_axes, title=titles[1], font_scale=font_scale, side=side, y_title=y_title),
+        signed_map(diff, list(queries)[:rows], list(keys)[:cols], title=difference_title, font_scale=font_scale,
+                   side=side, y_title=y_title),
+    ], font_scale=font_scale)
+    figure.data[0].showscale = False  # the first two share the 0–1 scale: one colour bar is enough
+    return figure, diff, same
 
 
 def heatmap_size(rows: int, cols: int, font_scale: float = 1.0) -> int:
@@ -62,82 +115,14 @@ def signed_heatmap(matrix: np.ndarray, queries: Sequence[str], keys: Sequence[st
                         size=size, font_scale=font_scale, fmt="+.3f")
 
 
-def side_by_side(*figures: alt.Chart) -> alt.HConcatChart:
-    """Charts in a row, each with its own colour scale (a view inside a row may not set ``autosize``)."""
-    bare = []
-    for figure in figures:
-        figure = figure.copy(deep=False)
-        figure.autosize = alt.Undefined
-        bare.append(figure)
-    return alt.hconcat(*bare).resolve_scale(color="independent")
-
-
-def triptych(first: np.ndarray, second: np.ndarray, first_axes: tuple[Sequence[str], Sequence[str]],
-             second_axes: tuple[Sequence[str], Sequence[str]], *, titles: tuple[str, str], difference_title: str,
-             font_scale: float = 1.0) -> tuple[alt.HConcatChart, np.ndarray, bool]:
-    """First | second | second − first in one row; the difference covers the block both maps share.
-
-    Returns (chart, difference, whether the two maps have the same shape).
-    """
-    diff, same = difference(second, first)
-    size = max(180, heatmap_size(*diff.shape, font_scale=font_scale) * 2 // 3)  # three fit side by side
-    rows, cols = diff.shape
-    queries, keys = second_axes
-    figure = side_by_side(
-        head_heatmap(first, *first_axes, title=titles[0], font_scale=font_scale, size=size, legend=False),
-        head_heatmap(second, *second_axes, title=titles[1], font_scale=font_scale, size=size),
-        signed_heatmap(diff, list(queries)[:rows], list(keys)[:cols], title=difference_title,
-                       font_scale=font_scale, size=size),
-    )
-    return figure, diff, same
-
-
 def tidy_maps(maps: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:
-    """Every weight of (L, H, Tq, Tk) as rows: layer, head, query_index, query, key_index, key, weight."""
+    """Every weight of (L, H, Tq, Tk) as rows: layer, head (both from 1), query_index, query, key_index,
+    key, weight."""
     l, h, q, k = (a.ravel() for a in np.meshgrid(*(np.arange(n) for n in maps.shape), indexing="ij"))
     return pd.DataFrame({
-        "layer": l, "head": h, "query_index": q, "query": np.asarray(queries, dtype=object)[q],
+        "layer": l + 1, "head": h + 1, "query_index": q, "query": np.asarray(queries, dtype=object)[q],
         "key_index": k, "key": np.asarray(keys, dtype=object)[k], "weight": maps.ravel().astype(float),
     })
-
-
-def model_grid(maps: np.ndarray, queries: Sequence[str], keys: Sequence[str], *, title: str,
-               chosen: tuple[int, int] | None = None, font_scale: float = 1.0) -> alt.FacetChart:
-    """Every layer × head as a small heatmap (rows = layers, columns = heads).
-
-    Clicking a panel selects it through the ``pick`` point selection on (layer, head); the
-    ``chosen`` (layer, head) panel is drawn at full strength, the others slightly faded.
-    """
-    _, heads, tq, tk = maps.shape
-    frame = tidy_maps(maps, token_labels(queries), token_labels(keys))
-    frame["open"] = True if chosen is None else (frame["layer"] == chosen[0]) & (frame["head"] == chosen[1])
-    cell = int(max(70, min(150, 560 / max(heads, 1))))
-    pick = alt.selection_point(name=PICK, fields=["layer", "head"], on="click", clear=False)
-    small = 9 * font_scale
-    return (
-        alt.Chart(frame)
-        .mark_rect()
-        .encode(
-            x=alt.X("key_index:O", title=None, axis=None),
-            y=alt.Y("query_index:O", title=None, axis=None),
-            color=alt.Color("weight:Q", scale=alt.Scale(scheme=base.SEQUENTIAL, domain=[0, 1]),
-                            legend=alt.Legend(title="weight")),
-            opacity=alt.condition("datum.open", alt.value(1.0), alt.value(0.6)),
-            tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"), alt.Tooltip("query:N", title=QUERY_TITLE),
-                     alt.Tooltip("key:N", title=KEY_TITLE), alt.Tooltip("weight:Q", format=".3f")],
-        )
-        .add_params(pick)
-        .properties(width=cell, height=int(cell * max(tq, 1) / max(tk, 1)))
-        .facet(
-            row=alt.Row("layer:O", title="layer", header=alt.Header(labelFontSize=12 * font_scale,
-                                                                   titleFontSize=12 * font_scale)),
-            column=alt.Column("head:O", title="head", header=alt.Header(labelFontSize=12 * font_scale,
-                                                                       titleFontSize=12 * font_scale)),
-            spacing=6,
-        )
-        .properties(title=alt.Title(title, fontSize=14 * font_scale, subtitle="Click a head to open it below.",
-                                    subtitleFontSize=small + 2))
-    )
 
 
 def lines_chart(rows: dict[str, np.ndarray], queries: Sequence[str], keys: Sequence[str], *, title: str,
@@ -198,7 +183,7 @@ def lines_chart(rows: dict[str, np.ndarray], queries: Sequence[str], keys: Seque
 
 
 STAT_TITLES = {"entropy_bits": "entropy (bits)", "mean_distance": "mean distance |i − j|",
-               "max_weight": "largest weight"}
+               "max_weight": "largest weight (0–1 scale)"}
 
 
 def stats_heatmaps(records: list[dict[str, Any]], *, font_scale: float = 1.0) -> alt.HConcatChart:
@@ -214,7 +199,8 @@ def stats_heatmaps(records: list[dict[str, Any]], *, font_scale: float = 1.0) ->
                                                              titleFontSize=12 * font_scale)),
                 y=alt.Y("layer:O", title="layer", axis=alt.Axis(labelFontSize=11 * font_scale,
                                                                titleFontSize=12 * font_scale)),
-                color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme=base.SEQUENTIAL),
+                color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme=base.SEQUENTIAL,  # a weight: fixed 0–1
+                                                               **({"domain": [0, 1]} if column == "max_weight" else {})),
                                 legend=alt.Legend(title=label, orient="bottom", direction="horizontal",
                                                   gradientLength=int(40 * frame["head"].nunique() * font_scale))),
                 tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"),

@@ -116,3 +116,22 @@ def validation_chart(frame: pd.DataFrame, *, best_step: int | None = None, font_
         chart = lines + alt.Chart(best).mark_rule(strokeDash=[4, 4], color="gray").encode(
             x="step:Q", tooltip=[alt.Tooltip("label:N", title="kept")])
     return _pad(chart.properties(width=360, height=220, title=_title("Validation", font_scale)))
+
+
+def live_lr_chart(steps: Sequence[int], lrs: Sequence[float], planned: tuple[Sequence[int], Sequence[float]], *,
+                  font_scale: float = 1.0, max_points: int = 600) -> alt.LayerChart:
+    """The learning rate so far (solid) over the whole planned schedule (dashed), the current step marked."""
+    keep = thin(len(planned[0]), max_points)
+    plan = pd.DataFrame({"step": np.asarray(planned[0], dtype=int)[keep], "lr": np.asarray(planned[1])[keep]})
+    keep = thin(len(steps), max_points)
+    done = pd.DataFrame({"step": np.asarray(steps, dtype=int)[keep] if len(steps) else [],
+                         "lr": np.asarray(lrs, dtype=float)[keep] if len(lrs) else []})
+    x = alt.X("step:Q", title="Training step", axis=_axis(font_scale, format=",d"))
+    y = alt.Y("lr:Q", title="Learning rate", axis=_axis(font_scale, format=".1e"))
+    tooltip = [alt.Tooltip("step:Q"), alt.Tooltip("lr:Q", title="learning rate", format=".3e")]
+    schedule = alt.Chart(plan).mark_line(strokeDash=[4, 4], color="gray").encode(x=x, y=y, tooltip=tooltip)
+    so_far = alt.Chart(done).mark_line(color="#4c78a8").encode(x=x, y=y, tooltip=tooltip)
+    now = alt.Chart(done.tail(1)).mark_point(filled=True, size=90 * font_scale, color="#e45756").encode(
+        x=x, y=y, tooltip=tooltip)
+    return _pad((schedule + so_far + now).properties(
+        width=360, height=220, title=_title("Learning rate", font_scale, "so far (solid), planned (dashed), now (dot)")))

@@ -83,7 +83,7 @@ st.session_state["lesson_head"] = int(np.clip(st.session_state["lesson_head"], 0
 controls = st.columns([2, 1, 1, 1, 1.2])
 controls[0].selectbox("Stage", range(len(STAGES)), key="lesson_stage",
                       format_func=lambda i: f"{i + 1}. {STAGES[i][0]}")
-controls[1].selectbox("Head", range(trace.n_heads), key="lesson_head", format_func=lambda h: f"head {h}")
+controls[1].selectbox("Head", range(trace.n_heads), key="lesson_head", format_func=lambda h: f"head {h + 1}")
 controls[2].selectbox("Highlighted source token", range(S), key="lesson_token",
                       format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
 controls[3].selectbox("Decoder step", range(T), key="lesson_step",

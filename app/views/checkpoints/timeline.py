@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import catalog, compare, resources, ui
+from app.charts.attention import token_labels
 from app.charts.training import METRIC_NAMES
 from core import KIND_LABELS, TASKS, SnapshotTimeline
 
@@ -82,7 +83,8 @@ def _compare_snapshots(entry: catalog.Entry, tl: SnapshotTimeline) -> None:
     kind, layer, head = ui.map_controls({k: tl.maps(step_a, k).shape[:2] for k in tl.kinds}, "sbs")
     first, second = tl.maps(step_a, kind)[layer, head], tl.maps(step_b, kind)[layer, head]
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
-    axes = tl.axes(kind)
+    queries, keys = tl.axes(kind)
+    axes = (token_labels(queries), token_labels(keys))
     compare.draw(first, second, axes, axes, titles=(f"Step {step_a:,} · {label}", f"Step {step_b:,} · {label}"),
                  difference_title="Difference (right − left)", name=f"{entry.name}-steps-{step_a}-{step_b}")
 

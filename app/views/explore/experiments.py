@@ -13,6 +13,7 @@ import streamlit as st
 from app import catalog, resources, ui
 from app import compare as sides
 from app.charts import attention as charts
+from app.views.explore import inputs
 from core import SPECIAL_TOKENS, Explanation, knockout_mask
 
 
@@ -28,11 +29,12 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], 
     """Re-run the model with changed attention and show what moved."""
     base = {k: v for k, v in base.items() if k != "return_scores"}
     layers, heads = exp.shape(kind)
-    with st.expander("Interventions: change how attention works and re-run the model", icon=":material/tune:"):
+    with st.expander("Interventions: change how attention works and re-run the model", icon=":material/tune:",
+                     expanded=inputs.intervened()):
         st.caption("Before = the model as trained. After = with your changes, for the layer and head chosen above.")
         for key, default in (("causal", True), ("hard", False), ("beta", 1.0), ("padding", True)):
             st.session_state.setdefault(key, default)
-        labels = [f"L{l}H{h}" for l in range(layers) for h in range(heads)]
+        labels = [f"L{l + 1}H{h + 1}" for l in range(layers) for h in range(heads)]  # counted from 1
         st.session_state["knockout"] = [x for x in st.session_state.get("knockout", []) if x in labels]
         first, second, third = st.columns(3)
         with first:
@@ -56,7 +58,7 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], 
         if abs(beta - 1.0) > 1e-9:
             changes["temperature"] = round(float(beta), 3)
         if knocked:
-            pairs = [tuple(int(x) for x in re.findall(r"\d+", label)) for label in knocked]
+            pairs = [tuple(int(x) - 1 for x in re.findall(r"\d+", label)) for label in knocked]
             changes["head_mask"] = {kind: knockout_mask(layers, heads, pairs)}
             st.caption("A knocked-out head still computes its weights (its own map does not change) but its "
                        "output is dropped: look at later layers and at the prediction.")
@@ -94,11 +96,12 @@ def _padding(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind:
     st.caption(f"The {'first' if shorter == 0 else 'second'} sentence is shorter: {counts[shorter]} `{pad}` "
                "tokens were added.")
     if padding:
-        queries, keys = masked[shorter].axis_tokens(kind)
+        rows, cols, y_title = charts.axes(masked[shorter], kind)
         st.caption("Shorter sentence: prediction")
         st.code(masked[shorter].prediction.text or "(empty)", language=None)
-        ui.chart(charts.head_heatmap(masked[shorter].attention[kind][layer, head], queries, keys, font_scale=fs,
-                                  title=f"Shorter sentence, padding mask on — layer {layer}, head {head}"))
+        ui.plot(charts.head_map(masked[shorter].attention[kind][layer, head], rows, cols, font_scale=fs, y_title=y_title,
+                                title=f"Shorter sentence, padding mask on — layer {layer + 1}, head {head + 1}"),
+                name=f"{kind}-padding-L{layer + 1}H{head + 1}")
         st.caption("Switch the padding mask off to see the model attend to the padding.")
         return
     unmasked = ui.attempt("run the batch", resources.explain_batch_entry, entry, texts, **(base | {"padding": False}))

@@ -14,10 +14,15 @@ from app.charts import attention as charts
 from core import Explanation, get_task
 
 URL_KEYS = ["text", "kind", "layer", "head", "view", "decoding"]
-URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "decoding": str}
+URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "decoding": str,
+               "causal": ui.parse_bool, "hard": ui.parse_bool, "beta": ui.bounded(0.0, 5.0, float),
+               "padding": ui.parse_bool, "knockout": lambda text: [x for x in text.split(",") if x]}
+# The interventions travel in the link only when they differ from the model as trained.
+INTERVENTIONS = {"causal": True, "hard": False, "beta": 1.0, "padding": True, "knockout": []}
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search"}
 MAX_URL_TEXT = 500  # longer text is left out of the share link
 UNK = "<unk>"
+MAX_TABLE_TOKENS = 64
 
 
 # ----------------------------------------------------------------------------- header and input
@@ -58,7 +63,7 @@ def base_options(architecture: str, view: str | None) -> dict[str, Any]:
     """Decoding controls (seq2seq) or continuation (language model) → explain options."""
     options: dict[str, Any] = {}
     if architecture == "encoder-decoder":
-        left, right, _ = st.columns([2, 2, 3])
+        left, right = st.columns(2)
         ui.choose("decoding", list(DECODINGS), "greedy")
         with left:
             st.segmented_control("Decoding", list(DECODINGS), key="decoding", required=True,
@@ -81,11 +86,20 @@ def tokens(exp: Explanation) -> None:
     """The tokens the model read, as a table of chips; unknown tokens flagged; notes."""
     items = exp.source_tokens or exp.target_tokens
     shown = [("⚠ " + UNK) if t == UNK else charts.visible(t) for t in items]
-    frame = pd.DataFrame([shown], columns=[str(i) for i in range(len(items))], index=["token"])
+    typed = continuation_start(exp)
+    shown = [t if i < typed else "✎ " + t for i, t in enumerate(shown)]
+    if len(shown) > MAX_TABLE_TOKENS:  # a long input: the table shows its start, the charts all of it
+        st.info(f"The table shows the first {MAX_TABLE_TOKENS} of {len(shown):,} tokens; the attention charts "
+                "below cover every token.", icon=":material/zoom_out_map:")
+        shown = shown[:MAX_TABLE_TOKENS]
+    frame = pd.DataFrame([shown], columns=[str(i) for i in range(len(shown))], index=["token"])
     st.table(frame.style.map(lambda v: "background-color: #fdae61; color: #000; font-weight: 700"
-                             if v.startswith("⚠") else ""))
+                             if v.startswith("⚠") else ("font-style: italic; color: #1f77b4" if v.startswith("✎")
+                                                        else "")))
     unknown = items.count(UNK)
-    st.caption(f"{len(items)} tokens" + (f" · {unknown} unknown to the model (⚠)" if unknown else ""))
+    written = len(items) - typed
+    st.caption(f"{len(items)} tokens" + (f" · {unknown} unknown to the model (⚠)" if unknown else "")
+               + (f" · the last {written} (✎) were written by the model, not typed by you" if written else ""))
     for note in exp.notes:
         st.warning(ui.plain(note), icon=":material/info:")
     read = exp.text
@@ -95,6 +109,14 @@ def tokens(exp: Explanation) -> None:
     preview = read if len(read) <= 300 else read[:300] + " …"
     ui.show_user_text(preview, "The model read:" if not exp.truncated else
                       f"The model read only the first {len(read):,} of {len(exp.text):,} characters:")
+
+
+def continuation_start(exp: Explanation) -> int:
+    """The position of the first token a language model wrote itself (the token count when none did)."""
+    if exp.source_tokens or not exp.options.get("continuation"):
+        return len(exp.source_tokens or exp.target_tokens)
+    read = [i for i, (_, end) in enumerate(exp.target_offsets) if end]
+    return (read[-1] + 1) if read else len(exp.target_tokens)
 
 
 def prediction(exp: Explanation, font_scale: float) -> None:
@@ -119,10 +141,18 @@ def prediction(exp: Explanation, font_scale: float) -> None:
 
 
 # ----------------------------------------------------------------------------- share link
+def intervened() -> bool:
+    """Whether any intervention differs from the model as trained (e.g. restored from a link)."""
+    return any(st.session_state.get(k, v) != v for k, v in INTERVENTIONS.items())
+
+
 def share(text: str) -> None:
-    """Mirror the page state into the URL; very long text is left out of the link."""
-    if len(text) > MAX_URL_TEXT:
+    """Mirror the page state, interventions included, into the URL; very long text is left out of the link."""
+    keys = [k for k in URL_KEYS if k != "text" or len(text) <= MAX_URL_TEXT]
+    if "text" not in keys:
         st.query_params.pop("text", None)
-        ui.write_to_url([k for k in URL_KEYS if k != "text"])
-    else:
-        ui.write_to_url(URL_KEYS)
+    changed = [k for k, v in INTERVENTIONS.items() if k in st.session_state and st.session_state[k] != v]
+    for key in INTERVENTIONS:
+        if key not in changed:
+            st.query_params.pop(key, None)
+    ui.write_to_url(keys + changed)

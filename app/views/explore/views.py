@@ -6,12 +6,15 @@ Each view slices the cached :class:`~core.Explanation`; none of them runs the mo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from app import export, ui
 from app.charts import attention as charts
+from app.charts import maps
 from core import KIND_LABELS, Explanation, head_statistics, mean_over_heads, rollout_by_layer
 
 VIEWS = {"model": "Model view", "head": "Head view", "lines": "Lines", "summary": "Summary",
@@ -24,7 +27,7 @@ def _exports(figure, arrays: dict[str, np.ndarray], table: pd.DataFrame, name: s
 
 # ----------------------------------------------------------------------------- view selection
 def attention_controls(exp: Explanation) -> tuple[str, int, int, str]:
-    """Kind, layer, head and view pickers, each clamped to this explanation's ranges."""
+    """Kind, layer and head (0-based; the sliders count from 1) and view, clamped to this explanation."""
     kinds = list(exp.kinds)
     ui.choose("kind", kinds)
     views = [v for v in VIEWS if v != "generation" or exp.architecture != "encoder"]
@@ -34,50 +37,78 @@ def attention_controls(exp: Explanation) -> tuple[str, int, int, str]:
     layers, heads = exp.shape(kind)
     first, second = st.columns(2, gap="large")
     with first:
-        layer = ui.index_slider("Layer", layers, "layer")
+        layer = ui.index_slider("Layer", layers, "layer", first=1)
     with second:
-        head = ui.index_slider("Head", heads, "head")
+        head = ui.index_slider("Head", heads, "head", first=1)
     return kind, layer, head, view
 
 
 def _pick_from_grid() -> None:
-    picked = (st.session_state.get("grid") or {}).get("selection", {}).get(charts.PICK) or []
-    if picked:
-        st.session_state["layer"] = int(picked[0]["layer"])
-        st.session_state["head"] = int(picked[0]["head"])
+    """A click on the model grid opens that head (the sliders count from 1)."""
+    points = ((st.session_state.get("grid") or {}).get("selection") or {}).get("points") or []
+    chosen = maps.picked(points)
+    if chosen is not None:
+        st.session_state["layer"], st.session_state["head"] = chosen[0] + 1, chosen[1] + 1
 
 
-def _data(exp: Explanation, kind: str) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
-    queries, keys = exp.axis_tokens(kind)
-    maps = exp.attention[kind]  # (L, H, Tq, Tk)
-    return ({"attention": maps, "query_tokens": np.array(queries), "key_tokens": np.array(keys)},
-            charts.tidy_maps(maps, queries, keys))
+def _data(exp: Explanation, kind: str, layer: int, head: int) -> tuple[dict[str, np.ndarray], Callable]:
+    """Every map of ``kind`` as arrays; the CSV (built on click) holds the chosen head's weights,
+    or every head's when that stays under a million rows."""
+    rows, cols, _ = charts.axes(exp, kind)
+    every = exp.attention[kind]  # (L, H, Tq, Tk)
+    arrays = {"attention": every, "query_labels": np.array(rows), "key_labels": np.array(cols)}
+    if every.size <= 1_000_000:
+        return arrays, lambda: charts.tidy_maps(every, rows, cols)
+    one = every[layer:layer + 1, head:head + 1]
+    return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
+
+
+def _head_title(kind: str, layer: int, head: int) -> str:
+    return f"{KIND_LABELS[kind]} — layer {layer + 1}, head {head + 1}"
 
 
 # ----------------------------------------------------------------------------- views
 def model_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
-    queries, keys = exp.axis_tokens(kind)
-    grid = charts.model_grid(exp.attention[kind], queries, keys, title=f"{KIND_LABELS[kind]}: every layer × head",
-                             chosen=(layer, head), font_scale=fs)
-    ui.chart(grid, key="grid", on_select=_pick_from_grid, selection_mode=charts.PICK)
-    _exports(grid, *_data(exp, kind), f"{kind}-all-heads")
-    ui.chart(charts.head_heatmap(exp.attention[kind][layer, head], queries, keys,
-                              title=f"Layer {layer}, head {head}", font_scale=fs))
+    every = exp.attention[kind]
+    layers = every.shape[0]
+    first = 0
+    if layers > maps.GRID_PAGE:  # pages of layers keep each thumbnail large enough to read
+        pages = list(range(0, layers, maps.GRID_PAGE))
+        if st.session_state.get("grid_page") not in pages:
+            st.session_state["grid_page"] = layer - layer % maps.GRID_PAGE
+        first = st.segmented_control("Layers", pages, key="grid_page", required=True,
+                                     format_func=lambda p: f"{p + 1}–{min(p + maps.GRID_PAGE, layers)}")
+    shown = every[first:first + maps.GRID_PAGE]
+    grid = maps.model_grid(shown, first_layer=first, chosen=(layer, head), font_scale=fs,
+                           title=f"{KIND_LABELS[kind]}: every layer × head (click one to open it below)")
+    ui.plot(grid, name=f"{kind}-all-heads", key="grid", on_select=_pick_from_grid, selection_mode="points")
+    if min(every.shape[2:]) > maps.THUMB or max(every.shape[2:]) > maps.THUMB:
+        st.caption(f"Thumbnails are averaged down to at most {maps.THUMB} × {maps.THUMB} cells; the head "
+                   "below is drawn in full.")
+    rows, cols, y_title = charts.axes(exp, kind)
+    big = charts.head_map(every[layer, head], rows, cols, title=_head_title(kind, layer, head), font_scale=fs,
+                          y_title=y_title)
+    ui.plot(big, name=f"{kind}-L{layer + 1}H{head + 1}")
+    _exports(grid, *_data(exp, kind, layer, head), f"{kind}-all-heads")
 
 
 def head_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
-    queries, keys = exp.axis_tokens(kind)
+    rows, cols, y_title = charts.axes(exp, kind)
     st.toggle("Show the scores before softmax", key="show_scores",
               help="The raw query·key scores (β-scaled, before masking) that softmax turns into weights.")
-    figure = charts.head_heatmap(exp.attention[kind][layer, head], queries, keys,
-                                 title=f"{KIND_LABELS[kind]} — layer {layer}, head {head}", font_scale=fs)
+    figure = charts.head_map(exp.attention[kind][layer, head], rows, cols, title=_head_title(kind, layer, head),
+                             font_scale=fs, y_title=y_title)
     if st.session_state.get("show_scores") and exp.scores:
-        scores = charts.signed_heatmap(exp.scores[kind][layer, head], queries, keys, value="score",
-                                       title="Scores before softmax", font_scale=fs)
-        figure = charts.side_by_side(figure, scores)
-    ui.chart(figure)
-    _exports(figure, *_data(exp, kind), f"{kind}-L{layer}H{head}")
-    st.caption("Each row is one query token; its weights over the key tokens sum to 1.")
+        scores = charts.signed_map(exp.scores[kind][layer, head], rows, cols, value="score", y_title=y_title,
+                                   title="Scores before softmax", font_scale=fs)
+        figure = maps.side_by_side([figure, scores], font_scale=fs)
+        ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True)
+    else:
+        ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}")
+    _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}H{head + 1}")
+    st.caption("Each row is one query token; its weights over the key tokens sum to 1."
+               + (" A decoder row reads “after this token → predicts”: the token it takes in, then the token "
+                  "it produces." if y_title == charts.PREDICTS_TITLE else ""))
 
 
 def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
@@ -87,31 +118,34 @@ def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) ->
     chosen = [h for h in st.session_state.get("line_heads", [head]) if h in options]
     st.session_state["line_heads"] = chosen
     picked = st.multiselect("Heads to overlay", options, key="line_heads",
-                            format_func=lambda h: "mean of heads" if h == "mean" else f"head {h}")
+                            format_func=lambda h: "mean of heads" if h == "mean" else f"head {h + 1}")
     if not picked:
         st.info("Pick at least one head to draw its lines.")
         return
-    maps = exp.attention[kind][layer]  # (H, Tq, Tk)
-    rows = {("mean" if h == "mean" else f"head {h}"): (maps.mean(0) if h == "mean" else maps[h]) for h in picked}
-    figure = charts.lines_chart(rows, queries, keys, title=f"{KIND_LABELS[kind]} — layer {layer}", font_scale=fs)
+    every = exp.attention[kind][layer]  # (H, Tq, Tk)
+    rows = {("mean" if h == "mean" else f"head {h + 1}"): (every.mean(0) if h == "mean" else every[h])
+            for h in picked}
+    figure = charts.lines_chart(rows, queries, keys, title=f"{KIND_LABELS[kind]} — layer {layer + 1}",
+                                font_scale=fs)
     ui.chart(figure)
-    _exports(figure, *_data(exp, kind), f"{kind}-L{layer}-lines")
+    _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}-lines")
 
 
 def summary_view(exp: Explanation, kind: str, layer: int, fs: float) -> None:
-    queries, keys = exp.axis_tokens(kind)
-    maps = exp.attention[kind]
+    rows, cols, y_title = charts.axes(exp, kind)
+    every = exp.attention[kind]
     square = kind in ("encoder", "decoder")
     left, right = st.columns(2)
+    side = charts.maps.heatmap_side(len(rows), len(cols), fs) * 3 // 4
     with left:
-        mean = mean_over_heads(maps)  # (L, Tq, Tk)
-        ui.chart(charts.head_heatmap(mean[layer], queries, keys, title=f"Layer {layer}: mean over heads",
-                                  font_scale=fs))
+        mean = mean_over_heads(every)  # (L, Tq, Tk)
+        ui.plot(charts.head_map(mean[layer], rows, cols, title=f"Layer {layer + 1}: mean over heads", font_scale=fs,
+                                y_title=y_title, side=side), name=f"{kind}-L{layer + 1}-mean")
     with right:
         if square:
-            flow = rollout_by_layer(maps)  # (L, T, T)
-            ui.chart(charts.head_heatmap(flow[-1], queries, keys, title="Attention rollout through every layer",
-                                      font_scale=fs))
+            flow = rollout_by_layer(every)  # (L, T, T)
+            ui.plot(charts.head_map(flow[-1], rows, cols, title="Attention rollout through every layer",
+                                    font_scale=fs, y_title=y_title, side=side), name=f"{kind}-rollout")
         else:
             st.info("Rollout follows one sequence through its own layers, so it is defined for "
                     "self-attention only (cross-attention maps decoder rows onto encoder columns).")
@@ -120,9 +154,11 @@ def summary_view(exp: Explanation, kind: str, layer: int, fs: float) -> None:
                  r"\qquad R = \tilde A_L \cdots \tilde A_2\,\tilde A_1")
         st.caption("Rollout (Abnar & Zuidema, 2020): the identity stands for the residual connection; row i of R "
                    "says how much the last layer's token i draws on each input token.")
-    records = head_statistics(maps, self_attention=square)
+    records = [{**r, "layer": r["layer"] + 1, "head": r["head"] + 1}
+               for r in head_statistics(every, self_attention=square)]
     stats = charts.stats_heatmaps(records, font_scale=fs)
     ui.chart(stats)
+    st.caption("The largest weight is drawn on a fixed 0–1 scale, so a head at 0.99999 looks as strong as it is.")
     table = pd.DataFrame(records).dropna(axis=1, how="all")
     st.dataframe(table.rename(columns=charts.STAT_TITLES).round(3), hide_index=True, width="content")
     formula = r"H_{\ell,h} = \operatorname{mean}_i\Big(-\sum_j a_{ij}\log_2 a_{ij}\Big)\ \text{bits}"
@@ -142,30 +178,28 @@ def generation_view(exp: Explanation, layer: int, head: int, fs: float) -> None:
         return
     layers, heads = exp.shape("decoder")
     layer, head = min(layer, layers - 1), min(head, heads - 1)
-    step = ui.index_slider("Step", steps, "step", help="Walk through the output one token at a time.")
+    step = ui.index_slider("Step", steps, "step", first=1, help="Walk through the output one token at a time.")
     average = st.toggle("Average over heads", key="gen_mean")
-    which = "mean of heads" if average else f"head {head}"
+    which = "mean of heads" if average else f"head {head + 1}"
 
     def row(kind: str) -> np.ndarray:
-        maps = exp.attention[kind][layer]  # (H, Tq, Tk)
-        return (maps.mean(0) if average else maps[head])[step]
+        every = exp.attention[kind][layer]  # (H, Tq, Tk)
+        return (every.mean(0) if average else every[head])[step]
 
     reads, makes = (charts.visible(t) for t in (exp.target_tokens[step], exp.generated_tokens[step]))
+    st.text(f"Step {step + 1}: after “{reads}” → predicts “{makes}”.")
     if exp.architecture == "encoder-decoder":
-        st.text(f"Step {step}: the decoder reads “{reads}” and produces “{makes}”.")
         ui.show_user_text(" ".join(charts.visible(t) for t in exp.generated_tokens[:step + 1]), "Output so far:")
-    else:
-        st.text(f"Position {step}: after reading “{reads}” the most likely next token is “{makes}”.")
     figures = []
     if "cross" in exp.attention:
         figures.append(charts.row_bars(row("cross"), exp.source_tokens, font_scale=fs,
-                                       title=f"Cross-attention over the source (layer {layer}, {which})"))
+                                       title=f"Cross-attention over the source (layer {layer + 1}, {which})"))
     figures.append(charts.row_bars(row("decoder"), exp.target_tokens, font_scale=fs, x_title="decoder input token",
-                                   title=f"Decoder self-attention (layer {layer}, {which})"))
+                                   title=f"Decoder self-attention (layer {layer + 1}, {which})"))
     for column, figure in zip(st.columns(len(figures)), figures):
         with column:
             ui.chart(figure)
-    st.caption("Under the causal mask the decoder gives the tokens after this step a weight of exactly 0.")
-    _exports(figures[0], *_data(exp, "cross" if "cross" in exp.attention else "decoder"), f"step-{step}")
-
-
+    st.caption(f"This row: after “{reads}” → predicts “{makes}”. Under the causal mask the decoder gives the "
+               "tokens after this step a weight of exactly 0.")
+    kind = "cross" if "cross" in exp.attention else "decoder"
+    _exports(figures[0], *_data(exp, kind, layer, head), f"step-{step + 1}")

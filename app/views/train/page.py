@@ -127,7 +127,6 @@ if config is not None:
         st.code(command, language="bash", wrap_lines=True)
         gpus = max(2, gpu_count())
         st.caption("Several GPUs on one machine (DistributedDataParallel): set --nproc_per_node to their number.")
-        st.code(command.replace("python -m core train", f"torchrun --nproc_per_node={gpus} -m core train", 1),
-                language="bash", wrap_lines=True)
+        st.code(runs.torchrun_command(command, gpus), language="bash", wrap_lines=True)
 
 ui.write_to_url(list(settings.URL_KEYS))

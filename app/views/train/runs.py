@@ -4,6 +4,8 @@ controls to stop, explore or forget a run. A fragment polls a running job about 
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from app import resources, routes, ui
@@ -14,6 +16,13 @@ from app.views.train.settings import schedule
 POLL_S = 1.0
 STATUS = {RUNNING: ":material/progress_activity: training", FINISHED: ":material/check_circle: finished",
           STOPPED: ":material/stop_circle: stopped", FAILED: ":material/error: failed"}
+
+
+def torchrun_command(command: str, gpus: int) -> str:
+    """The single-process command as a ``torchrun`` one for ``gpus`` GPUs: its ``--device`` is dropped
+    (a command generated on a CPU machine says ``--device=cpu``; each torchrun process takes its own GPU)."""
+    command = re.sub(r"\s--device(=|\s+)\S+", "", command)
+    return command.replace("python -m core train", f"torchrun --nproc_per_node={gpus} -m core train", 1)
 
 
 def _live_map(view: JobView, suffix: str) -> None:
@@ -28,14 +37,27 @@ def _live_map(view: JobView, suffix: str) -> None:
         st.caption("Token labels appear after the first validation, when the first checkpoint is written.")
 
 
+def _planned(view: JobView) -> tuple[list[int], list[float]]:
+    """The whole learning-rate schedule of this run, step by step."""
+    recipe = view.config.recipe(view.config.architecture()["d_model"], None)
+    steps = list(range(1, view.total_steps + 1))
+    return steps, [recipe.lr_at(s) for s in steps]
+
+
 def _curves(view: JobView) -> None:
     scale = ui.font_scale()
-    left, right = st.columns(2)
-    with left:
+    loss, rate, right = st.columns(3)
+    with loss:
         if view.steps:
             st.altair_chart(charts.loss_chart(view.steps, view.losses, font_scale=scale), width="content")
         else:
             st.caption("The loss appears after the first step.")
+    with rate:
+        if view.steps:
+            st.altair_chart(charts.live_lr_chart(view.steps, view.lrs, _planned(view), font_scale=scale),
+                            width="content")
+        else:
+            st.caption("The learning rate appears after the first step.")
     with right:
         frame = charts.history_frame(view.evaluations)
         if not frame.empty:
@@ -61,9 +83,11 @@ def _job_panel(view: JobView, suffix: str) -> None:
     else:
         st.success(f"Finished {view.step:,} steps in {view.elapsed:,.0f} s. The saved checkpoint is the "
                    "best model seen at a validation.")
-    a, b, c, d = st.columns(4)
+    a, b, lr, c, d = st.columns(5)
     a.metric("Step", f"{view.step:,} / {view.total_steps:,}")
     b.metric("Loss", f"{view.losses[-1]:.3f}" if view.losses else "—")
+    lr.metric("Learning rate", f"{view.lrs[-1]:.2e}" if view.lrs else "—",
+              help="The rate the optimizer used at the last step (the schedule is drawn below).")
     c.metric("Tokens / s", f"{view.tokens_per_s:,.0f}" if view.steps else "—")
     d.metric("Elapsed", f"{view.elapsed:,.0f} s")
     if view.status == RUNNING:

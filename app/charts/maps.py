@@ -1,0 +1,190 @@
+"""Plotly heatmaps that scale: one attention map as one image-like ``go.Heatmap`` trace (hover values,
+every token labelled up to :data:`MAX_LABELLED` tokens, block-averaged beyond :data:`MAX_SIDE`), and
+the layer × head grid as one mosaic trace of downsampled thumbnails.
+
+Pure functions (numpy in, ``go.Figure`` out), no Streamlit calls. Orientation: rows = query tokens,
+columns = key tokens. Layers and heads are numbered from 1 on screen (0-based in code). A figure's
+``layout.meta["note"]`` says what is not shown in full (thinned labels, averaged blocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+SEQUENTIAL = "Viridis"  # perceptually uniform, colour-blind safe
+DIVERGING = [[0.0, "#134b85"], [0.25, "#5e9ad0"], [0.5, "#f4f4f4"], [0.75, "#f0a04a"], [1.0, "#8a4204"]]  # blue-orange
+MAX_LABELLED = 48  # up to this many tokens every one is labelled
+MAX_SIDE = 400  # a head is drawn with at most this many rows/columns (block means beyond)
+THUMB = 24  # a thumbnail of the model grid has at most THUMB × THUMB cells
+GRID_PAGE = 12  # layers per page of the model grid
+
+
+def edges(n: int, bins: int) -> np.ndarray:
+    """``bins + 1`` integer bin edges splitting ``range(n)`` into ``bins`` near-equal blocks."""
+    return np.linspace(0, n, min(n, bins) + 1).round().astype(int)
+
+
+def downsample(matrix: np.ndarray, max_rows: int, max_cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Block means of ``matrix`` (at most ``max_rows`` × ``max_cols``) and the row and column bin edges.
+
+    A matrix that already fits comes back unchanged (its edges are ``0..n``).
+    """
+    matrix = np.asarray(matrix, dtype=np.float32)
+    rows, cols = edges(matrix.shape[0], max_rows), edges(matrix.shape[1], max_cols)
+    if len(rows) - 1 == matrix.shape[0] and len(cols) - 1 == matrix.shape[1]:
+        return matrix, rows, cols
+    summed = np.add.reduceat(np.add.reduceat(matrix, rows[:-1], axis=0), cols[:-1], axis=1)
+    counts = np.outer(np.diff(rows), np.diff(cols))
+    return (summed / counts).astype(np.float32), rows, cols
+
+
+def _binned(labels: Sequence[str], cut: np.ndarray) -> list[str]:
+    if len(cut) - 1 == len(labels):
+        return list(labels)
+    return [f"tokens {a}–{b - 1}" if b - a > 1 else labels[a] for a, b in zip(cut[:-1], cut[1:])]
+
+
+def tick_size(n: int, font_scale: float = 1.0) -> float:
+    """Tick label size: 12 px for short inputs, shrinking to 8 px at :data:`MAX_LABELLED` tokens."""
+    return font_scale * float(np.interp(n, [16, MAX_LABELLED], [12, 8]))
+
+
+def _axis(labels: list[str], title: str, font_scale: float, **extra) -> tuple[dict, int]:
+    """Axis settings labelling every category (or every k-th beyond MAX_LABELLED); returns (axis, k)."""
+    step = max(1, int(np.ceil(len(labels) / MAX_LABELLED)))
+    shown = labels[::step]
+    return dict(title=dict(text=title, font=dict(size=12 * font_scale)), type="category", tickmode="array",
+                tickvals=shown, ticktext=shown, tickfont=dict(size=tick_size(len(shown), font_scale)),
+                automargin=True, showgrid=False, **extra), step
+
+
+def heatmap_side(rows: int, cols: int, font_scale: float = 1.0) -> int:
+    """The plot's side in pixels: room for every label, between 280 and 640 (times the font scale)."""
+    return int(font_scale * min(640, max(280, 15 * max(rows, cols))))
+
+
+def heatmap(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str,
+            y_title: str, value: str = "weight", colorscale=SEQUENTIAL, zrange: tuple[float, float] = (0.0, 1.0),
+            font_scale: float = 1.0, side: int | None = None, fmt: str = ".3f", showscale: bool = True) -> go.Figure:
+    """One matrix as one heatmap trace, token labels on both axes and ``value`` on hover."""
+    small, row_cut, col_cut = downsample(matrix, MAX_SIDE, MAX_SIDE)
+    y, x = _binned(list(rows), row_cut), _binned(list(cols), col_cut)
+    side = side or heatmap_side(len(y), len(x), font_scale)
+    xaxis, x_step = _axis(x, x_title, font_scale, tickangle=-60, side="bottom")
+    yaxis, y_step = _axis(y, y_title, font_scale, autorange="reversed")
+    trace = go.Heatmap(z=small, x=x, y=y, zmin=zrange[0], zmax=zrange[1], colorscale=colorscale, name=value,
+                       showscale=showscale, colorbar=dict(title=dict(text=value), thickness=14,
+                                                          tickfont=dict(size=11 * font_scale)),
+                       hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}<extra></extra>")
+    figure = go.Figure(trace)
+    figure.update_layout(title=dict(text=title, font=dict(size=15 * font_scale)), xaxis=xaxis, yaxis=yaxis,
+                         width=side + int(170 * font_scale), height=side + int(150 * font_scale),
+                         margin=dict(l=10, r=10, t=int(50 * font_scale), b=10), font=dict(size=12 * font_scale),
+                         meta={"value": value, "note": _note(matrix, small, x_step, y_step)})
+    return figure
+
+
+def _note(matrix: np.ndarray, small: np.ndarray, x_step: int, y_step: int) -> str | None:
+    notes = []
+    if small.shape != np.shape(matrix):
+        notes.append(f"This {matrix.shape[0]:,} × {matrix.shape[1]:,} map is drawn as {small.shape[0]} × "
+                     f"{small.shape[1]} blocks, each the mean of the weights it covers; export the numbers for "
+                     "every weight.")
+    if max(x_step, y_step) > 1:
+        notes.append(f"Too many tokens to label each: every {max(x_step, y_step)}th position is labelled "
+                     "(hover any cell for its tokens).")
+    return " ".join(notes) or None
+
+
+def note(figure: go.Figure) -> str | None:
+    """What the figure does not show in full (None when it shows everything)."""
+    meta = figure.layout.meta
+    return meta.get("note") if isinstance(meta, dict) else None
+
+
+def mosaic(maps: np.ndarray, thumb: int = THUMB) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (layer, head) map of (L, H, Tq, Tk) downsampled to at most ``thumb`` × ``thumb`` and laid out
+    in one array, one NaN row/column between thumbnails; also the mosaic's x and y coordinates, chosen
+    so that rounding one gives the 1-based head (x) or layer (y) it lies in."""
+    layers, heads, tq, tk = maps.shape
+    sq, sk = min(tq, thumb), min(tk, thumb)
+    grid = np.full((layers * (sq + 1) - 1, heads * (sk + 1) - 1), np.nan, dtype=np.float32)
+    for l in range(layers):
+        for h in range(heads):
+            small, _, _ = downsample(maps[l, h], sq, sk)
+            grid[l * (sq + 1):l * (sq + 1) + sq, h * (sk + 1):h * (sk + 1) + sk] = small
+    x = np.arange(grid.shape[1]) / (sk + 1) + 1 - (sk - 1) / (2 * (sk + 1))
+    y = np.arange(grid.shape[0]) / (sq + 1) + 1 - (sq - 1) / (2 * (sq + 1))
+    return grid, x.astype(np.float32), y.astype(np.float32)
+
+
+def model_grid(maps: np.ndarray, *, title: str, first_layer: int = 0, chosen: tuple[int, int] | None = None,
+               font_scale: float = 1.0) -> go.Figure:
+    """The layer × head grid of (L, H, Tq, Tk) maps as one heatmap of thumbnails (rows = layers
+    ``first_layer + 1 …``, columns = heads); clicking a thumbnail selects its (layer, head)."""
+    layers, heads = maps.shape[:2]
+    grid, x, y = mosaic(maps)
+    y = y + first_layer
+    cell = max(44.0, min(110.0, 640 / max(heads, 1))) * font_scale
+    aspect = min(maps.shape[2], THUMB) / min(maps.shape[3], THUMB)  # thumbnail height / width
+    trace = go.Heatmap(z=grid, x=x, y=y, zmin=0, zmax=1, colorscale=SEQUENTIAL, name="weight", hoverongaps=False,
+                       colorbar=dict(title=dict(text="weight"), thickness=14),
+                       hovertemplate="layer %{y:.0f}, head %{x:.0f}<br>weight %{z:.3f}<extra></extra>")
+    figure = go.Figure(trace)
+    # Heatmap cells cannot be selected in Streamlit: one transparent square per thumbnail takes the click.
+    centres_x, centres_y = np.meshgrid(np.arange(1, heads + 1), np.arange(first_layer + 1, first_layer + layers + 1))
+    figure.add_trace(go.Scatter(x=centres_x.ravel(), y=centres_y.ravel(), mode="markers", name="open",
+                                marker=dict(symbol="square", size=cell * 0.8, color="rgba(0,0,0,0.01)"),
+                                showlegend=False, hovertemplate="layer %{y}, head %{x}: click to open it<extra></extra>",
+                                selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1))))
+    if chosen is not None and first_layer <= chosen[0] < first_layer + layers:
+        figure.add_shape(type="rect", x0=chosen[1] + 0.5, x1=chosen[1] + 1.5, y0=chosen[0] + 0.5, y1=chosen[0] + 1.5,
+                         line=dict(color="#e45756", width=3))
+    ticks = dict(tickfont=dict(size=12 * font_scale), showgrid=False, zeroline=False)
+    figure.update_layout(
+        title=dict(text=title, font=dict(size=15 * font_scale)), font=dict(size=12 * font_scale),
+        xaxis=dict(tickvals=list(range(1, heads + 1)), ticktext=[f"head {h}" for h in range(1, heads + 1)],
+                   side="top", **ticks),
+        yaxis=dict(tickvals=list(range(first_layer + 1, first_layer + layers + 1)), autorange="reversed",
+                   ticktext=[f"layer {l}" for l in range(first_layer + 1, first_layer + layers + 1)], **ticks),
+        width=int(cell * heads + 170 * font_scale), height=int(cell * aspect * layers + 130 * font_scale),
+        margin=dict(l=10, r=10, t=int(80 * font_scale), b=10), clickmode="event+select", dragmode=False,
+        meta={"value": "weight", "first_layer": first_layer, "layers": layers, "heads": heads})
+    return figure
+
+
+def picked(points: Sequence[dict]) -> tuple[int, int] | None:
+    """The 0-based (layer, head) of a click on :func:`model_grid` (None when nothing was picked)."""
+    for point in points:
+        if point.get("x") is not None and point.get("y") is not None:
+            return int(round(float(point["y"]))) - 1, int(round(float(point["x"]))) - 1
+    return None
+
+
+def side_by_side(figures: Sequence[go.Figure], *, font_scale: float = 1.0) -> go.Figure:
+    """Single-heatmap figures in one row (their titles above, their own axes and colour bars), at the
+    tallest one's height; the row takes its container's width, so it never spills out of a panel."""
+    count = len(figures)
+    spacing = 0.16 if count == 2 else 0.12
+    figure = make_subplots(rows=1, cols=count, subplot_titles=[f.layout.title.text for f in figures],
+                           horizontal_spacing=spacing)
+    notes = []
+    for i, part in enumerate(figures, start=1):
+        trace = part.data[0]
+        domain = figure.layout[f"xaxis{'' if i == 1 else i}"].domain
+        trace.update(colorbar=dict(x=domain[1] + 0.01, len=0.75, thickness=10, y=0.45))
+        figure.add_trace(trace, row=1, col=i)
+        for axis, update in (("xaxis", figure.update_xaxes), ("yaxis", figure.update_yaxes)):
+            settings = part.layout[axis].to_plotly_json()
+            settings.pop("domain", None)
+            update(settings, row=1, col=i)
+        notes.append(note(part))
+    figure.update_annotations(font=dict(size=14 * font_scale))
+    figure.update_layout(height=max(int(f.layout.height or 400) for f in figures), font=dict(size=12 * font_scale),
+                         margin=dict(l=10, r=40, t=int(50 * font_scale), b=10),
+                         meta={"note": " ".join(dict.fromkeys(n for n in notes if n)) or None})
+    return figure

@@ -1,30 +1,42 @@
-"""Where checkpoints come from: the shipped ones, the user's own runs, and uploads.
+"""Where checkpoints come from: the shipped ones, the user's own runs, the installed pretrained
+models, and this session's uploads.
 
-Checkpoints are referred to by a key (``shipped:reverse``, ``run:my-run``,
-``upload:<sha256>``), never by a path from the browser, so a URL cannot point the
-app at an arbitrary file.
+Checkpoints are referred to by a key (``shipped:reverse``, ``run:my-run``, ``pretrained:<name>``,
+``upload:<digest>``), never by a path from the browser, so a URL cannot point the app at an
+arbitrary file. Uploads are listed only to the session that made them (``owner``, see
+:mod:`app.uploads`); no link is followed out of the runs folder.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
+import logging
 import os
-import tempfile
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import CheckpointError, CheckpointInfo, get_task, load_checkpoint, read_info
+from app import uploads
+from core import (CheckpointError, CheckpointInfo, get_task, is_pretrained, is_resume_state, pretrained_models,
+                  read_info, resume_state_path)
 
+log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_DIR = ROOT / "assets" / "checkpoints"
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+MAX_UPLOAD_BYTES = uploads.MAX_UPLOAD_BYTES
 DEFAULT_KEY = "shipped:translation"
+SUFFIX = ".safetensors"  # a checkpoint file's suffix (core's format; core exposes no constant for it)
+UPLOADS = "uploads"
 
 
 def runs_dir() -> Path:
     """The user's runs folder: ``$ATTNSCOPE_RUNS`` or ``runs/`` in the repository."""
     return Path(os.environ.get("ATTNSCOPE_RUNS", ROOT / "runs"))
+
+
+def checkpoint_path(folder: Path, name: str) -> Path:
+    """Where the checkpoint called ``name`` lives in ``folder``."""
+    return folder / f"{name}{SUFFIX}"
 
 
 @dataclass(frozen=True)
@@ -38,16 +50,14 @@ class Entry:
     task: str | None
     description: str
     metric: str
+    deletable: bool = False  # by the session it was listed to: its own uploads, runs on a private server
+    pretrained: bool = False  # a BERT-family folder or a Llama-family GGUF file, opened by core.load_pretrained
 
     @property
     def label(self) -> str:
         """What the picker shows."""
-        prefix = {"shipped": "", "run": "my run · ", "upload": "uploaded · "}[self.source]
-        return f"{prefix}{self.name}" + (f" — {self.metric}" if self.metric else "")
-
-    @property
-    def deletable(self) -> bool:
-        return self.source != "shipped"
+        prefix = {"shipped": "", "run": "my run · ", "upload": "uploaded · ", "pretrained": "pretrained · "}
+        return f"{prefix[self.source]}{self.name}" + (f" — {self.metric}" if self.metric else "")
 
 
 @functools.lru_cache(maxsize=256)
@@ -85,62 +95,124 @@ def _describe(header: CheckpointInfo) -> str:
         return f"Trained on an unknown task {header.task!r}."
 
 
-def _entries_in(folder: Path, source: str) -> tuple[list[Entry], list[str]]:
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is a plain entry of ``folder`` and resolves inside the runs folder (no link out)."""
+    if path.is_symlink():
+        return False
+    try:
+        path.resolve().relative_to(runs_dir().resolve() if folder != SHIPPED_DIR else SHIPPED_DIR.resolve())
+    except (OSError, ValueError, RuntimeError):
+        return False
+    return True
+
+
+def _checkpoint_entry(key: str, source: str, name: str, path: Path, deletable: bool) -> Entry:
+    header = info(path)
+    return Entry(key, source, name, path, header.task, _describe(header), _metric_text(header), deletable)
+
+
+def _skipped(name: str, error: BaseException) -> str:
+    if not isinstance(error, CheckpointError):  # the loader's boundary should make this unreachable
+        log.warning("skipping %s: %r", name, error)
+        return f"{name}: cannot be read ({type(error).__name__})"
+    return str(error)
+
+
+def _entries_in(folder: Path, source: str, deletable: bool = False) -> tuple[list[Entry], list[str]]:
     entries, problems = [], []
-    if not folder.is_dir():
+    if not folder.is_dir() or folder.is_symlink():
         return entries, problems
-    for path in sorted(folder.glob("*.safetensors")):
-        if path.name.endswith(".train-state.safetensors") or path.is_symlink():
+    for path in sorted(folder.glob(f"*{SUFFIX}")):
+        if is_resume_state(path) or not _inside(path, folder):
             continue
         try:
-            header = info(path)
-        except CheckpointError as error:
-            problems.append(str(error))
-            continue
-        key = f"{source}:{path.stem}"
-        entries.append(Entry(key, source, path.stem, path, header.task, _describe(header), _metric_text(header)))
+            entries.append(_checkpoint_entry(f"{source}:{path.stem}", source, path.stem, path, deletable))
+        except Exception as error:  # one bad file is skipped with a warning, never breaks a page
+            problems.append(_skipped(path.name, error))
     return entries, problems
 
 
-def list_entries() -> tuple[list[Entry], list[str]]:
-    """Every readable checkpoint, shipped first, and a message for each unreadable one."""
+def _pretrained_entries() -> list[Entry]:
+    return [Entry(f"pretrained:{p.name}", "pretrained", p.name, Path(p.path), None, p.description, "",
+                  pretrained=True) for p in pretrained_models()]
+
+
+def _upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:
+    """``owner``'s uploads, newest first (none without an owner)."""
+    if not uploads.is_owner(owner):
+        return [], []
+    base = runs_dir() / UPLOADS
+    folder = uploads.owner_folder(base, owner)
+    if base.is_symlink() or folder.is_symlink() or not folder.is_dir():
+        return [], (["Skipped the uploads folder: it is a link."] if base.is_symlink() else [])
+    entries, problems = [], []
+    found = [p for p in folder.iterdir() if uploads.is_upload_digest(p.name) and _inside(p, folder)]
+    for item in sorted(found, key=lambda p: p.stat().st_mtime_ns, reverse=True):
+        payload, name = uploads.payload_of(item), uploads.name_of(item)
+        try:
+            if payload is None or not _inside(payload, item):
+                raise CheckpointError(f"{name}: the upload is incomplete")
+            key = f"upload:{item.name}"
+            if is_pretrained(payload):
+                entries.append(Entry(key, "upload", name, payload, None, "An uploaded pretrained model.", "",
+                                     True, pretrained=True))
+            else:
+                entries.append(_checkpoint_entry(key, "upload", name, payload, True))
+        except Exception as error:
+            problems.append(_skipped(name, error))
+    return entries, problems
+
+
+def list_entries(owner: str | None = None, runs_deletable: bool = True) -> tuple[list[Entry], list[str]]:
+    """Every readable checkpoint (shipped, runs, pretrained, then ``owner``'s uploads) and a message
+    for each unreadable one. ``runs_deletable``: whether sessions may delete the runs folder's runs."""
     order = {name: i for i, name in enumerate(["translation", "reverse", "copy", "sort", "dates", "addition",
                                                 "sentiment", "lm"])}
     shipped, problems = _entries_in(SHIPPED_DIR, "shipped")
     shipped.sort(key=lambda e: order.get(e.name, len(order)))
-    runs, run_problems = _entries_in(runs_dir(), "run")
-    uploads, upload_problems = _entries_in(runs_dir() / "uploads", "upload")
-    return shipped + runs + uploads, problems + run_problems + upload_problems
+    runs, run_problems = _entries_in(runs_dir(), "run", runs_deletable)
+    mine, upload_problems = _upload_entries(owner)
+    return shipped + runs + _pretrained_entries() + mine, problems + run_problems + upload_problems
 
 
-def save_upload(data: bytes) -> str:
-    """Validate an uploaded checkpoint fully and store it under its SHA-256; returns its key.
+def save_upload(owner: str, filename: str, data: bytes) -> str:
+    """Check an upload fully and keep it as ``owner``'s; returns its key.
 
     Raises:
-        CheckpointError: too large, or not a valid Attnscope checkpoint.
+        CheckpointError: wrong type (the message lists the accepted ones), too large, or refused.
     """
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise CheckpointError(f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    folder = runs_dir() / "uploads"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{digest}.safetensors"
-    fd, tmp = tempfile.mkstemp(suffix=".safetensors", dir=folder)
+    return "upload:" + uploads.save_upload(runs_dir() / UPLOADS, owner, filename, data)
+
+
+def version(entry: Entry) -> str:
+    """What identifies this version of the entry's model for the caches: a checkpoint's verified
+    SHA-256; for a pretrained model the path's size and modification time."""
+    if not entry.pretrained:
+        return info(entry.path).sha256
+    files = [entry.path / name for name in uploads.BERT_FILES] if entry.path.is_dir() else [entry.path]
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        load_checkpoint(tmp)  # checksum, config, shapes, finite weights: refuse anything broken
-        os.replace(tmp, target)
-    except CheckpointError as error:
-        raise CheckpointError(str(error).replace(Path(tmp).name, "the uploaded file")) from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return f"upload:{digest}"
+        stats = [f.stat() for f in files]
+    except OSError:
+        raise CheckpointError(f"not found: {entry.name}") from None
+    return ";".join(f"{s.st_size}-{s.st_mtime_ns}" for s in stats)
 
 
 def delete(entry: Entry) -> None:
-    """Delete a run or an upload (never a shipped checkpoint) and its resume state."""
-    if not entry.deletable:
-        raise ValueError("shipped checkpoints cannot be deleted")
+    """Delete an entry the session may delete (its own upload, or a run on a private server) and its
+    resume state. Shipped checkpoints and pretrained models are never deleted.
+
+    Raises:
+        ValueError: the entry may not be deleted, or is a link / outside the runs folder.
+    """
+    if not entry.deletable or entry.source not in ("run", "upload"):
+        raise ValueError("only your own runs and uploads can be deleted")
+    if entry.source == "upload":
+        folder = entry.path.parent
+        if not _inside(folder, folder.parent) or not uploads.is_upload_digest(folder.name):
+            raise ValueError("this upload is not in your uploads folder")
+        shutil.rmtree(folder)
+        return
+    if not _inside(entry.path, entry.path.parent):
+        raise ValueError("this run is not in the runs folder")
     entry.path.unlink(missing_ok=True)
-    entry.path.with_name(entry.path.stem + ".train-state.safetensors").unlink(missing_ok=True)
+    resume_state_path(entry.path).unlink(missing_ok=True)

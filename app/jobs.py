@@ -1,7 +1,7 @@
 """Background training jobs: one thread per run, watched by the Train page.
 
 A :class:`JobRegistry` lives once per server process (the page reaches it through
-``app.job_registry.registry()``, an ``st.cache_resource``), so a browser refresh or a
+``app.resources.registry()``, an ``st.cache_resource``), so a browser refresh or a
 second tab sees the same jobs. Jobs are keyed by run name. Each job runs
 ``core.train`` in a daemon thread and records what the page shows: progress, the loss
 of every step, validation records, the latest attention snapshot of the probe input,
@@ -12,7 +12,6 @@ No Streamlit here: this module is plain Python and tested on its own.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import re
@@ -24,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
-from core import (CheckpointError, ModelConfig, StepInfo, TrainConfig, TrainResult, get_task, resolve_device, train)
+from core import (CheckpointError, SnapshotTimeline, StepInfo, TrainConfig, TrainResult, get_task, is_out_of_memory,
+                  release_memory, set_threads, train)
 
 log = logging.getLogger(__name__)
 
@@ -61,39 +60,12 @@ def training_threads() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
-# ----------------------------------------------------------------------------- validation
-def check(config: TrainConfig) -> None:
-    """Refuse settings that would only fail once the thread has started.
-
-    ``TrainConfig`` validates itself on creation; this also checks the model's shape
-    (e.g. ``d_model`` divisible by the heads) and the device, so the page can say what
-    is wrong before anything runs.
-
-    Raises:
-        ValueError: with a message for the user.
-    """
-    task = get_task(config.task)
-    sizes = config.architecture()
-    for name in ("n_layers", "d_model", "n_heads", "d_ff"):
-        if sizes[name] < 1:
-            raise ValueError(f"{name} must be at least 1")
-    vocab = {"src_vocab_size": 8} if task.architecture != "decoder" else {}
-    if task.architecture != "encoder":
-        vocab["tgt_vocab_size"] = 8
-    ModelConfig(
-        architecture=task.architecture, n_encoder_layers=sizes["n_layers"], n_decoder_layers=sizes["n_layers"],
-        d_model=sizes["d_model"], n_heads=sizes["n_heads"], d_ff=sizes["d_ff"], dropout=config.dropout,
-        norm=config.norm, positional=config.positional, score=config.score, tie_embeddings=config.tie_embeddings,
-        n_classes=len(task.labels) if task.labels else 0, **vocab,
-    )
-    resolve_device(config.device)
-
-
+# ----------------------------------------------------------------------------- errors
 def describe_error(error: BaseException) -> str:
     """One line for the user: the message of an expected error, the kind of an unexpected one."""
     if isinstance(error, (ValueError, CheckpointError)):
         return str(error)
-    if isinstance(error, torch.OutOfMemoryError):
+    if is_out_of_memory(error):
         return "the device ran out of memory; try a smaller model or batch size"
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
@@ -140,6 +112,17 @@ class JobView:
     @property
     def out(self) -> Path:
         return Path(self.config.out)
+
+    def timeline(self) -> SnapshotTimeline | None:
+        """The latest snapshot as a one-step timeline (drawn like a checkpoint's); None before the first."""
+        if self.snapshot_step is None or not self.snapshot:
+            return None
+        task = get_task(self.config.task)
+        return SnapshotTimeline(
+            steps=[self.snapshot_step], kinds=list(self.snapshot), probe_source=task.probe,
+            probe_target=task.probe_target, source_tokens=list(self.source_tokens or ()),
+            target_tokens=list(self.target_tokens or ()), history=list(self.evaluations), best_step=None,
+            stored={(self.snapshot_step, kind): maps for kind, maps in self.snapshot.items()})
 
 
 class Job:
@@ -202,7 +185,7 @@ class Job:
             self._tokens = (tuple(index["source_tokens"]), tuple(index["target_tokens"]))
 
     def _run(self) -> None:
-        torch.set_num_threads(training_threads())  # per thread: inference keeps its own setting
+        set_threads(training_threads())  # per thread: inference keeps its own setting
         failure = None
         try:
             result = train(self.config, on_step=self._on_step, on_eval=self._on_eval,
@@ -212,9 +195,7 @@ class Job:
             failure = describe_error(error)
         if failure is not None:
             # Outside the except block, so the traceback no longer pins the tensors (e.g. after an OOM).
-            gc.collect()
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
+            release_memory()
             with self._lock:
                 self._status, self._error, self._finished = FAILED, failure, time.time()
             return

@@ -1,31 +1,87 @@
 """Every Streamlit cache of the app, and nothing else.
 
-Models are cached once per (path, sha) with ``st.cache_resource`` and shared by every
-session: pages never mutate them. Explanations are cached per (checkpoint, text,
-options) with ``st.cache_data``; layer/head sliders only slice a cached record.
+Models are cached once per (path, version) with ``st.cache_resource`` and shared by every
+session: pages never mutate them. A checkpoint's version is its verified SHA-256; a pretrained
+model's (an installed one or an upload) its files' size and modification time. At most
+``MAX_MODELS`` checkpoints and ``MAX_PRETRAINED`` pretrained models stay loaded; each is held
+to core's load budget, so the model caches are bounded in bytes too.
+
+Results (explanations, batches, lesson traces) live in one process-wide :class:`ByteLRU`
+bounded in bytes (``RESULT_BYTES`` in all, nothing over ``RESULT_ITEM_BYTES`` kept); results
+are shared read-only. Every model run goes through one :class:`Gate`: two runs at once across
+sessions, one per session, a bounded wait for a slot and a bounded run time, and generation
+held to ``DECODE_TOKENS`` new tokens. The training job registry is a ``st.cache_resource`` too.
 """
 
 from __future__ import annotations
 
-import json
 import threading
+from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import streamlit as st
-import torch
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app import catalog
-from core import Checkpoint, Explanation, LessonTrace, explain, explain_batch, load_checkpoint, trace_translation
+from app import catalog, uploads
+from app.jobs import JobRegistry
+from app.limits import ByteLRU, Gate, freeze
+from core import (Checkpoint, Explanation, LessonTrace, PretrainedModel, SnapshotTimeline, explain, explain_batch,
+                  load_checkpoint, load_pretrained, set_threads, snapshot_timeline, thread_count, trace_translation)
 
-# At most two forward passes at a time across all sessions: the machine stays responsive.
-_INFERENCE = threading.BoundedSemaphore(2)
-torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+T = TypeVar("T")
+MAX_MODELS, MAX_PRETRAINED = 4, 2
+RESULT_BYTES, RESULT_ITEM_BYTES = 256 * 2**20, 32 * 2**20
+DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer max_len are cut here)
+WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
+GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S)
+THREADS = max(1, min(2, thread_count()))  # intra-op threads of one model run
+_INFERENCE = threading.BoundedSemaphore(2)  # for code still calling core directly (prefer _cached: the gate)
+set_threads(THREADS)
 
 
-@st.cache_data(ttl=3, show_spinner=False)
+@st.cache_resource(show_spinner=False)
+def registry() -> JobRegistry:
+    """The training jobs of this server process: a refresh or a second tab sees the same jobs."""
+    return JobRegistry()
+
+
+@st.cache_resource(show_spinner=False)
+def results() -> ByteLRU:
+    """The process-wide result cache, bounded in bytes."""
+    return ByteLRU(RESULT_BYTES, RESULT_ITEM_BYTES)
+
+
+# ----------------------------------------------------------------------------- sessions and the catalog
+def owner() -> str:
+    """This browser session's upload owner token (made on first use, never taken from the URL)."""
+    token = st.session_state.get("_upload_owner")
+    if not uploads.is_owner(token):
+        token = st.session_state["_upload_owner"] = uploads.new_owner()
+    return token
+
+
+def _session() -> str:
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "local"
+
+
+def private_server() -> bool:
+    """Whether the server listens on loopback only (then the runs folder's runs may be deleted)."""
+    return str(st.get_option("server.address") or "") in ("127.0.0.1", "localhost", "::1")
+
+
+@st.cache_data(ttl=3, max_entries=64, show_spinner=False)
+def _entries(owner_token: str, runs_deletable: bool) -> tuple[list[catalog.Entry], list[str]]:
+    return catalog.list_entries(owner_token, runs_deletable)
+
+
 def entries() -> tuple[list[catalog.Entry], list[str]]:
-    """The checkpoint catalog (re-read every few seconds so new runs appear)."""
-    return catalog.list_entries()
+    """The checkpoint catalog this session sees (re-read every few seconds so new runs appear)."""
+    return _entries(owner(), private_server())
+
+
+entries.clear = _entries.clear  # type: ignore[attr-defined]
 
 
 def entry(key: str) -> catalog.Entry | None:
@@ -33,43 +89,97 @@ def entry(key: str) -> catalog.Entry | None:
     return next((e for e in entries()[0] if e.key == key), None)
 
 
-def sha_of(path: Path) -> str:
+def _sha(path: Path) -> str:
     """The checkpoint's verified SHA-256 (its header is read once per version of the file)."""
     return catalog.info(path).sha256
 
 
-@st.cache_resource(max_entries=8, show_spinner="Loading the model…")
+def _sorted(options: dict[str, Any]) -> dict[str, Any]:
+    """The same options always hash to the same cache key, whatever order they were written in."""
+    return dict(sorted(options.items()))
+
+
+# ----------------------------------------------------------------------------- models
+@st.cache_resource(max_entries=MAX_MODELS, show_spinner="Loading the model…")
 def model(path: str, sha: str) -> Checkpoint:
     """The loaded checkpoint (model in eval mode), shared by every session."""
     return load_checkpoint(path)
 
 
-def checkpoint(e: catalog.Entry) -> Checkpoint:
-    return model(str(e.path), sha_of(e.path))
+@st.cache_resource(max_entries=MAX_PRETRAINED, show_spinner="Loading the pretrained model…")
+def pretrained_model(path: str, version: str) -> PretrainedModel:
+    """A pretrained model (BERT-family folder or Llama-family GGUF), keyed by path and file size/mtime."""
+    return load_pretrained(path)
 
 
-@st.cache_data(max_entries=512, show_spinner="Running the model…")
-def explanation(path: str, sha: str, text: str, options_json: str) -> Explanation:
-    """``core.explain`` for this checkpoint, text and options (JSON-encoded so it hashes)."""
-    with _INFERENCE:
-        return explain(model(path, sha), text, **json.loads(options_json))
+def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
+    """The entry's loaded model: a checkpoint, or a pretrained model."""
+    if e.pretrained:
+        return pretrained_model(str(e.path), catalog.version(e))
+    return model(str(e.path), _sha(e.path))
 
 
-def explain_entry(e: catalog.Entry, text: str, **options) -> Explanation:
-    """Cached explanation of ``text`` by the checkpoint ``e``."""
-    return explanation(str(e.path), sha_of(e.path), text, json.dumps(options, sort_keys=True))
+# ----------------------------------------------------------------------------- results
+def _budgeted(loaded: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with generation held to ``DECODE_TOKENS`` for models that could go further."""
+    if getattr(loaded.config, "max_len", 0) > DECODE_TOKENS:
+        limit = options.get("max_new_tokens") or DECODE_TOKENS
+        options = {**options, "max_new_tokens": min(limit, DECODE_TOKENS)}
+    return options
 
 
-@st.cache_data(max_entries=64, show_spinner="Running the batch…")
-def batch_explanation(path: str, sha: str, texts: tuple[str, ...], options_json: str) -> list[Explanation]:
-    """``core.explain_batch`` for this checkpoint, texts and options (one padded batch)."""
-    with _INFERENCE:
-        return explain_batch(model(path, sha), list(texts), **json.loads(options_json))
+def _cached(key: Hashable, compute: Callable[[], T], spinner: str) -> T:
+    """The cached result for ``key``, else ``compute()`` run through the gate (and kept if small enough)."""
+    cache = results()
+    found, value = cache.get(key)
+    if found:
+        return value
+
+    def job() -> T:
+        set_threads(THREADS)  # per thread: runs happen in the gate's worker threads
+        result = freeze(compute())
+        cache.put(key, result)
+        return result
+
+    with st.spinner(spinner):
+        return GATE.run(_session(), job)
 
 
-def explain_batch_entry(e: catalog.Entry, texts: list[str], **options) -> list[Explanation]:
+def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
+    """Cached explanation of ``text`` by the checkpoint ``e`` (budgeted: see the module doc)."""
+    loaded = checkpoint(e)
+    options = _sorted(_budgeted(loaded, options))
+    key = ("explain", str(e.path), catalog.version(e), text, repr(options))
+    return _cached(key, lambda: explain(loaded, text, **options), "Running the model…")
+
+
+def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> list[Explanation]:
     """Cached explanations of ``texts`` run together as one padded batch by the checkpoint ``e``."""
-    return batch_explanation(str(e.path), sha_of(e.path), tuple(texts), json.dumps(options, sort_keys=True))
+    loaded = checkpoint(e)
+    options = _sorted(_budgeted(loaded, options))
+    key = ("batch", str(e.path), catalog.version(e), tuple(texts), repr(options))
+    return _cached(key, lambda: explain_batch(loaded, list(texts), **options), "Running the batch…")
+
+
+class _Clear:
+    """``resources.explanation.clear()``: forget every cached result (kept for the tests' spies)."""
+
+    @staticmethod
+    def clear() -> None:
+        results().clear()
+
+
+explanation = batch_explanation = _Clear()
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _timeline(path: str, sha: str) -> SnapshotTimeline:
+    return snapshot_timeline(model(path, sha))
+
+
+def timeline(e: catalog.Entry) -> SnapshotTimeline:
+    """The attention timeline stored in the checkpoint ``e`` (read once per file version)."""
+    return _timeline(str(e.path), _sha(e.path))
 
 
 def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
@@ -79,12 +189,8 @@ def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
     return entry(catalog.DEFAULT_KEY)
 
 
-@st.cache_data(max_entries=32, show_spinner="Following the sentence through the model…")
-def _lesson_trace(path: str, sha: str, text: str, head: int) -> LessonTrace:
-    with _INFERENCE:
-        return trace_translation(model(path, sha), text, head)
-
-
 def lesson_trace(e: catalog.Entry, text: str, head: int) -> LessonTrace:
     """Cached :func:`core.trace_translation` of ``text`` by the checkpoint ``e``."""
-    return _lesson_trace(str(e.path), sha_of(e.path), text, head)
+    loaded = checkpoint(e)
+    key = ("lesson", str(e.path), _sha(e.path), text, head)
+    return _cached(key, lambda: trace_translation(loaded, text, head), "Following the sentence through the model…")

@@ -1,36 +1,25 @@
-"""Widgets and conventions every page shares: the checkpoint picker, projector mode,
-shareable links, clear error messages, user text shown as text, and export buttons.
+"""Widgets and conventions every page shares: shareable links, the chosen checkpoint, projector
+mode, clear error messages, user text shown as text, index and kind pickers, and drawing a chart
+at its own size.
 """
 
 from __future__ import annotations
 
-import functools
-import io
-import json
 import logging
+import math
+import re
 from typing import Any, Callable, TypeVar
 
 import altair as alt
-import numpy as np
-import pandas as pd
 import streamlit as st
-import vl_convert
 
 from app import catalog, resources
-from core import Checkpoint, CheckpointError
+from app.charts import attention as charts
+from core import KIND_LABELS, Checkpoint, CheckpointError, SnapshotTimeline
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-alt.data_transformers.disable_max_rows()  # exports of large heatmaps (e.g. 128 × 128) must not fail
-
-# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and
-# tables get an explicit size, and headings are left to the root so they stay larger than the text.
-PROJECTOR_CSS = """<style>
-html { font-size: 135% !important; }
-:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
-  font-size: 1.25rem !important;
-}
-</style>"""
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~$])")
 
 
 # ----------------------------------------------------------------------------- share links
@@ -38,7 +27,7 @@ def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, 
     """Seed ``st.session_state`` from the URL's query parameters, once per page visit, then
     give every key of ``defaults`` still unset its default value.
 
-    ``keys`` maps a widget key to a parser (``int``, ``str``, ``float``, ``parse_bool``).
+    ``keys`` maps a widget key to a parser (``int``, ``str``, ``float``, ``parse_bool``, ``bounded(…)``).
     Unparseable values are ignored, so a hand-edited link never breaks the page.
     """
     marker = "_restored_" + ",".join(sorted(keys))
@@ -76,47 +65,34 @@ def parse_bool(text: str) -> bool:
     return text in ("1", "true")
 
 
-# ----------------------------------------------------------------------------- sidebar
-def sidebar() -> None:
-    """The shared sidebar: checkpoint picker (shipped, runs, upload) and projector mode."""
-    restore_from_url({"ckpt": str, "projector": parse_bool})
-    all_entries, problems = resources.entries()
-    keys = [e.key for e in all_entries]
-    if st.session_state.get("ckpt") not in keys:
-        st.session_state["ckpt"] = catalog.DEFAULT_KEY if catalog.DEFAULT_KEY in keys else (keys or [None])[0]
-    with st.sidebar:
-        st.subheader("Checkpoint")
-        if keys:
-            labels = {e.key: e.label for e in all_entries}
-            st.selectbox("Model", keys, key="ckpt", format_func=labels.get,
-                         help="Shipped checkpoints, your own training runs, and uploads.")
-            current = resources.entry(st.session_state["ckpt"])
-            if current is not None:
-                st.text(current.description)  # may quote a task name read from an uploaded file
-        else:
-            st.warning("No checkpoints found. Train one on the Train page or upload one below.")
-        with st.expander("Upload a checkpoint"):
-            uploaded = st.file_uploader("Attnscope .safetensors file", type=["safetensors"], key="upload")
-            if uploaded is not None and st.session_state.get("_uploaded_id") != uploaded.file_id:
-                st.session_state["_uploaded_id"] = uploaded.file_id
-                try:
-                    key = catalog.save_upload(uploaded.getvalue())
-                except CheckpointError as error:
-                    st.error(f"This file cannot be opened: {error}")
-                else:
-                    resources.entries.clear()
-                    st.session_state["ckpt"] = key
-                    st.rerun()
-        for problem in problems:
-            st.text(f"Skipped: {problem}")  # file names are user data: shown as text
-        st.divider()
-        st.toggle("Projector mode", key="projector", help="Large type for a classroom projector.")
-        st.caption("Light or dark theme: ⋮ menu → Settings.")
-    if st.session_state.get("projector"):
-        st.html(PROJECTOR_CSS)
-    write_to_url(["ckpt", "projector"])
+def bounded(low: float, high: float, cast=int) -> Callable[[str], Any]:
+    """A share-link parser: ``cast(text)`` if it lies in [low, high], else ValueError (the link is ignored)."""
+    def parse(text: str):
+        try:
+            value = cast(float(text))
+        except OverflowError:  # int(float("inf"))
+            raise ValueError(text) from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(text)
+        return value
+    return parse
 
 
+def clipped_text(limit: int) -> Callable[[str], str]:
+    """A share-link parser for text: at most ``limit`` characters, as the text widget allows."""
+    return lambda text: str(text)[:limit]
+
+
+def one_of(options: Any) -> Callable[[str], str]:
+    """A share-link parser accepting only the given choices."""
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(text)
+        return text
+    return parse
+
+
+# ----------------------------------------------------------------------------- the chosen checkpoint
 def current_entry() -> catalog.Entry | None:
     """The checkpoint chosen in the sidebar."""
     key = st.session_state.get("ckpt")
@@ -158,41 +134,81 @@ def show_user_text(text: str, label: str | None = None) -> None:
     st.text(text)
 
 
-# ----------------------------------------------------------------------------- export
-@functools.lru_cache(maxsize=64)
-def _render(spec_json: str, fmt: str, scale: float) -> bytes:
-    if fmt == "svg":
-        return vl_convert.vegalite_to_svg(spec_json).encode()
-    return vl_convert.vegalite_to_png(spec_json, scale=scale)
+def plain(text: str) -> str:
+    """``text`` with Markdown/HTML characters escaped, for captions and alerts."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
-def export_chart(chart: alt.TopLevelMixin, name: str, key: str) -> None:
-    """PNG, SVG and standalone interactive HTML (no CDN) downloads of one chart, rendered on click."""
-    spec = chart.to_json()
-    with st.popover("Export chart", icon=":material/download:"):
-        st.download_button("PNG", functools.partial(_render, spec, "png", 2.0), f"{name}.png", "image/png",
-                           key=f"{key}-png", on_click="ignore")
-        st.download_button("SVG", functools.partial(_render, spec, "svg", 1.0), f"{name}.svg", "image/svg+xml",
-                           key=f"{key}-svg", on_click="ignore")
-        st.download_button("HTML", functools.partial(chart.to_html, inline=True), f"{name}.html", "text/html",
-                           key=f"{key}-html", on_click="ignore")
+def code(name: str) -> str:
+    """A name as inline code, so Markdown never interprets it."""
+    return "`" + name.replace("`", "'") + "`"
 
 
-def export_data(arrays: dict[str, np.ndarray], table: pd.DataFrame, name: str, key: str) -> None:
-    """CSV (tidy table), JSON and NPZ downloads of the numbers behind a view."""
+# ----------------------------------------------------------------------------- pickers
+def choose(key: str, options: list[Any], default: Any = None) -> None:
+    """Reset a single-choice widget's session value when it is not one of ``options``."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = default if default in options else options[0]
 
-    def npz() -> bytes:
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)
-        return buffer.getvalue()
 
-    def as_json() -> str:
-        return json.dumps({k: v.tolist() for k, v in arrays.items()})
+def index_slider(label: str, count: int, key: str, help: str | None = None, first: int = 0) -> int:
+    """A slider over ``count`` items numbered from ``first`` (0 or 1); returns the 0-based index.
 
-    with st.popover("Export data", icon=":material/table:"):
-        st.download_button("CSV", lambda: table.to_csv(index=False), f"{name}.csv", "text/csv",
-                           key=f"{key}-csv", on_click="ignore")
-        st.download_button("JSON", as_json, f"{name}.json", "application/json", key=f"{key}-json",
-                           on_click="ignore")
-        st.download_button("NPZ", npz, f"{name}.npz", "application/octet-stream", key=f"{key}-npz",
-                           on_click="ignore")
+    A stale value (from another checkpoint or a hand-edited link) is clamped into range; with one
+    item there is no slider, only a caption.
+    """
+    try:
+        value = int(st.session_state.get(key, first))
+    except (TypeError, ValueError):
+        value = first
+    st.session_state[key] = min(max(value, first), max(count - 1, 0) + first)
+    if count > 1:
+        return st.slider(label, first, count - 1 + first, key=key, help=help) - first
+    st.caption(f"{label}: 0 (the only one)" if first == 0 else f"{label}: 1 of 1")
+    return st.session_state[key] - first
+
+
+def kind_picker(kinds: list[str], key: str, default: str | None = None) -> str:
+    """Which attention (encoder, decoder, cross) to draw, as a select box."""
+    choose(key, kinds, default if default is not None else kinds[-1])
+    return st.selectbox("Attention", kinds, key=key, format_func=lambda k: KIND_LABELS.get(k, k))
+
+
+def map_controls(shapes: dict[str, tuple[int, int]], prefix: str) -> tuple[str, int, int]:
+    """Kind, layer and head pickers in a row (keys ``{prefix}_kind``, ``_layer``, ``_head``; 1-based sliders).
+
+    ``shapes`` maps each kind to its (layers, heads). The kind defaults to the last one
+    (cross-attention when there is one: the clearest to watch).
+    """
+    a, b, c = st.columns(3)
+    with a:
+        kind = kind_picker(list(shapes), f"{prefix}_kind")
+    layers, heads = shapes[kind]
+    with b:
+        layer = index_slider("Layer", layers, f"{prefix}_layer", first=1)
+    with c:
+        head = index_slider("Head", heads, f"{prefix}_head", first=1)
+    return kind, layer, head
+
+
+# ----------------------------------------------------------------------------- drawing
+def snapshot_map(tl: SnapshotTimeline, step: int, prefix: str) -> None:
+    """Kind, layer and head pickers and that head's map at ``step`` of a run's timeline (or its live snapshot)."""
+    kind, layer, head = map_controls({k: tl.maps(step, k).shape[:2] for k in tl.kinds}, prefix)
+    maps = tl.maps(step, kind)  # (L, H, Tq, Tk)
+    title = f"{KIND_LABELS.get(kind, kind)} · layer {layer + 1}, head {head + 1} · step {step:,}"
+    chart(charts.head_heatmap(maps[layer, head], *tl.axes(kind), title=title, font_scale=font_scale()))
+
+
+def chart(figure: Any, **kwargs: Any) -> Any:
+    """Draw an Altair chart at its own size (``pad``: Streamlit would otherwise squeeze a single view,
+    legend and axis labels included, into the plot's width)."""
+    if isinstance(figure, (alt.Chart, alt.LayerChart)):
+        figure = figure.properties(autosize=alt.AutoSizeParams(type="pad"))
+    return st.altair_chart(figure, width="content", **kwargs)
+
+
+def bars(figure: Any) -> Any:
+    """Draw a bar chart across its column (its height kept: ``fit-x``)."""
+    figure = figure.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    return st.altair_chart(figure, width="stretch")

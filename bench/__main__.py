@@ -1,7 +1,7 @@
 """``python -m bench [SECTION …]``: run the benchmark sections and print one table.
 
-Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs). With no argument every
-section runs. The table is Markdown, ready for the README; the machine is printed above it.
+Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs) and ``soak`` (16 sessions
+sharing the app's gate, one of them hostile: p95 and mismatches). With no argument every section runs. The table is Markdown, ready for the README; the machine is printed above it.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import sys
 
 import torch
 
-from bench import inference
+from bench import inference, soak
 from bench.table import markdown
 
-SECTIONS = {"inference": inference.run}
+SECTIONS = {"inference": inference.run, "soak": soak.run}
 
 
 def machine() -> str:
@@ -28,11 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", choices=[[], *SECTIONS], help="sections to run (default: all)")
     args = parser.parse_args(argv)
-    rows = []
+    rows, host = [], machine()  # before the sections change the thread count
     for name in args.sections or list(SECTIONS):
         sys.stderr.write(f"running {name}…\n")
         rows.extend(SECTIONS[name]())
-    sys.stdout.write(f"Machine: {machine()}\n\n{markdown(rows)}\n")
+    sys.stdout.write(f"Machine: {host}\n\n{markdown(rows)}\n")
     return 0
 
 

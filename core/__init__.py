@@ -14,7 +14,7 @@ Llama-family ``.gguf`` file (``pretrained_models()`` lists the installed ones, `
 Command line: ``python -m core {train,explain,evaluate}`` (see ``core/__main__.py``).
 """
 
-from core.config import ARCHITECTURES, ModelConfig
+from core.config import ARCHITECTURES, LOAD_BUDGET, Budget, ModelConfig, check_budget
 from core.device import (available_devices, gpu_count, is_out_of_memory, release_memory, resolve_device, set_threads,
                          thread_count)
 from core.inspect.analysis import (difference, head_entropy, head_finder, head_statistics, knockout_mask,
@@ -23,8 +23,10 @@ from core.inspect.decode import Generation, beam_search, greedy, sample
 from core.inspect.embeddings import Embeddings, model_embeddings
 from core.inspect.explainer import ExplainOptions, explain, explain_batch
 from core.inspect.pretrained import sentence_embeddings, sentence_similarity
+from core.inspect.records import row_labels
 from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
 from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
+from core.io.atomic import clean_stale_temp_files
 from core.io.checkpoint import load as load_checkpoint
 from core.io.checkpoint import save as save_checkpoint
 from core.io.pretrained import PretrainedEntry, PretrainedModel, is_pretrained, load_pretrained, pretrained_models
@@ -59,6 +61,8 @@ from core.training.step import StepOutcome, StepRecipe, make_optimizer, train_st
 from core.training.trainer import StepInfo, TrainResult, train
 
 __all__ = [
+    "row_labels",
+    "LOAD_BUDGET", "Budget", "check_budget", "clean_stale_temp_files",
     "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS", "AttentionControls",
     "AttentionCost", "Batch", "BatchMasks", "Batcher", "BlockCount", "Checkpoint", "CheckpointError",
     "CheckpointInfo", "Embeddings", "Encoding", "ExplainOptions", "Explanation", "FFNDemo", "Generation",

@@ -1,7 +1,16 @@
-"""`ModelConfig`: the frozen, validated description of a Transformer.
+"""`ModelConfig`: the frozen, validated description of a Transformer, and the size budgets.
 
 It goes into every checkpoint as JSON and is the only thing needed to rebuild
 the model's modules before its weights are loaded.
+
+Budgets — the one place they are documented:
+
+* :data:`LIMITS` bounds every numeric field of every ``ModelConfig`` (whoever builds it).
+* :data:`LOAD_BUDGET` bounds what a checkpoint file may make us allocate; the loader checks
+  it from the config alone, before any model or tensor exists (checkpoints may be uploads):
+  at most 50 M parameters, ``max_len`` at most 2,048 positions, and at most 1 GiB of
+  activations for one sequence of ``max_len`` tokens with every attention map returned
+  (:func:`activation_bytes`). :func:`check_budget` raises ``ValueError`` naming the field.
 """
 
 from __future__ import annotations
@@ -14,6 +23,36 @@ ARCHITECTURES = ("encoder-decoder", "encoder", "decoder")
 NORMS = ("post", "pre")
 POSITIONALS = ("sinusoidal", "learned", "none")
 SCORES = ("scaled_dot", "dot", "general", "additive")
+
+#: Inclusive bounds on every numeric field of any ModelConfig (generous: the paper's big
+#: model, BERT and Llama vocabularies fit; nothing a 64-bit index or a GPU cannot hold).
+LIMITS: dict[str, tuple[float, float]] = {
+    "src_vocab_size": (0, 262_144), "tgt_vocab_size": (0, 262_144), "n_classes": (0, 10_000),
+    "n_encoder_layers": (0, 48), "n_decoder_layers": (0, 48), "d_model": (1, 8_192),
+    "n_heads": (1, 128), "d_ff": (1, 32_768), "max_len": (1, 16_384), "pad_id": (0, 262_143),
+    "pe_base": (1.0, 1e9), "dropout": (0.0, 1.0),
+}
+_FLOAT32 = 4  # bytes per weight or activation
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What loading one checkpoint may cost: checked from the config before anything is allocated.
+
+    Attributes:
+        max_parameters: parameters (tied weights counted once).
+        max_len: positions (also sizes the sinusoidal table, which has no stored weight to check).
+        max_activation_bytes: activations for one sequence of ``max_len`` tokens with every
+            attention map and score returned (:func:`activation_bytes`).
+    """
+
+    max_parameters: int = 50_000_000
+    max_len: int = 2_048
+    max_activation_bytes: int = 1 << 30
+
+
+#: The budget every checkpoint load is held to unless the caller passes another one.
+LOAD_BUDGET = Budget()
 
 
 @dataclass(frozen=True)
@@ -36,13 +75,17 @@ class ModelConfig:
         n_classes: number of classes (``"encoder"`` only, at least 2).
         norm: ``"post"`` (Add & Norm after each sublayer, as in the paper) or
             ``"pre"`` (LayerNorm before each sublayer, as in the Annotated Transformer).
-            As in PyTorch's ``nn.Transformer``, each stack ends with a LayerNorm.
         positional: ``"sinusoidal"`` (the paper), ``"learned"`` or ``"none"``.
         pe_base: the base of the sinusoidal encoding (10000 in the paper).
         score: the attention score function: ``"scaled_dot"`` (the paper),
             ``"dot"``, ``"general"`` (Luong) or ``"additive"`` (Bahdanau).
         tie_embeddings: share the decoder's input embedding with its output projection.
         pad_id: the padding token id (0 in every Attnscope tokenizer).
+        final_norm: a LayerNorm after the last layer of each stack. None (the default) follows
+            ``norm``: pre-norm needs one (its residual stream is never normalised otherwise), the
+            paper's post-norm has none (each layer already ends with Add & Norm). True reproduces
+            PyTorch's ``nn.Transformer``, which adds one in both placements; configs saved before
+            this field existed had one and load as True.
     """
 
     architecture: str = "encoder-decoder"
@@ -62,6 +105,7 @@ class ModelConfig:
     score: str = "scaled_dot"
     tie_embeddings: bool = False
     pad_id: int = 0
+    final_norm: bool | None = None
 
     def __post_init__(self) -> None:
         _check_types(self)
@@ -69,17 +113,11 @@ class ModelConfig:
         _check_choice("norm", self.norm, NORMS)
         _check_choice("positional", self.positional, POSITIONALS)
         _check_choice("score", self.score, SCORES)
-        for name in ("d_model", "n_heads", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        _check_limits(self)
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})"
             )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if not self.pe_base > 1.0:
-            raise ValueError(f"pe_base must be greater than 1, got {self.pe_base}")
         if self.has_encoder:
             _check_at_least("src_vocab_size", self.src_vocab_size, 5)
             _check_at_least("n_encoder_layers", self.n_encoder_layers, 1)
@@ -143,7 +181,12 @@ class ModelConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown model config field(s): {', '.join(unknown)}")
-        return cls(**data)
+        return cls(**{"final_norm": True, **data})  # saved before final_norm existed: stacks ended with one
+
+    @property
+    def has_final_norm(self) -> bool:
+        """Whether each stack ends with a LayerNorm (see ``final_norm``)."""
+        return self.norm == "pre" if self.final_norm is None else self.final_norm
 
     @classmethod
     def from_json(cls, text: str) -> "ModelConfig":
@@ -154,26 +197,114 @@ class ModelConfig:
         """
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"model config is not valid JSON: {error}") from None
+        except (ValueError, RecursionError) as error:  # JSONDecodeError, over-long integers, deep nesting
+            raise ValueError(f"model config is not valid JSON: {str(error)[:200]}") from None
         return cls.from_dict(data)
 
 
 def _check_types(config: ModelConfig) -> None:
     for field in fields(config):
         value = getattr(config, field.name)
-        expected = {"str": str, "int": int, "float": (int, float), "bool": bool}[field.type]
+        expected = {"str": str, "int": int, "float": (int, float), "bool": bool,
+                    "bool | None": (bool, type(None))}[field.type]
         # bool is an int subclass: refuse True where a count is meant, and vice versa.
-        wrong_bool = isinstance(value, bool) and field.type != "bool"
+        wrong_bool = isinstance(value, bool) and not field.type.startswith("bool")
         if wrong_bool or not isinstance(value, expected):
-            raise ValueError(f"{field.name} must be of type {field.type}, got {value!r}")
+            raise ValueError(f"{field.name} must be of type {field.type}, got {_show(value)}")
+
+
+def _check_limits(config: ModelConfig) -> None:
+    for name, (low, high) in LIMITS.items():
+        value = getattr(config, name)
+        if name == "dropout":
+            ok, text = low <= value < high, "in [0, 1)"
+        elif name == "pe_base":
+            ok, text = low < value <= high, f"greater than 1 and at most {high:g}"
+        else:
+            ok, text = low <= value <= high, f"at least {low}" if value < low else f"at most {high:,}"
+        if not ok:  # NaN fails every comparison
+            raise ValueError(f"{name} must be {text}, got {_show(value)}")
+
+
+def parameter_count(config: ModelConfig) -> int:
+    """Exact number of parameters the config builds (tied weights counted once), without building it."""
+    c, d = config, config.d_model
+    linear = lambda i, o: i * o + o  # noqa: E731 - weight and bias
+    score = {"general": c.n_heads * c.head_dim ** 2,
+             "additive": c.n_heads * (2 * c.head_dim ** 2 + c.head_dim)}.get(c.score, 0)
+    attention = linear(d, 3 * d) + linear(d, d) + score  # cross: (d→d) + (d→2d) has the same count
+    block = attention + linear(d, c.d_ff) + linear(c.d_ff, d) + 4 * d  # + two LayerNorms
+    total = c.max_len * d if c.positional == "learned" else 0
+    final = 2 * d if c.has_final_norm else 0  # the stack's closing LayerNorm
+    if c.has_encoder:
+        total += c.src_vocab_size * d + c.n_encoder_layers * block + final
+    if c.has_decoder:
+        cross = attention + 2 * d if c.architecture == "encoder-decoder" else 0
+        head = 0 if c.tie_embeddings else d * c.tgt_vocab_size
+        total += c.tgt_vocab_size * d + c.n_decoder_layers * (block + cross) + final + head
+    else:
+        total += linear(d, c.n_classes)
+    return total
+
+
+def activation_bytes(config: ModelConfig, length: int | None = None) -> int:
+    """Estimated peak bytes for one sequence of ``length`` (default ``max_len``) tokens on the
+    explicit path: every layer's attention weights and scores kept, one layer's transients, the
+    per-token hidden states and outputs, and the sinusoidal table (float64 while built)."""
+    c, t = config, config.max_len if length is None else length
+    layers = (c.n_encoder_layers if c.has_encoder else 0) + (c.n_decoder_layers if c.has_decoder else 0)
+    layers += c.n_decoder_layers if c.architecture == "encoder-decoder" else 0
+    square = c.n_heads * t * t  # one layer's (H, Tq, Tk) map
+    transient = 3 * square + (3 * t * t * c.d_model if c.score == "additive" else 0)
+    outputs = c.tgt_vocab_size if c.has_decoder else c.n_classes
+    per_token = t * (8 * c.d_model + c.d_ff + outputs)
+    table = 5 * c.max_len * c.d_model if c.positional == "sinusoidal" else 0
+    return _FLOAT32 * (2 * layers * square + transient + per_token + table)
+
+
+def check_budget(config: ModelConfig, budget: Budget = LOAD_BUDGET) -> None:
+    """Refuse a config whose positions, parameters or activations exceed ``budget``.
+
+    Raises:
+        ValueError: naming the field to reduce and the budget it exceeds.
+    """
+    if config.max_len > budget.max_len:
+        raise ValueError(f"max_len {config.max_len:,} is over the budget of {budget.max_len:,} positions")
+    params = parameter_count(config)
+    if params > budget.max_parameters:
+        raise ValueError(f"{_largest_part(config)} gives {params:,} parameters, over the budget of "
+                         f"{budget.max_parameters:,}")
+    need = activation_bytes(config)
+    if need > budget.max_activation_bytes:
+        raise ValueError(f"max_len {config.max_len:,} with n_heads {config.n_heads} needs about "
+                         f"{need / 2**20:,.0f} MiB of activations, over the budget of "
+                         f"{budget.max_activation_bytes / 2**20:,.0f} MiB")
+
+
+def _largest_part(config: ModelConfig) -> str:
+    """The field whose term dominates the parameter count, as ``"name=value"``."""
+    c = config
+    layers = max(c.n_encoder_layers if c.has_encoder else 0, c.n_decoder_layers if c.has_decoder else 0)
+    vocab = "tgt_vocab_size" if c.has_decoder and c.tgt_vocab_size >= c.src_vocab_size else "src_vocab_size"
+    terms = {vocab: getattr(c, vocab) * c.d_model, "d_ff": 2 * layers * c.d_model * c.d_ff,
+             "d_model": 6 * layers * c.d_model ** 2}
+    if c.positional == "learned":
+        terms["max_len"] = c.max_len * c.d_model
+    name = max(terms, key=terms.__getitem__)
+    return f"{name}={getattr(c, name):,}"
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {_show(value)}")
 
 
 def _check_at_least(name: str, value: int, minimum: int) -> None:
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
+
+
+def _show(value: Any) -> str:
+    """``repr(value)`` cut short: configs may come from untrusted files."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"

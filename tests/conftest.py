@@ -111,3 +111,23 @@ def checkpoint_paths(tmp_path_factory: pytest.TempPathFactory, char_tokenizer: T
 def checkpoints(checkpoint_paths: dict[str, Path]) -> dict[str, Checkpoint]:
     """architecture → the loaded checkpoint (shared: tests must not modify the models)."""
     return {arch: load(path) for arch, path in checkpoint_paths.items()}
+
+
+# ----------------------------------------------------------------------------- the app
+@pytest.fixture
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An empty runs folder for the app (``ATTNSCOPE_RUNS``), so tests never touch the user's runs.
+
+    The catalog cache and the training job registry are process-wide: the catalog is
+    forgotten before and after, and no job is left training.
+    """
+    from app import resources  # the app's caches: only for the tests that use the app
+
+    monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path))
+    resources.entries.clear()
+    yield tmp_path
+    resources.entries.clear()
+    for job in resources.registry().jobs():
+        job.stop()
+        assert job.join(timeout=120)
+        resources.registry().forget(job.name)

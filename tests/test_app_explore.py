@@ -8,18 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
 from app import resources
 from core import ModelConfig, Tokenizer, Transformer, explain, get_task, save_checkpoint
+from tests.apptest_helpers import APP, REVERSE, charts, frames, open_page, spec, titles
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app" / "streamlit_app.py"
-SHIPPED = ROOT / "assets" / "checkpoints"
-REVERSE = SHIPPED / "reverse.safetensors"
 TINY = {"d_model": 16, "n_heads": 2, "d_ff": 32, "dropout": 0.0, "max_len": 24, "n_encoder_layers": 2,
         "n_decoder_layers": 2}
 
@@ -28,7 +24,7 @@ pytestmark = pytest.mark.skipif(not REVERSE.exists(), reason="the shipped revers
 
 # ----------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A runs folder with a tiny random classifier ("run:tiny-classifier") and language model ("run:tiny-lm")."""
     folder = tmp_path_factory.mktemp("runs")
     sentiment, lm = get_task("sentiment"), get_task("lm")
@@ -45,9 +41,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def calls(runs: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
-    """Counts model runs behind the caches (which start empty), with ATTNSCOPE_RUNS pointing at ``runs``."""
-    monkeypatch.setenv("ATTNSCOPE_RUNS", str(runs))
+def calls(tiny_runs: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """Counts model runs behind the caches (which start empty), with ATTNSCOPE_RUNS pointing at ``tiny_runs``."""
+    monkeypatch.setenv("ATTNSCOPE_RUNS", str(tiny_runs))
     counter = {"explain": 0, "batch": 0}
     real_explain, real_batch = resources.explain, resources.explain_batch
 
@@ -69,13 +65,7 @@ def calls(runs: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int
 
 
 def start(ckpt: str = "shipped:reverse", **query: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.session_state["ckpt"] = ckpt
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception
-    return at
+    return open_page("explore", ckpt=ckpt, query=query)
 
 
 def set_text(at: AppTest, text: str) -> AppTest:
@@ -85,31 +75,6 @@ def set_text(at: AppTest, text: str) -> AppTest:
 
 
 # ----------------------------------------------------------------------------- reading the page
-def charts(at: AppTest) -> list:
-    """The page's Altair charts (after checking the last run raised nothing)."""
-    assert not at.exception, at.exception
-    return list(at.get("vega_lite_chart"))
-
-
-def spec(element) -> dict:
-    return json.loads(element.proto.spec)
-
-
-def frames(element) -> list[pd.DataFrame]:
-    """The chart's datasets, in the order its views use them."""
-    data = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets}
-    chart_spec = spec(element)
-    views = chart_spec.get("hconcat") or [chart_spec]
-    names = [view.get("data", {}).get("name") or chart_spec.get("data", {}).get("name") for view in views]
-    return [data[name] for name in names if name in data] or list(data.values())
-
-
-def titles(element) -> list[str]:
-    chart_spec = spec(element)
-    views = chart_spec.get("hconcat") or [chart_spec]
-    return [str((v.get("title") or {}).get("text", v.get("title", ""))) for v in views]
-
-
 def codes(at: AppTest) -> list[str]:
     return [c.value for c in at.code]
 
@@ -183,6 +148,7 @@ def test_empty_text_shows_a_hint_and_does_not_run_the_model(calls, empty):
 
 def test_no_checkpoint_at_all_shows_a_hint(calls, monkeypatch, tmp_path):
     monkeypatch.setattr("app.catalog.SHIPPED_DIR", tmp_path / "none")
+    monkeypatch.setattr("app.catalog.pretrained_models", lambda: [])  # nor any pretrained model installed
     monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path / "empty"))
     resources.entries.clear()
     at = AppTest.from_file(str(APP), default_timeout=120).run()
@@ -378,21 +344,21 @@ def test_compare_two_checkpoints(calls):
 
 
 # ----------------------------------------------------------------------------- other architectures
-def test_classifier_shows_class_probabilities(calls, runs):
+def test_classifier_shows_class_probabilities(calls, tiny_runs):
     at = start("run:tiny-classifier")
     set_text(at, "the movie was really great")
-    expected = explain(runs / "tiny-classifier.safetensors", "the movie was really great").prediction
+    expected = explain(tiny_runs / "tiny-classifier.safetensors", "the movie was really great").prediction
     assert codes(at)[0] == expected.text
     bars = charts(at)[0]
     assert np.allclose(frames(bars)[0]["probability"], expected.probabilities, atol=1e-6)
     assert "generation" not in at.segmented_control(key="view").options
 
 
-def test_language_model_next_token_and_continuation(calls, runs):
+def test_language_model_next_token_and_continuation(calls, tiny_runs):
     at = start("run:tiny-lm")
     text = at.text_area(key="text").value
     at.slider(key="continuation").set_value(3).run()
-    expected = explain(runs / "tiny-lm.safetensors", text, continuation=3).prediction
+    expected = explain(tiny_runs / "tiny-lm.safetensors", text, continuation=3).prediction
     assert codes(at)[0] == expected.text
     assert frames(charts(at)[0])[0]["label"].iloc[0] == expected.labels[0]
     at.segmented_control(key="view").set_value("generation").run()

@@ -13,24 +13,35 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tests.apptest_helpers import SHIPPED, as_matrix, open_page
+from tests.apptest_helpers import find_chart as chart
 from conftest import build_checkpoint, tiny_model  # tests/conftest.py: the shared tiny models
-from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
-from app import resources, teaching
+from app import resources, tables
 from app.charts import teaching as charts
+from app.charts.architecture import architecture_dot
 from core import (
     attention,
     attention_weights,
+    batch_masks,
     combine_masks,
+    ffn_as_convolution,
     load_checkpoint,
+    model_encoding,
+    norm_demo,
+    pad_sentences,
     padding_mask,
+    parameter_table,
+    pe_curves,
+    qkv_projection,
+    random_vectors,
+    rotation_check,
     sinusoidal_encoding,
     subsequent_mask,
+    whitespace_batch,
 )
 
-APP = Path(__file__).resolve().parents[1] / "app" / "streamlit_app.py"
-SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 WORKED_PE = np.array([[0, 1, 0, 1], [0.84147098, 0.54030231, 0.09983342, 0.99500417],
                       [0.90929743, -0.41614684, 0.19866933, 0.98006658],
                       [0.14112001, -0.9899925, 0.29552021, 0.95533649]])
@@ -39,46 +50,6 @@ PE_COLUMNS = ["0 (sin)", "1 (cos)", "2 (sin)", "3 (cos)"]
 
 
 # ----------------------------------------------------------------------------- helpers
-@pytest.fixture
-def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty runs folder, so tests never touch the user's runs."""
-    monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path))
-    return tmp_path
-
-
-def open_page(page: str, query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.switch_page(f"views/{page}.py").run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
-
-
-def charts_in(at: AppTest) -> list[tuple[dict, list[pd.DataFrame]]]:
-    """(spec, datasets) of every Altair chart on the page, in page order."""
-    out = []
-    for element in at.get("vega_lite_chart"):
-        spec = json.loads(element.proto.spec)
-        frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
-        out.append((spec, frames))
-    return out
-
-
-def chart(at: AppTest, title_part: str) -> tuple[dict, pd.DataFrame]:
-    """The first chart whose spec mentions ``title_part``, with its first dataset."""
-    found = [(spec, frames) for spec, frames in charts_in(at) if title_part in json.dumps(spec, ensure_ascii=False)]
-    assert found, f"no chart titled {title_part!r}"
-    spec, frames = found[0]
-    return spec, frames[0]
-
-
-def as_matrix(frame: pd.DataFrame, value: str) -> np.ndarray:
-    n_rows, n_cols = frame["row_index"].max() + 1, frame["col_index"].max() + 1
-    ordered = frame.sort_values(["row_index", "col_index"])
-    return ordered[value].to_numpy(dtype=float).reshape(n_rows, n_cols)
-
-
 def frames_with(at: AppTest, *columns: str) -> list[pd.DataFrame]:
     return [df.value for df in at.dataframe if all(c in df.value.columns for c in columns)]
 
@@ -221,13 +192,13 @@ def test_learned_and_missing_positions_of_a_run(runs, char_tokenizer):
      {"arch_norm": "checkpoint", "norm_batch": 3, "norm_features": 6, "ffn_tokens": 5}),
 ])
 def test_a_hand_edited_link_falls_back_to_defaults(runs, page, query, defaults):
-    at = open_page(page, query)
+    at = open_page(page, query=query)
     assert not at.error
     assert {key: at.session_state[key] for key in defaults} == defaults
 
 
 def test_big_tables_render_and_offer_data_not_chart_export(runs):
-    at = open_page("positional", {"pe_len": "60", "pe_dim": "256"})
+    at = open_page("positional", query={"pe_len": "60", "pe_dim": "256"})
     assert not at.exception and not at.error
     _, frame = chart(at, "PE for 60 positions × 256 dimensions")
     assert len(frame) == 60 * 256
@@ -235,7 +206,7 @@ def test_big_tables_render_and_offer_data_not_chart_export(runs):
 
 
 def test_positional_state_comes_from_the_link(runs):
-    at = open_page("positional", {"pe_dim": "32", "pe_len": "8", "pe_base": "1000"})
+    at = open_page("positional", query={"pe_dim": "32", "pe_len": "8", "pe_base": "1000"})
     assert chart(at, "PE for 8 positions × 32 dimensions (base 1000)")
     assert at.query_params["pe_dim"] in ("32", ["32"])
 
@@ -282,7 +253,7 @@ def test_playground_seed_draws_new_vectors(runs):
     at.number_input(key="pg_seed").set_value(3).run()
     after = playground_table(at)[["dim 1", "dim 2"]].to_numpy()
     assert not np.allclose(before, after)
-    np.testing.assert_allclose(after, teaching.random_vectors(6, 2, 3)[:5])
+    np.testing.assert_allclose(after, random_vectors(6, 2, 3)[:5])
 
 
 def test_saturation_follows_the_dimension_range(runs):
@@ -304,7 +275,7 @@ def test_score_functions_share_the_vectors(runs):
     table = playground_table(at)
     scores = frames_with(at, "additive score", "scaled dot weight")[0]
     vectors = table[["dim 1", "dim 2"]].to_numpy()
-    query = teaching.random_vectors(6, 2, 0)[5]
+    query = random_vectors(6, 2, 0)[5]
     np.testing.assert_allclose(scores["dot score"], vectors @ query, atol=1e-9)
     np.testing.assert_allclose(scores["scaled dot score"], vectors @ query / math.sqrt(2), atol=1e-9)
     for name in ("additive", "general", "dot", "scaled dot"):
@@ -319,7 +290,7 @@ def test_key_value_store_retrieves_the_weighted_values(runs):
     at.slider(key="pg_beta").set_value(2.0).run()
     table = frames_with(at, "value vector", "weight")[0]
     np.testing.assert_allclose(table["weight"], core_weights(table["score q·k"], 2.0), atol=1e-7)
-    values = teaching.random_vectors(5, 3, 7)
+    values = random_vectors(5, 3, 7)
     _, bars = chart(at, "What the query retrieves")
     soft = bars[bars["series"].str.startswith("soft")]["value"].to_numpy()
     np.testing.assert_allclose(soft, table["weight"].to_numpy() @ values, atol=1e-6)
@@ -334,8 +305,8 @@ def test_cross_attention_takes_keys_and_values_from_y(runs):
     at.toggle(key="pg_cross").set_value(True).run()
     cross_map = frames_with(at, "Yo", "tengo", "gatos")[0]
     assert cross_map.shape == (4, 3)
-    x, y = teaching.random_vectors(4, 4, 11), teaching.random_vectors(3, 4, 13)
-    proj = teaching.project(x, y, True, 0)
+    x, y = random_vectors(4, 4, 11), random_vectors(3, 4, 13)
+    proj = qkv_projection(x, y, True, 0)
     _, weights = attention(torch.tensor(x @ proj.w_q), torch.tensor(y @ proj.w_k), torch.tensor(y @ proj.w_v))
     np.testing.assert_allclose(cross_map.to_numpy(dtype=float), weights.numpy(), atol=1e-9)
     assert any("core.attention(Q, K, V) matches" in s.value for s in at.success)
@@ -445,8 +416,8 @@ def test_layernorm_rows_and_batchnorm_columns(runs):
     np.testing.assert_allclose(cols["mean (BatchNorm)"], 0, atol=1e-4)
     np.testing.assert_allclose(cols["std (BatchNorm)"], 1, atol=1e-3)
     assert not np.allclose(rows["std (BatchNorm)"], 1, atol=1e-2)  # the other norm does not do this
-    demo = teaching.norm_demo(2, 4, 5, 0)
-    x = torch.tensor(demo["x"])
+    demo = norm_demo(2, 4, 5, 0)
+    x = torch.tensor(demo.x)
     _, frame = chart(at, "LayerNorm: each row")
     np.testing.assert_allclose(as_matrix(frame, "value"),
                                torch.nn.functional.layer_norm(x, (5,)).reshape(-1, 5).numpy(), atol=1e-9)
@@ -476,7 +447,7 @@ def layer_data(layered) -> pd.DataFrame:
 ])
 def test_parameter_formulas_match_every_configuration(architecture, overrides):
     model = tiny_model(architecture, **overrides)
-    table = teaching.parameter_table(model.parameter_counts(), model.config)
+    table = tables.parameter_frame(parameter_table(model.parameter_counts(), model.config))
     assert (table["parameters"] == table["from the formula"]).all(), table
     assert table["parameters"].sum() == sum(p.numel() for p in model.parameters())
 
@@ -484,14 +455,14 @@ def test_parameter_formulas_match_every_configuration(architecture, overrides):
 @pytest.mark.parametrize("architecture", ["encoder-decoder", "encoder", "decoder"])
 def test_architecture_dot_names_the_blocks(architecture):
     config = tiny_model(architecture).config
-    dot = charts.architecture_dot(config)
+    dot = architecture_dot(config)
     assert dot.startswith("digraph") and dot.rstrip().endswith("}")
     assert dot.count("{") == dot.count("}")
     assert ("Encoder layer" in dot) == config.has_encoder
     assert ("masked self-attention" in dot) == config.has_decoder
     assert ("cross-attention" in dot) == (architecture == "encoder-decoder")
     with pytest.raises(ValueError):
-        charts.architecture_dot(config, norm="middle")
+        architecture_dot(config, norm="middle")
 
 
 def test_grid_heatmap_has_one_row_per_cell():
@@ -510,38 +481,39 @@ def test_mask_heatmap_uses_two_labelled_colours():
 
 
 def test_rotation_and_pe_helpers():
-    check = teaching.rotation_check(30, 16, 10000.0, 7, 3)
+    check = tables.rotation_frame(rotation_check(30, 16, 10000.0, 7, 3), 7, 3)
     assert len(check) == 30 and check["max |difference|"].max() < 1e-5
     with pytest.raises(ValueError):
-        teaching.rotation_check(5, 4, 100.0, 1, 2)
-    curves = teaching.pe_curves(16, 100.0, [0, 5], 10)
+        rotation_check(5, 4, 100.0, 1, 2)
+    curves = tables.curves_frame(pe_curves(16, 100.0, [0, 5], 10), 16)
     assert set(curves["dimension"]) == {"0 (sin)", "5 (cos)"} and curves["at_token"].sum() == 20
 
 
 def test_projection_ffn_and_norm_helpers_agree_with_torch():
-    x, y = teaching.random_vectors(4, 4, 1), teaching.random_vectors(3, 4, 2)
+    x, y = random_vectors(4, 4, 1), random_vectors(3, 4, 2)
     for cross in (False, True):
-        proj = teaching.project(x, y, cross, 5)
+        proj = qkv_projection(x, y, cross, 5)
         assert proj.weights.shape == (4, 3 if cross else 4) and proj.max_error < 1e-6  # float32 softmax
         np.testing.assert_allclose(proj.weights.sum(axis=1), 1.0, atol=1e-6)
-    assert float(teaching.ffn_as_convolution(6, 4, 8, 1)["max_error"]) < 1e-12
-    demo = teaching.norm_demo(3, 2, 4, 9)
-    assert float(demo["layer_error"]) < 1e-12 and float(demo["batch_error"]) < 1e-12
+    assert float(ffn_as_convolution(6, 4, 8, 1).max_error) < 1e-12
+    demo = norm_demo(3, 2, 4, 9)
+    assert float(demo.layer_error) < 1e-12 and float(demo.batch_error) < 1e-12
 
 
 def test_batches_pad_with_zero_and_refuse_empty_input():
-    ids, tokens = teaching.whitespace_batch(["a b", "c"])
+    batch = whitespace_batch(["a b", "c"])
+    ids, tokens = batch.ids, batch.tokens
     assert ids.tolist() == [[4, 5], [6, 0]] and tokens[1] == ["c", "<pad>"]
     with pytest.raises(ValueError):
-        teaching.pad_batch([[]], [[]])
-    masks = teaching.batch_masks(ids)
-    assert masks["combined"].shape == (2, 2, 2) and not masks["combined"][1, 1, 1]
+        pad_sentences([[]], [[]])
+    masks = batch_masks(ids)
+    assert masks.combined.shape == (2, 2, 2) and not masks.combined[1, 1, 1]
 
 
 def test_model_encoding_rejects_text_without_tokens(checkpoints):
     with pytest.raises(ValueError):
-        teaching.model_encoding(checkpoints["encoder-decoder"], "   ")
-    encoding = teaching.model_encoding(checkpoints["encoder-decoder"], "hello")
+        model_encoding(checkpoints["encoder-decoder"], "   ")
+    encoding = model_encoding(checkpoints["encoder-decoder"], "hello")
     assert encoding.embeddings.shape == encoding.positional.shape == (5, 16)
     np.testing.assert_allclose(encoding.positional, sinusoidal_encoding(5, 16).numpy(), atol=1e-7)
 

@@ -3,30 +3,17 @@ the share link work, and bad input gets a clear message."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.views.lesson import STAGES
 from core import load_checkpoint, trace_translation
+from tests.apptest_helpers import SHIPPED, open_page
 
-APP = Path(__file__).resolve().parents[1] / "app" / "streamlit_app.py"
-TRANSLATION = Path(__file__).resolve().parents[1] / "assets" / "checkpoints" / "translation.safetensors"
-
-
-@pytest.fixture
-def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path))
-    return tmp_path
+TRANSLATION = SHIPPED / "translation.safetensors"
 
 
 def open_lesson(query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.switch_page("views/lesson.py")
-    return at.run()
+    return open_page("lesson", query=query, timeout=60)
 
 
 def test_every_stage_draws_without_error(runs):

@@ -2,86 +2,30 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-import time
 from dataclasses import asdict
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 import torch
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id  # how AppTest names media files
 from streamlit.testing.v1 import AppTest
 
-from app import resources
+from app.charts import attention
 from app.charts import training as charts
-from app.job_registry import registry
-from core import (PRESETS, TrainConfig, explain, load_checkpoint, noam_lr, save_checkpoint, smoothed_targets,
-                  snapshot_maps)
+from app.resources import registry
+from core import (PRESETS, TrainConfig, explain, load_checkpoint, noam_curve, noam_lr, save_checkpoint,
+                  smoothed_targets, smoothing_example, snapshot_maps)
+from tests.apptest_helpers import REVERSE, as_matrix, chart, charts_in, open_page, wait_until
 from tests.conftest import build_checkpoint, tiny_model
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app" / "streamlit_app.py"
-SHIPPED = ROOT / "assets" / "checkpoints"
-REVERSE = SHIPPED / "reverse.safetensors"
-
-
-@pytest.fixture(autouse=True)
-def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path))
-    resources.entries.clear()  # the catalog cache is process-wide: forget the last test's runs folder
-    yield tmp_path
-    for job in registry().jobs():  # the registry is process-wide: leave no job training
-        job.stop()
-        assert job.join(timeout=120)
-        registry().forget(job.name)
+pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs folder, no job left training
+weights = as_matrix
 
 
 def page(name: str, ckpt: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120).run()
-    if ckpt is not None:
-        at.selectbox(key="ckpt").set_value(ckpt).run()
-    at.switch_page(f"views/{name}.py").run()
-    assert not at.exception
-    return at
-
-
-def charts_in(at: AppTest) -> dict[str, list[pd.DataFrame]]:
-    """Every Altair chart on the page: its title → the data frames it was sent."""
-    found = {}
-    for element in at.get("vega_lite_chart"):
-        spec = json.loads(element.proto.spec)
-        title = spec.get("title", "")
-        title = title.get("text", "") if isinstance(title, dict) else title
-        found[title] = [pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets]
-    return found
-
-
-def chart(at: AppTest, prefix: str) -> list[pd.DataFrame]:
-    matches = [frames for title, frames in charts_in(at).items() if title.startswith(prefix)]
-    assert matches, f"no chart titled {prefix!r}; found {list(charts_in(at))}"
-    return matches[0]
-
-
-def weights(frame: pd.DataFrame, value: str = "weight") -> np.ndarray:
-    """A heatmap frame back to its matrix."""
-    rows, cols = frame["row_index"].max() + 1, frame["col_index"].max() + 1
-    matrix = np.zeros((rows, cols))
-    matrix[frame["row_index"], frame["col_index"]] = frame[value]
-    return matrix
-
-
-def wait_until(at: AppTest, done, limit_s: float = 90.0) -> None:
-    """Re-run the page (as its polling fragment would) until ``done(at)``; bounded."""
-    deadline = time.monotonic() + limit_s
-    while not done(at):
-        assert time.monotonic() < deadline, "the training job did not finish in time"
-        time.sleep(0.5)
-        at.run()
-        assert not at.exception
+    return open_page(name, ckpt=ckpt)
 
 
 def set_tiny_run(at: AppTest, name: str, steps: int) -> None:
@@ -95,19 +39,23 @@ def set_tiny_run(at: AppTest, name: str, steps: int) -> None:
 
 # ----------------------------------------------------------------------------- pure charts
 def test_noam_frame_and_peak_are_core_values():
-    frame = charts.noam_frame(5000, d_model=64, warmup=400, max_points=100)
+    curve = noam_curve(5000, d_model=64, warmup=400, max_points=100)
+    frame = charts.noam_frame(curve)
     assert len(frame) <= 102 and frame["step"].iloc[-1] == 5000 and 400 in set(frame["step"])
     assert np.allclose(frame["lr"], [noam_lr(int(s), 64, 400) for s in frame["step"]])
-    assert charts.noam_peak(5000, 64, 400) == (400, noam_lr(400, 64, 400))
-    assert charts.noam_peak(100, 64, 400) == (100, noam_lr(100, 64, 400))  # still warming up at the end
+    assert (curve.peak_step, curve.peak_lr) == (400, noam_lr(400, 64, 400))
+    short = noam_curve(100, 64, 400)
+    assert (short.peak_step, short.peak_lr) == (100, noam_lr(100, 64, 400))  # still warming up at the end
 
 
 def test_difference_map_is_centred_on_zero():
     first, second = np.array([[0.2, 0.8], [0.5, 0.5]]), np.array([[0.6, 0.4], [0.5, 0.5]])
-    spec = charts.difference_map(first, second, ["a", "b"], ["a", "b"], title="d").to_dict()
+    figure, diff, same = attention.triptych(first, second, (["a", "b"], ["a", "b"]), (["a", "b"], ["a", "b"]),
+                                            titles=("first", "second"), difference_title="d")
+    spec = figure.to_dict()["hconcat"][-1]
     assert spec["encoding"]["color"]["scale"]["domain"] == pytest.approx([-0.4, 0.4])
-    (records,) = spec["datasets"].values()
-    assert np.allclose(weights(pd.DataFrame(records), "difference"), second - first)
+    records = figure.to_dict()["datasets"][spec["data"]["name"]]
+    assert same and np.allclose(weights(pd.DataFrame(records), "change"), second - first)
 
 
 # ----------------------------------------------------------------------------- train page
@@ -127,7 +75,8 @@ def test_teaching_plots_match_core(runs):
     assert metrics["Peak learning rate"] == f"{noam_lr(200, d_model, 200):.3e}"
     assert metrics["Reached at step"] == "200"
 
-    expected = smoothed_targets(torch.tensor(charts.EXAMPLE_TARGETS), len(charts.EXAMPLE_VOCAB), 0.3, pad_id=0)
+    example = smoothing_example(0.3)
+    expected = smoothed_targets(torch.tensor(example.targets), len(example.vocab), 0.3, pad_id=0)
     (smooth,) = chart(at, "Label-smoothed targets")
     assert np.allclose(weights(smooth, "probability"), expected.numpy())
     table = next(d.value for d in at.dataframe if "0:<pad>" in d.value.columns)
@@ -140,12 +89,9 @@ def test_teaching_plots_match_core(runs):
 
 
 def test_a_shared_link_restores_settings_and_ignores_nonsense(runs):
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params.update({"train_task": "sort", "train_steps": "1234", "train_smoothing": "7",
-                            "train_preset": "enormous", "train_batch": "abc"})
-    at.run()
-    at.switch_page("views/train.py").run()
-    assert not at.exception and not at.error
+    at = open_page("train", query={"train_task": "sort", "train_steps": "1234", "train_smoothing": "7",
+                                   "train_preset": "enormous", "train_batch": "abc"})
+    assert not at.error
     assert at.selectbox(key="train_task").value == "sort"
     assert at.number_input(key="train_steps").value == 1234
     assert at.slider(key="train_smoothing").value == 0.9  # clamped into range
@@ -279,7 +225,7 @@ def test_side_by_side_snapshots_and_checkpoints(runs, char_tokenizer):
     assert at.radio(key="sbs_mode").value == "snapshots"
     at.selectbox(key="sbs_kind").set_value("encoder").run()
     assert at.select_slider(key="sbs_step_a").value == steps[0]
-    diff = weights(chart(at, "Difference")[0], "difference")
+    diff = weights(chart(at, "Difference")[0], "change")
     maps_a, maps_b = (snapshot_maps(ckpt.extra_tensors, s)["encoder"][0, 0] for s in (steps[0], steps[-1]))
     assert np.allclose(diff, maps_b - maps_a, atol=1e-6) and np.abs(diff).max() > 0
 
@@ -288,7 +234,7 @@ def test_side_by_side_snapshots_and_checkpoints(runs, char_tokenizer):
     at.text_area(key="sbs_text").input("abcd").run()
     at.selectbox(key="sbs_kind").set_value("encoder").run()
     assert not at.exception
-    diff = weights(chart(at, "Difference")[0], "difference")
+    diff = weights(chart(at, "Difference")[0], "change")
     ours = explain(ckpt, "abcd").attention["encoder"][0, 0]
     theirs = explain(load_checkpoint(runs / "random.safetensors"), "abcd").attention["encoder"][0, 0]
     assert np.allclose(diff, theirs - ours, atol=1e-5) and np.abs(diff).max() > 0

@@ -185,10 +185,7 @@ def test_config_that_does_not_match_the_weights_names_the_field(
 ) -> None:
     path = build_checkpoint(tmp_path / "changed.safetensors", "encoder-decoder", char_tokenizer, **built_with)
     rewrite(path, config=change)
-    assert read_info(path).config.to_dict().items() >= change.items()  # the header itself is valid
-    with pytest.raises(CheckpointError) as caught:
-        load(path)
-    assert path.name in str(caught.value) and field in str(caught.value)
+    refused(path, field)  # from the header's shapes alone: read_info refuses it too
 
 
 def test_config_with_more_layers_than_the_weights_lists_the_missing_keys(saved: Path) -> None:
@@ -199,12 +196,13 @@ def test_config_with_more_layers_than_the_weights_lists_the_missing_keys(saved: 
 
 def test_renamed_module_lists_unexpected_and_missing_keys(saved: Path) -> None:
     def rename(metadata, tensors):
-        tensors["decoder_norm.gain"] = tensors.pop("decoder_norm.weight")
+        tensors["decoder_layers.0.norm1.gain"] = tensors.pop("decoder_layers.0.norm1.weight")
 
     rewrite(saved, edit=rename)
     with pytest.raises(CheckpointError) as caught:
         load(saved)
-    assert "decoder_norm.weight" in str(caught.value) and "decoder_norm.gain" in str(caught.value)
+    message = str(caught.value)
+    assert "decoder_layers.0.norm1.weight" in message and "decoder_layers.0.norm1.gain" in message
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])

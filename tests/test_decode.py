@@ -21,10 +21,12 @@ def inputs(architecture: str, batch: int = 1, seed: int = 0) -> tuple[torch.Tens
 
 def rigged(model: Transformer, token: int, margin: float = 5.0) -> Transformer:
     """Make ``token`` the most likely next token everywhere (all others tie at 0)."""
+    # the last LayerNorm before the output layer: the stack's final norm, or (post-norm) the last layer's
+    last = model.decoder_norm if model.config.has_final_norm else model.decoder_layers[-1].norm3
     with torch.no_grad():
-        model.decoder_norm.weight.zero_()
-        model.decoder_norm.bias.zero_()
-        model.decoder_norm.bias[0] = 1.0
+        last.weight.zero_()
+        last.bias.zero_()
+        last.bias[0] = 1.0
         model.lm_head.weight.zero_()
         model.lm_head.weight[token, 0] = margin
     return model
@@ -120,13 +122,50 @@ def test_batched_greedy_equals_one_row_at_a_time(architecture: str) -> None:
 
 @pytest.mark.parametrize("architecture", GENERATING)
 def test_generation_stops_at_eos(architecture: str) -> None:
+    # (beam search answers non-empty here: see the next test)
     model = rigged(tiny_model(architecture), EOS)
     src, prefix = inputs(architecture)
     for gen in (greedy(model, src, prefix, eos_id=EOS, max_new_tokens=10),
-                beam_search(model, src, prefix, eos_id=EOS, max_new_tokens=10, beam_size=3),
                 sample(model, src, prefix, eos_id=EOS, max_new_tokens=10, generator=torch.Generator(), top_k=1)):
         assert gen.ids.tolist() == [[BOS, EOS]] and gen.finished.tolist() == [True]
         assert gen.output.attention["decoder"].shape[-2:] == (1, 1)
+
+
+@pytest.mark.parametrize("architecture", GENERATING)
+@pytest.mark.parametrize("min_new_tokens", [0, 1, 3])
+def test_beam_never_returns_an_empty_output_while_a_non_empty_one_exists(architecture: str, min_new_tokens: int) -> None:
+    # the model wants <eos> at once; beam search still answers with the best non-empty sequence
+    model = rigged(tiny_model(architecture), EOS)
+    src, prefix = inputs(architecture)
+    gen = beam_search(model, src, prefix, eos_id=EOS, max_new_tokens=10, beam_size=3, min_new_tokens=min_new_tokens)
+    ids = gen.ids[0].tolist()
+    assert gen.finished.tolist() == [True] and ids[-1] == EOS and EOS not in ids[1:-1]
+    assert len(ids) - 2 == max(1, min_new_tokens)  # the shortest non-empty output the rules allow
+    assert float(gen.scores[0]) == pytest.approx(sequence_logprob(model, src, ids), abs=1e-4)
+
+
+@pytest.mark.parametrize("architecture", GENERATING)
+def test_beam_with_a_budget_too_short_to_finish_returns_an_unfinished_non_empty_output(architecture: str) -> None:
+    model = rigged(tiny_model(architecture), 5)  # never says <eos> first
+    src, prefix = inputs(architecture)
+    gen = beam_search(model, src, prefix, eos_id=EOS, max_new_tokens=3, beam_size=4, min_new_tokens=0)
+    assert gen.finished.tolist() == [False] and gen.ids.tolist() == [[BOS, 5, 5, 5]]
+    greedy_gen = greedy(model, src, prefix, eos_id=EOS, max_new_tokens=3)
+    assert greedy_gen.ids.tolist() == gen.ids.tolist()
+
+
+def test_beam_decodes_a_batch_like_each_row_alone() -> None:
+    model = tiny_model("encoder-decoder", seed=5)
+    src, prefix = inputs("encoder-decoder", batch=4, seed=5)
+    src[1, 4:] = PAD  # rows of different lengths
+    batched = beam_search(model, src, prefix, eos_id=EOS, max_new_tokens=9, beam_size=3)
+    for b in range(4):
+        alone = beam_search(model, src[b : b + 1], prefix[b : b + 1], eos_id=EOS, max_new_tokens=9, beam_size=3)
+        width = alone.ids.size(1)
+        assert batched.ids[b, :width].tolist() == alone.ids[0].tolist()
+        assert torch.all(batched.ids[b, width:] == PAD)
+        assert batched.finished[b] == alone.finished[0]
+        assert float(batched.scores[b]) == pytest.approx(float(alone.scores[0]), abs=1e-4)
 
 
 @pytest.mark.parametrize("architecture", GENERATING)
@@ -167,7 +206,8 @@ def test_exhaustive_beam_finds_the_best_finished_sequence_and_beats_greedy(archi
     src = random_ids(1, 3, vocab=6, seed=seed) if architecture == "encoder-decoder" else None
     prefix = torch.tensor([[BOS]])
     beam = beam_search(model, src, prefix, eos_id=EOS, max_new_tokens=3, beam_size=256, length_penalty=0.0)
-    finished = [[BOS, *body, EOS] for n in range(3) for body in itertools.product([t for t in range(6) if t != EOS],
+    # the empty output is left out: beam search only returns it when nothing else exists
+    finished = [[BOS, *body, EOS] for n in range(1, 3) for body in itertools.product([t for t in range(6) if t != EOS],
                                                                                 repeat=n)]
     scores = {tuple(ids): sequence_logprob(model, src, ids) for ids in finished}
     best_ids = max(scores, key=scores.get)
@@ -175,7 +215,7 @@ def test_exhaustive_beam_finds_the_best_finished_sequence_and_beats_greedy(archi
     assert float(beam.scores[0]) == pytest.approx(scores[best_ids], abs=1e-4)
     assert float(beam.scores[0]) == pytest.approx(scores[tuple(beam.ids[0].tolist())], abs=1e-4)
     best = greedy(model, src, prefix, eos_id=EOS, max_new_tokens=3)
-    if bool(best.finished[0]):
+    if bool(best.finished[0]) and best.ids.size(1) > 2:
         assert float(beam.scores[0]) >= float(best.scores[0]) - 1e-5
 
 
@@ -257,3 +297,33 @@ def test_decoding_never_emits_the_padding_token(architecture: str) -> None:
     src, prefix = inputs(architecture)
     gen = greedy(model, src, prefix, eos_id=EOS, max_new_tokens=4)
     assert PAD not in gen.ids[0, 1:].tolist()
+
+
+# ---------------------------------------------------------------- row labels
+@pytest.mark.parametrize("architecture", GENERATING)
+def test_each_row_reads_its_input_and_predicts_the_next_token(architecture: str) -> None:
+    model = tiny_model(architecture, seed=7)
+    src, prefix = inputs(architecture, batch=2, seed=7)
+    for gen in (greedy(model, src, prefix, eos_id=EOS, max_new_tokens=6),
+                beam_search(model, src, prefix, eos_id=EOS, max_new_tokens=6, beam_size=2)):
+        rows = gen.output.attention["decoder"].shape[-2]
+        assert gen.inputs.shape[1] == gen.predicted.shape[1] == rows
+        assert torch.equal(gen.inputs[:, 1:], gen.predicted[:, :-1])  # one step behind, by construction
+        # a row's most likely token is what it predicted (greedy), and the step log-probabilities add up
+        steps = gen.step_log_probs()
+        torch.testing.assert_close(steps.sum(1), gen.scores, atol=1e-4, rtol=0)
+    greedy_gen = greedy(model, src, prefix, eos_id=EOS, max_new_tokens=6)
+    logits = greedy_gen.output.logits.clone()
+    logits[..., [PAD, BOS]] = float("-inf")
+    real = greedy_gen.predicted != PAD
+    assert torch.equal(logits.argmax(-1)[real], greedy_gen.predicted[real])
+
+
+def test_row_labels_say_what_each_row_reads_and_predicts() -> None:
+    from core.inspect.records import row_labels
+
+    assert row_labels(["<bos>", "el", "gato"], ["el", "gato", "<eos>"]) == [
+        "after ‹<bos>› → predicts ‹el›", "after ‹el› → predicts ‹gato›", "after ‹gato› → predicts ‹<eos>›",
+    ]
+    with pytest.raises(ValueError):
+        row_labels(["<bos>"], [])

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from core.inspect import decode
 from core.io.checkpoint import Checkpoint, CheckpointError
 from core.io.checkpoint import save as save_checkpoint
-from core.inspect.explainer import MAX_TEXT_CHARS, explain, main
+from core.inspect.explainer import explain, main
+from core.inspect.inputs import MAX_TEXT_CHARS
 from core.inspect.records import Explanation
 from tests.conftest import BOS, LABELS, tiny_model
 
@@ -137,9 +138,9 @@ def test_input_at_the_limit_is_kept_and_one_more_token_is_truncated(checkpoints,
 @pytest.mark.parametrize("size", [10_000, 100_000])
 def test_huge_paste_is_truncated_quickly(checkpoints, architecture: str, size: int) -> None:
     text = ("the quick brown fox " * (size // 20 + 1))[:size]
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time of this process: independent of other load on the machine
     result = explain(checkpoints[architecture], text)
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
     assert result.truncated
     check_valid(result, text)
     if size > MAX_TEXT_CHARS:

@@ -8,18 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from app.jobs import (FAILED, FINISHED, RUNNING, STOPPED, JobRefused, JobRegistry, check, default_name,
-                      describe_error, sanitize_name)
+from app.jobs import (FAILED, FINISHED, RUNNING, STOPPED, JobRefused, JobRegistry, default_name, describe_error,
+                      sanitize_name)
 from core import TrainConfig, load_checkpoint, snapshot_maps
 
 TINY = dict(task="copy", preset="tiny", train_size=300, batch_size=16, eval_every=10, snapshot_every=10,
             progress=False, device="cpu")
 
 
-@pytest.fixture(autouse=True)
-def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path))
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs folder
 
 
 @pytest.fixture
@@ -92,7 +89,7 @@ def test_stop_mid_run_keeps_a_checkpoint_that_loads(registry, runs):
 def test_a_crashing_job_records_its_message_not_a_traceback(registry, runs):
     config = tiny(runs, steps=10, d_model=30, n_heads=4)  # 30 is not divisible by 4: fails inside train()
     with pytest.raises(ValueError, match="divisible"):
-        check(config)  # the page asks first …
+        config.check()  # the page asks first …
     job = registry.start("broken", config)  # … but a job that crashes anyway says why
     assert job.join(timeout=120)
     view = job.view()
@@ -116,12 +113,12 @@ def test_a_second_concurrent_job_is_refused(registry, runs):
 
 def test_check_refuses_bad_settings_before_anything_runs():
     with pytest.raises(ValueError, match="tie_embeddings"):
-        check(TrainConfig(task="sentiment", preset="tiny", tie_embeddings=True))
+        TrainConfig(task="sentiment", preset="tiny", tie_embeddings=True).check()
     with pytest.raises(ValueError, match="device"):
-        check(TrainConfig(task="copy", preset="tiny", device="quantum"))
+        TrainConfig(task="copy", preset="tiny", device="quantum").check()
     with pytest.raises(ValueError, match="warmup"):
         TrainConfig(task="copy", warmup=0)
-    check(TrainConfig(task="lm", preset="tiny"))  # a valid one passes
+    TrainConfig(task="lm", preset="tiny").check()  # a valid one passes
 
 
 def test_run_names_are_safe_file_stems():

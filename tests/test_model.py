@@ -8,7 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.config import ARCHITECTURES, SCORES
+from core.config import ARCHITECTURES, SCORES, ModelConfig, parameter_count
+from core.model.layers import LayerCall
 from core.model.transformer import AttentionControls, Transformer
 from tests.conftest import BOS, PAD, random_ids, tiny_model
 
@@ -273,3 +274,33 @@ def test_missing_input_is_rejected(architecture: str, missing: str) -> None:
     batch.pop(missing)
     with pytest.raises(ValueError, match=missing):
         tiny_model(architecture)(**batch)
+
+
+@pytest.mark.parametrize("norm, final", [("post", False), ("pre", True)])
+def test_the_paper_post_norm_stack_has_no_final_layernorm(norm: str, final: bool) -> None:
+    model = tiny_model("encoder-decoder", norm=norm)
+    names = {name for name, _ in model.named_parameters()}
+    assert model.config.has_final_norm is final
+    assert ("encoder_norm.weight" in names) is final and ("decoder_norm.weight" in names) is final
+    src = random_ids(1, 5)
+    with torch.inference_mode():
+        memory, _, _ = model.encode(src)
+        x = model._embed(src, model.src_embed)
+        for layer in model.encoder_layers:
+            x, _ = layer(x, None, LayerCall())
+        assert isinstance(model.encoder_norm, torch.nn.LayerNorm) is final
+        expected = model.encoder_norm(x) if final else x
+    torch.testing.assert_close(memory, expected)  # post-norm: the last Add & Norm is the output
+
+
+def test_configs_saved_before_final_norm_existed_keep_their_final_layernorm() -> None:
+    old = {k: v for k, v in tiny_model("encoder-decoder").config.to_dict().items() if k != "final_norm"}
+    restored = ModelConfig.from_dict(old)
+    assert restored.final_norm is True and restored.has_final_norm
+    assert ModelConfig.from_dict(tiny_model("encoder-decoder").config.to_dict()).has_final_norm is False
+
+
+def test_parameter_count_follows_the_final_norm() -> None:
+    for norm, final_norm in itertools.product(("post", "pre"), (None, True, False)):
+        model = tiny_model("encoder-decoder", norm=norm, final_norm=final_norm)
+        assert parameter_count(model.config) == sum(p.numel() for p in model.parameters())

@@ -1,5 +1,6 @@
-"""Attention charts for the Explore page: head heatmaps, the layer × head grid, BertViz-style lines,
-per-head statistics, prediction bars and single attention rows.
+"""Attention charts: one head's heatmap, a signed (difference or score) heatmap, the before | after |
+difference triptych, the layer × head grid, BertViz-style lines, per-head statistics, prediction bars
+and single attention rows. Every page that draws attention draws it with these.
 
 Pure functions (numpy in, Altair chart out), no Streamlit calls. Orientation everywhere:
 rows = query tokens (attending), columns = key tokens (attended to).
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from app.charts import base
+from core import difference
 
 QUERY_TITLE = "query token (attending)"
 KEY_TITLE = "key token (attended to)"
@@ -68,6 +70,26 @@ def side_by_side(*figures: alt.Chart) -> alt.HConcatChart:
         figure.autosize = alt.Undefined
         bare.append(figure)
     return alt.hconcat(*bare).resolve_scale(color="independent")
+
+
+def triptych(first: np.ndarray, second: np.ndarray, first_axes: tuple[Sequence[str], Sequence[str]],
+             second_axes: tuple[Sequence[str], Sequence[str]], *, titles: tuple[str, str], difference_title: str,
+             font_scale: float = 1.0) -> tuple[alt.HConcatChart, np.ndarray, bool]:
+    """First | second | second − first in one row; the difference covers the block both maps share.
+
+    Returns (chart, difference, whether the two maps have the same shape).
+    """
+    diff, same = difference(second, first)
+    size = max(180, heatmap_size(*diff.shape, font_scale=font_scale) * 2 // 3)  # three fit side by side
+    rows, cols = diff.shape
+    queries, keys = second_axes
+    figure = side_by_side(
+        head_heatmap(first, *first_axes, title=titles[0], font_scale=font_scale, size=size, legend=False),
+        head_heatmap(second, *second_axes, title=titles[1], font_scale=font_scale, size=size),
+        signed_heatmap(diff, list(queries)[:rows], list(keys)[:cols], title=difference_title,
+                       font_scale=font_scale, size=size),
+    )
+    return figure, diff, same
 
 
 def tidy_maps(maps: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:

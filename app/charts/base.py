@@ -16,6 +16,28 @@ DIVERGING = "blueorange"  # for signed values (differences, encodings); colour-b
 CATEGORY = "tableau10"
 
 
+def title(text: str, font_scale: float = 1.0, subtitle: str | None = None, **kwargs) -> alt.Title:
+    """A chart title (and optional subtitle) sized for the screen or the projector."""
+    extra = {"subtitle": subtitle, "subtitleFontSize": 11 * font_scale} if subtitle else {}
+    return alt.Title(text, fontSize=14 * font_scale, **extra, **kwargs)
+
+
+def axis(font_scale: float = 1.0, **kwargs) -> alt.Axis:
+    """An axis with readable labels; ``None`` options are left to Altair."""
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    return alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, **kwargs)
+
+
+def legend(name: str, font_scale: float = 1.0, **kwargs) -> alt.Legend:
+    return alt.Legend(title=name, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, **kwargs)
+
+
+def pad(chart):
+    """Keep the plot area at the size asked for, titles and legends around it (Streamlit would
+    otherwise fit the whole chart, labels and legend included, into width × height)."""
+    return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+
+
 def visible(token: str) -> str:
     """A token as it should be read on screen: whitespace and control characters drawn as symbols."""
     pictures = {" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"}

@@ -1,5 +1,5 @@
-"""Pictures for the guided lesson: vectors as strips, small matrices, one attention row,
-and the output distribution. Pure functions: arrays in, Altair charts out.
+"""Pictures for the guided lesson: vectors as strips and the output distribution (its attention
+maps are drawn by :mod:`app.charts.attention`). Pure functions: arrays in, Altair charts out.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import DIVERGING, SEQUENTIAL, heatmap, label_tokens
+from app.charts.base import DIVERGING, heatmap, label_tokens
 
 
 def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight: int | None = None,
@@ -28,23 +28,6 @@ def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight:
     return heatmap(shown, rows, cols, title=title_text, x_title="dimension", y_title="token", value="value",
                    scheme=DIVERGING, domain=(-limit, limit), size=min(16 * width, 560),
                    font_scale=font_scale).properties(height=min(26 * len(rows) + 10, 420))
-
-
-def weights_matrix(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
-                   font_scale: float = 1.0) -> alt.Chart:
-    """An attention map (Tq, Tk) on the fixed 0–1 scale, rows labelled as queries."""
-    return heatmap(weights, label_tokens(rows), label_tokens(cols), title=title, x_title="key (attended to)",
-                   y_title="query (attending)", scheme=SEQUENTIAL, domain=(0.0, 1.0),
-                   size=min(60 * max(len(rows), len(cols)) + 40, 420), font_scale=font_scale)
-
-
-def signed_matrix(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
-                  font_scale: float = 1.0) -> alt.Chart:
-    """Signed scores (Tq, Tk) on a diverging scale centred on 0."""
-    limit = float(np.abs(values).max()) or 1.0
-    return heatmap(values, label_tokens(rows), label_tokens(cols), title=title, x_title="key", y_title="query",
-                   value="score", scheme=DIVERGING, domain=(-limit, limit),
-                   size=min(60 * max(len(rows), len(cols)) + 40, 420), font_scale=font_scale, fmt=".2f")
 
 
 def candidates_bar(candidates: list[tuple[str, float]], *, title: str, font_scale: float = 1.0) -> alt.Chart:

@@ -1,4 +1,4 @@
-"""Charts for the Learn pages: positional encodings, toy attention, masks, norms and the architecture.
+"""Charts for the Learn pages: positional encodings, toy attention, masks and norms.
 
 Pure functions: data in, Altair chart (or Graphviz DOT text) out; no Streamlit calls.
 Every chart has a title, axis titles and tooltips with the numbers; ``font_scale`` enlarges
@@ -14,34 +14,18 @@ import numpy as np
 import pandas as pd
 
 from app.charts.base import CATEGORY, DIVERGING, SEQUENTIAL, matrix_frame
+from app.charts.base import axis as _axis
+from app.charts.base import legend as _legend
+from app.charts.base import pad as _pad
+from app.charts.base import title as _base_title
 
 # Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).
 MAY_ATTEND, MASKED = "#0072B2", "#E69F00"
-EXPORT_ROWS = 5000  # Altair's default row limit for chart.to_json(), which the chart export uses
 _MAX_LABELS = 32  # beyond this many categories an axis shows every n-th label only
 
 
 def _title(text: str, font_scale: float, subtitle: str | None = None) -> alt.Title:
-    extra = {"subtitle": subtitle, "subtitleFontSize": 11 * font_scale} if subtitle else {}
-    return alt.Title(text, fontSize=14 * font_scale, anchor="start", **extra)
-
-
-def _axis(font_scale: float, **kwargs) -> alt.Axis:
-    kwargs = {k: v for k, v in kwargs.items() if v is not None}
-    return alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, **kwargs)
-
-
-def _legend(title: str, font_scale: float, **kwargs) -> alt.Legend:
-    return alt.Legend(title=title, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, **kwargs)
-
-
-def _pad(chart):
-    """Keep the plot area at the size asked for, titles and legends around it.
-
-    Streamlit otherwise fits the whole chart (title, axes, legend included) into width × height,
-    which shrinks small heatmaps to a few pixels per cell.
-    """
-    return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+    return _base_title(text, font_scale, subtitle, anchor="start")
 
 
 def _thinned(labels: Sequence[str]) -> list[str] | None:
@@ -74,7 +58,7 @@ def grid_heatmap(
 
     ``symmetric`` centres a diverging scale on 0; ``annotate`` writes each value in its cell
     (default: when the grid is at most 12 × 12). The data stays a DataFrame (Streamlit ships it
-    as Arrow, fast at any size); Altair itself serialises at most 5,000 rows (EXPORT_ROWS).
+    as Arrow, fast at any size); the chart export serialises at most ``app.export.MAX_CELLS`` rows.
     """
     matrix = np.asarray(matrix, dtype=float)
     n_rows, n_cols = matrix.shape
@@ -273,104 +257,3 @@ def grouped_bars(frame: pd.DataFrame, *, title: str, font_scale: float = 1.0) ->
                         legend=_legend("", font_scale)),
         tooltip=[alt.Tooltip("series:N"), alt.Tooltip("component:N"), alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=360, height=240))
-
-
-# ----------------------------------------------------------------------------- architecture
-def parameter_bar(table: pd.DataFrame, *, font_scale: float = 1.0) -> alt.LayerChart:
-    """Parameters per block (horizontal bars, value and formula on hover)."""
-    order = list(table["block"])
-    base = alt.Chart(table, title=_title("Parameters per block", font_scale))
-    bars = base.mark_bar(color=MAY_ATTEND).encode(
-        y=alt.Y("block:N", sort=order, title="block", axis=_axis(font_scale)),
-        x=alt.X("parameters:Q", title="parameters", axis=_axis(font_scale)),
-        tooltip=[alt.Tooltip("block:N"), alt.Tooltip("parameters:Q", format=","),
-                 alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("formula:N")])
-    text = base.mark_text(align="left", dx=4, fontSize=11 * font_scale).encode(
-        y=alt.Y("block:N", sort=order), x="parameters:Q", text=alt.Text("parameters:Q", format=","))
-    return _pad(alt.layer(bars, text).properties(width=520, height=max(120, 34 * len(order) * font_scale)))
-
-
-def _dot_label(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def architecture_dot(config, norm: str | None = None, font_scale: float = 1.0) -> str:
-    """Graphviz DOT of a Transformer built from ``config`` (a core ModelConfig), bottom to top.
-
-    Shows layer counts, heads, d_model, d_ff, the score function, the positional encoding and
-    where each LayerNorm sits (``norm`` overrides ``config.norm`` to compare "pre" and "post").
-    """
-    c = config
-    norm = norm or c.norm
-    if norm not in ("pre", "post"):
-        raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
-    fs = 12 * font_scale
-    lines = [
-        "digraph transformer {",
-        "  rankdir=BT; newrank=true; nodesep=0.35; ranksep=0.3;",
-        (f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={fs:.0f}, '
-         'fillcolor="#F2F2F2", color="#555555"];'),
-        f'  edge [color="#555555", arrowsize=0.7, fontname="Helvetica", fontsize={fs * 0.85:.0f}];',
-        f'  graph [fontname="Helvetica", fontsize={fs:.0f}, labelloc=b];',
-    ]
-    score = {"scaled_dot": "softmax(QKᵀ/√d_k)", "dot": "softmax(QKᵀ)", "general": "softmax(QWKᵀ)",
-             "additive": "softmax(vᵀ tanh(W_q q + W_k k))"}[c.score]
-    heads = f"{c.n_heads} heads × d_k={c.head_dim}"
-    pe = {"sinusoidal": f"+ sinusoidal PE (base {c.pe_base:g})", "learned": "+ learned positions",
-          "none": "(no positional encoding)"}[c.positional]
-    colours = {"attn": "#CFE3F3", "cross": "#F9DDB1", "ffn": "#D5EDE2", "norm": "#FFF4C2", "io": "#EDEDED"}
-    ffn = f"feed-forward (position-wise)\n{c.d_model} → {c.d_ff} → {c.d_model}, ReLU"
-    norm_note = ("LayerNorm before each sublayer (pre-norm)" if norm == "pre"
-                 else "LayerNorm after each residual add (post-norm)")
-
-    def node(name: str, label: str, kind: str) -> str:
-        return f'  {name} [label="{_dot_label(label)}", fillcolor="{colours[kind]}"];'
-
-    def stack(prefix: str, title: str, colour: str, parts: list[tuple[str, str, str]], entry: str) -> str:
-        """A cluster of sublayers (name, label, kind), each wrapped in its residual + LayerNorm."""
-        nodes, edges, prev = [], [], entry
-        for name, label, kind in parts:
-            sub, add = f"{prefix}_{name}", f"{prefix}_{name}_add"
-            if norm == "pre":
-                ln = f"{prefix}_{name}_norm"
-                nodes += [node(ln, "LayerNorm", "norm"), node(sub, label, kind), node(add, "Add (residual)", "norm")]
-                edges.append(f"  {prev} -> {ln}; {ln} -> {sub}; {sub} -> {add};")
-            else:
-                nodes += [node(sub, label, kind), node(add, "Add & Norm", "norm")]
-                edges.append(f"  {prev} -> {sub}; {sub} -> {add};")
-            edges.append(f'  {prev} -> {add} [style=dashed, constraint=false, tooltip="residual connection"];')
-            prev = add
-        lines.extend([f"  subgraph cluster_{prefix} {{",
-                      f'    label="{_dot_label(title)}\\n{_dot_label(norm_note)}"; style="rounded"; color="{colour}";',
-                      *("  " + n for n in nodes), "  }", *edges])
-        return prev
-
-    memory = None
-    if c.has_encoder:
-        lines += [node("src_in", "source tokens", "io"), node("src_emb", f"embedding × √{c.d_model}\n{pe}", "io"),
-                  "  src_in -> src_emb;"]
-        last = stack("enc", f"Encoder layer × {c.n_encoder_layers}", "#0072B2",
-                     [("attn", f"self-attention\n{heads}\n{score}", "attn"), ("ffn", ffn, "ffn")], "src_emb")
-        out = "final LayerNorm → memory (K, V for the decoder)" if c.has_decoder else "final LayerNorm"
-        lines += [node("enc_out", out, "norm"), f"  {last} -> enc_out;"]
-        memory = "enc_out"
-    if c.has_decoder:
-        lines += [node("tgt_in", "target tokens\n(shifted right, <bos> first)", "io"),
-                  node("tgt_emb", f"embedding × √{c.d_model}\n{pe}", "io"), "  tgt_in -> tgt_emb;"]
-        parts = [("self", f"masked self-attention\n{heads}\n{score}, look-ahead mask", "attn")]
-        if memory:
-            parts.append(("cross", f"cross-attention\nQ: decoder · K, V: encoder\n{heads}",
-                          "cross"))
-        parts.append(("ffn", ffn, "ffn"))
-        last = stack("dec", f"Decoder layer × {c.n_decoder_layers}", "#D55E00", parts, "tgt_emb")
-        tied = "\n(shares the target embedding)" if c.tie_embeddings else ""
-        lines += [node("dec_out", "final LayerNorm", "norm"), f"  {last} -> dec_out;",
-                  node("proj", f"linear {c.d_model} → {c.tgt_vocab_size} (vocabulary){tied}", "io"),
-                  node("soft", "softmax → next-token probabilities", "io"), "  dec_out -> proj; proj -> soft;"]
-        if memory:
-            lines.append(f'  {memory} -> dec_cross [color="#D55E00", penwidth=2, label="K, V"];')
-    else:
-        lines += [node("cls", f"linear {c.d_model} → {c.n_classes} per token", "io"),
-                  node("pool", "max over tokens → class scores", "io"), f"  {memory} -> cls; cls -> pool;"]
-    lines.append("}")
-    return "\n".join(lines)

@@ -1,7 +1,7 @@
-"""Training figures: the Noam schedule, label smoothing, loss and validation curves,
-attention snapshots, their differences and parameter counts.
+"""Training figures: the Noam schedule, label smoothing, loss and validation curves and parameter counts.
 
-Pure functions (data in, Altair chart or tidy frame out); no Streamlit calls.
+Pure functions (core's results in, Altair chart or tidy frame out); no Streamlit calls. Attention
+maps of a run (live or in its timeline) are drawn with :mod:`app.charts.attention`.
 """
 
 from __future__ import annotations
@@ -12,34 +12,15 @@ from typing import Any
 import altair as alt
 import numpy as np
 import pandas as pd
-import torch
 
-from app.charts.base import CATEGORY, DIVERGING, SEQUENTIAL, heatmap, label_tokens
-from core import noam_lr, smoothed_targets
+from app.charts.base import CATEGORY, heatmap
+from app.charts.base import axis as _axis
+from app.charts.base import pad as _pad
+from app.charts.base import title as _title
+from core import NoamCurve, SmoothingExample
 
-QUERY_TITLE = "Query (token attending)"
-KEY_TITLE = "Key (token attended to)"
 METRIC_NAMES = {"exact_match": "exact match", "token_accuracy": "token accuracy", "accuracy": "accuracy",
                 "perplexity": "perplexity", "loss": "loss"}
-
-# The label-smoothing example: a six-token vocabulary and five target tokens (one is padding).
-EXAMPLE_VOCAB = ("<pad>", "a", "b", "c", "d", "e")
-EXAMPLE_TARGETS = (2, 1, 4, 5, 0)
-
-
-def _axis(font_scale: float, **kwargs: Any) -> alt.Axis:
-    return alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, **kwargs)
-
-
-def _title(text: str, font_scale: float, subtitle: str | None = None) -> alt.Title:
-    extra = {"subtitle": subtitle, "subtitleFontSize": 11 * font_scale} if subtitle else {}
-    return alt.Title(text, fontSize=14 * font_scale, **extra)
-
-
-def _pad(chart: alt.Chart) -> alt.Chart:
-    """Size = the plotting area (Streamlit's default "fit" would squeeze a heatmap's cells to make
-    room for its labels and legend)."""
-    return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
 
 
 def thin(n: int, max_points: int) -> np.ndarray:
@@ -50,24 +31,15 @@ def thin(n: int, max_points: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- the Noam schedule
-def noam_frame(total_steps: int, d_model: int, warmup: int, factor: float = 1.0,
-               max_points: int = 400) -> pd.DataFrame:
-    """(step, lr) of the warm-up schedule over ``total_steps``, thinned to ``max_points`` plus the peak."""
-    steps = np.arange(1, total_steps + 1)[thin(total_steps, max_points)]
-    steps = np.unique(np.append(steps, min(warmup, total_steps)))
-    return pd.DataFrame({"step": steps, "lr": [noam_lr(int(s), d_model, warmup, factor) for s in steps]})
+def noam_frame(curve: NoamCurve) -> pd.DataFrame:
+    """(step, lr) of the schedule, one row per point of the curve."""
+    return pd.DataFrame({"step": curve.steps, "lr": curve.lrs})
 
 
-def noam_peak(total_steps: int, d_model: int, warmup: int, factor: float = 1.0) -> tuple[int, float]:
-    """The step with the largest learning rate (the end of warm-up, or the last step) and that rate."""
-    step = min(warmup, total_steps)
-    return step, noam_lr(step, d_model, warmup, factor)
-
-
-def noam_chart(frame: pd.DataFrame, peak: tuple[int, float], *, d_model: int, warmup: int,
-               font_scale: float = 1.0) -> alt.LayerChart:
+def noam_chart(curve: NoamCurve, *, d_model: int, warmup: int, font_scale: float = 1.0) -> alt.LayerChart:
     """The learning rate against the step, with the peak marked."""
-    base = alt.Chart(frame)
+    peak = (curve.peak_step, curve.peak_lr)
+    base = alt.Chart(noam_frame(curve))
     line = base.mark_line().encode(
         x=alt.X("step:Q", title="Training step", axis=_axis(font_scale, format=",d")),
         y=alt.Y("lr:Q", title="Learning rate", axis=_axis(font_scale, format=".1e")),
@@ -90,13 +62,10 @@ def noam_chart(frame: pd.DataFrame, peak: tuple[int, float], *, d_model: int, wa
 
 
 # ----------------------------------------------------------------------------- label smoothing
-def smoothing_matrix(smoothing: float, vocab: Sequence[str] = EXAMPLE_VOCAB,
-                     targets: Sequence[int] = EXAMPLE_TARGETS) -> tuple[np.ndarray, list[str], list[str]]:
-    """``core.smoothed_targets`` for the example (padding id 0): (matrix, row labels, column labels)."""
-    matrix = smoothed_targets(torch.tensor(list(targets)), len(vocab), smoothing, pad_id=0).numpy()
-    rows = [f"{i + 1}: target {vocab[t]}" for i, t in enumerate(targets)]
-    cols = [f"{i}:{token}" for i, token in enumerate(vocab)]
-    return matrix, rows, cols
+def smoothing_labels(example: SmoothingExample) -> tuple[list[str], list[str]]:
+    """Row labels (one per training target) and column labels (the vocabulary) of the example."""
+    rows = [f"{i + 1}: target {example.vocab[t]}" for i, t in enumerate(example.targets)]
+    return rows, [f"{i}:{token}" for i, token in enumerate(example.vocab)]
 
 
 def smoothing_chart(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, smoothing: float,
@@ -147,53 +116,3 @@ def validation_chart(frame: pd.DataFrame, *, best_step: int | None = None, font_
         chart = lines + alt.Chart(best).mark_rule(strokeDash=[4, 4], color="gray").encode(
             x="step:Q", tooltip=[alt.Tooltip("label:N", title="kept")])
     return _pad(chart.properties(width=360, height=220, title=_title("Validation", font_scale)))
-
-
-# ----------------------------------------------------------------------------- attention maps
-def snapshot_axes(kind: str, source_tokens: Sequence[str],
-                  target_tokens: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Row (query) and column (key) tokens of a map of ``kind``."""
-    rows = list(source_tokens) if kind == "encoder" else list(target_tokens)
-    cols = list(target_tokens) if kind == "decoder" else list(source_tokens)
-    return rows, cols
-
-
-def attention_map(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
-                  font_scale: float = 1.0, size: int = 340, legend_below: bool = False) -> alt.Chart:
-    """One head's attention weights (rows = queries, columns = keys), on a fixed 0–1 scale."""
-    chart = _pad(heatmap(matrix, label_tokens(rows), label_tokens(cols), title=title, x_title=KEY_TITLE,
-                         y_title=QUERY_TITLE, domain=(0.0, 1.0), scheme=SEQUENTIAL, size=size,
-                         font_scale=font_scale))
-    return chart.configure_legend(orient="bottom") if legend_below else chart
-
-
-def difference_map(first: np.ndarray, second: np.ndarray, rows: Sequence[str], cols: Sequence[str], *,
-                   title: str, font_scale: float = 1.0, size: int = 340, legend_below: bool = False) -> alt.Chart:
-    """``second − first`` on a diverging scale centred on 0 (symmetric, so 0 is always the middle colour)."""
-    diff = np.asarray(second, dtype=float) - np.asarray(first, dtype=float)
-    bound = max(float(np.abs(diff).max()) if diff.size else 0.0, 1e-6)
-    chart = _pad(heatmap(diff, label_tokens(rows), label_tokens(cols), title=title, x_title=KEY_TITLE,
-                         y_title=QUERY_TITLE, value="difference", scheme=DIVERGING, domain=(-bound, bound),
-                         size=size, font_scale=font_scale, fmt="+.3f"))
-    return chart.configure_legend(orient="bottom") if legend_below else chart
-
-
-# ----------------------------------------------------------------------------- parameters
-def parameter_frame(counts: Mapping[str, int]) -> pd.DataFrame:
-    """(block, parameters, share) for each top-level block of the model."""
-    total = sum(counts.values()) or 1
-    frame = pd.DataFrame({"block": list(counts), "parameters": [int(v) for v in counts.values()]})
-    frame["share"] = frame["parameters"] / total
-    return frame
-
-
-def parameter_chart(frame: pd.DataFrame, *, font_scale: float = 1.0) -> alt.Chart:
-    """Horizontal bars: how many parameters each block holds."""
-    return alt.Chart(frame, title=_title("Parameters per block", font_scale)).mark_bar().encode(
-        x=alt.X("parameters:Q", title="Parameters", axis=_axis(font_scale, format="~s")),
-        y=alt.Y("block:N", title="Block", sort="-x", axis=_axis(font_scale)),
-        color=alt.value("#4c78a8"),
-        tooltip=[alt.Tooltip("block:N"), alt.Tooltip("parameters:Q", format=","),
-                 alt.Tooltip("share:Q", format=".1%")],
-    ).properties(width=360, height=28 * max(1, len(frame)),
-                 autosize=alt.AutoSizeParams(type="pad", contains="padding"))

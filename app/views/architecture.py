@@ -6,24 +6,20 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import teaching, ui
+from app import export, tables, ui
 from app.charts import teaching as charts
+from app.charts.architecture import architecture_dot, parameter_chart
+from core import ffn_as_convolution, norm_demo, norm_stats, parameter_table
 
 NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
               "pre": "Pre-norm (the Annotated Transformer)"}
 
 
-def _norm_view(text: str) -> str:
-    if text not in NORM_VIEWS:
-        raise ValueError(text)
-    return text
-
-
 URL_KEYS = ["arch_norm", "ffn_tokens", "ffn_seed", "norm_batch", "norm_tokens", "norm_features", "norm_seed"]
-ui.restore_from_url({"arch_norm": _norm_view, "ffn_tokens": teaching.bounded(1, 12),
-                     "ffn_seed": teaching.bounded(0, 9999), "norm_batch": teaching.bounded(1, 6),
-                     "norm_tokens": teaching.bounded(2, 8), "norm_features": teaching.bounded(2, 12),
-                     "norm_seed": teaching.bounded(0, 9999)},
+ui.restore_from_url({"arch_norm": ui.one_of(NORM_VIEWS), "ffn_tokens": ui.bounded(1, 12),
+                     "ffn_seed": ui.bounded(0, 9999), "norm_batch": ui.bounded(1, 6),
+                     "norm_tokens": ui.bounded(2, 8), "norm_features": ui.bounded(2, 12),
+                     "norm_seed": ui.bounded(0, 9999)},
                     {"arch_norm": "checkpoint", "ffn_tokens": 5, "ffn_seed": 0, "norm_batch": 3, "norm_tokens": 4,
                      "norm_features": 6, "norm_seed": 0})
 fs = ui.font_scale()
@@ -66,7 +62,7 @@ else:
             ("tied embeddings", cfg.tie_embeddings),
         ], columns=["setting", "value"]).astype(str).set_index("setting"))
     with diagram:
-        st.graphviz_chart(charts.architecture_dot(cfg, norm, fs))
+        st.graphviz_chart(architecture_dot(cfg, norm, fs))
         st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back).")
 
     # ------------------------------------------------------------------------- parameters
@@ -79,11 +75,11 @@ else:
              r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
     st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D \qquad "
              r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
-    table = teaching.parameter_table(ckpt.model.parameter_counts(), cfg)
+    table = tables.parameter_frame(parameter_table(ckpt.model.parameter_counts(), cfg))
     total = int(table["parameters"].sum())
     p_left, p_right = st.columns([3, 1])
     with p_left:
-        param_chart = charts.parameter_bar(table, font_scale=fs)
+        param_chart = parameter_chart(table, font_scale=fs)
         st.altair_chart(param_chart, width="content")
     with p_right:
         st.metric("Total parameters", f"{total:,}")
@@ -95,9 +91,9 @@ else:
         st.warning("Some blocks do not match the simple formulas (an unusual configuration).")
     e1, e2 = st.columns(2)
     with e1:
-        ui.export_chart(param_chart, "parameters", "arch_param_chart")
+        export.export_chart(param_chart, "parameters", "arch_param_chart")
     with e2:
-        ui.export_data({"parameters": table["parameters"].to_numpy()}, table, "parameters", "arch_param_data")
+        export.export_data({"parameters": table["parameters"].to_numpy()}, table, "parameters", "arch_param_data")
 
 # ----------------------------------------------------------------------------- add & norm
 st.header("3 · Add & Norm")
@@ -124,18 +120,18 @@ with f1:
     st.slider("Tokens in the sequence", 1, 12, key="ffn_tokens")
 with f2:
     st.number_input("Random seed for x and the weights", 0, 9999, step=1, key="ffn_seed")
-ffn = teaching.ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
+ffn = ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
 token_names = [f"t{t}" for t in range(st.session_state["ffn_tokens"])]
 dims = [f"d{j}" for j in range(4)]
 ffn_cols = st.columns(3)
-for col, (title, matrix) in zip(ffn_cols, (("x (tokens × d_model)", ffn["x"]),
-                                           ("FFN applied token by token", ffn["per_token"]),
-                                           ("Conv1d, kernel size 1", ffn["conv"]))):
+for col, (title, matrix) in zip(ffn_cols, (("x (tokens × d_model)", ffn.x),
+                                           ("FFN applied token by token", ffn.per_token),
+                                           ("Conv1d, kernel size 1", ffn.conv))):
     with col:
         st.altair_chart(charts.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token",
                                             rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs),
                         width="content")
-st.success(f"Both give the same output (largest difference {float(ffn['max_error']):.1e}); d_model = 4, "
+st.success(f"Both give the same output (largest difference {ffn.max_error:.1e}); d_model = 4, "
            "d_ff = 16.")
 
 # ----------------------------------------------------------------------------- LayerNorm vs BatchNorm
@@ -163,17 +159,17 @@ with n3:
 with n4:
     st.number_input("Random seed", 0, 9999, step=1, key="norm_seed")
 b, t, f = st.session_state["norm_batch"], st.session_state["norm_tokens"], st.session_state["norm_features"]
-demo = teaching.norm_demo(b, t, f, int(st.session_state["norm_seed"]))
-rows, features = teaching.row_labels(b, t), [f"f{j}" for j in range(f)]
+demo = norm_demo(b, t, f, int(st.session_state["norm_seed"]))
+rows, features = tables.row_labels(b, t), [f"f{j}" for j in range(f)]
 norm_cols = st.columns(3)
-for col, (title, matrix) in zip(norm_cols, (("Input x", demo["x"]), ("LayerNorm: each row", demo["layer"]),
-                                            ("BatchNorm: each column", demo["batch"]))):
+for col, (title, matrix) in zip(norm_cols, (("Input x", demo.x), ("LayerNorm: each row", demo.layer),
+                                            ("BatchNorm: each column", demo.batch))):
     with col:
         chart = charts.grid_heatmap(matrix.reshape(-1, f), title=title, x_title="feature", y_title="token",
                                     rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96,
                                     max_width=360, max_height=520, font_scale=fs)
         st.altair_chart(chart, width="content")
-row_stats, col_stats = teaching.norm_stats(demo)
+row_stats, col_stats = tables.norm_frames(norm_stats(demo), b, t)
 s1, s2 = st.columns(2)
 with s1:
     st.caption("Per token (row): LayerNorm gives mean 0 and std 1; BatchNorm does not.")
@@ -181,9 +177,9 @@ with s1:
 with s2:
     st.caption("Per feature (column): BatchNorm gives mean 0 and std 1; LayerNorm does not.")
     st.dataframe(col_stats.round(4), hide_index=True, width="content")
-st.success(f"torch's layer_norm matches the formula to {float(demo['layer_error']):.1e}, batch_norm to "
-           f"{float(demo['batch_error']):.1e} (no learned γ, β here: γ = 1, β = 0).")
-ui.export_data({k: v for k, v in demo.items() if v.ndim == 3}, row_stats, "layernorm-vs-batchnorm",
+st.success(f"torch's layer_norm matches the formula to {demo.layer_error:.1e}, batch_norm to "
+           f"{demo.batch_error:.1e} (no learned γ, β here: γ = 1, β = 0).")
+export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_stats, "layernorm-vs-batchnorm",
                "arch_norm_data")
 
 ui.write_to_url(URL_KEYS)

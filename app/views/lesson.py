@@ -10,19 +10,20 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import resources, ui
+from app import resources, routes, ui
+from app.charts import attention
 from app.charts import lesson as charts
 
 DEFAULT_TEXT = "I have cats"
 STAGES = (
-    ("Tokens", "views/explore.py"), ("Embeddings + positional encoding", "views/positional.py"),
-    ("Q, K, V of one head", "views/playground.py"), ("Scores q·k", "views/playground.py"),
-    ("÷ √d_k", "views/playground.py"), ("Mask", "views/masks.py"), ("Softmax", "views/playground.py"),
-    ("Weighted sum of values", "views/playground.py"), ("Heads concatenated", "views/architecture.py"),
-    ("Add & Norm", "views/architecture.py"), ("Feed-forward network", "views/architecture.py"),
-    ("Encoder output", "views/explore.py"), ("Decoder masked self-attention", "views/masks.py"),
-    ("Cross-attention", "views/explore.py"), ("Output distribution", "views/explore.py"),
-    ("Greedy choice", "views/explore.py"), ("Next step", "views/explore.py"),
+    ("Tokens", routes.EXPLORE), ("Embeddings + positional encoding", routes.POSITIONAL),
+    ("Q, K, V of one head", routes.PLAYGROUND), ("Scores q·k", routes.PLAYGROUND),
+    ("÷ √d_k", routes.PLAYGROUND), ("Mask", routes.MASKS), ("Softmax", routes.PLAYGROUND),
+    ("Weighted sum of values", routes.PLAYGROUND), ("Heads concatenated", routes.ARCHITECTURE),
+    ("Add & Norm", routes.ARCHITECTURE), ("Feed-forward network", routes.ARCHITECTURE),
+    ("Encoder output", routes.EXPLORE), ("Decoder masked self-attention", routes.MASKS),
+    ("Cross-attention", routes.EXPLORE), ("Output distribution", routes.EXPLORE),
+    ("Greedy choice", routes.EXPLORE), ("Next step", routes.EXPLORE),
 )
 
 
@@ -41,6 +42,12 @@ def _tex(token: str) -> str:
     special = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
                "%": r"\%", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
     return "".join(special.get(c, c) for c in token)
+
+
+def _weights(weights: np.ndarray, rows, cols, title: str, font_scale: float):
+    """A small attention map (or mask) on the 0–1 scale, sized to the lesson's few tokens."""
+    size = min(60 * max(len(rows), len(cols)) + 40, 420)
+    return attention.head_heatmap(weights, rows, cols, title=title, font_scale=font_scale, size=size)
 
 
 def _go(delta: int) -> None:
@@ -119,8 +126,9 @@ elif stage in (3, 4):
     st.markdown("Each query is compared with every key by a dot product: a large value means a good match. "
                 + ("Dividing by √d_k keeps the scores in a range where the softmax does not saturate as d_k grows."
                    if scaled else "These raw dot products grow with d_k."))
-    st.altair_chart(charts.signed_matrix(matrix, src, src, title="q·k / √d_k" if scaled else "q·k (raw dot products)",
-                                         font_scale=fs), width="content")
+    st.altair_chart(attention.signed_heatmap(matrix, src, src, title="q·k / √d_k" if scaled else "q·k (raw dot products)",
+                                             value="score", font_scale=fs, size=min(60 * S + 40, 420)),
+                    width="content")
     j = int(np.argmax(head.dot[i]))
     if scaled:
         st.latex(rf"s_{{{i}{j}}} = \frac{{q_{{{i}}} \cdot k_{{{j}}}}}{{\sqrt{{d_k}}}} = "
@@ -131,12 +139,12 @@ elif stage in (3, 4):
 elif stage == 5:
     st.markdown("A mask says which keys a query may see (True = may attend). In the encoder every token sees "
                 "every other token of the sentence; masked cells would get −∞ before the softmax.")
-    st.altair_chart(charts.weights_matrix(head.mask.astype(float), src, src, title="encoder mask (1 = may attend)",
+    st.altair_chart(_weights(head.mask.astype(float), src, src, title="encoder mask (1 = may attend)",
                                           font_scale=fs), width="content")
     st.latex(r"s_{ij} \leftarrow -\infty \ \text{where}\ m_{ij} = \text{False}")
 elif stage == 6:
     st.markdown("The softmax turns each row of scores into weights that are positive and sum to 1.")
-    st.altair_chart(charts.weights_matrix(head.weights, src, src, title=f"encoder layer 0, head {h}", font_scale=fs), width="content")
+    st.altair_chart(_weights(head.weights, src, src, title=f"encoder layer 0, head {h}", font_scale=fs), width="content")
     j = int(np.argmax(head.weights[i]))
     denominator = " + ".join(f"e^{{{_num(s)}}}" for s in head.scaled[i][:4]) + (" + \\dots" if S > 4 else "")
     st.latex(rf"a_{{{i}{j}}} = \frac{{e^{{{_num(head.scaled[i, j])}}}}}{{{denominator}}} = {_num(head.weights[i, j])}"
@@ -181,7 +189,7 @@ elif stage == 12:
     dec = trace.decoder_head
     st.markdown("The decoder reads `<bos>` and the translation so far. Its self-attention is masked: step t may "
                 "look only at steps 0…t, never at words not yet produced — the weights above the diagonal are exactly 0.")
-    st.altair_chart(charts.weights_matrix(dec.weights, tgt, tgt, title=f"decoder layer 0, head {h} (masked)",
+    st.altair_chart(_weights(dec.weights, tgt, tgt, title=f"decoder layer 0, head {h} (masked)",
                                           font_scale=fs), width="content")
     st.latex(rf"a_{{{t}j}} = 0 \ \text{{for}}\ j > {t},\qquad \textstyle\sum_{{j \le {t}}} a_{{{t}j}} = "
              rf"{_num(dec.weights[t, : t + 1].sum())}")
@@ -189,7 +197,7 @@ elif stage == 13:
     j = int(np.argmax(trace.cross_weights[t]))
     st.markdown("Cross-attention: queries come from the decoder, keys and values from the encoder output. Each "
                 "output step looks back at the source words it translates.")
-    st.altair_chart(charts.weights_matrix(trace.cross_weights, tgt, src, title=f"cross-attention, last layer, head {h}",
+    st.altair_chart(_weights(trace.cross_weights, tgt, src, title=f"cross-attention, last layer, head {h}",
                                           font_scale=fs), width="content")
     st.latex(rf"\text{{step {t} (after }}\text{{{_tex(tgt[t])}) attends most to {_tex(src[j])}}}: a = {_num(trace.cross_weights[t, j])}")
 elif stage in (14, 15):

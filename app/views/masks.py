@@ -6,22 +6,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import teaching, ui
+from app import export, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
+from core import batch_masks, look_ahead_mask, masked_softmax_demo, tokenizer_batch, whitespace_batch
 
 TOKENIZERS = {"whitespace": "Split on spaces", "checkpoint": "The loaded checkpoint's tokenizer"}
 DEFAULT_SENTENCES = "I have cats\nthe big dog sees a small cat\nhello"
 
 
-def _tokenizer_choice(text: str) -> str:
-    if text not in TOKENIZERS:
-        raise ValueError(text)
-    return text
-
-
-ui.restore_from_url({"mask_len": teaching.bounded(1, 24), "mask_sentences": teaching.clipped_text(2000),
-                     "mask_tok": _tokenizer_choice, "mask_seed": teaching.bounded(0, 9999)},
+ui.restore_from_url({"mask_len": ui.bounded(1, 24), "mask_sentences": ui.clipped_text(2000),
+                     "mask_tok": ui.one_of(TOKENIZERS), "mask_seed": ui.bounded(0, 9999)},
                     {"mask_len": 6, "mask_sentences": DEFAULT_SENTENCES, "mask_tok": "whitespace", "mask_seed": 0})
 fs = ui.font_scale()
 
@@ -46,12 +41,12 @@ st.latex(r"m_{ij} = \begin{cases} \text{True} & j \le i \\ \text{False} & j > i 
          r"\qquad\text{(lower triangle, diagonal included)}")
 st.slider("Sequence length", 1, 24, key="mask_len")
 n = st.session_state["mask_len"]
-look_ahead = teaching.look_ahead_mask(n)
+look_ahead = look_ahead_mask(n)
 positions = [str(i) for i in range(n)]
 sub_chart = charts.mask_heatmap(look_ahead, positions, positions, title=f"Look-ahead mask, {n} × {n}",
                                 x_title="key position", y_title="query position", font_scale=fs)
 st.altair_chart(sub_chart, width="content")
-ui.export_chart(sub_chart, "look-ahead-mask", "mask_sub_chart")
+export.export_chart(sub_chart, "look-ahead-mask", "mask_sub_chart")
 with st.expander("The mask as numbers (1 = may attend)"):
     st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
 
@@ -70,32 +65,32 @@ st.subheader("Masked softmax: exact zeros")
 seed_col, _ = st.columns([1, 3])
 with seed_col:
     st.number_input("Random seed for the scores", 0, 9999, step=1, key="mask_seed")
-demo = teaching.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))
+demo = masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))
 w_left, w_right = st.columns(2)
 annotate = n <= 10
 with w_left:
     st.altair_chart(charts.grid_heatmap(
-        demo["unmasked"], title="Without the mask: weight leaks to the future", x_title="key position",
+        demo.unmasked, title="Without the mask: weight leaks to the future", x_title="key position",
         y_title="query position", value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL,
         domain=(0, 1), annotate=annotate, max_width=440, max_height=440, font_scale=fs), width="content")
 with w_right:
     masked_chart = charts.grid_heatmap(
-        demo["masked"], title="With the look-ahead mask", x_title="key position", y_title="query position",
+        demo.masked, title="With the look-ahead mask", x_title="key position", y_title="query position",
         value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL, domain=(0, 1), annotate=annotate,
         max_width=440, max_height=440, font_scale=fs)
     st.altair_chart(masked_chart, width="content")
 n_masked = int((~look_ahead).sum())
-n_zero = int((demo["masked"][~look_ahead] == 0.0).sum())
-future = float(demo["unmasked"][~look_ahead].sum() / max(n, 1))
+n_zero = int((demo.masked[~look_ahead] == 0.0).sum())
+future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))
 st.success(f"{n_zero} of the {n_masked} masked cells are exactly 0.0, and every row still sums to 1. "
            f"Without the mask, on average {future:.0%} of each row's weight would go to future positions.")
 with st.expander("Scores and masked weights as numbers"):
     st.caption("Random scores")
-    st.dataframe(pd.DataFrame(demo["scores"], index=positions, columns=positions), width="content")
+    st.dataframe(pd.DataFrame(demo.scores, index=positions, columns=positions), width="content")
     st.caption("Weights with the mask")
-    st.dataframe(pd.DataFrame(demo["masked"], index=positions, columns=positions), width="content")
-ui.export_data({"scores": demo["scores"], "unmasked": demo["unmasked"], "masked": demo["masked"],
-                "mask": look_ahead}, pd.DataFrame(demo["masked"], columns=positions), "masked-softmax",
+    st.dataframe(pd.DataFrame(demo.masked, index=positions, columns=positions), width="content")
+export.export_data({"scores": demo.scores, "unmasked": demo.unmasked, "masked": demo.masked,
+                "mask": look_ahead}, pd.DataFrame(demo.masked, columns=positions), "masked-softmax",
                "mask_softmax_data")
 
 # ----------------------------------------------------------------------------- padding
@@ -111,7 +106,7 @@ with text_col:
                  height=130, max_chars=2000)
 with tok_col:
     st.radio("Tokenize with", list(TOKENIZERS), key="mask_tok", format_func=TOKENIZERS.get)
-sentences = teaching.split_sentences(st.session_state["mask_sentences"])
+sentences = tables.split_sentences(st.session_state["mask_sentences"])
 if not sentences:
     st.info("Type at least one sentence, one per line.")
     ui.write_to_url(["mask_len", "mask_tok", "mask_seed", "mask_sentences"])
@@ -125,29 +120,29 @@ if st.session_state["mask_tok"] == "checkpoint":
     else:
         tokenizer = ckpt.source_tokenizer if ckpt.config.has_encoder else ckpt.target_tokenizer
         st.caption(f"The loaded checkpoint's tokenizer: {tokenizer.kind}-level, {tokenizer.vocab_size} tokens.")
-        batch = ui.attempt("tokenize the sentences", teaching.tokenizer_batch, tokenizer, sentences)
+        batch = ui.attempt("tokenize the sentences", tokenizer_batch, tokenizer, sentences)
         if batch is None:
             st.stop()
 if batch is None:
-    batch = ui.attempt("tokenize the sentences", teaching.whitespace_batch, sentences)
+    batch = ui.attempt("tokenize the sentences", whitespace_batch, sentences)
     if batch is None:
         st.stop()
-ids, tokens = batch
-masks = teaching.batch_masks(ids)
+ids, tokens = batch.ids, batch.tokens
+masks = batch_masks(ids)
 width = ids.shape[1]
 sentence_names = [f"sentence {b + 1}" for b in range(len(sentences))]
 st.caption("The padded batch (token strings and ids):")
 token_table = pd.DataFrame(tokens, index=sentence_names, columns=[str(j) for j in range(width)])
 st.dataframe(token_table, width="content")
 with st.expander("Token ids (0 = <pad>)"):
-    st.dataframe(pd.DataFrame(ids.numpy(), index=sentence_names, columns=[str(j) for j in range(width)]),
+    st.dataframe(pd.DataFrame(ids, index=sentence_names, columns=[str(j) for j in range(width)]),
                  width="content")
-pad_chart = charts.mask_heatmap(masks["padding"], sentence_names, [str(j) for j in range(width)],
+pad_chart = charts.mask_heatmap(masks.padding, sentence_names, [str(j) for j in range(width)],
                                 title="Padding mask: which keys are real tokens", x_title="key position",
                                 y_title="sentence", font_scale=fs)
 st.altair_chart(pad_chart, width="content")
-ui.export_chart(pad_chart, "padding-mask", "mask_pad_chart")
-st.dataframe(pd.DataFrame(masks["padding"].astype(int), index=sentence_names,
+export.export_chart(pad_chart, "padding-mask", "mask_pad_chart")
+st.dataframe(pd.DataFrame(masks.padding.astype(int), index=sentence_names,
                           columns=[str(j) for j in range(width)]), width="content")
 
 # ----------------------------------------------------------------------------- combined
@@ -160,16 +155,16 @@ grid = st.columns(2)
 for b, name in enumerate(sentence_names):
     labels = label_tokens(tokens[b])
     with grid[b % 2]:
-        st.altair_chart(charts.mask_heatmap(masks["combined"][b], labels, labels,
+        st.altair_chart(charts.mask_heatmap(masks.combined[b], labels, labels,
                                             title=f"{name}: combined mask", font_scale=fs), width="content")
 with st.expander("The combined masks as numbers (1 = may attend)"):
     for b, name in enumerate(sentence_names):
         st.caption(name)
         labels = label_tokens(tokens[b])
-        st.dataframe(pd.DataFrame(masks["combined"][b].astype(int), index=labels, columns=labels),
+        st.dataframe(pd.DataFrame(masks.combined[b].astype(int), index=labels, columns=labels),
                      width="content")
-ui.export_data({"ids": ids.numpy(), "padding": masks["padding"], "subsequent": masks["subsequent"],
-                "combined": masks["combined"]}, token_table.reset_index(names="sentence"), "batch-masks",
+export.export_data({"ids": ids, "padding": masks.padding, "subsequent": masks.subsequent,
+                "combined": masks.combined}, token_table.reset_index(names="sentence"), "batch-masks",
                "mask_batch_data")
 
 ui.write_to_url(["mask_len", "mask_tok", "mask_seed", "mask_sentences"])

@@ -7,14 +7,21 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import teaching, ui
+from app import export, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL
+from core import attention_row, kv_lookup, qkv_projection, random_vectors, saturation, score_functions
 
 DIMS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
 N_VECTORS = 5
 X_TOKENS = ["<bos>", "I", "have", "cats"]  # the decoder side of the notes' translation example
 Y_TOKENS = ["Yo", "tengo", "gatos"]  # the encoder side
+SCORE_FORMULAS = {
+    "additive": (r"\mathrm{score}(q, k) = v^\top \tanh(W_q q + W_k k)", "additive: vᵀ tanh(W_q q + W_k k)"),
+    "general": (r"\mathrm{score}(q, k) = q^\top W k", "general: qᵀ W k"),
+    "dot": (r"\mathrm{score}(q, k) = q^\top k", "dot: qᵀ k"),
+    "scaled dot": (r"\mathrm{score}(q, k) = \dfrac{q^\top k}{\sqrt{d}}", "scaled dot: qᵀ k / √d"),
+}
 
 
 def _dims(text: str) -> tuple[int, int]:
@@ -24,7 +31,7 @@ def _dims(text: str) -> tuple[int, int]:
     return low, high
 
 
-ui.restore_from_url({"pg_seed": teaching.bounded(0, 9999), "pg_beta": teaching.bounded(0.0, 20.0, float),
+ui.restore_from_url({"pg_seed": ui.bounded(0, 9999), "pg_beta": ui.bounded(0.0, 20.0, float),
                      "pg_hard": ui.parse_bool, "pg_dims": _dims, "pg_cross": ui.parse_bool},
                     {"pg_seed": 0, "pg_beta": 1.0, "pg_hard": False, "pg_cross": False})
 if st.session_state.get("_pg_seed_used") != st.session_state["pg_seed"]:
@@ -60,7 +67,7 @@ with controls:
               help="Multiplies the scores before the softmax. It cannot move the argmax, so hard attention "
                    "ignores it.")
 seed, beta, hard = int(st.session_state["pg_seed"]), float(st.session_state["pg_beta"]), st.session_state["pg_hard"]
-drawn = teaching.random_vectors(N_VECTORS + 1, 2, seed)
+drawn = random_vectors(N_VECTORS + 1, 2, seed)
 names = [f"x{i + 1}" for i in range(N_VECTORS)]
 number = st.column_config.NumberColumn(min_value=-10.0, max_value=10.0, step=0.01, format="%.2f")
 with editors:
@@ -77,7 +84,7 @@ if not (np.isfinite(vectors).all() and np.isfinite(query).all()):
     vectors, query = np.nan_to_num(vectors), np.nan_to_num(query)
 scores = vectors @ query
 # core scales the scores by β before the argmax; at β = 0 every score would tie, so hard uses β = 1 there.
-weights = teaching.playground_weights(scores, beta if (beta > 0 or not hard) else 1.0, hard)
+weights = attention_row(scores, beta if (beta > 0 or not hard) else 1.0, hard)
 output = weights @ vectors
 mode = "hard (argmax)" if hard else f"soft, β = {beta:g}"
 table = pd.DataFrame({"vector": names, "dim 1": vectors[:, 0], "dim 2": vectors[:, 1], "score q·x": scores,
@@ -94,9 +101,9 @@ with right:
     st.altair_chart(plot, width="content")
 e1, e2 = st.columns(2)
 with e1:
-    ui.export_chart(weight_chart, "attention-weights", "pg_weights_chart")
+    export.export_chart(weight_chart, "attention-weights", "pg_weights_chart")
 with e2:
-    ui.export_data({"vectors": vectors, "query": query, "scores": scores, "weights": weights, "output": output},
+    export.export_data({"vectors": vectors, "query": query, "scores": scores, "weights": weights, "output": output},
                    table, "attention-weights", "pg_weights_data")
 
 # ----------------------------------------------------------------------------- scaling
@@ -113,13 +120,13 @@ st.latex(r"\operatorname{Var}(q^\top k) = \sum_{j=1}^{d} \operatorname{Var}(q_j 
 st.select_slider("Dimensions d", options=DIMS, value=(DIMS[0], DIMS[-1]), key="pg_dims")
 low, high = st.session_state["pg_dims"]
 chosen = [d for d in DIMS if low <= d <= high]
-sat = teaching.saturation(chosen, seed)
+sat = tables.saturation_frame(saturation(chosen, seed))
 sat_chart = charts.saturation_chart(sat, font_scale=fs)
 st.altair_chart(sat_chart, width="content")
 st.caption(f"Random q and 8 keys with standard-normal entries, 256 queries per d (seed {seed}). Without the "
            "scale the largest weight heads for 1 (one-hot); with it, it stays put.")
 st.dataframe(sat, hide_index=True, width="content")
-ui.export_chart(sat_chart, "softmax-saturation", "pg_sat_chart")
+export.export_chart(sat_chart, "softmax-saturation", "pg_sat_chart")
 
 # ----------------------------------------------------------------------------- score functions
 st.header("3 · Four ways to score a query against a key")
@@ -128,22 +135,22 @@ st.markdown(
     "through a small one-hidden-layer network; **general** (Luong) puts a learned matrix between them; **dot** "
     "needs no parameters at all; **scaled dot** is the Transformer's dot product divided by √d. Below: the same "
     "query and vectors as in section 1, small random W's (seeded), softmax with β = 1.")
-functions = teaching.score_functions(query, vectors, seed)
+functions = score_functions(query, vectors, seed)
 grid = st.columns(2)
 rows = {"vector": names}
 for n, (name, result) in enumerate(functions.items()):
-    latex, text = teaching.SCORE_FORMULAS[name]
+    latex, text = SCORE_FORMULAS[name]
     with grid[n % 2]:
         st.subheader(name.capitalize())
         st.latex(latex)
-        st.altair_chart(charts.weights_bar(names, result["weights"], scores=result["scores"], title=text,
+        st.altair_chart(charts.weights_bar(names, result.weights, scores=result.scores, title=text,
                                            font_scale=fs, width=300), width="content")
-    rows[f"{name} score"] = result["scores"]
-    rows[f"{name} weight"] = result["weights"]
+    rows[f"{name} score"] = result.scores
+    rows[f"{name} weight"] = result.weights
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")
 with st.expander("The random parameters"):
     for name, result in functions.items():
-        for pname, value in result["params"].items():
+        for pname, value in result.params.items():
             st.caption(f"{name}: {pname}")
             st.dataframe(pd.DataFrame(np.atleast_2d(value)), width="content")
 
@@ -157,21 +164,21 @@ st.markdown(
     "values can have any size (here 3). With a large β it becomes an ordinary, hard lookup.")
 st.latex(r"a = \mathrm{softmax}_\beta(K q), \qquad h_{\text{soft}} = \sum_i a_i v_i \qquad\text{vs}\qquad "
          r"h_{\text{hard}} = v_{\arg\max_i\, k_i^\top q}")
-values = teaching.random_vectors(N_VECTORS, 3, seed + 7)
-lookup = teaching.kv_lookup(query, vectors, values, beta)
-best = int(lookup["best"])
+values = random_vectors(N_VECTORS, 3, seed + 7)
+lookup = kv_lookup(query, vectors, values, beta)
+best = lookup.best
 kv_table = pd.DataFrame({
     "key": names, "key vector": [f"({k[0]:.2f}, {k[1]:.2f})" for k in vectors],
     "value": [f"v{i + 1}" for i in range(N_VECTORS)],
     "value vector": [f"({v[0]:.2f}, {v[1]:.2f}, {v[2]:.2f})" for v in values],
-    "score q·k": lookup["scores"], "weight": lookup["weights"],
+    "score q·k": lookup.scores, "weight": lookup.weights,
     "hard lookup": ["← best match" if i == best else "" for i in range(N_VECTORS)],
 })
 st.dataframe(kv_table, hide_index=True, width="content")
 kv_frame = pd.concat([
     pd.DataFrame({"component": ["1", "2", "3"], "series": f"soft retrieval (β = {beta:g})",
-                  "value": lookup["retrieved"]}),
-    pd.DataFrame({"component": ["1", "2", "3"], "series": f"hard lookup (v{best + 1})", "value": lookup["hard"]}),
+                  "value": lookup.retrieved}),
+    pd.DataFrame({"component": ["1", "2", "3"], "series": f"hard lookup (v{best + 1})", "value": lookup.hard}),
 ], ignore_index=True)
 kv_chart = charts.grouped_bars(kv_frame, title="What the query retrieves", font_scale=fs)
 st.altair_chart(kv_chart, width="content")
@@ -192,9 +199,9 @@ cross = st.session_state["pg_cross"]
 st.latex(r"Q = XW_Q,\quad K = SW_K,\quad V = SW_V,\quad S = " + (r"Y\;(\text{cross})" if cross else
                                                                   r"X\;(\text{self})")
          + r",\qquad \mathrm{Attention}(Q,K,V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
-x_in = teaching.random_vectors(len(X_TOKENS), 4, seed + 11)
-y_in = teaching.random_vectors(len(Y_TOKENS), 4, seed + 13)
-proj = teaching.project(x_in, y_in, cross, seed)
+x_in = random_vectors(len(X_TOKENS), 4, seed + 11)
+y_in = random_vectors(len(Y_TOKENS), 4, seed + 13)
+proj = qkv_projection(x_in, y_in, cross, seed)
 k_tokens = Y_TOKENS if cross else X_TOKENS
 dims4, dims3 = [f"d{j}" for j in range(4)], [f"k{j}" for j in range(3)]
 
@@ -231,7 +238,7 @@ st.dataframe(pd.DataFrame(proj.weights, index=pd.Index(X_TOKENS, name="query"), 
              width="content")
 st.success(f"core.attention(Q, K, V) matches softmax(QKᵀ/√d_k)V computed by hand: the largest difference is "
            f"{proj.max_error:.1e}.")
-ui.export_chart(attention_chart, "qkv-attention", "pg_qkv_chart")
+export.export_chart(attention_chart, "qkv-attention", "pg_qkv_chart")
 st.markdown(
     "**Heads.** A layer runs h such attentions side by side, each with its own W_Q, W_K, W_V of width "
     "d_k = d_model / h, concatenates the h outputs and mixes them with one more matrix W_O. In practice the "

@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import teaching, ui
+from app import export, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import get_task
+from core import (get_task, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check, rotation_matrix,
+                  worked_example)
 
 BASES = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
 
@@ -22,22 +23,13 @@ def _base(text: str) -> int:
     return value
 
 
-def _export_chart(chart, rows: int, name: str, key: str) -> None:
-    """The chart export, for charts small enough for Altair to serialise; otherwise say why not."""
-    if rows <= charts.EXPORT_ROWS:
-        ui.export_chart(chart, name, key)
-    else:
-        st.caption(f"Chart export works up to {charts.EXPORT_ROWS:,} cells (this chart has {rows:,}): "
-                   "make it smaller, or export the numbers.")
-
-
 def _int_list(text: str) -> list[int]:
     return [int(v) for v in text.split(",") if v.strip()]
 
 
-ui.restore_from_url({"pe_len": teaching.bounded(2, 100), "pe_dim": teaching.bounded(4, 512),
-                     "pe_base": _base, "pe_dims": _int_list, "pe_k": teaching.bounded(1, 50),
-                     "pe_pair": teaching.bounded(0, 255), "pe_text": teaching.clipped_text(200)},
+ui.restore_from_url({"pe_len": ui.bounded(2, 100), "pe_dim": ui.bounded(4, 512),
+                     "pe_base": _base, "pe_dims": _int_list, "pe_k": ui.bounded(1, 50),
+                     "pe_pair": ui.bounded(0, 255), "pe_text": ui.clipped_text(200)},
                     {"pe_len": 20, "pe_dim": 128, "pe_base": 10000, "pe_dims": [0, 1, 10, 11, 40, 41], "pe_k": 3,
                      "pe_pair": 1})
 fs = ui.font_scale()
@@ -65,7 +57,7 @@ with right:
     st.select_slider("Base", options=BASES, key="pe_base",
                      help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
 length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
-pe = teaching.pe_table(length, d_model, base)
+pe = pe_table(length, d_model, base)
 pe_chart = charts.grid_heatmap(
     pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})", x_title="dimension",
     y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
@@ -77,9 +69,9 @@ st.caption(
     f"Wavelengths run from 2π ≈ 6.3 positions up to 2π·base ≈ {2 * np.pi * base:,.0f} positions.")
 ex1, ex2 = st.columns(2)
 with ex1:
-    _export_chart(pe_chart, pe.size, "positional-encoding", "pe_table_chart")
+    export.export_chart(pe_chart, "positional-encoding", "pe_table_chart", cells=pe.size)
 with ex2:
-    ui.export_data({"pe": pe}, teaching.pe_frame(length, d_model, base).reset_index(), "positional-encoding",
+    export.export_data({"pe": pe}, tables.pe_frame(pe).reset_index(), "positional-encoding",
                    "pe_table_data")
 
 # ----------------------------------------------------------------------------- similarity
@@ -95,7 +87,7 @@ sim_chart = charts.grid_heatmap(similarity, title="PE·PEᵀ: similarity between
                                 y_title="position", value="dot product", scheme=SEQUENTIAL, font_scale=fs,
                                 max_width=520, max_height=520, annotate=False)
 st.altair_chart(sim_chart, width="content")
-_export_chart(sim_chart, similarity.size, "pe-similarity", "pe_sim_chart")
+export.export_chart(sim_chart, "pe-similarity", "pe_sim_chart", cells=similarity.size)
 
 # ----------------------------------------------------------------------------- curves
 st.header("3 · Every dimension is a wave")
@@ -105,10 +97,10 @@ st.multiselect("Dimensions to plot", list(range(d_model)), key="pe_dims",
 dims = st.session_state["pe_dims"]
 st.latex(r"\text{wavelength of pair } i = \frac{2\pi}{\omega_i} = 2\pi \cdot \text{base}^{2i/d_{model}}")
 if dims:
-    curves = teaching.pe_curves(d_model, base, dims, length)
+    curves = tables.curves_frame(pe_curves(d_model, base, dims, length), d_model)
     curve_chart = charts.pe_curve_chart(curves, font_scale=fs)
     st.altair_chart(curve_chart, width="content")
-    _export_chart(curve_chart, len(curves), "pe-curves", "pe_curves_chart")
+    export.export_chart(curve_chart, "pe-curves", "pe_curves_chart", cells=len(curves))
 else:
     st.info("Pick at least one dimension to plot.")
 
@@ -126,8 +118,8 @@ with c1:
 with c2:
     st.slider("Frequency pair i (dimensions 2i, 2i+1)", 0, d_model // 2 - 1, key="pe_pair")
 k, i = st.session_state["pe_k"], st.session_state["pe_pair"]
-rotation = teaching.rotation_matrix(k, i, d_model, base)
-omega = teaching.frequency(i, d_model, base)
+rotation = rotation_matrix(k, i, d_model, base)
+omega = pe_frequency(i, d_model, base)
 st.latex(
     r"\begin{pmatrix} PE_{(pos+k,\,2i)} \\ PE_{(pos+k,\,2i+1)} \end{pmatrix} = "
     r"\underbrace{\begin{pmatrix} \cos\omega_i k & \sin\omega_i k \\ -\sin\omega_i k & \cos\omega_i k "
@@ -135,7 +127,7 @@ st.latex(
 st.latex(
     rf"\omega_{{{i}}} = {omega:.6g},\quad k = {k}:\qquad R_{{{k}}} = \begin{{pmatrix}} {rotation[0, 0]:.4f} & "
     rf"{rotation[0, 1]:.4f} \\ {rotation[1, 0]:.4f} & {rotation[1, 1]:.4f} \end{{pmatrix}}")
-check = teaching.rotation_check(length, d_model, base, k, i)
+check = tables.rotation_frame(rotation_check(length, d_model, base, k, i), k, i)
 worst = float(check["max |difference|"].max())
 st.dataframe(pd.DataFrame(rotation, index=["row 1", "row 2"], columns=["col 1", "col 2"]), width="content")
 rot_chart = charts.rotation_chart(check, k, i, font_scale=fs)
@@ -144,7 +136,7 @@ st.success(f"R_{k}·PE(pos) = PE(pos+{k}) for all {length} positions: the larges
            "(float32 rounding).")
 with st.expander("The numbers for every position"):
     st.dataframe(check, hide_index=True)
-ui.export_data({"rotation": rotation, "check": check.to_numpy()}, check, "pe-rotation", "pe_rotation_data")
+export.export_data({"rotation": rotation, "check": check.to_numpy()}, check, "pe-rotation", "pe_rotation_data")
 
 # ----------------------------------------------------------------------------- worked example
 st.header("5 · A worked example: 4 tokens, d_model = 4, base = 100")
@@ -154,7 +146,7 @@ st.markdown(
     "the same function the model uses.")
 st.latex(r"PE = \begin{pmatrix} \sin\frac{pos}{100^{0}} & \cos\frac{pos}{100^{0}} & \sin\frac{pos}{100^{2/4}} & "
          r"\cos\frac{pos}{100^{2/4}} \end{pmatrix}_{pos = 0,1,2,3}")
-worked = teaching.worked_example()
+worked = tables.worked_frames(worked_example())
 st.subheader("PE (4 × 4)")
 st.dataframe(worked["pe"], width="content")
 w1, w2 = st.columns(2)
@@ -186,7 +178,7 @@ st.markdown(
     "the other.")
 st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
 st.text_input("A short input text", key="pe_text", max_chars=200)
-encoding = ui.attempt("read the model's embeddings", teaching.model_encoding, ckpt, st.session_state["pe_text"])
+encoding = ui.attempt("read the model's embeddings", model_encoding, ckpt, st.session_state["pe_text"])
 if encoding is None:
     st.stop()
 for note in encoding.notes:
@@ -210,7 +202,7 @@ norms = pd.DataFrame({"token": labels, "‖√d·E‖": np.linalg.norm(encoding.
                       "‖sum‖": np.linalg.norm(encoding.total, axis=1)})
 st.caption("Vector lengths: how large the embedding and the positional part are for each token.")
 st.dataframe(norms, hide_index=True, width="content")
-ui.export_data({"embeddings": encoding.embeddings, "positional": encoding.positional, "sum": encoding.total},
+export.export_data({"embeddings": encoding.embeddings, "positional": encoding.positional, "sum": encoding.total},
                norms, "model-embeddings", "pe_model_data")
 
 ui.write_to_url(["pe_text"])

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from core.model.transformer import AttentionControls, ModelOutput, Transformer
-from core.io.tokenizer import BOS_ID
+from core.io.tokenizer import BOS_ID, PAD_ID
 
 
 @dataclass(frozen=True)
@@ -31,12 +31,36 @@ class Generation:
             the inputs that produced the generated tokens: ``output.logits[:, t]`` predicted
             ``ids[:, t + 1]``.
         scores: (B,) total log-probability of the generated tokens (beam search ranks by it).
+
+    Row labels: decoder and cross-attention row ``t`` is the step that *reads* ``inputs[:, t]``
+    and *predicts* ``predicted[:, t]``; :func:`row_labels` writes "after ‹input› → predicts ‹output›".
     """
 
     ids: Tensor
     finished: Tensor
     output: ModelOutput
     scores: Tensor
+    pad_id: int = PAD_ID
+
+    @property
+    def inputs(self) -> Tensor:
+        """(B, T-1) the decoder input of each attention row (``ids`` without its last column)."""
+        return self.ids[:, :-1]
+
+    @property
+    def predicted(self) -> Tensor:
+        """(B, T-1) the token each attention row predicted (``ids`` shifted by one; ``pad`` after ``<eos>``)."""
+        return self.ids[:, 1:]
+
+    def step_log_probs(self) -> Tensor:
+        """(B, T-1) log-probability the model gave each predicted token at its step (0 where it is ``pad``
+        after the end), from the final forward pass; ``<pad>`` and ``<bos>`` excluded as in decoding."""
+        logits = self.output.logits.float().clone()  # (B, T-1, V)
+        logits[..., [self.pad_id, BOS_ID]] = float("-inf")
+        predicted = self.predicted.clamp(min=0)
+        logp = logits.log_softmax(-1).gather(-1, predicted.unsqueeze(-1)).squeeze(-1)
+        return torch.where(self.predicted == self.pad_id, torch.zeros_like(logp), logp)
+
 
 
 Picker = Callable[[Tensor], Tensor]  # (B, V) logits → (B,) chosen ids
@@ -104,6 +128,17 @@ def _room(model: Transformer, prefix: Tensor, max_new_tokens: int) -> int:
     return max(0, min(max_new_tokens, model.config.max_len - prefix.size(1)))
 
 
+def _incremental(
+    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
+) -> Callable[[Tensor], Tensor]:
+    """seq (B, T) → next-token logits (B, V) for one decoding call. With a KV cache where the model
+    offers one (core/model/kv_cache.py), so each step runs only the new token; the cache lives here."""
+    if not hasattr(model, "kv_cache"):
+        return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls)
+    cache = model.kv_cache()
+    return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls, cache=cache)
+
+
 def _decode(
     model: Transformer, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int,
     max_new_tokens: int, controls: AttentionControls, return_scores: bool,
@@ -114,8 +149,9 @@ def _decode(
     seq, pad = prefix, model.config.pad_id
     finished = torch.zeros(prefix.size(0), dtype=torch.bool, device=prefix.device)
     total = torch.zeros(prefix.size(0), device=prefix.device)
+    next_logits = _incremental(model, memory, memory_mask, controls)
     for _ in range(_room(model, prefix, max_new_tokens)):
-        logits = _allowed(model, model.next_token_logits(seq, memory, memory_mask, controls))  # (B, V)
+        logits = _allowed(model, next_logits(seq))  # (B, V)
         chosen = pick(logits)  # (B,)
         logp = logits.log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1)
         total = total + torch.where(finished, 0.0, logp)
@@ -124,7 +160,8 @@ def _decode(
         finished = finished | (chosen == eos_id)
         if bool(finished.all()):
             break
-    return Generation(seq, finished, _final_pass(model, src, seq, prefix, controls, return_scores), total)
+    return Generation(seq, finished, _final_pass(model, src, seq, prefix, controls, return_scores), total,
+                      model.config.pad_id)
 
 
 def _final_pass(
@@ -140,67 +177,99 @@ def _final_pass(
 @torch.inference_mode()
 def beam_search(
     model: Transformer, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
-    beam_size: int = 4, length_penalty: float = 0.6,
+    beam_size: int = 4, length_penalty: float = 0.6, min_new_tokens: int = 1,
     controls: AttentionControls = AttentionControls(), return_scores: bool = False,
 ) -> Generation:
-    """Keep the ``beam_size`` best partial sequences; return the best finished one per row.
+    """Keep the ``beam_size`` best partial sequences of every row (all rows decoded together).
 
-    Hypotheses are ranked by log-probability / ((5 + length) / 6) ** length_penalty
-    (Wu et al., 2016), so longer outputs are not unfairly penalised.
+    Hypotheses are ranked by log-probability / ((5 + length) / 6) ** length_penalty (Wu et al.,
+    2016; length counts the generated tokens, ``<eos>`` included), so longer outputs are not
+    unfairly penalised. ``<eos>`` cannot end a hypothesis before ``min_new_tokens`` tokens (default 1:
+    the output is never empty). Each row returns its best finished hypothesis that is not empty;
+    when the token budget runs out before one finishes, the best unfinished hypothesis
+    (``finished`` False, like greedy's); an empty finished one only when nothing else exists.
+    A row stops once no unfinished hypothesis can still outrank its best finished one, even
+    when its length penalty grows to the end of the budget. ``scores`` holds the raw
+    log-probability of the returned tokens.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1, got {beam_size}")
-    best = [
-        _beam_one(model, None if src is None else src[i : i + 1], prefix[i : i + 1], eos_id,
-                  _room(model, prefix, max_new_tokens), beam_size, length_penalty, controls)
-        for i in range(prefix.size(0))
-    ]
-    width = max(ids.size(0) for ids, _, _ in best)
-    seq = torch.full((len(best), width), model.config.pad_id, dtype=prefix.dtype, device=prefix.device)
-    for i, (ids, _, _) in enumerate(best):
-        seq[i, : ids.size(0)] = ids
-    output = _final_pass(model, src, seq, prefix, controls, return_scores)
-    finished = torch.tensor([done for _, _, done in best], device=prefix.device)
-    scores = torch.tensor([score for _, score, _ in best], device=prefix.device)
-    return Generation(seq, finished, output, scores)
-
-
-def _beam_one(
-    model: Transformer, src: Tensor | None, prefix: Tensor, eos_id: int, room: int, beam_size: int,
-    length_penalty: float, controls: AttentionControls,
-) -> tuple[Tensor, float, bool]:
-    """Beam search for one row: returns (ids (T,), log-probability, finished)."""
+    if min_new_tokens < 0:
+        raise ValueError(f"min_new_tokens must be >= 0, got {min_new_tokens}")
+    room = _room(model, prefix, max_new_tokens)
+    batch, start, k = prefix.size(0), prefix.size(1), beam_size
     memory = memory_mask = None
     if model.config.has_encoder:
         memory, memory_mask, _ = model.encode(src, controls)
+        memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, D)
+        memory_mask = None if memory_mask is None else memory_mask.repeat_interleave(k, dim=0)  # (B*K, 1, S)
 
     def rank(logp: float, length: int) -> float:
         return logp / (((5 + length) / 6) ** length_penalty)
 
-    alive = [(prefix[0], 0.0)]
-    done: list[tuple[Tensor, float]] = []
+    seqs = prefix.repeat_interleave(k, dim=0)  # (B*K, T)
+    scores = torch.full((batch, k), float("-inf"), device=prefix.device)
+    scores[:, 0] = 0.0  # every row starts from one hypothesis: its prefix
+    done: list[list[tuple[Tensor, float]]] = [[] for _ in range(batch)]  # per row: (ids, log-probability)
+    stopped = [False] * batch
     for step in range(room):
-        seqs = torch.stack([s for s, _ in alive])  # (K, T)
-        beams_memory = None if memory is None else memory.expand(len(alive), -1, -1)  # (K, S, D)
-        beams_mask = None if memory_mask is None else memory_mask.expand(len(alive), -1, -1)  # (K, 1, S)
-        logits = model.next_token_logits(seqs, beams_memory, beams_mask, controls)
-        logp = _allowed(model, logits).log_softmax(-1)
-        totals = torch.tensor([s for _, s in alive], device=logp.device).unsqueeze(1) + logp  # (K, V)
-        values, flat = totals.view(-1).topk(min(2 * beam_size, totals.numel()))
-        candidates = []
-        for value, index in zip(values.tolist(), flat.tolist()):
-            beam, token = divmod(index, logp.size(1))
-            extended = torch.cat([seqs[beam], seqs.new_tensor([token])])
-            (done if token == eos_id else candidates).append((extended, value))
-            if len(candidates) == beam_size:
-                break
-        alive = candidates
-        new_length = step + 1
-        if not alive or (len(done) >= beam_size and max(rank(s, len(t) - prefix.size(1)) for t, s in done)
-                         >= max(rank(s, new_length) for _, s in alive)):
+        logp = _allowed(model, model.next_token_logits(seqs, memory, memory_mask, controls)).log_softmax(-1)
+        if step < min_new_tokens:
+            logp[:, eos_id] = float("-inf")
+        vocab = logp.size(-1)
+        totals = scores.unsqueeze(-1) + logp.view(batch, k, vocab)  # (B, K, V)
+        values, flat = totals.view(batch, -1).topk(min(2 * k, k * vocab), dim=-1)  # (B, 2K)
+        new_scores = torch.full_like(scores, float("-inf"))
+        parents = torch.arange(batch, device=prefix.device).repeat_interleave(k) * k  # (B*K,) fill: beam 0
+        tokens = torch.full((batch * k,), model.config.pad_id, dtype=seqs.dtype, device=seqs.device)
+        for b in range(batch):
+            if stopped[b]:
+                continue
+            kept = 0
+            for value, index in zip(values[b].tolist(), flat[b].tolist()):
+                if value == float("-inf") or kept == k:
+                    break
+                beam, token = divmod(index, vocab)
+                if token == eos_id:
+                    done[b].append((torch.cat([seqs[b * k + beam], seqs.new_tensor([token])]), value))
+                else:
+                    new_scores[b, kept], parents[b * k + kept], tokens[b * k + kept] = value, b * k + beam, token
+                    kept += 1
+        seqs, scores = torch.cat([seqs[parents], tokens.unsqueeze(1)], dim=1), new_scores
+        longest = room
+        for b in range(batch):
+            finished = [rank(v, len(ids) - start) for ids, v in done[b] if len(ids) - start > 1]
+            best_alive = float(scores[b].max())
+            # an unfinished hypothesis' rank can only rise up to log-probability / penalty(longest)
+            stopped[b] = stopped[b] or best_alive == float("-inf") or (
+                len(finished) >= k and max(finished) >= rank(best_alive, longest))
+        if all(stopped):
             break
+    best = [_pick(done[b], seqs[b * k : (b + 1) * k], scores[b], start, rank) for b in range(batch)]
+    width = max(ids.size(0) for ids, _, _ in best)
+    seq = torch.full((batch, width), model.config.pad_id, dtype=prefix.dtype, device=prefix.device)
+    for i, (ids, _, _) in enumerate(best):
+        seq[i, : ids.size(0)] = ids
+    output = _final_pass(model, src, seq, prefix, controls, return_scores)
+    finished = torch.tensor([done_ for _, _, done_ in best], device=prefix.device)
+    totals_ = torch.tensor([score for _, score, _ in best], device=prefix.device)
+    return Generation(seq, finished, output, totals_, model.config.pad_id)
+
+
+def _pick(
+    done: list[tuple[Tensor, float]], alive: Tensor, alive_scores: Tensor, start: int,
+    rank: Callable[[float, int], float],
+) -> tuple[Tensor, float, bool]:
+    """One row's answer: best non-empty finished, else best unfinished, else best empty finished."""
+    non_empty = [(ids, v) for ids, v in done if len(ids) - start > 1]
+    if non_empty:
+        ids, v = max(non_empty, key=lambda d: rank(d[1], len(d[0]) - start))
+        return ids, v, True
+    candidates = [(alive[i], float(v)) for i, v in enumerate(alive_scores.tolist()) if v != float("-inf")]
+    if candidates and alive.size(1) > start:
+        ids, v = max(candidates, key=lambda d: rank(d[1], len(d[0]) - start))
+        return ids, v, False
     if done:
-        ids, score = max(done, key=lambda d: rank(d[1], len(d[0]) - prefix.size(1)))
-        return ids, score, True
-    ids, score = max(alive, key=lambda d: rank(d[1], len(d[0]) - prefix.size(1)))
-    return ids, score, False
+        ids, v = max(done, key=lambda d: d[1])
+        return ids, v, True
+    return alive[0], 0.0, False

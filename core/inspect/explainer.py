@@ -19,12 +19,11 @@ from core.inspect import decode
 from core.io.checkpoint import Checkpoint, CheckpointError, load
 from core.io.pretrained import PretrainedModel, is_pretrained
 from core.inspect.pretrained import explain_pretrained
-from core.training.data import truncate
 from core.model.transformer import AttentionControls, ModelOutput
+from core.inspect.inputs import TextInput, normalized, prepare, tokenize
 from core.inspect.records import Explanation, Prediction
-from core.io.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
+from core.io.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS
 
-MAX_TEXT_CHARS = 20_000
 DECODINGS = ("greedy", "beam", "sample")
 
 
@@ -114,54 +113,22 @@ def explain_batch(checkpoint: Checkpoint | PretrainedModel | str | os.PathLike, 
     if len(texts) > 1 and opts.continuation:
         raise ValueError("continuation needs a single text")
     if is_pretrained(checkpoint):  # a BERT-family folder or a Llama-family GGUF
-        return explain_pretrained(checkpoint, [_prepare(text) for text in texts], opts)
+        return explain_pretrained(checkpoint, [prepare(text) for text in texts], opts)
     ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load(checkpoint)
-    inputs = [_prepare(text) for text in texts]
+    inputs = [normalized(prepare(text), ckpt.info.task) for text in texts]
     with torch.inference_mode():
         build = {"encoder-decoder": _seq2seq, "encoder": _classifier, "decoder": _language_model}
         return build[ckpt.config.architecture](ckpt, inputs, opts)
-
-
-@dataclass
-class _Input:
-    text: str  # as received
-    work: str  # what is tokenized (at most MAX_TEXT_CHARS)
-    notes: list[str]
-    encoding: Encoding | None = None
-    truncated: bool = False
-
-
-def _prepare(text: str) -> _Input:
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}")
-    if not text.strip():
-        raise ValueError("Type some text: the input is empty.")
-    if len(text) > MAX_TEXT_CHARS:
-        return _Input(text, text[:MAX_TEXT_CHARS],
-                      [f"Only the first {MAX_TEXT_CHARS:,} of {len(text):,} characters were read."], truncated=True)
-    return _Input(text, text, [])
-
-
-def _tokenize(item: _Input, tokenizer: Tokenizer, limit: int) -> None:
-    item.encoding, cut = truncate(tokenizer.encode(item.work), limit)
-    item.truncated = item.truncated or cut
-    if not item.encoding.ids:
-        raise ValueError("The text has no recognisable tokens.")
-    if cut:
-        item.notes.append(f"The input was truncated to the model's limit of {limit} tokens.")
-    unknown = item.encoding.ids.count(UNK_ID)
-    if unknown:
-        item.notes.append(f"{unknown} token(s) unknown to the model are shown as {SPECIAL_TOKENS[UNK_ID]}.")
 
 
 def _padded(rows: list[list], width: int, fill) -> list[list]:
     return [row + [fill] * (width - len(row)) for row in rows]
 
 
-def _source_batch(ckpt: Checkpoint, inputs: list[_Input], limit: int) -> tuple[torch.Tensor, list, list]:
+def _source_batch(ckpt: Checkpoint, inputs: list[TextInput], limit: int) -> tuple[torch.Tensor, list, list]:
     """(src (B, S), tokens per row, offsets per row), padding shown as ``<pad>`` tokens."""
     for item in inputs:
-        _tokenize(item, ckpt.source_tokenizer, limit)
+        tokenize(item, ckpt.source_tokenizer, limit)
     width = max(len(item.encoding) for item in inputs)
     ids = _padded([item.encoding.ids for item in inputs], width, ckpt.config.pad_id)
     tokens = _padded([list(item.encoding.tokens) for item in inputs], width, SPECIAL_TOKENS[ckpt.config.pad_id])
@@ -173,7 +140,8 @@ def _maps(output: ModelOutput, kinds: tuple[str, ...], which: str, row: int) -> 
     maps = getattr(output, which)
     if maps is None:
         return None
-    return {k: maps[k][:, row].float().cpu().numpy().astype(np.float32) for k in kinds}  # (L, H, Tq, Tk)
+    # one copy at most (none for a batch of one): at 2048 tokens a map set is hundreds of MB
+    return {k: np.ascontiguousarray(maps[k][:, row].float().cpu().numpy()) for k in kinds}  # (L, H, Tq, Tk)
 
 
 def _generate(ckpt: Checkpoint, src, prefix, opts: ExplainOptions, limit: int) -> decode.Generation:
@@ -191,7 +159,7 @@ def _device(ckpt: Checkpoint) -> torch.device:
     return next(ckpt.model.parameters()).device
 
 
-def _record(ckpt: Checkpoint, item: _Input, opts: ExplainOptions, output: ModelOutput, row: int,
+def _record(ckpt: Checkpoint, item: TextInput, opts: ExplainOptions, output: ModelOutput, row: int,
             **fields_) -> Explanation:
     kinds = ckpt.config.attention_kinds
     return Explanation(
@@ -201,7 +169,7 @@ def _record(ckpt: Checkpoint, item: _Input, opts: ExplainOptions, output: ModelO
     )
 
 
-def _seq2seq(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions) -> list[Explanation]:
+def _seq2seq(ckpt: Checkpoint, inputs: list[TextInput], opts: ExplainOptions) -> list[Explanation]:
     cfg, tgt_tok = ckpt.config, ckpt.target_tokenizer
     src, tokens, offsets = _source_batch(ckpt, inputs, cfg.max_len)
     prefix = torch.full((len(inputs), 1), BOS_ID, dtype=torch.long, device=src.device)
@@ -223,7 +191,7 @@ def _seq2seq(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions) -> li
     return results
 
 
-def _classifier(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions) -> list[Explanation]:
+def _classifier(ckpt: Checkpoint, inputs: list[TextInput], opts: ExplainOptions) -> list[Explanation]:
     cfg = ckpt.config
     src, tokens, offsets = _source_batch(ckpt, inputs, cfg.max_len)
     output = ckpt.model(src, controls=opts.controls(), return_attention=True, return_scores=opts.return_scores)
@@ -241,11 +209,11 @@ def _classifier(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions) ->
     return results
 
 
-def _language_model(ckpt: Checkpoint, inputs: list[_Input], opts: ExplainOptions) -> list[Explanation]:
+def _language_model(ckpt: Checkpoint, inputs: list[TextInput], opts: ExplainOptions) -> list[Explanation]:
     cfg, tok = ckpt.config, ckpt.target_tokenizer
     room = max(cfg.max_len - 1 - min(opts.continuation, cfg.max_len - 2), 1)  # <bos> and the continuation fit
     for item in inputs:
-        _tokenize(item, tok, room)
+        tokenize(item, tok, room)
     lengths = [len(item.encoding) + 1 for item in inputs]  # with <bos>
     width = max(lengths)
     ids = _padded([[BOS_ID, *item.encoding.ids] for item in inputs], width, cfg.pad_id)

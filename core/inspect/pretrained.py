@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from core.inspect import decode
+from core.inspect.inputs import TextInput
 from core.inspect.records import Explanation, Prediction
 from core.io.pretrained import PretrainedModel, load_pretrained
 from core.io.tokenizer import Encoding
@@ -26,7 +27,7 @@ from core.model.transformer import ModelOutput
 from core.training.data import truncate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.inspect.explainer import ExplainOptions, _Input
+    from core.inspect.explainer import ExplainOptions
 
 MAP_BUDGET_BYTES = 128 * 2**20  # the float32 maps of one explanation stay below this
 
@@ -43,7 +44,7 @@ def _as_model(source: PretrainedModel | str | os.PathLike) -> PretrainedModel:
     return source if isinstance(source, PretrainedModel) else load_pretrained(source)
 
 
-def explain_pretrained(source: PretrainedModel | str | os.PathLike, inputs: list[_Input],
+def explain_pretrained(source: PretrainedModel | str | os.PathLike, inputs: list[TextInput],
                        opts: ExplainOptions) -> list[Explanation]:
     """One :class:`Explanation` per prepared input (see :func:`core.inspect.explainer.explain_batch`)."""
     pretrained = _as_model(source)
@@ -53,7 +54,7 @@ def explain_pretrained(source: PretrainedModel | str | os.PathLike, inputs: list
         return _decoder(pretrained, inputs, opts)
 
 
-def _tokenize(pretrained: PretrainedModel, item: _Input, limit: int) -> None:
+def _tokenize(pretrained: PretrainedModel, item: TextInput, limit: int) -> None:
     tokenizer = pretrained.tokenizer
     encoding = tokenizer.encode(item.work)
     encoding, cut = truncate(encoding, limit)
@@ -69,7 +70,7 @@ def _tokenize(pretrained: PretrainedModel, item: _Input, limit: int) -> None:
         item.notes.append(f"{unknown} token(s) unknown to the model are shown as [UNK].")
 
 
-def _batch(pretrained: PretrainedModel, inputs: list[_Input]) -> tuple[Tensor, Tensor, list, list]:
+def _batch(pretrained: PretrainedModel, inputs: list[TextInput]) -> tuple[Tensor, Tensor, list, list]:
     """(ids (B, T), key mask (B, T), tokens per row, offsets per row), right-padded with the pad token."""
     pad = pretrained.config.pad_id
     width = max(len(item.encoding) for item in inputs)
@@ -87,10 +88,10 @@ def _maps(output: ModelOutput, which: str, row: int) -> dict[str, np.ndarray] | 
     maps = getattr(output, which)
     if maps is None:
         return None
-    return {k: v[:, row].float().cpu().numpy().astype(np.float32) for k, v in maps.items()}  # (L, H, Tq, Tk)
+    return {k: np.ascontiguousarray(v[:, row].float().cpu().numpy()) for k, v in maps.items()}  # (L, H, Tq, Tk)
 
 
-def _record(pretrained: PretrainedModel, item: _Input, opts: ExplainOptions, output: ModelOutput, row: int,
+def _record(pretrained: PretrainedModel, item: TextInput, opts: ExplainOptions, output: ModelOutput, row: int,
             **fields_) -> Explanation:
     kind = pretrained.architecture
     groups = {kind: pretrained.head_groups()} if pretrained.family == "llama" else {}
@@ -109,7 +110,7 @@ def pool(pretrained: PretrainedModel, hidden: Tensor, key_mask: Tensor) -> Tenso
     return sentence_embedding(hidden, key_mask)  # mean over real tokens, normalised
 
 
-def _encoder(pretrained: PretrainedModel, inputs: list[_Input], opts: ExplainOptions) -> list[Explanation]:
+def _encoder(pretrained: PretrainedModel, inputs: list[TextInput], opts: ExplainOptions) -> list[Explanation]:
     limit = token_limit(pretrained)
     for item in inputs:
         _tokenize(pretrained, item, limit)
@@ -141,7 +142,7 @@ def _continue(pretrained: PretrainedModel, prefix: Tensor, opts: ExplainOptions,
     return decode.greedy(model, None, prefix, **common)
 
 
-def _decoder(pretrained: PretrainedModel, inputs: list[_Input], opts: ExplainOptions) -> list[Explanation]:
+def _decoder(pretrained: PretrainedModel, inputs: list[TextInput], opts: ExplainOptions) -> list[Explanation]:
     limit, tok = token_limit(pretrained), pretrained.tokenizer
     for item in inputs:
         _tokenize(pretrained, item, max(limit - min(opts.continuation, limit // 2), 1))

@@ -116,6 +116,15 @@ class Explanation:
         """(query tokens, key tokens) labelling the rows and columns of ``kind``'s maps."""
         return axis_tokens(kind, self.source_tokens, self.target_tokens)
 
+    def row_labels(self, kind: str) -> tuple[str, ...]:
+        """What each row of ``kind``'s maps does: decoder and cross-attention rows of a generating
+        model read "after ‹input› → predicts ‹output›" (``generated_tokens[t]`` is what row t
+        produced); other rows are their query tokens."""
+        queries, _ = self.axis_tokens(kind)
+        if kind in ("decoder", "cross") and len(self.generated_tokens) == len(queries):
+            return tuple(row_labels(queries, self.generated_tokens))
+        return tuple(queries)
+
     def shape(self, kind: str) -> tuple[int, int]:
         """(layers, heads) of ``kind``."""
         layers, heads = self.attention[kind].shape[:2]
@@ -137,3 +146,13 @@ def axis_tokens(kind: str, source_tokens: Sequence[str],
     if kind == "cross":
         return target_tokens, source_tokens
     raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KIND_LABELS)}")
+
+def row_labels(inputs: Sequence[str], predicted: Sequence[str]) -> list[str]:
+    """Labels for decoder / cross-attention rows: ``"after ‹el› → predicts ‹gato›"``.
+
+    ``inputs`` are the decoder input tokens of the rows (``Generation.inputs`` as text: ``<bos>``
+    first), ``predicted`` what each row predicted (``Generation.predicted`` as text).
+    """
+    if len(inputs) != len(predicted):
+        raise ValueError(f"{len(inputs)} row inputs but {len(predicted)} predictions")
+    return [f"after ‹{q}› → predicts ‹{p}›" for q, p in zip(inputs, predicted)]

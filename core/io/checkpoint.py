@@ -2,17 +2,22 @@
 
 Tensors hold the weights (plus optional extra tensors such as attention snapshots);
 the header metadata (str → str, JSON values) holds the format version, the
-``ModelConfig``, the tokenizer(s), the task, metrics and free-form extra data, and a
-SHA-256 over all of it, verified on load. Nothing is ever unpickled.
+``ModelConfig``, the tokenizer(s), the task, metrics and free-form extra data, a record of
+the model's answer to a fixed probe, and a SHA-256 over all of it, verified on load.
+Nothing is ever unpickled.
+
+Loading is ordered so that a hostile file cannot make us allocate: the header (metadata and
+tensor shapes, no tensor data) is read, the config is checked against its bounds and the
+size budget (:data:`core.config.LOAD_BUDGET`) and against the header's shapes and dtypes;
+only then is anything read, hashed (once per version of the file) or built. Every fault is a
+:class:`CheckpointError`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,20 +27,21 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
 
-from core.config import ModelConfig
-from core.model.transformer import Transformer
+from core.config import LOAD_BUDGET, Budget, ModelConfig, check_budget
 from core.io.tokenizer import Tokenizer
+from core.io.atomic import clean_stale_temp_files, write_atomic
+from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_finite, check_layout,
+                            check_probe, digest, probe_record)
+from core.model.transformer import Transformer
 
 log = logging.getLogger(__name__)
 
+__all__ = ["CheckpointError", "CheckpointInfo", "Checkpoint", "save", "read_info", "load",
+           "clean_stale_temp_files", "FORMAT", "FORMAT_VERSION", "EXTRA_PREFIX"]
+
 FORMAT = "attnscope"
 FORMAT_VERSION = 1
-EXTRA_PREFIX = "extra/"
-_TIED = ("lm_head.weight", "tgt_embed.weight")  # (dropped on save, shares storage with)
-
-
-class CheckpointError(Exception):
-    """Any fault reading or writing a checkpoint: the message names the file and the cause."""
+_VERIFIED = DigestCache()
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class CheckpointInfo:
     metrics: dict[str, Any]
     extra: dict[str, Any]
     sha256: str
+    probe: str | None = field(default=None, repr=False, compare=False)  # see core.io.verify.check_probe
 
 
 @dataclass(frozen=True)
@@ -61,14 +68,17 @@ class Checkpoint:
 
     @property
     def config(self) -> ModelConfig:
+        """The model's config."""
         return self.info.config
 
     @property
     def source_tokenizer(self) -> Tokenizer | None:
+        """The encoder's tokenizer, if any."""
         return self.info.tokenizers.get("source")
 
     @property
     def target_tokenizer(self) -> Tokenizer | None:
+        """The decoder's tokenizer, if any."""
         return self.info.tokenizers.get("target")
 
 
@@ -83,6 +93,8 @@ def save(
     extra_tensors: dict[str, Tensor] | None = None,
 ) -> str:
     """Write ``model`` and its description atomically to ``path``.
+
+    Stale temp files of saves killed earlier in the same folder are removed first.
 
     Args:
         tokenizers: ``{"source": ..., "target": ...}`` as the architecture needs.
@@ -100,7 +112,7 @@ def save(
     path = Path(path)
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     if model.config.tie_embeddings:
-        del tensors[_TIED[0]]
+        del tensors[TIED[0]]
     for name, tensor in (extra_tensors or {}).items():
         tensors[EXTRA_PREFIX + name] = tensor.detach().cpu().contiguous()
     try:
@@ -112,99 +124,151 @@ def save(
             "task": json.dumps(task),
             "metrics": json.dumps(metrics or {}),
             "extra": json.dumps(extra or {}),
+            "probe": json.dumps(probe_record(model)),
         }
     except (TypeError, ValueError) as error:
         raise CheckpointError(f"cannot save {path.name}: metadata is not JSON-serialisable ({error})") from None
     metadata["sha256"] = _digest(tensors, metadata)
-    _write_atomic(path, safetensors_bytes(tensors, metadata=metadata))
+    write_atomic(path, safetensors_bytes(tensors, metadata=metadata))
     log.debug("saved checkpoint %s (%d tensors)", path, len(tensors))
     return metadata["sha256"]
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same folder → fsync → os.replace → fsync the folder."""
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as error:
-        raise CheckpointError(f"cannot save {path.name}: {error.strerror or error}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else _default_mode())
-        os.replace(tmp, path)
-    except BaseException as error:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise CheckpointError(f"cannot save {path.name}: {error.strerror or error}") from None
-        raise
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def _digest(tensors: dict[str, Tensor], metadata: dict[str, str]) -> str:
-    """SHA-256 over every tensor (name, dtype, shape, bytes) and every metadata entry."""
-    sha = hashlib.sha256()
-    for name in sorted(tensors):
-        tensor = tensors[name]
-        sha.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
-        sha.update(tensor.contiguous().view(-1).view(torch.uint8).numpy().tobytes())
-    for key in sorted(k for k in metadata if k != "sha256"):
-        sha.update(f"{key}={metadata[key]}\n".encode())
-    return sha.hexdigest()
+    """The checksum of in-memory tensors and metadata (see :func:`core.io.verify.digest`)."""
+    return digest(sorted(tensors.items()), metadata)
 
 
-def _open_checked(path: Path) -> tuple[dict[str, str], dict[str, Tensor]]:
-    if not path.exists():
-        raise CheckpointError(f"checkpoint not found: {path.name}")
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {path.name} is not a file")
+def read_info(path: str | os.PathLike, *, budget: Budget = LOAD_BUDGET) -> CheckpointInfo:
+    """Read and verify a checkpoint's header without building the model.
+
+    Checks the config against its bounds, ``budget`` and the tensor shapes, and verifies the
+    checksum (reading one tensor at a time; skipped when this version of the file was verified).
+
+    Raises:
+        CheckpointError: missing, unreadable, corrupted, over budget or invalid file.
+    """
+    return _guarded(Path(path), budget, with_weights=False)[0]
+
+
+def load(path: str | os.PathLike, device: torch.device | str = "cpu", *, budget: Budget = LOAD_BUDGET) -> Checkpoint:
+    """Load, verify and rebuild a checkpoint.
+
+    Before anything is allocated: bounds, ``budget``, header shapes and dtypes (float32 weights).
+    Then the checksum (once per version of the file), finite values in every tensor (weights and
+    extra tensors), a strict ``load_state_dict``, and the probe record (config fields that do
+    not show in shapes, such as ``n_heads``).
+
+    Raises:
+        CheckpointError: for every fault, with a message naming the file.
+    """
+    info, tensors = _guarded(Path(path), budget, with_weights=True)
+    name = info.path.name
+    extra = {k[len(EXTRA_PREFIX):]: v for k, v in tensors.items() if k.startswith(EXTRA_PREFIX)}
+    weights = {k: v for k, v in tensors.items() if not k.startswith(EXTRA_PREFIX)}
+    if info.config.tie_embeddings:
+        weights[TIED[0]] = weights[TIED[1]]
     try:
-        with safe_open(str(path), framework="pt", device="cpu") as handle:
-            metadata = handle.metadata() or {}
-            tensors = {name: handle.get_tensor(name) for name in handle.keys()}
-    except (SafetensorError, OSError, ValueError, RuntimeError) as error:
-        raise CheckpointError(f"{path.name} is not a readable safetensors file ({error})") from None
-    if metadata.get("format") != FORMAT:
-        raise CheckpointError(f"{path.name} is a safetensors file but not an Attnscope checkpoint")
-    if metadata.get("format_version") != str(FORMAT_VERSION):
-        raise CheckpointError(
-            f"{path.name} has format version {metadata.get('format_version')!r}; "
-            f"this Attnscope reads version {FORMAT_VERSION}"
-        )
-    if metadata.get("sha256") != _digest(tensors, metadata):
-        raise CheckpointError(f"{path.name} is corrupted: checksum mismatch")
-    return metadata, tensors
+        with torch.random.fork_rng(devices=[]):  # random initialisation, overwritten: leave the global RNG alone
+            model = Transformer(info.config)
+        model.load_state_dict(weights, strict=True)
+        model.eval()
+        check_probe(name, model, info.probe)
+        model = model.to(device)
+    except CheckpointError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the untrusted-input boundary (CUDA out-of-memory included)
+        raise CheckpointError(f"{name} cannot be loaded: {type(error).__name__}: {_short(error)}") from None
+    return Checkpoint(model, info, extra)
 
 
-def _parse_info(path: Path, metadata: dict[str, str], sha: str) -> CheckpointInfo:
+def _guarded(path: Path, budget: Budget, *, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
+    """:func:`_open` with every exception turned into a CheckpointError naming the file."""
+    try:
+        if not path.exists() and not path.is_symlink():
+            raise CheckpointError(f"checkpoint not found: {path.name}")
+        if not path.is_file():  # a folder, a FIFO, a device: never opened
+            raise CheckpointError(f"checkpoint {path.name} is not a file" if path.exists()
+                                  else f"checkpoint not found: {path.name} (a broken link)")
+        return _open(path, budget, with_weights)
+    except CheckpointError:
+        raise
+    except RecursionError:
+        raise CheckpointError(f"{path.name} has invalid metadata: JSON nested too deeply") from None
+    except MemoryError:
+        raise CheckpointError(f"{path.name} is too large to read") from None
+    except (SafetensorError, OSError) as error:
+        raise CheckpointError(f"{path.name} is not a readable safetensors file ({_short(error)})") from None
+    except Exception as error:  # noqa: BLE001 - the untrusted-input boundary: nothing else may escape
+        log.debug("unexpected error reading %s", path, exc_info=True)
+        raise CheckpointError(f"{path.name} cannot be read: {type(error).__name__}: {_short(error)}") from None
+
+
+def _short(error: BaseException, limit: int = 300) -> str:
+    """An exception's text cut to ``limit`` characters (messages may quote untrusted input)."""
+    text = str(error)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
+    name, before = path.name, _stat_key(path)
+    with safe_open(str(path), framework="pt", device="cpu") as handle:
+        metadata = handle.metadata() or {}
+        if metadata.get("format") != FORMAT:
+            raise CheckpointError(f"{name} is a safetensors file but not an Attnscope checkpoint")
+        if metadata.get("format_version") != str(FORMAT_VERSION):
+            raise CheckpointError(f"{name} has format version {str(metadata.get('format_version'))[:20]!r}; "
+                                  f"this Attnscope reads version {FORMAT_VERSION}")
+        info = _parse_info(path, metadata, budget)
+        header = {}
+        for key in handle.keys():
+            view = handle.get_slice(key)
+            header[key] = (view.get_dtype(), tuple(view.get_shape()))
+        check_layout(name, info.config, header)  # every check so far read the header only
+        tensors = {k: handle.get_tensor(k) for k in sorted(header)} if with_weights else {}
+        check_finite(name, tensors)
+        version = (*before, info.sha256)
+        if version not in _VERIFIED:
+            stream = tensors.items() if with_weights else ((k, handle.get_tensor(k)) for k in sorted(header))
+            if info.sha256 != digest(stream, metadata):
+                raise CheckpointError(f"{name} is corrupted: checksum mismatch")
+            if _stat_key(path) != before:
+                raise CheckpointError(f"{name} changed while it was being read; try again")
+            _VERIFIED.add(version)
+    return info, tensors
+
+
+def _stat_key(path: Path) -> tuple:
+    """What identifies one version of a file: real path, device, inode, size, mtime and ctime."""
+    st = os.stat(path)
+    return os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _parse_info(path: Path, metadata: dict[str, str], budget: Budget) -> CheckpointInfo:
+    """The header's JSON entries, the config checked against its bounds and ``budget`` first."""
     try:
         config = ModelConfig.from_json(metadata["config"])
-        tokenizers = {role: Tokenizer.from_json(text) for role, text in json.loads(metadata["tokenizers"]).items()}
+        check_budget(config, budget)
+    except KeyError as error:
+        raise CheckpointError(f"{path.name} lacks the metadata entry {error}") from None
+    except (ValueError, TypeError, OverflowError) as error:
+        raise CheckpointError(f"{path.name} is refused: {_short(error)}") from None
+    try:
+        roles = json.loads(metadata["tokenizers"])
+        tokenizers = {role: Tokenizer.from_json(text) for role, text in roles.items()}
         task, metrics, extra = (json.loads(metadata[k]) for k in ("task", "metrics", "extra"))
     except KeyError as error:
         raise CheckpointError(f"{path.name} lacks the metadata entry {error}") from None
     except (ValueError, TypeError, AttributeError) as error:
-        raise CheckpointError(f"{path.name} has invalid metadata: {error}") from None
+        raise CheckpointError(f"{path.name} has invalid metadata: {_short(error)}") from None
     _check_tokenizers(path, config, tokenizers)
-    labels = extra.get("labels") if isinstance(extra, dict) else None
-    if config.architecture == "encoder" and labels and len(labels) != config.n_classes:
-        raise CheckpointError(f"{path.name} names {len(labels)} labels for {config.n_classes} classes")
     if not isinstance(metrics, dict) or not isinstance(extra, dict) or not isinstance(task, (str, type(None))):
         raise CheckpointError(f"{path.name} has invalid metadata: task, metrics or extra has the wrong type")
-    return CheckpointInfo(path, config, tokenizers, task, metrics, extra, sha)
+    labels = extra.get("labels")
+    if config.architecture == "encoder" and labels and len(labels) != config.n_classes:
+        raise CheckpointError(f"{path.name} names {len(labels)} labels for {config.n_classes} classes")
+    return CheckpointInfo(path, config, tokenizers, task, metrics, extra, str(metadata.get("sha256", "")),
+                          metadata.get("probe"))
 
 
 def _check_tokenizers(path: Path, config: ModelConfig, tokenizers: dict[str, Tokenizer]) -> None:
@@ -219,73 +283,3 @@ def _check_tokenizers(path: Path, config: ModelConfig, tokenizers: dict[str, Tok
                 f"{path.name}: the {role} tokenizer has {tokenizers[role].vocab_size} tokens "
                 f"but the model's embedding has {vocab} rows"
             )
-
-
-def read_info(path: str | os.PathLike) -> CheckpointInfo:
-    """Read and verify a checkpoint's header without building the model.
-
-    Raises:
-        CheckpointError: missing, unreadable, corrupted or invalid file.
-    """
-    path = Path(path)
-    metadata, _ = _open_checked(path)
-    return _parse_info(path, metadata, metadata["sha256"])
-
-
-def load(path: str | os.PathLike, device: torch.device | str = "cpu") -> Checkpoint:
-    """Load, verify and rebuild a checkpoint.
-
-    Verifies the checksum, rebuilds the model from its config, checks every tensor's
-    name and shape against that config before a strict ``load_state_dict``, and refuses
-    non-finite weights.
-
-    Raises:
-        CheckpointError: for every fault, with a message naming the file.
-    """
-    path = Path(path)
-    metadata, tensors = _open_checked(path)
-    info = _parse_info(path, metadata, metadata["sha256"])
-    extra = {k[len(EXTRA_PREFIX):]: v for k, v in tensors.items() if k.startswith(EXTRA_PREFIX)}
-    weights = {k: v for k, v in tensors.items() if not k.startswith(EXTRA_PREFIX)}
-    model = Transformer(info.config)
-    if info.config.tie_embeddings and _TIED[1] in weights:
-        weights[_TIED[0]] = weights[_TIED[1]]
-    _check_against_config(path, model, weights)
-    bad = [name for name, tensor in weights.items() if tensor.is_floating_point() and not torch.isfinite(tensor).all()]
-    if bad:
-        raise CheckpointError(f"{path.name} has non-finite weights (NaN or Inf) in {', '.join(sorted(bad)[:5])}")
-    model.load_state_dict(weights, strict=True)
-    return Checkpoint(model.to(device).eval(), info, extra)
-
-
-def _check_against_config(path: Path, model: Transformer, weights: dict[str, Tensor]) -> None:
-    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-    missing = sorted(set(expected) - set(weights))
-    unexpected = sorted(set(weights) - set(expected))
-    if missing or unexpected:
-        parts = []
-        if missing:
-            parts.append(f"missing {', '.join(missing[:8])}")
-        if unexpected:
-            parts.append(f"unexpected {', '.join(unexpected[:8])}")
-        raise CheckpointError(f"{path.name} does not match its config: {'; '.join(parts)}")
-    wrong = [(k, tuple(weights[k].shape), shape) for k, shape in expected.items() if tuple(weights[k].shape) != shape]
-    if wrong:
-        name, found, want = wrong[0]
-        raise CheckpointError(
-            f"{path.name} does not match its config ({_suspect_field(name)}): tensor {name} has shape "
-            f"{found}, the config implies {want}"
-        )
-
-
-def _suspect_field(tensor_name: str) -> str:
-    """The config field most likely to be wrong when ``tensor_name`` has the wrong shape."""
-    for fragment, field_name in (
-        ("src_embed", "src_vocab_size or d_model"), ("tgt_embed", "tgt_vocab_size or d_model"),
-        ("lm_head", "tgt_vocab_size or d_model"), ("positional", "max_len or d_model"),
-        ("classifier", "n_classes or d_model"), ("linear1", "d_ff or d_model"), ("linear2", "d_ff or d_model"),
-        ("score", "n_heads or d_model"),
-    ):
-        if fragment in tensor_name:
-            return f"check {field_name}"
-    return "check d_model"

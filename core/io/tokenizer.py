@@ -35,9 +35,9 @@ from typing import Any
 from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as _HFTokenizer
 
-__all__ = [
-    "SPECIAL_TOKENS", "PAD_ID", "BOS_ID", "EOS_ID", "UNK_ID", "KINDS", "Encoding", "Tokenizer",
-]
+from core.config import LIMITS
+
+__all__ = ["SPECIAL_TOKENS", "PAD_ID", "BOS_ID", "EOS_ID", "UNK_ID", "KINDS", "Encoding", "Tokenizer"]
 
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
@@ -46,6 +46,7 @@ DEFAULT_BPE_VOCAB_SIZE = 1000
 _FORMAT = "attnscope-tokenizer"
 _VERSION = 1
 _METASPACE = "\u2581"  # "▁", the HF Metaspace replacement character
+MAX_VOCAB_SIZE = int(LIMITS["tgt_vocab_size"][1])  # no embedding may have more rows (core.config)
 
 
 @dataclass(frozen=True)
@@ -100,15 +101,14 @@ def _count_pieces(kind: str, texts: list[str]) -> Counter[str]:
 class Tokenizer:
     """A trained tokenizer of kind ``"char"``, ``"word"`` or ``"bpe"``."""
 
-    pad_id = PAD_ID
-    bos_id = BOS_ID
-    eos_id = EOS_ID
-    unk_id = UNK_ID
+    pad_id, bos_id, eos_id, unk_id = PAD_ID, BOS_ID, EOS_ID, UNK_ID
 
     def __init__(self, kind: str, hf: _HFTokenizer) -> None:
         """Wrap an HF tokenizer; prefer :meth:`train` or :meth:`from_json`."""
         if kind not in KINDS:
             raise ValueError(f"unknown tokenizer kind {kind!r}; expected one of {KINDS}")
+        if hf.get_vocab_size() > MAX_VOCAB_SIZE:
+            raise ValueError(f"vocabulary of {hf.get_vocab_size():,} tokens exceeds {MAX_VOCAB_SIZE:,}")
         for i, special in enumerate(SPECIAL_TOKENS):
             if hf.token_to_id(special) != i:
                 raise ValueError(f"special token {special!r} must have id {i}")
@@ -128,12 +128,7 @@ class Tokenizer:
     # ------------------------------------------------------------------ training
     @classmethod
     def train(
-        cls,
-        kind: str,
-        texts: Iterable[str],
-        *,
-        vocab_size: int | None = None,
-        min_frequency: int = 1,
+        cls, kind: str, texts: Iterable[str], *, vocab_size: int | None = None, min_frequency: int = 1
     ) -> Tokenizer:
         """Train a tokenizer of ``kind`` on ``texts`` (deterministic).
 
@@ -159,12 +154,8 @@ class Tokenizer:
             hf = _HFTokenizer(models.BPE(unk_token="<unk>"))
             hf.pre_tokenizer = _pre_tokenizer(kind)
             hf.decoder = decoders.Metaspace(prepend_scheme="never")
-            trainer = trainers.BpeTrainer(
-                vocab_size=size,
-                min_frequency=min_frequency,
-                special_tokens=list(SPECIAL_TOKENS),
-                show_progress=False,
-            )
+            trainer = trainers.BpeTrainer(vocab_size=size, min_frequency=min_frequency,
+                                          special_tokens=list(SPECIAL_TOKENS), show_progress=False)
             hf.train_from_iterator(corpus, trainer)
             # The trainer registers the specials as HF "added tokens", which
             # HF then matches literally in user input: strip them again.
@@ -174,10 +165,7 @@ class Tokenizer:
 
         counts = _count_pieces(kind, corpus)
         pieces = [p for p, c in counts.items() if c >= min_frequency and p not in SPECIAL_TOKENS]
-        if kind == "char":
-            pieces.sort()
-        else:
-            pieces.sort(key=lambda p: (-counts[p], p))
+        pieces.sort(key=None if kind == "char" else lambda p: (-counts[p], p))
         if not pieces:
             raise ValueError(f"no token reaches min_frequency={min_frequency}")
         vocab = {tok: i for i, tok in enumerate((*SPECIAL_TOKENS, *pieces))}
@@ -205,13 +193,9 @@ class Tokenizer:
             SPECIAL_TOKENS[UNK_ID] if i == UNK_ID else text[s:e] for i, (s, e) in zip(ids, offsets)
         ]
         if add_bos:
-            ids.insert(0, BOS_ID)
-            tokens.insert(0, SPECIAL_TOKENS[BOS_ID])
-            offsets.insert(0, (0, 0))
+            ids, tokens, offsets = [BOS_ID, *ids], [SPECIAL_TOKENS[BOS_ID], *tokens], [(0, 0), *offsets]
         if add_eos:
-            ids.append(EOS_ID)
-            tokens.append(SPECIAL_TOKENS[EOS_ID])
-            offsets.append((0, 0))
+            ids, tokens, offsets = [*ids, EOS_ID], [*tokens, SPECIAL_TOKENS[EOS_ID]], [*offsets, (0, 0)]
         return Encoding(ids, tokens, offsets)
 
     def _raw_tokens(self, ids: Sequence[int]) -> list[str]:
@@ -269,7 +253,7 @@ class Tokenizer:
             raise ValueError(f"tokenizer JSON must be str, got {type(s).__name__}")
         try:
             data = json.loads(s)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, huge ints, nesting
             raise ValueError(f"tokenizer JSON is malformed or truncated: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
             raise ValueError(f"not an Attnscope tokenizer (expected format {_FORMAT!r})")

@@ -45,7 +45,8 @@ def expected_parameter_counts(config: ModelConfig) -> list[BlockCount]:
         rows.append(BlockCount("src_embed", "V_src · D", c.src_vocab_size * d))
         rows.append(BlockCount("encoder_layers", f"N_enc · [{attn_text} + (2·D·d_ff + d_ff + D) + 2·2D]",
                                c.n_encoder_layers * (attn + ffn + 4 * d)))
-        rows.append(BlockCount("encoder_norm", "2 · D", 2 * d))
+        if c.has_final_norm:
+            rows.append(BlockCount("encoder_norm", "2 · D", 2 * d))
     if not c.has_decoder:
         return [*rows, BlockCount("classifier", "D · C + C", d * c.n_classes + c.n_classes)]
     cross = c.architecture == "encoder-decoder"
@@ -54,7 +55,8 @@ def expected_parameter_counts(config: ModelConfig) -> list[BlockCount]:
     attn_part, norms = (f"2·{attn_text}", "3·2D") if cross else (attn_text, "2·2D")
     rows.append(BlockCount("decoder_layers", f"N_dec · [{attn_part} + (2·D·d_ff + d_ff + D) + {norms}]",
                            c.n_decoder_layers * layer))
-    rows.append(BlockCount("decoder_norm", "2 · D", 2 * d))
+    if c.has_final_norm:
+        rows.append(BlockCount("decoder_norm", "2 · D", 2 * d))
     if not c.tie_embeddings:
         rows.append(BlockCount("lm_head", "D · V_tgt (no bias)", d * c.tgt_vocab_size))
     return rows

@@ -1,4 +1,7 @@
-"""Attention: the lecture's score functions, softmax (soft) or argmax (hard), and multi-head.
+"""Attention: softmax (soft) or argmax (hard) weights, and multi-head attention with a fused
+path (``F.scaled_dot_product_attention``, no maps) and an explicit one (the maps materialised).
+
+The lecture's score functions live in :mod:`core.model.scores` (re-exported here).
 
 Shapes: B batch, H heads, Tq/Tk query/key length, dk head width, D model width.
 Rows are queries (the token attending), columns are keys (the token attended to).
@@ -13,6 +16,15 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from core.model.kv_cache import AttentionCache
+from core.model.scores import ScoreFunction, make_score
+
+__all__ = ["AttentionResult", "MultiHeadAttention", "ScoreFunction", "attention", "attention_weights", "make_score"]
+
+#: The explicit path works through the queries in blocks of at most this many score cells
+#: (16 MB of float32), so its temporaries stay small however long the input is.
+BLOCK_CELLS = 1 << 22
 
 
 def attention_weights(
@@ -33,16 +45,43 @@ def attention_weights(
         and a fully masked row is all zero (never NaN).
     """
     _check_temperature(temperature)
-    logits = scores.float() if hard else scores.float() * temperature  # float32 whatever the input dtype
-    if mask is not None:
-        logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+    logits = scores.float()  # float32 whatever the input dtype (no copy when already float32)
+    owned = logits is not scores
+    if not hard and temperature != 1.0:
+        logits, owned = logits * temperature, True
+    if mask is not None and torch.broadcast_shapes(mask.shape, logits.shape) != logits.shape:
+        owned = False  # the mask widens the result: it cannot be written into ``logits``
+    return _normalise(logits, *_mask_parts(mask), hard=hard, in_place=owned)
+
+
+def _mask_parts(mask: Tensor | None) -> tuple[Tensor | None, Tensor | None]:
+    """(``~mask``, the fully masked rows (..., Tq|1, 1) or None when every row may attend)."""
+    if mask is None:
+        return None, None
+    dead = ~mask.any(dim=-1, keepdim=True)
+    return ~mask, (dead if bool(dead.any()) else None)
+
+
+def _normalise(
+    logits: Tensor, blocked: Tensor | None, dead: Tensor | None, *, hard: bool, in_place: bool,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Weights from float32 ``logits`` (..., Tq, Tk), written into ``out`` when given;
+    overwrites ``logits`` when ``in_place``.
+
+    ``blocked`` (True = may NOT attend) broadcasts, never expanded per head. Only the fully
+    masked rows ``dead`` need zeroing afterwards: every other masked cell is exp(min - max) = 0.
+    """
+    if blocked is not None:
+        fill = torch.finfo(logits.dtype).min
+        logits = logits.masked_fill_(blocked, fill) if in_place else logits.masked_fill(blocked, fill)
     if hard:
-        weights = F.one_hot(logits.argmax(dim=-1), logits.size(-1)).to(logits.dtype)
+        weights = torch.zeros_like(logits) if out is None else out.zero_()
+        weights.scatter_(-1, logits.argmax(dim=-1, keepdim=True), 1.0)
     else:
-        weights = logits.softmax(dim=-1)
-    if mask is not None:
-        # Fully masked rows came out uniform (or picked key 0): zero them like every masked cell.
-        weights = weights.masked_fill(~mask, 0.0)
+        weights = logits.softmax(dim=-1) if out is None else torch.softmax(logits, -1, out=out)
+    if dead is not None:  # they came out uniform (or picked key 0)
+        weights = weights.masked_fill_(dead, 0.0)
     return weights
 
 
@@ -66,100 +105,18 @@ def attention(
     Returns:
         ``(output (..., Tq, dv), weights (..., Tq, Tk) float32)``.
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., Tq, Tk)
-    weights = attention_weights(scores, mask, temperature=temperature, hard=hard)
+    _check_temperature(temperature)
+    logits = ((q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)).float()  # (..., Tq, Tk), ours to overwrite
+    if not hard and temperature != 1.0:
+        logits.mul_(temperature)
+    in_place = mask is None or torch.broadcast_shapes(mask.shape, logits.shape) == logits.shape
+    weights = _normalise(logits, *_mask_parts(mask), hard=hard, in_place=in_place)
     return weights.to(v.dtype) @ v, weights  # (..., Tq, dv)
 
 
 def _check_temperature(temperature: float) -> None:
     if not (math.isfinite(temperature) and temperature >= 0):
         raise ValueError(f"temperature must be a finite number >= 0, got {temperature}")
-
-
-class ScoreFunction(nn.Module):
-    """Scores (B, H, Tq, Tk) from per-head queries (B, H, Tq, dk) and keys (B, H, Tk, dk)."""
-
-    #: multiplier applied to q·k when the fused kernel can compute the score, else None
-    fused_scale: float | None = None
-
-    def forward(self, q: Tensor, k: Tensor) -> Tensor:  # pragma: no cover - abstract
-        """Scores (B, H, Tq, Tk): row = query, column = key."""
-        raise NotImplementedError
-
-    def fused_query(self, q: Tensor) -> Tensor:
-        """The query the fused kernel should see (a learned map for ``general``)."""
-        return q
-
-
-class ScaledDotScore(ScoreFunction):
-    """q·k / √d_k — the paper's choice, so large d_k does not saturate the softmax."""
-
-    def __init__(self, head_dim: int) -> None:
-        super().__init__()
-        self.fused_scale = 1.0 / math.sqrt(head_dim)
-
-    def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        """q·kᵀ / √d_k: (B, H, Tq, Tk)."""
-        return q @ k.transpose(-2, -1) * self.fused_scale  # (B, H, Tq, Tk)
-
-
-class DotScore(ScoreFunction):
-    """q·k (Luong's dot): unscaled, so it saturates as d_k grows."""
-
-    fused_scale = 1.0
-
-    def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        """q·kᵀ: (B, H, Tq, Tk)."""
-        return q @ k.transpose(-2, -1)  # (B, H, Tq, Tk)
-
-
-class GeneralScore(ScoreFunction):
-    """qᵀ W k (Luong's general), one learned W per head."""
-
-    fused_scale = 1.0
-
-    def __init__(self, n_heads: int, head_dim: int) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.eye(head_dim).repeat(n_heads, 1, 1))  # (H, dk, dk)
-
-    def fused_query(self, q: Tensor) -> Tensor:
-        """q W, so that the fused kernel's q·k computes qᵀ W k: (B, H, Tq, dk)."""
-        return q @ self.weight  # (B, H, Tq, dk)
-
-    def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        """qᵀ W k: (B, H, Tq, Tk)."""
-        return self.fused_query(q) @ k.transpose(-2, -1)  # (B, H, Tq, Tk)
-
-
-class AdditiveScore(ScoreFunction):
-    """vᵀ tanh(W_q q + W_k k) (Bahdanau's additive), one small network per head."""
-
-    def __init__(self, n_heads: int, head_dim: int) -> None:
-        super().__init__()
-        bound = 1.0 / math.sqrt(head_dim)
-        self.w_query = nn.Parameter(torch.empty(n_heads, head_dim, head_dim).uniform_(-bound, bound))
-        self.w_key = nn.Parameter(torch.empty(n_heads, head_dim, head_dim).uniform_(-bound, bound))
-        self.v = nn.Parameter(torch.empty(n_heads, head_dim).uniform_(-bound, bound))  # (H, dk)
-
-    def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        """vᵀ tanh(W_q q + W_k k) for every (query, key) pair: (B, H, Tq, Tk)."""
-        q_part = (q @ self.w_query).unsqueeze(3)  # (B, H, Tq, 1, dk)
-        k_part = (k @ self.w_key).unsqueeze(2)  # (B, H, 1, Tk, dk)
-        hidden = torch.tanh(q_part + k_part)  # (B, H, Tq, Tk, dk)
-        return torch.einsum("bhqkd,hd->bhqk", hidden, self.v)  # (B, H, Tq, Tk)
-
-
-def make_score(name: str, n_heads: int, head_dim: int) -> ScoreFunction:
-    """The score function named by ``ModelConfig.score``."""
-    if name == "scaled_dot":
-        return ScaledDotScore(head_dim)
-    if name == "dot":
-        return DotScore()
-    if name == "general":
-        return GeneralScore(n_heads, head_dim)
-    if name == "additive":
-        return AdditiveScore(n_heads, head_dim)
-    raise ValueError(f"unknown score function {name!r}")
 
 
 class AttentionResult(NamedTuple):
@@ -195,15 +152,24 @@ class MultiHeadAttention(nn.Module):
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, dk)
 
-    def _project(self, x: Tensor, memory: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-        if self.cross:
-            if memory is None:
-                raise ValueError("cross-attention needs the encoder memory")
-            q = self.q_proj(x)  # (B, Tq, D)
-            k, v = self.kv_proj(memory).chunk(2, dim=-1)  # (B, Tk, D) each
-        else:
-            q, k, v = self.qkv_proj(x).chunk(3, dim=-1)  # (B, T, D) each
-        return self._split_heads(q), self._split_heads(k), self._split_heads(v)
+    def _project(
+        self, x: Tensor, memory: Tensor | None, cache: AttentionCache | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """Per-head q (B, H, Tq, dk), k and v (B, H, Tk, dk); with a cache, k and v cover every
+        position so far (self) or are the memory's, projected once (cross)."""
+        if not self.cross:
+            q, k, v = (self._split_heads(t) for t in self.qkv_proj(x).chunk(3, dim=-1))  # (B, H, T, dk) each
+            return (q, *cache.append(k, v)) if cache is not None else (q, k, v)
+        q = self._split_heads(self.q_proj(x))  # (B, H, Tq, dk)
+        kept = None if cache is None else cache.fixed()
+        if kept is not None:
+            return (q, *kept)
+        if memory is None:
+            raise ValueError("cross-attention needs the encoder memory")
+        k, v = (self._split_heads(t) for t in self.kv_proj(memory).chunk(2, dim=-1))  # (B, H, Tk, dk) each
+        if cache is not None:
+            cache.store(k, v)
+        return q, k, v
 
     def forward(
         self,
@@ -215,6 +181,9 @@ class MultiHeadAttention(nn.Module):
         hard: bool = False,
         head_mask: Tensor | None = None,
         need_weights: bool = False,
+        need_scores: bool | None = None,
+        weights_out: Tensor | None = None,
+        cache: AttentionCache | None = None,
     ) -> AttentionResult:
         """Attend from ``x`` (B, Tq, D) to itself, or to ``memory`` (B, Tk, D) when cross.
 
@@ -223,33 +192,103 @@ class MultiHeadAttention(nn.Module):
             temperature: inverse temperature β on the scores.
             hard: one-hot argmax attention.
             head_mask: (H,) multiplier per head output; 0 knocks a head out.
-            need_weights: return weights and scores (runs the explicit softmax path).
+            need_weights: return the weights (runs the explicit softmax path).
+            need_scores: return the pre-softmax scores too (default: as ``need_weights``).
+            weights_out: float32 (B, H, Tq, Tk) to write the weights into (a caller stacking
+                layers passes its slice, so the maps are never copied).
+            cache: incremental decoding: ``x`` holds only the new positions; self-attention
+                appends their keys and values and attends over every position so far, and
+                cross-attention projects ``memory`` once. The mask then covers every key.
         """
         _check_temperature(temperature)
-        q, k, v = self._project(x, memory)  # (B, H, T, dk)
+        need_scores = need_weights if need_scores is None else need_scores
+        q, k, v = self._project(x, memory, cache)  # (B, H, T, dk)
         if mask is not None and mask.dim() == 3:
             mask = mask.unsqueeze(1)  # (B, 1, Tq|1, Tk), broadcast over heads
         drop = self.dropout if self.training else 0.0
-        fused = not (need_weights or hard) and self.score.fused_scale is not None
         weights = scores = None
-        if fused:
+        if need_weights or need_scores or hard or self.score.fused_scale is None:
+            out, weights, scores = self._explicit(q, k, v, mask, temperature, hard, drop, need_scores, weights_out)
+        else:
             out = F.scaled_dot_product_attention(
                 self.score.fused_query(q), k, v, attn_mask=mask, dropout_p=drop,
                 scale=self.score.fused_scale * temperature,
             )  # (B, H, Tq, dk)
             if mask is not None:
-                # A fully masked query row attends to nothing: its output is zero.
-                out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
-        else:
-            raw = self.score(q, k).float()  # (B, H, Tq, Tk)
-            scores = raw * temperature
-            weights = attention_weights(raw, mask, temperature=temperature, hard=hard)
-            out = F.dropout(weights, drop).to(v.dtype) @ v  # (B, H, Tq, dk)
+                dead = ~mask.any(dim=-1, keepdim=True)  # (B|1, 1, Tq|1, 1)
+                if dead.device.type != "cpu" or bool(dead.any()):
+                    out = out.masked_fill(dead, 0.0)  # a query row with no key attends to nothing
         if head_mask is not None:
             if head_mask.shape != (self.n_heads,):
                 raise ValueError(f"head_mask must have shape ({self.n_heads},), got {tuple(head_mask.shape)}")
             out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)
         batch, _, length, _ = out.shape
         out = out.transpose(1, 2).reshape(batch, length, -1)  # (B, Tq, D)
-        return AttentionResult(self.out_proj(out), weights if need_weights else None,
-                               scores if need_weights else None)
+        return AttentionResult(self.out_proj(out), weights if need_weights else None, scores)
+
+    def _explicit(
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, temperature: float, hard: bool,
+        drop: float, need_scores: bool, weights_out: Tensor | None,
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """softmax(score(q, k)) v with the weights materialised, in query blocks when large.
+
+        A block only computes the keys its rows may reach (under the causal mask, about half),
+        unless the unmasked scores are asked for; the cells past them are exactly 0.
+
+        Returns:
+            output (B, H, Tq, dk), weights (B, H, Tq, Tk) float32, scores (same) or None.
+        """
+        (batch, heads, length, _), keys = q.shape, k.size(-2)
+        blocked, dead = _mask_parts(mask)
+        rows = max(1, BLOCK_CELLS // (batch * heads * keys))
+        if rows >= length:  # one block: the weights go straight into ``weights_out`` when given
+            return self._block(q, k, v, blocked, dead, temperature, hard, drop, need_scores, weights_out)
+        shape = (batch, heads, length, keys)
+        weights = q.new_empty(shape, dtype=torch.float32) if weights_out is None else weights_out
+        scores = q.new_empty(shape, dtype=torch.float32) if need_scores else None
+        out = v.new_empty(batch, heads, length, v.size(-1))
+        for start in range(0, length, rows):
+            block = slice(start, start + rows)
+            width = keys if need_scores else _reach(_rows(mask, block), keys)  # keys this block may reach
+            out[:, :, block], _, block_scores = self._block(
+                q[:, :, block], k[:, :, :width], v[:, :, :width], _rows(blocked, block, width),
+                _rows(dead, block), temperature, hard, drop, need_scores, weights[:, :, block, :width])
+            weights[:, :, block, width:] = 0.0
+            if scores is not None:
+                scores[:, :, block] = block_scores
+        return out, weights, scores
+
+    def _block(
+        self, q: Tensor, k: Tensor, v: Tensor, blocked: Tensor | None, dead: Tensor | None,
+        temperature: float, hard: bool, drop: float, need_scores: bool, weights_out: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """One block of queries (B, H, Tq, dk) against keys (B, H, Tk, dk): (output, weights, scores).
+
+        The weights are written straight into ``weights_out`` when given (no copy when contiguous)."""
+        logits = self.score(q, k).float()  # (B, H, Tq, Tk), a fresh tensor: ours to overwrite
+        scores = None
+        if need_scores:
+            scores = logits * temperature if temperature != 1.0 else logits.clone()
+        if not hard and temperature != 1.0:
+            logits.mul_(temperature)
+        weights = _normalise(logits, blocked, dead, hard=hard, in_place=True, out=weights_out)
+        mixed = F.dropout(weights, drop) if drop > 0 else weights
+        return mixed.to(v.dtype) @ v, weights, scores  # (B, H, Tq, dk)
+
+
+def _rows(mask: Tensor | None, block: slice, width: int | None = None) -> Tensor | None:
+    """The rows ``block`` (and the first ``width`` keys) of a broadcastable (..., Tq|1, Tk|1) mask."""
+    if mask is None:
+        return None
+    if mask.size(-2) > 1:
+        mask = mask[..., block, :]
+    return mask if width is None or mask.size(-1) == 1 else mask[..., :width]
+
+
+def _reach(mask: Tensor | None, keys: int) -> int:
+    """How many leading keys the rows of ``mask`` (..., Tq, Tk) may need: the last allowed key + 1."""
+    if mask is None:
+        return keys
+    rows = mask.reshape(-1, mask.size(-1)).view(torch.uint8)  # (n, Tk); a column sum is far faster than any()
+    allowed = rows.sum(dim=0, dtype=torch.int32).nonzero()  # (n, 1) indices of keys some row may attend
+    return int(allowed[-1]) + 1 if len(allowed) else 1

@@ -2,7 +2,7 @@
 
 ``post`` (the paper): x = LayerNorm(x + Sublayer(x)).
 ``pre`` (the Annotated Transformer): x = x + Sublayer(LayerNorm(x)).
-Each stack ends with a LayerNorm, as PyTorch's ``nn.Transformer`` does.
+A pre-norm stack ends with a LayerNorm (``ModelConfig.final_norm``); the paper's post-norm stack needs none.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import torch
 from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, MultiHeadAttention
+from core.model.kv_cache import AttentionCache
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class LayerCall:
     temperature: float = 1.0
     hard: bool = False
     need_weights: bool = False
+    need_scores: bool = False
 
 
 class FeedForward(nn.Module):
@@ -35,7 +37,8 @@ class FeedForward(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """x (B, T, D) → (B, T, D), each position on its own."""
-        return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (B, T, D)
+        hidden = torch.relu(self.linear1(x))  # (B, T, d_ff)
+        return self.linear2(self.dropout(hidden) if self.training else hidden)  # (B, T, D)
 
 
 class _Residual(nn.Module):
@@ -48,12 +51,14 @@ class _Residual(nn.Module):
 
     def attend(
         self, x: Tensor, norm: nn.LayerNorm, attn: MultiHeadAttention, memory: Tensor | None,
-        mask: Tensor | None, call: LayerCall, head_mask: Tensor | None,
+        mask: Tensor | None, call: LayerCall, head_mask: Tensor | None, weights_out: Tensor | None = None,
+        cache: AttentionCache | None = None,
     ) -> tuple[Tensor, AttentionResult]:
         """One attention sublayer with its Add & Norm: x (B, Tq, D) → (B, Tq, D), and the attention result."""
         inp = norm(x) if self.pre_norm else x
-        result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard,
-                      head_mask=head_mask, need_weights=call.need_weights)
+        result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard, head_mask=head_mask,
+                      need_weights=call.need_weights, need_scores=call.need_scores, weights_out=weights_out,
+                      cache=cache)
         return self._add(x, result.output, norm), result
 
     def feed_forward(self, x: Tensor, norm: nn.LayerNorm, ff: FeedForward) -> Tensor:
@@ -61,9 +66,11 @@ class _Residual(nn.Module):
         return self._add(x, ff(norm(x) if self.pre_norm else x), norm)
 
     def _add(self, x: Tensor, sublayer_out: Tensor, norm: nn.LayerNorm) -> Tensor:
+        if self.training:  # in eval dropout is the identity: skip the call (decoding makes thousands)
+            sublayer_out = self.dropout(sublayer_out)
         if self.pre_norm:
-            return x + self.dropout(sublayer_out)
-        return norm(x + self.dropout(sublayer_out))
+            return x + sublayer_out
+        return norm(x + sublayer_out)
 
 
 class EncoderLayer(_Residual):
@@ -76,10 +83,12 @@ class EncoderLayer(_Residual):
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
 
     def forward(
-        self, x: Tensor, mask: Tensor | None, call: LayerCall, head_mask: Tensor | None = None
+        self, x: Tensor, mask: Tensor | None, call: LayerCall, head_mask: Tensor | None = None,
+        weights_out: Tensor | None = None,
     ) -> tuple[Tensor, AttentionResult]:
-        """x (B, S, D) → (B, S, D) and the self-attention result (weights (B, H, S, S) when asked for)."""
-        x, attn = self.attend(x, self.norm1, self.self_attn, None, mask, call, head_mask)
+        """x (B, S, D) → (B, S, D) and the self-attention result (weights (B, H, S, S) when asked for,
+        written into ``weights_out`` when given)."""
+        x, attn = self.attend(x, self.norm1, self.self_attn, None, mask, call, head_mask, weights_out)
         return self.feed_forward(x, self.norm2, self.ff), attn
 
 
@@ -101,13 +110,35 @@ class DecoderLayer(_Residual):
     def forward(
         self, x: Tensor, self_mask: Tensor | None, memory: Tensor | None, memory_mask: Tensor | None,
         call: LayerCall, head_mask: tuple[Tensor | None, Tensor | None] = (None, None),
+        weights_out: tuple[Tensor | None, Tensor | None] = (None, None),
+        cache: tuple[AttentionCache, AttentionCache] | None = None,
     ) -> tuple[Tensor, AttentionResult, AttentionResult | None]:
-        """x (B, T, D) → (B, T, D), with the self- (B, H, T, T) and cross-attention (B, H, T, S) results."""
-        x, self_result = self.attend(x, self.norm1, self.self_attn, None, self_mask, call, head_mask[0])
+        """x (B, T, D) → (B, T, D), with the self- (B, H, T, T) and cross-attention (B, H, T, S) results.
+
+        ``weights_out``: where to write the self and cross weights when they are asked for;
+        ``cache``: this layer's (self, cross) key/value caches when decoding incrementally."""
+        self_cache, cross_cache = (None, None) if cache is None else cache
+        x, self_result = self.attend(x, self.norm1, self.self_attn, None, self_mask, call, head_mask[0],
+                                     weights_out[0], self_cache)
         cross_result = None
         if self.cross_attn is not None:
-            x, cross_result = self.attend(x, self.norm2, self.cross_attn, memory, memory_mask, call, head_mask[1])
+            x, cross_result = self.attend(x, self.norm2, self.cross_attn, memory, memory_mask, call, head_mask[1],
+                                          weights_out[1], cross_cache)
         return self.feed_forward(x, self.norm3, self.ff), self_result, cross_result
+
+
+class LayerResults(list):
+    """One stack's per-layer :class:`AttentionResult` s (a list), plus, when weights are asked for,
+    the (L, B, H, Tq, Tk) float32 tensor every layer writes its weights into: the stacked maps
+    exist once, never as L separate tensors plus their copy."""
+
+    def __init__(self, n_layers: int, shape: tuple[int, int, int, int] | None, device: torch.device) -> None:
+        super().__init__()
+        self.weights = None if shape is None else torch.empty(n_layers, *shape, device=device)
+
+    def slot(self, layer: int) -> Tensor | None:
+        """Layer ``layer`` 's (B, H, Tq, Tk) slice to pass as ``weights_out``, or None."""
+        return None if self.weights is None else self.weights[layer]
 
 
 def stack_maps(results: list[AttentionResult | None], field: str) -> Tensor | None:
@@ -115,4 +146,7 @@ def stack_maps(results: list[AttentionResult | None], field: str) -> Tensor | No
     maps = [getattr(r, field) for r in results if r is not None]
     if not maps or any(m is None for m in maps):
         return None
+    buffer = getattr(results, field, None) if field == "weights" else None
+    if buffer is not None and len(maps) == buffer.size(0):
+        return buffer  # the layers wrote into it: nothing to copy
     return torch.stack(maps)  # (L, B, H, Tq, Tk)

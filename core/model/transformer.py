@@ -20,7 +20,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, stack_maps
+from core.model.kv_cache import KVCache, positions_from
+from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, LayerResults, stack_maps
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import make_positional
 
@@ -78,7 +79,7 @@ class Transformer(nn.Module):
             self.encoder_layers = nn.ModuleList(
                 EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, pre, c.score) for _ in range(c.n_encoder_layers)
             )
-            self.encoder_norm = nn.LayerNorm(c.d_model)
+            self.encoder_norm = nn.LayerNorm(c.d_model) if c.has_final_norm else nn.Identity()
         if c.has_decoder:
             cross = c.architecture == "encoder-decoder"
             self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
@@ -86,7 +87,7 @@ class Transformer(nn.Module):
                 DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, pre, c.score, cross)
                 for _ in range(c.n_decoder_layers)
             )
-            self.decoder_norm = nn.LayerNorm(c.d_model)
+            self.decoder_norm = nn.LayerNorm(c.d_model) if c.has_final_norm else nn.Identity()
             self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
             if c.tie_embeddings:
                 self.lm_head.weight = self.tgt_embed.weight
@@ -102,16 +103,18 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(module.weight)
 
     # -- building blocks -------------------------------------------------------------
-    def _embed(self, ids: Tensor, table: nn.Embedding) -> Tensor:
-        self._check_ids(ids, table.num_embeddings)
+    def _embed(self, ids: Tensor, table: nn.Embedding, start: int = 0) -> Tensor:
+        """Embeddings (B, T, D) of ids at positions start … start + T − 1."""
+        self._check_ids(ids, table.num_embeddings, start)
         x = table(ids) * math.sqrt(self.config.d_model)  # (B, T, D), scaled as in the paper
-        return self.embed_dropout(self.positional(x))
+        x = positions_from(self.positional, x, start)
+        return self.embed_dropout(x) if self.training else x
 
-    def _check_ids(self, ids: Tensor, vocab: int) -> None:
+    def _check_ids(self, ids: Tensor, vocab: int, start: int = 0) -> None:
         if ids.dim() != 2 or ids.size(0) == 0 or ids.size(1) == 0:
             raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
-        if ids.size(1) > self.config.max_len:
-            raise ValueError(f"sequence of {ids.size(1)} tokens exceeds max_len {self.config.max_len}")
+        if start + ids.size(1) > self.config.max_len:
+            raise ValueError(f"sequence of {start + ids.size(1)} tokens exceeds max_len {self.config.max_len}")
         if ids.dtype != torch.long or int(ids.min()) < 0 or int(ids.max()) >= vocab:
             raise ValueError(f"token ids must be int64 in [0, {vocab})")
 
@@ -128,40 +131,59 @@ class Transformer(nn.Module):
         return mask
 
     def encode(
-        self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False
+        self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+        need_scores: bool = False,
     ) -> tuple[Tensor, Tensor | None, list]:
         """Run the encoder.
 
         Returns:
             memory (B, S, D), the source key mask (B, 1, S) or None, and per-layer results.
         """
-        src_mask = padding_mask(src, self.config.pad_id) if controls.padding else None  # (B, 1, S)
-        call = LayerCall(controls.temperature, controls.hard, need_weights)
+        src_mask = _unless_all(padding_mask(src, self.config.pad_id)) if controls.padding else None  # (B, 1, S)
+        call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         head_mask = self._head_mask(controls, "encoder")
-        x, results = self._embed(src, self.src_embed), []
+        batch, length = src.shape
+        x = self._embed(src, self.src_embed)
+        results = LayerResults(len(self.encoder_layers), (batch, self.config.n_heads, length, length)
+                               if need_weights else None, src.device)
         for i, layer in enumerate(self.encoder_layers):
-            x, result = layer(x, src_mask, call, None if head_mask is None else head_mask[i])
+            x, result = layer(x, src_mask, call, None if head_mask is None else head_mask[i], results.slot(i))
             results.append(result)
         return self.encoder_norm(x), src_mask, results
 
     def decode(
         self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
-        controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+        controls: AttentionControls = AttentionControls(), need_weights: bool = False, need_scores: bool = False,
+        cache: KVCache | None = None,
     ) -> tuple[Tensor, list, list]:
         """Run the decoder over ``tgt`` (B, T), attending to ``memory`` when there is an encoder.
+
+        With a ``cache`` (incremental decoding, causal only), ``tgt`` holds just the positions
+        after those the cache has seen, and the result covers just them.
 
         Returns:
             hidden states (B, T, D), per-layer self-attention and cross-attention results.
         """
-        pad = padding_mask(tgt, self.config.pad_id) if controls.padding else None  # (B, 1, T)
-        causal = subsequent_mask(tgt.size(1), tgt.device) if controls.causal else None  # (T, T)
-        self_mask = combine_masks(causal, pad)
-        call = LayerCall(controls.temperature, controls.hard, need_weights)
+        if cache is not None and not controls.causal:
+            raise ValueError("a KV cache needs the causal mask: without it earlier positions see later ones")
+        start = 0 if cache is None else cache.length
+        x = self._embed(tgt, self.tgt_embed, start)  # (B, T, D)
+        ids = tgt if cache is None else cache.extend_ids(tgt)  # (B, start + T): every key position
+        pad = _unless_all(padding_mask(ids, self.config.pad_id)) if controls.padding else None  # (B, 1, Tk)
+        one_new = start > 0 and tgt.size(1) == 1  # a single new query may see every key: no look-ahead mask
+        causal = subsequent_mask(ids.size(1), tgt.device)[start:] if controls.causal and not one_new else None
+        self_mask = combine_masks(causal, pad)  # (T, Tk), (B, 1, Tk) or (B, T, Tk)
+        call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
-        x, self_results, cross_results = self._embed(tgt, self.tgt_embed), [], []
+        (batch, length), n, heads = tgt.shape, len(self.decoder_layers), self.config.n_heads
+        self_results = LayerResults(n, (batch, heads, length, ids.size(1)) if need_weights else None, tgt.device)
+        cross_results = LayerResults(n, (batch, heads, length, memory.size(1))
+                                     if need_weights and memory is not None else None, tgt.device)
         for i, layer in enumerate(self.decoder_layers):
             heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
-            x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, call, heads)
+            x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, call, heads,
+                                                 (self_results.slot(i), cross_results.slot(i)),
+                                                 None if cache is None else cache.layers[i])
             self_results.append(self_result)
             cross_results.append(cross_result)
         return self.decoder_norm(x), self_results, cross_results
@@ -187,17 +209,17 @@ class Transformer(nn.Module):
             return_attention: also return weights per kind (explicit softmax path).
             return_scores: also return the pre-softmax scores (implies the explicit path).
         """
-        need = return_attention or return_scores
         c, per_kind = self.config, {}
+        need = {"need_weights": return_attention, "need_scores": return_scores}
         memory = memory_mask = None
         if c.has_encoder:
             if src is None:
                 raise ValueError(f"architecture {c.architecture!r} needs src ids")
-            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, need)
+            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, **need)
         if c.has_decoder:
             if tgt is None:
                 raise ValueError(f"architecture {c.architecture!r} needs tgt ids")
-            hidden, per_kind["decoder"], cross = self.decode(tgt, memory, memory_mask, controls, need)
+            hidden, per_kind["decoder"], cross = self.decode(tgt, memory, memory_mask, controls, **need)
             if c.architecture == "encoder-decoder":
                 per_kind["cross"] = cross
             logits = self.lm_head(hidden)  # (B, T, V)
@@ -223,11 +245,23 @@ class Transformer(nn.Module):
 
     def next_token_logits(
         self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
-        controls: AttentionControls = AttentionControls(),
+        controls: AttentionControls = AttentionControls(), cache: KVCache | None = None,
     ) -> Tensor:
-        """Scores (B, V) for the token after ``tgt`` (B, T): one decoding step."""
-        hidden, _, _ = self.decode(tgt, memory, memory_mask, controls)
+        """Scores (B, V) for the token after ``tgt`` (B, T): one decoding step.
+
+        Pass the same :meth:`kv_cache` with the growing ``tgt`` at every step of one decoding
+        call: only the ids it has not seen run through the decoder. Without the causal mask the
+        cache cannot be exact, so it is left unused and the whole prefix runs.
+        """
+        if cache is not None and controls.causal:
+            hidden, _, _ = self.decode(tgt[:, cache.length :], memory, memory_mask, controls, cache=cache)
+        else:
+            hidden, _, _ = self.decode(tgt, memory, memory_mask, controls)
         return self.lm_head(hidden[:, -1])  # (B, V)
+
+    def kv_cache(self) -> KVCache:
+        """A fresh key/value cache for ONE decoding call (never stored on the model)."""
+        return KVCache(len(self.decoder_layers))
 
     def parameter_counts(self) -> dict[str, int]:
         """Parameters per top-level block (embeddings, encoder, decoder, heads), tied weights counted once."""
@@ -236,3 +270,8 @@ class Transformer(nn.Module):
             block = name.split(".")[0]
             counts[block] = counts.get(block, 0) + param.numel()
         return counts
+
+
+def _unless_all(mask: Tensor) -> Tensor | None:
+    """None when ``mask`` allows everything (no padding): the kernels then skip masking."""
+    return None if bool(mask.all()) else mask

@@ -7,13 +7,26 @@ this interface.
 
 from __future__ import annotations
 
+import difflib
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Iterable, Literal
 
 Architecture = Literal["encoder-decoder", "encoder", "decoder"]
 TokenizerKind = Literal["char", "word", "bpe"]
 Metric = Literal["exact_match", "accuracy", "perplexity"]
+
+
+def lower_case(text: str) -> str:
+    """Lower-case letter by letter (letters whose lower case is longer, such as "İ", stay as
+    typed, so the result has the input's length) and straighten typographic apostrophes."""
+    return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text).replace("\u2019", "'")
+
+
+def nearest_known(word: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` known words closest in spelling to an unknown ``word`` (best first), for
+    "did you mean ...?" hints: ``nearest_known("kats", vocabulary)`` -> ``["cats", "hats", ...]``."""
+    return difflib.get_close_matches(word.lower(), sorted(set(known)), n=n, cutoff=0.6)
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,11 @@ class Task:
         make: ``make(rng, n) -> list[Example]`` draws ``n`` random examples;
             use :meth:`generate` rather than calling it directly.
         default_sizes: (train, validation, test) sizes used by :meth:`generate`.
+        normalize: ``normalize(text) -> text`` applied to what a user types before it is
+            tokenized (e.g. lower-casing for translation); it keeps the text's length, so
+            character offsets still point into what was typed. Use :meth:`normalize_input`.
+        trained_lengths: ``(shortest, longest)`` input length (in tokens) the generator draws,
+            for tasks whose inputs vary in length; the app can warn outside this range.
     """
 
     name: str
@@ -78,6 +96,21 @@ class Task:
     default_sizes: tuple[int, int, int] = (8000, 500, 500)
     split: Callable[[random.Random, tuple[int, int, int]], TaskData] | None = None
     probe_target: str = ""
+    normalize: Callable[[str], str] | None = None
+    trained_lengths: tuple[int, int] | None = None
+
+    def normalize_input(self, text: str) -> tuple[str, bool]:
+        """``(text as the model expects it, whether that differs from what was typed)``.
+
+        ``TASKS["translation"].normalize_input("I have cats")`` -> ``("i have cats", True)``;
+        the result always has the same length as ``text``.
+        """
+        if self.normalize is None:
+            return text, False
+        normalized = self.normalize(text)
+        if len(normalized) != len(text):
+            raise ValueError(f"task {self.name!r} normalisation changed the text's length")
+        return normalized, normalized != text
 
     @property
     def probe_example(self) -> Example:

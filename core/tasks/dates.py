@@ -1,8 +1,11 @@
 """Dates task: a date written in one of many styles -> ISO ``YYYY-MM-DD``.
 
-Numeric forms are day-first (European: ``05/03/2021`` is 5 March 2021). Two-digit
-years 50-99 mean 1950-1999 and 00-49 mean 2000-2049. Month and weekday names come
-from the tables below, never from the locale.
+Numeric forms are day-first (European: ``05/03/2021`` is 5 March 2021). Dates run
+from 1900 to 2099, uniformly by day (so every decade is equally common). Two-digit
+years 50-99 mean 1950-1999 and 00-49 mean 2000-2049, so the two-digit forms are only
+drawn for dates in 1950-2049; every other form covers the whole range. Month and
+weekday names come from the tables below, never from the locale. The test split holds
+200 held-out dates from each of the 20 decades (:func:`decade` names the bucket).
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ import datetime
 import random
 from collections.abc import Callable
 
-from core.tasks.base import Example, Task
+from core.tasks.base import Example, Task, TaskData, disjoint_split
 
-FIRST_DAY = datetime.date(1950, 1, 1)
-LAST_DAY = datetime.date(2049, 12, 31)
+FIRST_DAY = datetime.date(1900, 1, 1)
+LAST_DAY = datetime.date(2099, 12, 31)
+# Two-digit years are read 50-99 -> 19xx, 00-49 -> 20xx: only dates in this window use them.
+TWO_DIGIT_YEARS = range(1950, 2050)
 MONTHS = tuple(
     "January February March April May June July August September October November December".split()
 )
@@ -61,20 +66,52 @@ def random_date(rng: random.Random) -> datetime.date:
     return datetime.date.fromordinal(rng.randint(FIRST_DAY.toordinal(), LAST_DAY.toordinal()))
 
 
+TWO_DIGIT_FORMS = frozenset(name for name in FORMS if name.endswith("yy") and not name.endswith("yyyy"))
+
+
+def forms_for(day: datetime.date) -> list[str]:
+    """The names of the forms that write ``day`` unambiguously (two-digit years only in 1950-2049)."""
+    return [name for name in FORMS if day.year in TWO_DIGIT_YEARS or name not in TWO_DIGIT_FORMS]
+
+
+def decade(example: Example) -> str:
+    """The decade of an example's (ISO) target, e.g. ``"1930s"``: the bucket the tests report by."""
+    return f"{example.target[:3]}0s"
+
+
 def _make(rng: random.Random, n: int) -> list[Example]:
-    forms = list(FORMS.values())
     examples = []
     for _ in range(n):
         day = random_date(rng)
-        examples.append(Example(rng.choice(forms)(day), day.isoformat()))
+        examples.append(Example(FORMS[rng.choice(forms_for(day))](day), day.isoformat()))
     return examples
+
+
+DECADES = tuple(f"{year}s" for year in range(FIRST_DAY.year, LAST_DAY.year + 1, 10))
+
+
+def _split(rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
+    """Train and validation as usual; the test split holds the same number of dates from every decade."""
+    n_train, n_val, n_test = sizes
+    data = disjoint_split(_make, rng, (n_train, n_val, 0))
+    used = {e.source for e in (*data.train, *data.validation)}
+    per_decade = -(-n_test // len(DECADES))
+    pools: dict[str, list[Example]] = {name: [] for name in DECADES}
+    while any(len(pool) < per_decade for pool in pools.values()):
+        (example,) = _make(rng, 1)
+        pool = pools[decade(example)]
+        if example.source not in used and len(pool) < per_decade:
+            used.add(example.source)
+            pool.append(example)
+    test = [e for pool in pools.values() for e in pool][: n_test]
+    return TaskData(train=data.train, validation=data.validation, test=test)
 
 
 TASK = Task(
     name="dates",
     description=(
         "Rewrite a date given in many styles as ISO YYYY-MM-DD (numeric dates are day-first, "
-        "European style; two-digit years 50-99 are 19xx and 00-49 are 20xx)."
+        "European style; years 1900-2099; two-digit years 50-99 are 19xx and 00-49 are 20xx)."
     ),
     architecture="encoder-decoder",
     tokenizer_kind="char",
@@ -83,12 +120,13 @@ TASK = Task(
         "5 March 2021",
         "March 5, 2021",
         "05/03/2021",
-        "Friday, 5 March 2021",
         "3rd of July 1987",
-        "sat 1 jan 2000",
+        "Tuesday, 14 July 1925",
+        "31/12/2099",
     ),
     probe="Friday, 5 March 2021",
     probe_target="2021-03-05",
     make=_make,
-    default_sizes=(20000, 1000, 1000),
+    default_sizes=(30000, 1000, 4000),
+    split=_split,
 )

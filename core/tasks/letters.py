@@ -1,4 +1,11 @@
-"""Random letter strings shared by the copy, reverse and sort tasks."""
+"""Random letter strings shared by the copy, reverse and sort tasks.
+
+Training, validation and test strings have ``MIN_LENGTH``..``MAX_LENGTH`` letters (the task's
+``trained_lengths``). :func:`longer_examples` draws ``LONGER_PER_LENGTH`` strings of every length
+from ``MAX_LENGTH + 1`` to ``2 * MAX_LENGTH``, to measure how far a model generalises beyond what
+it was trained on (sinusoidal positions alone do not: expect failures there). They are kept out of
+the task's splits, so training runs (and their ``max_len``) are unchanged.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from core.tasks.base import Example, Task
 ALPHABET = "abcdefghijkl"
 MIN_LENGTH = 3
 MAX_LENGTH = 12
+LONGER_PER_LENGTH = 40
 
 
 def random_letters(rng: random.Random) -> str:
@@ -22,6 +30,20 @@ def random_letters(rng: random.Random) -> str:
 def _make(transform: Callable[[str], str], rng: random.Random, n: int) -> list[Example]:
     sources = [random_letters(rng) for _ in range(n)]
     return [Example(source, transform(source)) for source in sources]
+
+
+def longer_examples(task: Task, seed: int = 0) -> list[Example]:
+    """``LONGER_PER_LENGTH`` distinct strings of every length from ``MAX_LENGTH + 1`` to
+    ``2 * MAX_LENGTH`` with ``task``'s targets (none can occur in its splits: they are longer)."""
+    transform = task.make.args[0]  # the partial(_make, transform) built by letter_task
+    rng = random.Random(f"longer/{task.name}/{seed}")
+    examples = []
+    for length in range(MAX_LENGTH + 1, 2 * MAX_LENGTH + 1):
+        sources: dict[str, None] = {}
+        while len(sources) < LONGER_PER_LENGTH:
+            sources["".join(rng.choice(ALPHABET) for _ in range(length))] = None
+        examples += [Example(source, transform(source)) for source in sources]
+    return examples
 
 
 def letter_task(
@@ -46,4 +68,5 @@ def letter_task(
         probe_target=transform(probe),
         make=partial(_make, transform),
         default_sizes=(8000, 500, 500),
+        trained_lengths=(MIN_LENGTH, MAX_LENGTH),
     )

@@ -1,6 +1,7 @@
 """Language-model task: next-character prediction over sentences from the other grammars.
 
-Sources mix English and Spanish sentences from the translation grammar with reviews
+Sources mix English and Spanish sentences from the first translation grammar
+(:mod:`core.tasks.toy_spanish`) with reviews
 from the sentiment grammar; targets are empty.
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from core.tasks import sentiment, translation
+from core.tasks import sentiment, toy_spanish
 from core.tasks.base import Example, Task
 
 MAX_CHARS = 60
@@ -18,7 +19,7 @@ def sentence(rng: random.Random) -> str:
     """A random sentence of at most ``MAX_CHARS`` characters: English, Spanish or a review."""
     while True:
         side = rng.randrange(3)
-        text = sentiment.sentence(rng) if side == 2 else translation.sentence(rng)[side]
+        text = sentiment.sentence(rng) if side == 2 else toy_spanish.sentence(rng)[side]
         if len(text) <= MAX_CHARS:
             return text
 

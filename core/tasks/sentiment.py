@@ -6,6 +6,12 @@ polarity, so "not bad" is positive. About half the training reviews are negated.
 The "negation" extra test set holds negated reviews of ``HELD_OUT_PAIRS``
 (subject, adjective-or-verb) combinations that are never negated in train or
 validation (they do appear there un-negated).
+
+What people type first is often a single word or a short phrase ("boring", "very good",
+"not bad", "boring movie", "i loved it"): :func:`short_phrases` lists every such phrase of the
+grammar, and all of them are in the training split except the adjective-noun phrases of
+``SHORT_HELD_OUT`` ("dull plot"), which form the "short" extra test set. Inputs are lower-cased
+(:func:`core.tasks.base.lower_case`).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from core.tasks.base import Example, Task, TaskData
+from core.tasks.base import Example, Task, TaskData, lower_case
 from core.tasks.pools import draw_pools, held_out_pairs
 
 LABELS = ("negative", "positive")
@@ -36,6 +42,9 @@ NEGATIONS = ("not", "never")
 PREFIXES = ("", "", "i think", "honestly", "overall")
 NEGATION_SIZE = 300
 HELD_OUT_PAIRS = held_out_pairs(SUBJECTS, POSITIVE + NEGATIVE + tuple(VERBS))
+
+NOUNS = tuple(subject.split()[1] for subject in SUBJECTS)
+SHORT_HELD_OUT = held_out_pairs(NOUNS, POSITIVE + NEGATIVE, one_in=5)
 
 _POLARITY = dict.fromkeys(POSITIVE, True) | dict.fromkeys(NEGATIVE, False)
 _POLARITY |= {form: positive for verb, (past, positive) in VERBS.items() for form in (verb, past)}
@@ -111,6 +120,30 @@ def sentence(rng: random.Random) -> str:
     return tagged_review(rng)[0]
 
 
+def short_phrases() -> dict[str, tuple[str, str] | None]:
+    """Every single word and short phrase of the grammar -> its (noun, adjective) pair or None.
+
+    Single adjectives, intensified ("very boring") and negated ("not boring") ones, adjective +
+    noun ("boring movie", "the boring movie") and "i loved it"-style verb phrases.
+    """
+    adjectives = POSITIVE + NEGATIVE
+    phrases: dict[str, tuple[str, str] | None] = {}
+    for adjective in adjectives:
+        phrases[adjective] = None
+        phrases[f"not {adjective}"] = None
+        for intensifier in INTENSIFIERS:
+            phrases[f"{intensifier} {adjective}"] = None
+        for noun in NOUNS:
+            phrases[f"{adjective} {noun}"] = phrases[f"the {adjective} {noun}"] = (noun, adjective)
+    for verb, (past, _) in VERBS.items():
+        for text in (f"i {past} it", f"{past} it", f"i {verb} it", f"i did not {verb} it", f"i really {past} it"):
+            phrases[text] = None
+    return phrases
+
+
+SHORT_PHRASES = short_phrases()
+
+
 def _make(rng: random.Random, n: int) -> list[Example]:
     texts = [sentence(rng) for _ in range(n)]
     return [Example(text, label_of(text)) for text in texts]
@@ -119,6 +152,8 @@ def _make(rng: random.Random, n: int) -> list[Example]:
 def _draw(rng: random.Random) -> tuple[tuple[str, str], Example]:
     text, negated, pair = tagged_review(rng)
     label = label_of(text)
+    if text in SHORT_PHRASES:  # dealt separately (see _split)
+        return (label, "short"), Example(text, label)
     return (label, "negation" if negated and pair in HELD_OUT_PAIRS else "regular"), Example(text, label)
 
 
@@ -146,14 +181,19 @@ def _split(rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
         rng.shuffle(split)
         splits.append(split)
     train, validation, test, negation = splits
-    return TaskData(train, validation, test, extra_tests={"negation": negation})
+    short = [Example(text, label_of(text)) for text, pair in SHORT_PHRASES.items() if pair not in SHORT_HELD_OUT]
+    held_out = [Example(text, label_of(text)) for text, pair in SHORT_PHRASES.items() if pair in SHORT_HELD_OUT]
+    train = [*short, *train][: len(train)]  # every short phrase is trained on (at the default sizes)
+    rng.shuffle(train)
+    return TaskData(train, validation, test, extra_tests={"negation": negation, "short": held_out})
 
 
 TASK = Task(
     name="sentiment",
     description=(
-        "Classify a short review as positive or negative; the 'negation' test set negates "
-        "subject-adjective combinations never negated in training."
+        "Classify a short review, phrase or single word as positive or negative; the 'negation' test set "
+        "negates subject-adjective combinations never negated in training, the 'short' one holds "
+        "adjective-noun phrases never seen in training."
     ),
     architecture="encoder",
     tokenizer_kind="word",
@@ -162,7 +202,7 @@ TASK = Task(
         "the movie was really great",
         "the plot is not good at all",
         "i did not like the acting",
-        "the food was terrible",
+        "boring",
         "not bad",
         "honestly the ending was never boring",
     ),
@@ -172,4 +212,5 @@ TASK = Task(
     make=_make,
     default_sizes=(8000, 500, 500),
     split=_split,
+    normalize=lower_case,
 )

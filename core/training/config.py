@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
-from core.config import ModelConfig
+from core.config import ModelConfig, check_budget
 from core.device import resolve_device
 from core.tasks import get_task
 from core.training.setup import PRESETS
@@ -110,7 +110,9 @@ class TrainConfig:
                 raise ValueError(f"{name} must be at least 1")
         vocab = {"src_vocab_size": 8 if task.architecture != "decoder" else 0,
                  "tgt_vocab_size": 8 if task.architecture != "encoder" else 0}
-        ModelConfig(architecture=task.architecture, n_classes=len(task.labels or ()), **vocab, **self.model_options())
+        model = ModelConfig(architecture=task.architecture, n_classes=len(task.labels or ()), **vocab,
+                            **self.model_options())
+        check_budget(model)  # never train a model the app would refuse to open
         resolve_device(self.device)
 
     def command(self) -> str:

@@ -19,6 +19,7 @@ from core.model.transformer import Transformer
 from core.tasks import get_task
 from core.training.config import TrainConfig
 from core.training.evaluation import evaluate, is_better
+from core.config import check_budget
 from core.training.setup import build_tokenizers, model_config
 from core.training.snapshots import SNAPSHOT_PREFIX, probe_snapshot
 from core.training.state import load_state, resume_state_path, save_state
@@ -93,7 +94,9 @@ class Run:
         self.data = task.generate(config.seed, sizes)
         self.tokenizers = build_tokenizers(task, self.data)
         options = config.model_options()
-        self.model = Transformer(model_config(task, self.tokenizers, self.data, **options)).to(ctx.device)
+        architecture = model_config(task, self.tokenizers, self.data, **options)
+        check_budget(architecture)  # never train a model the app would refuse to open
+        self.model = Transformer(architecture).to(ctx.device)
         self.optimizer = make_optimizer(self.model)
         used = [len(self.data.train), len(self.data.validation), len(self.data.test)]
         self.record: dict[str, Any] = {

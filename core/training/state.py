@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from core.io.checkpoint import Checkpoint, load, save
+from core.io.checkpoint import Checkpoint, CheckpointError, load, save
 from core.model.transformer import Transformer
 from core.io.tokenizer import Tokenizer
 
@@ -62,15 +62,32 @@ def save_state(
 
 
 def load_state(path: Path, device: torch.device) -> ResumeState:
-    """Read a resume state written by :func:`save_state` (raises ``CheckpointError`` if damaged)."""
+    """Read a resume state written by :func:`save_state`.
+
+    Everything is parsed and checked before the global RNG is touched.
+
+    Raises:
+        CheckpointError: missing, damaged, or not a resume state (one clear line, naming the file).
+    """
     ckpt = load(path, device)
-    state: dict[int, dict[str, Tensor]] = {}
-    for key, value in ckpt.extra_tensors.items():
-        if key.startswith(_OPTIM):
-            index, name = key[len(_OPTIM):].split("/", 1)
-            state.setdefault(int(index), {})[name] = value.to(device) if name != "step" else value
-    record = ckpt.info.extra["train_state"]
-    groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in record["param_groups"]]
-    torch.set_rng_state(ckpt.extra_tensors[_RNG])
+    try:
+        state: dict[int, dict[str, Tensor]] = {}
+        for key, value in ckpt.extra_tensors.items():
+            if key.startswith(_OPTIM):
+                index, name = key[len(_OPTIM):].split("/", 1)
+                state.setdefault(int(index), {})[name] = value.to(device) if name != "step" else value
+        record = ckpt.info.extra["train_state"]
+        groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in record["param_groups"]]
+        step, rng = int(record["step"]), ckpt.extra_tensors[_RNG]
+        if step < 0 or rng.dtype != torch.uint8 or rng.dim() != 1:
+            raise ValueError("bad step or RNG state")
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as error:
+        cause = f"{type(error).__name__}: {str(error)[:200]}"
+        raise CheckpointError(f"{Path(path).name} is not a usable resume state ({cause}); "
+                              "delete it to start the run afresh") from None
+    try:
+        torch.set_rng_state(rng)
+    except RuntimeError as error:
+        raise CheckpointError(f"{Path(path).name} has an invalid RNG state ({error})") from None
     run = {k: v for k, v in ckpt.info.extra.items() if k != "train_state"}
-    return ResumeState(ckpt, int(record["step"]), run, {"state": state, "param_groups": groups})
+    return ResumeState(ckpt, step, run, {"state": state, "param_groups": groups})

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import torch.distributed as dist
 from tqdm import tqdm
 
+from core.io.checkpoint import CheckpointError
 from core.training.config import TrainConfig, parse_args
 from core.training.data import Batcher
 from core.training.run import Distributed, Run, SnapshotCallback, Throughput
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config, resume = parse_args(argv)
         result = train(config, resume=resume)
-    except ValueError as error:
+    except (ValueError, CheckpointError) as error:
         log.error("error: %s", error)
         return 2
     log.info("%s after %d steps (%s): %s", result.checkpoint, result.step, result.stopped, result.metrics)

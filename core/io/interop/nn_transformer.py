@@ -41,7 +41,7 @@ def config_for_nn_transformer(
         n_encoder_layers=len(module.encoder.layers), n_decoder_layers=len(module.decoder.layers),
         d_model=module.d_model, n_heads=module.nhead, d_ff=enc.linear1.out_features,
         dropout=float(enc.dropout.p), max_len=max_len, norm="pre" if enc.norm_first else "post",
-        positional=positional,
+        positional=positional, final_norm=True,  # nn.Transformer ends both stacks with a LayerNorm
     )
 
 

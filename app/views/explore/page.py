@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import explore_experiments as experiments
-from app import explore_widgets as w
 from app import resources, ui
+from app.views.explore import experiments, views
+from app.views.explore import inputs as w
 
 ui.restore_from_url(w.URL_PARSERS)
 st.title("Explore attention")
@@ -44,17 +44,17 @@ with prediction_column:
     w.prediction(exp, fs)
 
 st.subheader("Attention")
-kind, layer, head, view = w.attention_controls(exp)
+kind, layer, head, view = views.attention_controls(exp)
 if view == "model":
-    w.model_view(exp, kind, layer, head, fs)
+    views.model_view(exp, kind, layer, head, fs)
 elif view == "head":
-    w.head_view(exp, kind, layer, head, fs)
+    views.head_view(exp, kind, layer, head, fs)
 elif view == "lines":
-    w.lines_view(exp, kind, layer, head, fs)
+    views.lines_view(exp, kind, layer, head, fs)
 elif view == "summary":
-    w.summary_view(exp, kind, layer, fs)
+    views.summary_view(exp, kind, layer, fs)
 else:
-    w.generation_view(exp, layer, head, fs)
+    views.generation_view(exp, layer, head, fs)
 
 experiments.interventions(entry, exp, options, kind, layer, head, fs)
 experiments.compare(entry, exp, options, kind, layer, head, fs)

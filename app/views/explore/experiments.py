@@ -8,53 +8,19 @@ import re
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from app import catalog, resources, ui
+from app import compare as sides
 from app.charts import attention as charts
-from app.explore_widgets import chart, choose, exports
-from core import KIND_LABELS, SPECIAL_TOKENS, Explanation, difference, knockout_mask
+from core import SPECIAL_TOKENS, Explanation, knockout_mask
 
 
-def _before_after_chart(before: np.ndarray, after: np.ndarray, queries: tuple, keys: tuple, fs: float,
-                        titles: tuple[str, str]) -> tuple[Any, np.ndarray, bool]:
-    """One chart: before | after | after − before (over the block both share)."""
-    diff, same = difference(after, before)
-    size = max(180, charts.heatmap_size(*diff.shape, font_scale=fs) * 2 // 3)  # three fit side by side
-    rows, cols = diff.shape
-    figure = charts.side_by_side(
-        charts.head_heatmap(before, queries[0], keys[0], title=titles[0], font_scale=fs, size=size, legend=False),
-        charts.head_heatmap(after, queries[1], keys[1], title=titles[1], font_scale=fs, size=size),
-        charts.signed_heatmap(diff, queries[1][:rows], keys[1][:cols], title="Difference (after − before)",
-                              font_scale=fs, size=size),
-    )
-    return figure, diff, same
-
-
-def _show_change(before: Explanation, after: Explanation, kind: str, layer: int, head: int, fs: float,
-                 name: str, titles: tuple[str, str] = ("Before", "After")) -> None:
+def _show_change(before: Explanation, after: Explanation, kind: str, layer: int, head: int, name: str,
+                 titles: tuple[str, str] = ("Before", "After")) -> None:
     """Predictions and one head's map before and after, with their difference."""
-    left, right = st.columns(2)
-    for column, exp, title in ((left, before, titles[0]), (right, after, titles[1])):
-        with column:
-            st.caption(f"{title}: prediction")
-            st.code(exp.prediction.text or "(empty)", language=None)
-    if kind not in after.attention or kind not in before.attention:
-        st.info(f"{KIND_LABELS[kind]} is not available on both sides.")
-        return
-    (lb, hb), (la, ha) = before.shape(kind), after.shape(kind)
-    b = before.attention[kind][min(layer, lb - 1), min(head, hb - 1)]
-    a = after.attention[kind][min(layer, la - 1), min(head, ha - 1)]
-    (qb, kb), (qa, ka) = before.axis_tokens(kind), after.axis_tokens(kind)
-    figure, diff, same = _before_after_chart(b, a, (qb, qa), (kb, ka), fs, titles)
-    chart(figure)
-    st.metric("Largest change of one weight in this head", f"{np.abs(diff).max(initial=0.0):.3f}")
-    if not same:
-        st.caption(f"The maps differ in shape ({b.shape[0]}×{b.shape[1]} vs {a.shape[0]}×{a.shape[1]}): "
-                   f"the difference covers the {diff.shape[0]}×{diff.shape[1]} cells both share.")
-    exports(figure, {"before": b, "after": a, "difference": diff},
-            charts.tidy_maps(diff[None, None].astype(np.float32), qa[:diff.shape[0]], ka[:diff.shape[1]]), name)
+    sides.explanations(before, after, kind, layer, head, titles=titles,
+                       difference_title="Difference (after − before)", name=name)
 
 
 def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind: str, layer: int, head: int,
@@ -97,7 +63,7 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], 
         if changes:
             after = ui.attempt("re-run the model", resources.explain_entry, entry, exp.text, **(base | changes))
             if after is not None:
-                _show_change(exp, after, kind, layer, head, fs, f"{kind}-intervention")
+                _show_change(exp, after, kind, layer, head, f"{kind}-intervention")
         else:
             st.info("Change a control above to see what it does to the prediction and the attention.")
         st.divider()
@@ -131,13 +97,13 @@ def _padding(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind:
         queries, keys = masked[shorter].axis_tokens(kind)
         st.caption("Shorter sentence: prediction")
         st.code(masked[shorter].prediction.text or "(empty)", language=None)
-        chart(charts.head_heatmap(masked[shorter].attention[kind][layer, head], queries, keys, font_scale=fs,
+        ui.chart(charts.head_heatmap(masked[shorter].attention[kind][layer, head], queries, keys, font_scale=fs,
                                   title=f"Shorter sentence, padding mask on — layer {layer}, head {head}"))
         st.caption("Switch the padding mask off to see the model attend to the padding.")
         return
     unmasked = ui.attempt("run the batch", resources.explain_batch_entry, entry, texts, **(base | {"padding": False}))
     if unmasked is not None:
-        _show_change(masked[shorter], unmasked[shorter], kind, layer, head, fs, f"{kind}-padding",
+        _show_change(masked[shorter], unmasked[shorter], kind, layer, head, f"{kind}-padding",
                      ("Padding mask on", "Padding mask off"))
 
 
@@ -150,7 +116,7 @@ def compare(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind: 
     """Two sentences, or two checkpoints, side by side on the same kind, layer and head."""
     base = {k: v for k, v in base.items() if k != "return_scores"}
     with st.expander("Compare: two sentences or two checkpoints side by side", icon=":material/compare:"):
-        choose("compare_mode", list(COMPARE_MODES))
+        ui.choose("compare_mode", list(COMPARE_MODES))
         mode = st.segmented_control("Compare with", list(COMPARE_MODES), key="compare_mode", required=True,
                                     format_func=COMPARE_MODES.get)
         if mode == "text":
@@ -161,50 +127,12 @@ def compare(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind: 
             other = ui.attempt("run the model", resources.explain_entry, entry, other_text, **base)
             titles = ("This sentence", "Second sentence")
         else:
-            everything = resources.entries()[0]
-            names = {e.key: e.label for e in everything}
-            if st.session_state.get("compare_ckpt") not in names:
-                st.session_state.pop("compare_ckpt", None)
-            key = st.selectbox("Second checkpoint", list(names), key="compare_ckpt", index=None,
-                               format_func=names.get, placeholder="Choose a checkpoint")
-            other_entry = resources.entry(key) if key else None
+            other_entry = sides.other_checkpoint("compare_ckpt", "Second checkpoint")
             if other_entry is None:
                 st.info("Choose a second checkpoint to run the same sentence through it.")
                 return
             other = ui.attempt("run the second checkpoint", resources.explain_entry, other_entry, exp.text, **base)
             titles = (entry.name, other_entry.name)
         if other is not None:
-            _compare_maps(exp, other, kind, layer, head, fs, titles)
-
-
-def _compare_maps(exp: Explanation, other: Explanation, kind: str, layer: int, head: int, fs: float,
-                  titles: tuple[str, str]) -> None:
-    if kind not in other.attention:
-        st.warning(f"The second model has no {KIND_LABELS[kind].lower()}.")
-        return
-    (l2, h2) = other.shape(kind)
-    left, right = exp.attention[kind][layer, head], other.attention[kind][min(layer, l2 - 1), min(head, h2 - 1)]
-    sides, tables = [], []
-    for column, title, e, matrix in zip(st.columns(2), titles, (exp, other), (left, right)):
-        queries, keys = e.axis_tokens(kind)
-        sides.append(charts.head_heatmap(matrix, queries, keys, title=title, font_scale=fs, legend=bool(sides),
-                                         size=max(180, charts.heatmap_size(*matrix.shape, font_scale=fs) * 2 // 3)))
-        tables.append(charts.tidy_maps(matrix[None, None], queries, keys).assign(side=title))
-        with column:
-            st.caption(f"{title}: prediction")
-            st.code(e.prediction.text or "(empty)", language=None)
-    arrays = {"first": left, "second": right}
-    if left.shape == right.shape:
-        queries, keys = other.axis_tokens(kind)
-        arrays["difference"] = right - left
-        size = max(180, charts.heatmap_size(*left.shape, font_scale=fs) * 2 // 3)
-        sides.append(charts.signed_heatmap(right - left, queries, keys, title="Difference (second − first)",
-                                           font_scale=fs, size=size))
-    else:
-        st.caption("The two maps have different shapes, so there is no difference map.")
-    figure = charts.side_by_side(*sides)
-    chart(figure)
-    exports(figure, arrays, pd.concat(tables, ignore_index=True), f"{kind}-compare")
-
-
-# ----------------------------------------------------------------------------- share link
+            sides.explanations(exp, other, kind, layer, head, titles=titles,
+                                 difference_title="Difference (second − first)", name=f"{kind}-compare")

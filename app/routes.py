@@ -1,0 +1,41 @@
+"""Every page of the app: its script (relative to ``app/``), title, icon and URL path.
+
+Pages link to each other through these names (``st.switch_page(routes.EXPLORE)``), so moving
+a page means changing one line here.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Route(NamedTuple):
+    script: str
+    title: str
+    icon: str
+    url_path: str
+
+
+EXPLORE = "views/explore/page.py"
+CHECKPOINTS = "views/checkpoints/page.py"
+TRAIN = "views/train/page.py"
+LESSON = "views/lesson.py"
+POSITIONAL = "views/positional.py"
+PLAYGROUND = "views/playground.py"
+MASKS = "views/masks.py"
+ARCHITECTURE = "views/architecture.py"
+
+SECTIONS: dict[str, list[Route]] = {
+    "Explore": [
+        Route(EXPLORE, "Explore attention", ":material/visibility:", "explore"),  # the default page
+        Route(CHECKPOINTS, "Checkpoints", ":material/inventory_2:", "checkpoints"),
+        Route(TRAIN, "Train", ":material/model_training:", "train"),
+    ],
+    "Learn": [
+        Route(LESSON, "Lesson: one sentence, every stage", ":material/school:", "lesson"),
+        Route(POSITIONAL, "Positional encoding", ":material/waves:", "positional"),
+        Route(PLAYGROUND, "Attention playground", ":material/science:", "playground"),
+        Route(MASKS, "Masks", ":material/grid_on:", "masks"),
+        Route(ARCHITECTURE, "Architecture", ":material/account_tree:", "architecture"),
+    ],
+}

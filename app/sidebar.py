@@ -1,0 +1,75 @@
+"""The shared sidebar: the checkpoint picker (shipped, runs, pretrained, this session's uploads), an
+upload, and projector mode.
+
+A new upload is chosen through a pending key (``_ckpt_pending``) applied before the picker exists:
+Streamlit forbids setting a widget's value after the widget has been drawn in a run.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import catalog, resources, ui
+from core import CheckpointError
+
+# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and
+# tables get an explicit size, and headings are left to the root so they stay larger than the text.
+PROJECTOR_CSS = """<style>
+html { font-size: 135% !important; }
+:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
+  font-size: 1.25rem !important;
+}
+</style>"""
+
+
+def _upload() -> None:
+    with st.expander("Upload a model"):
+        uploaded = st.file_uploader(
+            "Attnscope checkpoint (.safetensors), Llama-family .gguf, or zipped BERT-family folder (.zip)",
+            key="upload", help="Your uploads are visible only in this browser session.")
+        if uploaded is None:
+            st.session_state.pop("_upload_error", None)
+        if uploaded is not None and st.session_state.get("_uploaded_id") != uploaded.file_id:
+            st.session_state["_uploaded_id"] = uploaded.file_id
+            try:
+                key = catalog.save_upload(resources.owner(), uploaded.name, uploaded.getvalue())
+            except CheckpointError as error:
+                st.session_state["_upload_error"] = str(error)
+            else:
+                st.session_state.pop("_upload_error", None)
+                resources.entries.clear()
+                st.session_state["_ckpt_pending"] = key
+                st.rerun()
+        if st.session_state.get("_upload_error"):
+            st.error(f"This file cannot be opened: {ui.plain(st.session_state['_upload_error'])}")
+
+
+def sidebar() -> None:
+    """Draw the sidebar; the choice lives in ``st.session_state["ckpt"]`` and the share link."""
+    ui.restore_from_url({"ckpt": str, "projector": ui.parse_bool})
+    if "_ckpt_pending" in st.session_state:  # a new upload: chosen before the picker is drawn
+        st.session_state["ckpt"] = st.session_state.pop("_ckpt_pending")
+    all_entries, problems = resources.entries()
+    keys = [e.key for e in all_entries]
+    if st.session_state.get("ckpt") not in keys:
+        st.session_state["ckpt"] = catalog.DEFAULT_KEY if catalog.DEFAULT_KEY in keys else (keys or [None])[0]
+    with st.sidebar:
+        st.subheader("Checkpoint")
+        if keys:
+            labels = {e.key: e.label for e in all_entries}
+            st.selectbox("Model", keys, key="ckpt", format_func=labels.get,
+                         help="Shipped checkpoints, your own training runs, pretrained models, and your uploads.")
+            current = resources.entry(st.session_state["ckpt"])
+            if current is not None:
+                st.text(current.description)  # may quote a task name read from an uploaded file
+        else:
+            st.warning("No checkpoints found. Train one on the Train page or upload one below.")
+        _upload()
+        for problem in problems:  # file names are user data: escaped
+            st.warning(f"Skipped: {ui.plain(problem)}", icon=":material/warning:")
+        st.divider()
+        st.toggle("Projector mode", key="projector", help="Large type for a classroom projector.")
+        st.caption("Light or dark theme: ⋮ menu → Settings.")
+    if st.session_state.get("projector"):
+        st.html(PROJECTOR_CSS)
+    ui.write_to_url(["ckpt", "projector"])

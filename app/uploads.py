@@ -1,0 +1,214 @@
+"""Uploaded models: checked in full, kept per browser session, unzipped safely.
+
+Each session gets an owner token (:func:`new_owner`); its uploads live in
+``runs/uploads/<owner>/<digest>/`` and only that session lists or deletes them. An
+upload is one of:
+
+* an Attnscope checkpoint (``.safetensors``), opened with ``core.load_checkpoint``;
+* a Llama-family ``.gguf`` file, opened with ``core.load_pretrained``;
+* a ``.zip`` of a BERT-family folder (``config.json``, ``model.safetensors``,
+  ``tokenizer.json``), unzipped with no absolute path, no ``..``, no link, and size and
+  file-count limits, then opened with ``core.load_pretrained``.
+
+Anything else is refused with a message naming what is accepted; a file the core loader
+refuses is refused with the loader's :class:`core.CheckpointError` message. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import re
+import secrets
+import shutil
+import stat
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from core import CheckpointError, load_checkpoint, load_pretrained
+
+log = logging.getLogger(__name__)
+
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # as .streamlit/config.toml's server.maxUploadSize
+MAX_UNZIPPED_BYTES = 160 * 1024 * 1024
+MAX_ZIP_FILES = 16
+MAX_NAME_CHARS = 120
+TYPES = ("safetensors", "gguf", "zip")  # what the uploader accepts
+TYPES_TEXT = ("an Attnscope checkpoint (.safetensors), a Llama-family GGUF file (.gguf) or a zipped "
+              "BERT-family folder (.zip with config.json, model.safetensors and tokenizer.json)")
+PAYLOADS = {"safetensors": "checkpoint.safetensors", "gguf": "model.gguf", "zip": "model"}
+NAME_FILE = "name.txt"
+BERT_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+_OWNER = re.compile(r"[0-9a-f]{32}")
+_DIGEST = re.compile(r"[0-9a-f]{16}")
+
+
+def new_owner() -> str:
+    """A fresh, unguessable owner token for one browser session."""
+    return secrets.token_hex(16)
+
+
+def is_owner(token: object) -> bool:
+    """Whether ``token`` looks like an owner token (never a path)."""
+    return isinstance(token, str) and _OWNER.fullmatch(token) is not None
+
+
+def kind_of(filename: str) -> str:
+    """The upload's kind (``safetensors``, ``gguf`` or ``zip``) from its file name.
+
+    Raises:
+        CheckpointError: any other type; the message says which types are accepted.
+    """
+    suffix = PurePosixPath(filename).suffix.lower().lstrip(".")
+    if suffix not in TYPES:
+        shown = f".{suffix} files" if suffix else "files without a type"
+        raise CheckpointError(f"{shown} are not accepted; upload {TYPES_TEXT}")
+    return suffix
+
+
+def display_name(filename: str) -> str:
+    """The name shown for an upload: its file name as uploaded, one line, cut short."""
+    name = "".join(ch if ch.isprintable() else "?" for ch in filename.strip())  # never used as a path
+    return name[:MAX_NAME_CHARS] or "upload"
+
+
+def owner_folder(uploads: Path, owner: str) -> Path:
+    """The folder holding ``owner``'s uploads.
+
+    Raises:
+        CheckpointError: ``owner`` is not an owner token.
+    """
+    if not is_owner(owner):
+        raise CheckpointError("this session has no upload folder")
+    return uploads / owner
+
+
+def is_upload_digest(name: str) -> bool:
+    return _DIGEST.fullmatch(name) is not None
+
+
+def safe_unzip(data: bytes, target: Path) -> Path:
+    """Unzip a BERT-family folder into ``target``; returns the folder holding ``config.json``.
+
+    Only regular files are written; names must be relative without ``..``; at most
+    ``MAX_ZIP_FILES`` files and ``MAX_UNZIPPED_BYTES`` bytes (counted while reading, not
+    trusted from the archive's header).
+
+    Raises:
+        CheckpointError: not a zip, or any rule above broken (the message says which).
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = [m for m in archive.infolist() if not m.is_dir()]
+    except (zipfile.BadZipFile, ValueError, OSError) as error:
+        raise CheckpointError(f"the .zip file cannot be read ({error})") from None
+    if len(members) > MAX_ZIP_FILES:
+        raise CheckpointError(f"the .zip file holds {len(members)} files; at most {MAX_ZIP_FILES} are accepted")
+    written = 0
+    for member in members:
+        parts = _member_parts(member)
+        path = target.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with archive.open(member) as source, open(path, "wb") as sink:
+            while chunk := source.read(1 << 20):
+                written += len(chunk)
+                if written > MAX_UNZIPPED_BYTES:
+                    raise CheckpointError(f"the .zip file unpacks to more than "
+                                          f"{MAX_UNZIPPED_BYTES // 2**20} MB")
+                sink.write(chunk)
+    return _bert_root(target)
+
+
+def _member_parts(member: zipfile.ZipInfo) -> tuple[str, ...]:
+    name = member.filename
+    path = PurePosixPath(name)
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or "\\" in name:
+        raise CheckpointError(f"the .zip file holds an absolute path: {name[:80]!r}")
+    if any(part in ("..", "") for part in path.parts) or not path.parts:
+        raise CheckpointError(f"the .zip file holds a path leaving its folder: {name[:80]!r}")
+    if stat.S_ISLNK(member.external_attr >> 16):
+        raise CheckpointError(f"the .zip file holds a link: {name[:80]!r}")
+    return path.parts
+
+
+def _bert_root(target: Path) -> Path:
+    """The unzipped folder itself, or its only top-level folder."""
+    if not (target / "config.json").is_file():
+        children = [p for p in target.iterdir()]
+        if len(children) == 1 and children[0].is_dir():
+            target = children[0]
+    missing = [name for name in BERT_FILES if not (target / name).is_file()]
+    if missing:
+        raise CheckpointError(f"the .zip file has no {', '.join(missing)}; a BERT-family folder needs "
+                              f"{', '.join(BERT_FILES)}")
+    return target
+
+
+def _check(kind: str, path: Path) -> None:
+    """Open the stored payload with core's loader; any failure is a CheckpointError."""
+    try:
+        if kind == "safetensors":
+            load_checkpoint(path)
+        else:
+            load_pretrained(path, use_cache=False)
+    except CheckpointError:
+        raise
+    except (MemoryError, RecursionError, OverflowError, ValueError, OSError) as error:
+        log.info("upload refused: %s", error)
+        raise CheckpointError(f"the file cannot be read ({type(error).__name__})") from None
+
+
+def save_upload(uploads: Path, owner: str, filename: str, data: bytes) -> str:
+    """Check an upload fully and keep it as ``owner``'s; returns its digest (the catalog key's tail).
+
+    Raises:
+        CheckpointError: wrong type, too large, unsafe archive, or refused by the core loader.
+    """
+    kind = kind_of(filename)
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise CheckpointError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+    folder = owner_folder(uploads, owner)
+    if uploads.is_symlink() or folder.is_symlink():
+        raise CheckpointError("the uploads folder is a link; uploads are turned off")
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=folder))
+    try:
+        payload = staging / PAYLOADS[kind]
+        if kind == "zip":
+            safe_unzip(data, staging / "unzipped").rename(payload)
+            shutil.rmtree(staging / "unzipped", ignore_errors=True)
+        else:
+            payload.write_bytes(data)
+        _check(kind, staging / PAYLOADS[kind])
+        (staging / NAME_FILE).write_text(display_name(filename), encoding="utf-8")
+        target = folder / digest
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except CheckpointError as error:
+        message = str(error).replace(str(staging), "the upload")
+        if kind != "zip":  # the loader names the stored file: name the upload instead
+            message = message.replace(PAYLOADS[kind], display_name(filename))
+        raise CheckpointError(message) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return digest
+
+
+def payload_of(folder: Path) -> Path | None:
+    """The model inside one upload's folder (a file or a BERT folder), or None."""
+    for name in PAYLOADS.values():
+        path = folder / name
+        if path.exists() and not path.is_symlink():
+            return path
+    return None
+
+
+def name_of(folder: Path) -> str:
+    """The name the upload had in the browser."""
+    try:
+        return display_name((folder / NAME_FILE).read_text(encoding="utf-8")[:MAX_NAME_CHARS * 4])
+    except (OSError, UnicodeDecodeError):
+        return folder.name

@@ -1,0 +1,128 @@
+"""The Explore page's input and output: the checkpoint header, the text, decoding options, the tokens
+the model read, its prediction, and the share link.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app import catalog, ui
+from app.charts import attention as charts
+from core import Explanation, get_task
+
+URL_KEYS = ["text", "kind", "layer", "head", "view", "decoding"]
+URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "decoding": str}
+DECODINGS = {"greedy": "Greedy", "beam": "Beam search"}
+MAX_URL_TEXT = 500  # longer text is left out of the share link
+UNK = "<unk>"
+
+
+# ----------------------------------------------------------------------------- header and input
+def header(entry: catalog.Entry, config: Any) -> None:
+    """The checkpoint's description, test metric and shape."""
+    enc, dec = getattr(config, "n_encoder_layers", 0), getattr(config, "n_decoder_layers", 0)  # pretrained: one
+    layers = {"encoder-decoder": f"{enc} encoder + {dec} decoder layers", "encoder": f"{enc} encoder layers",
+              "decoder": f"{dec} decoder layers"}[config.architecture]
+    st.markdown(f"**{ui.plain(entry.name)}** — {ui.plain(entry.description)}")
+    st.caption(f"{config.architecture} · {layers} · {config.n_heads} heads · d_model {config.d_model} · "
+               f"{entry.metric or 'no test metric recorded'}")
+
+
+def _use_example() -> None:
+    choice = st.session_state.get("example")
+    if choice:
+        st.session_state["text"] = choice
+    st.session_state["example"] = None
+
+
+def text_input(entry: catalog.Entry) -> str:
+    """Example pills and the text area; returns the text to explain."""
+    try:
+        examples = list(get_task(entry.task).examples) if entry.task else []
+    except ValueError:
+        examples = []
+    previous = st.session_state.get("_explore_examples")
+    switched = previous is not None and previous != examples and st.session_state.get("text") in previous
+    if "text" not in st.session_state or (switched and examples):
+        st.session_state["text"] = examples[0] if examples else ""  # a new task starts on its own example
+    st.session_state["_explore_examples"] = examples
+    if examples:
+        st.pills("Try an example", examples, key="example", on_change=_use_example)
+    return st.text_area("Input text", key="text", height=90, placeholder="Type a sentence…")
+
+
+def base_options(architecture: str, view: str | None) -> dict[str, Any]:
+    """Decoding controls (seq2seq) or continuation (language model) → explain options."""
+    options: dict[str, Any] = {}
+    if architecture == "encoder-decoder":
+        left, right, _ = st.columns([2, 2, 3])
+        ui.choose("decoding", list(DECODINGS), "greedy")
+        with left:
+            st.segmented_control("Decoding", list(DECODINGS), key="decoding", required=True,
+                                 format_func=DECODINGS.get,
+                                 help="Greedy takes the most likely token each step; beam search keeps several "
+                                      "candidate outputs and returns the most likely one.")
+        options["decoding"] = st.session_state["decoding"]
+        if options["decoding"] == "beam":
+            with right:
+                options["beam_size"] = st.slider("Beam size", 2, 8, 4, key="beam_size")
+    elif architecture == "decoder":
+        options["continuation"] = st.slider("Continue for this many tokens", 0, 20, 0, key="continuation",
+                                            help="Let the language model keep writing after your text.")
+    if view == "head" and st.session_state.get("show_scores"):
+        options["return_scores"] = True  # only then: scores need a separate (cached) run
+    return options
+
+
+def tokens(exp: Explanation) -> None:
+    """The tokens the model read, as a table of chips; unknown tokens flagged; notes."""
+    items = exp.source_tokens or exp.target_tokens
+    shown = [("⚠ " + UNK) if t == UNK else charts.visible(t) for t in items]
+    frame = pd.DataFrame([shown], columns=[str(i) for i in range(len(items))], index=["token"])
+    st.table(frame.style.map(lambda v: "background-color: #fdae61; color: #000; font-weight: 700"
+                             if v.startswith("⚠") else ""))
+    unknown = items.count(UNK)
+    st.caption(f"{len(items)} tokens" + (f" · {unknown} unknown to the model (⚠)" if unknown else ""))
+    for note in exp.notes:
+        st.warning(ui.plain(note), icon=":material/info:")
+    read = exp.text
+    ends = [end for _, end in (exp.source_offsets or exp.target_offsets) if end]
+    if exp.truncated and ends:
+        read = exp.text[:max(ends)]
+    preview = read if len(read) <= 300 else read[:300] + " …"
+    ui.show_user_text(preview, "The model read:" if not exp.truncated else
+                      f"The model read only the first {len(read):,} of {len(exp.text):,} characters:")
+
+
+def prediction(exp: Explanation, font_scale: float) -> None:
+    """The generated text, the class probabilities or the next-token candidates."""
+    pred = exp.prediction
+    if pred.kind == "text":
+        st.caption("Generated output")
+        st.code(pred.text or "(empty)", language=None)
+        if not pred.finished:
+            st.caption("The output hit the length limit before an end-of-sequence token.")
+        return
+    if pred.kind == "class":
+        st.caption("Predicted class")
+        st.code(pred.text, language=None)
+        ui.bars(charts.probability_bars(pred.labels, pred.probabilities, title="Class probabilities", x_title="class",
+                                     font_scale=font_scale))
+        return
+    st.caption("Most likely next token" + (" and continuation" if exp.options.get("continuation") else ""))
+    st.code(charts.visible(pred.text), language=None)  # a space or newline must not look like nothing
+    ui.bars(charts.probability_bars(pred.labels, pred.probabilities, title="Next-token candidates",
+                                 x_title="next token", font_scale=font_scale))
+
+
+# ----------------------------------------------------------------------------- share link
+def share(text: str) -> None:
+    """Mirror the page state into the URL; very long text is left out of the link."""
+    if len(text) > MAX_URL_TEXT:
+        st.query_params.pop("text", None)
+        ui.write_to_url([k for k in URL_KEYS if k != "text"])
+    else:
+        ui.write_to_url(URL_KEYS)

@@ -1,0 +1,133 @@
+"""Train: pick a task and a model size, see the paper's two training ideas, train live, then explore.
+
+Training runs in a background thread owned by the process-wide job registry; this page
+only starts, watches (a fragment polls about once a second) and stops jobs, so a
+refresh never loses a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app import export, resources, ui
+from app.charts import training as charts
+from app.jobs import JobRefused, default_name, training_threads
+from app.views.train import runs, settings
+from core import TASKS, gpu_count, noam_curve, smoothing_example
+
+
+def _start() -> None:
+    """Train button callback: start the job, then offer a fresh name for the next run."""
+    state = st.session_state
+    try:
+        name, config = settings.config()
+        if Path(config.out).exists():
+            raise ValueError(f"a run called {name!r} already exists; choose another name "
+                             "(or delete the old run on the Checkpoints page)")
+        resources.registry().start(name, config)
+    except (ValueError, JobRefused) as error:
+        state["_train_message"] = f"Could not start training: {error}"
+        return
+    state["_train_message"] = None
+    state["train_name"] = state["_train_auto_name"] = default_name(state["train_task"])
+
+
+def _teaching_plots(d_model: int, warmup: int, steps: int, smoothing: float) -> None:
+    scale = ui.font_scale()
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.markdown("**Warm-up, then decay.** Adam starts with tiny steps while its statistics settle, "
+                    "speeds up linearly for the warm-up, then slows down with the inverse square root of the step.")
+        st.latex(r"\mathrm{lrate} = d_{\mathrm{model}}^{-0.5}\cdot"
+                 r"\min\!\left(\mathrm{step}^{-0.5},\ \mathrm{step}\cdot\mathrm{warmup}^{-1.5}\right)")
+        curve = noam_curve(steps, d_model, warmup)
+        chart = charts.noam_chart(curve, d_model=d_model, warmup=warmup, font_scale=scale)
+        st.altair_chart(chart, width="content")
+        a, b = st.columns(2)
+        a.metric("Peak learning rate", f"{curve.peak_lr:.3e}")
+        b.metric("Reached at step", f"{curve.peak_step:,}")
+        if warmup > steps:
+            st.caption("The warm-up is longer than the run: the rate is still rising when training ends.")
+        export.exports(chart, {"step": curve.steps, "lr": curve.lrs}, charts.noam_frame(curve), "noam-schedule",
+                       "train_noam_chart")
+    with right:
+        st.markdown("**Label smoothing.** The loss does not ask for 100 % on the right token: it keeps "
+                    "1 − ε there and spreads ε over the other tokens (never onto padding). The model "
+                    "becomes less over-confident, which helps accuracy and BLEU.")
+        st.latex(r"q(k) = \begin{cases} 1-\varepsilon & k = \text{target}\\[2pt]"
+                 r"\dfrac{\varepsilon}{V-2} & k \neq \text{target},\ k \neq \text{pad}\\[2pt]"
+                 r"0 & k = \text{pad (and rows whose target is pad)}\end{cases}")
+        example = smoothing_example(smoothing)
+        matrix, (rows, cols) = example.matrix, charts.smoothing_labels(example)
+        chart = charts.smoothing_chart(matrix, rows, cols, smoothing=smoothing, font_scale=scale)
+        st.altair_chart(chart, width="content")
+        st.caption(f"A {len(cols)}-token vocabulary (V = {len(cols)}), five training targets; "
+                   "the last target is padding, so it counts for nothing.")
+        table = pd.DataFrame(matrix, index=rows, columns=cols)
+        with st.popover("The numbers", icon=":material/table:"):
+            st.dataframe(table.style.format("{:.3f}"), key="train_smoothing_table")
+        export.exports(chart, {"targets": matrix}, table.reset_index(names="example"), "label-smoothing",
+                       "train_smoothing_chart")
+
+
+# ----------------------------------------------------------------------------- page
+ui.restore_from_url(settings.URL_KEYS)
+settings.init_state()
+
+st.title("Train a Transformer")
+st.caption("Pick a task and a model size, look at how the paper trains, then train and watch attention form. "
+           "Short runs belong here; long ones to the command line (below).")
+
+settings.widgets()
+try:
+    name, config = settings.config()
+except ValueError as error:
+    name = config = None
+    st.error(f"Check the settings: {error}")
+
+busy = resources.registry().running()
+sizes = settings.sizes()
+with st.expander("**Before training: two ideas from the paper**", expanded=not resources.registry().jobs(),
+                 icon=":material/school:"):
+    _teaching_plots(max(1, sizes["d_model"]), int(st.session_state["train_warmup"]),
+                    int(st.session_state["train_steps"]), float(st.session_state["train_smoothing"]))
+
+st.subheader("Train")
+if config is not None:
+    eval_every, snapshot_every = settings.schedule(config.steps)
+    arch = TASKS[config.task].architecture
+    st.caption(f"{arch} model · {sizes['n_layers']} layer(s) per stack, d_model {sizes['d_model']}, "
+               f"{sizes['n_heads']} heads of width {sizes['d_model'] // sizes['n_heads']}, d_ff {sizes['d_ff']} · "
+               f"validation every {min(eval_every, config.steps)} steps, attention snapshot every "
+               f"{snapshot_every} · saved as runs/{Path(config.out).name} · {training_threads()} CPU thread(s) "
+               "for training, so the app stays responsive.")
+    if config.device == "cpu" and config.preset in ("medium", "base") and config.steps > 200:
+        st.caption(":material/info: This model is large for a CPU: expect minutes per hundred steps. "
+                   "The command line with a GPU suits it better.")
+    if Path(config.out).exists():
+        st.warning(f"A run called {name!r} already exists; choose another name to train again.")
+if busy:
+    st.info(f"{', '.join(j.name for j in busy)} is training. This machine trains one model at a time: "
+            "wait for it to finish or stop it.", icon=":material/hourglass_top:")
+st.button("Train", key="train_start", type="primary", icon=":material/play_arrow:", on_click=_start,
+          disabled=config is None or bool(busy) or Path(config.out).exists())
+if st.session_state.get("_train_message"):
+    st.error(st.session_state.pop("_train_message"))
+
+runs.jobs()
+
+if config is not None:
+    with st.expander("Long runs: the same training on the command line", icon=":material/terminal:"):
+        command = settings.cli_command(config)
+        st.caption("Run from the repository root. The checkpoint lands in runs/ and appears in the picker. "
+                   "Add --resume to continue a run that was interrupted.")
+        st.code(command, language="bash", wrap_lines=True)
+        gpus = max(2, gpu_count())
+        st.caption("Several GPUs on one machine (DistributedDataParallel): set --nproc_per_node to their number.")
+        st.code(command.replace("python -m core train", f"torchrun --nproc_per_node={gpus} -m core train", 1),
+                language="bash", wrap_lines=True)
+
+ui.write_to_url(list(settings.URL_KEYS))

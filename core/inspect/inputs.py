@@ -1,0 +1,80 @@
+"""The user's text on its way to tokens: checked, cut to a size limit, normalised as the model's
+task expects (with a note saying so), tokenized and truncated to the model's length, and unknown
+words reported with the nearest words the model knows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.io.tokenizer import SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
+from core.tasks import TASKS
+from core.tasks.base import nearest_known
+from core.training.data import truncate
+
+MAX_TEXT_CHARS = 20_000
+
+
+@dataclass
+class TextInput:
+    """One input text as it is prepared: what was typed, what is tokenized, and notes for the user."""
+
+    text: str  # as received
+    work: str  # what is tokenized (at most MAX_TEXT_CHARS)
+    notes: list[str]
+    encoding: Encoding | None = None
+    truncated: bool = False
+
+
+def prepare(text: str) -> TextInput:
+    """Check ``text`` and cut it to :data:`MAX_TEXT_CHARS`.
+
+    Raises:
+        ValueError: not a string, or empty / whitespace only.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("Type some text: the input is empty.")
+    if len(text) > MAX_TEXT_CHARS:
+        return TextInput(text, text[:MAX_TEXT_CHARS],
+                      [f"Only the first {MAX_TEXT_CHARS:,} of {len(text):,} characters were read."], truncated=True)
+    return TextInput(text, text, [])
+
+
+def normalized(item: TextInput, task: str | None) -> TextInput:
+    """Apply the task's input convention (e.g. lower case) and say so; offsets stay valid."""
+    if task in TASKS:
+        item.work, changed = TASKS[task].normalize_input(item.work)
+        if changed:
+            item.notes.append("The input was lower-cased: the model was trained on lower-case text.")
+    return item
+
+
+def _unknown_note(item: TextInput, tokenizer: Tokenizer) -> str:
+    """Which words the model does not know, with the nearest words it does know."""
+    words = sorted({item.work[s:e] for i, (s, e) in zip(item.encoding.ids, item.encoding.offsets) if i == UNK_ID})
+    vocabulary = [t for t in tokenizer.token_strings(range(tokenizer.vocab_size)) if t not in SPECIAL_TOKENS]
+    hints = []
+    for word in words[:5]:
+        near = nearest_known(word, vocabulary)
+        hints.append(f"'{word}'" + (f" (did you mean {', '.join(repr(w) for w in near)}?)" if near else ""))
+    more = f" and {len(words) - 5} more" if len(words) > 5 else ""
+    return (f"{len(words)} word(s) unknown to the model are shown as {SPECIAL_TOKENS[UNK_ID]}: "
+            f"{'; '.join(hints)}{more}.")
+
+
+def tokenize(item: TextInput, tokenizer: Tokenizer, limit: int) -> None:
+    """Encode ``item`` with ``tokenizer``, truncated to ``limit`` tokens, noting what happened.
+
+    Raises:
+        ValueError: the text has no tokens at all.
+    """
+    item.encoding, cut = truncate(tokenizer.encode(item.work), limit)
+    item.truncated = item.truncated or cut
+    if not item.encoding.ids:
+        raise ValueError("The text has no recognisable tokens.")
+    if cut:
+        item.notes.append(f"The input was truncated to the model's limit of {limit} tokens.")
+    if UNK_ID in item.encoding.ids:
+        item.notes.append(_unknown_note(item, tokenizer))

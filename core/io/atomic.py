@@ -1,0 +1,90 @@
+"""Atomic file writes, and the clean-up of temp files that killed writes leave behind."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from core.io.verify import CheckpointError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux
+    fcntl = None
+
+log = logging.getLogger(__name__)
+
+_TEMP = re.compile(r"\..+\.[A-Za-z0-9_]{8}\.tmp")  # tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")
+_TEMP_GRACE_S = 2.0  # a temp file this fresh may be a save that has not locked it yet
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``: temp file in the same folder (locked while written) → fsync →
+    ``os.replace`` (keeping the replaced file's permissions) → fsync the folder.
+
+    Raises:
+        CheckpointError: naming the file; the previous file is untouched and no temp file is left.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        clean_stale_temp_files(folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as error:
+        raise CheckpointError(f"cannot save {path.name}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # released when closed, or when we die
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else _default_mode())
+            os.replace(tmp, path)
+    except BaseException as error:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise CheckpointError(f"cannot save {path.name}: {error.strerror or error}") from None
+        raise
+    dir_fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def clean_stale_temp_files(folder: str | os.PathLike) -> list[str]:
+    """Remove temp files left in ``folder`` by saves that were killed (``.<name>.XXXXXXXX.tmp``).
+
+    Only our own temp-name pattern, only plain files, never one that a live save holds locked
+    or that is younger than two seconds. Returns the names removed; errors are logged, not raised.
+    """
+    removed = []
+    try:
+        candidates = [p for p in Path(folder).iterdir() if _TEMP.fullmatch(p.name)]
+    except OSError:
+        return removed
+    for tmp in candidates:
+        try:
+            if tmp.is_symlink() or not tmp.is_file() or time.time() - tmp.stat().st_mtime < _TEMP_GRACE_S:
+                continue
+            with open(tmp, "rb") as handle:
+                if fcntl is not None:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if a save holds it
+                tmp.unlink()
+            removed.append(tmp.name)
+        except OSError:
+            continue
+    if removed:
+        log.warning("removed %d stale temp file(s) in %s: %s", len(removed), folder, ", ".join(removed))
+    return removed
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

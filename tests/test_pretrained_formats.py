@@ -223,3 +223,15 @@ def test_head_finder_ranks_heads():
     with pytest.raises(ValueError, match="outside"):
         head_finder(maps, 4)
     json.dumps(ranked)  # plain data
+
+
+@pytest.mark.parametrize("decoding", ["greedy", "sample", "beam"])
+def test_gguf_continuation_through_core_decode(tiny_gguf, cache, decoding):
+    model = load_pretrained(tiny_gguf[0])
+    first = explain(model, "hello the", continuation=4, decoding=decoding, seed=3)
+    again = explain(model, "hello the", continuation=4, decoding=decoding, seed=3)
+    assert first.prediction.text == again.prediction.text  # seeded
+    prompt = len(model.tokenizer.encode("hello the").ids)
+    rows = len(first.target_tokens)
+    assert prompt <= rows <= prompt + 3 and first.attention["decoder"].shape[2:] == (rows, rows)
+    assert len(first.generated_tokens) == rows and first.target_tokens[:prompt] == ("he", "ll", "o", " the")

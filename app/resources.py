@@ -12,12 +12,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from app import catalog
 from app.jobs import JobRegistry
 from core import (Checkpoint, Explanation, LessonTrace, SnapshotTimeline, explain, explain_batch, load_checkpoint,
                   set_threads, snapshot_timeline, thread_count, trace_translation)
+from core import (PretrainedEntry, PretrainedModel, head_finder, load_pretrained, pretrained_models,  # issue 11
+                  rotary_frequencies, rotary_relative_scores, sentence_similarity)
 
 # At most two forward passes at a time across all sessions: the machine stays responsive.
 _INFERENCE = threading.BoundedSemaphore(2)
@@ -111,3 +114,51 @@ def _lesson_trace(path: str, sha: str, text: str, head: int) -> LessonTrace:
 def lesson_trace(e: catalog.Entry, text: str, head: int) -> LessonTrace:
     """Cached :func:`core.trace_translation` of ``text`` by the checkpoint ``e``."""
     return _lesson_trace(str(e.path), _sha(e.path), text, head)
+
+
+# ----------------------------------------------------------------------------- pretrained models (issue 11)
+# The pretrained pages and the Positional page's rotary section. Installed models are found
+# by core (``pretrained_models``: a package look-up, never cached so an install shows at once);
+# each is loaded once per path and shared; results are cached per path, text and options.
+def pretrained_entry(name: str) -> PretrainedEntry | None:
+    """The installed pretrained model called ``name``, or None when its package is missing."""
+    return next((e for e in pretrained_models() if e.name == name), None)
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the pretrained model (once, a few seconds)…")
+def pretrained(path: str) -> PretrainedModel:
+    """The pretrained model at ``path`` (a BERT folder or a ``.gguf`` file), shared by every session."""
+    return load_pretrained(path)
+
+
+@st.cache_data(max_entries=128, show_spinner="Running the pretrained model…")
+def pretrained_explanation(path: str, text: str, options: dict[str, Any]) -> Explanation:
+    """``core.explain`` of ``text`` by the pretrained model at ``path`` with ``options``."""
+    with _INFERENCE:
+        return explain(pretrained(path), text, **options)
+
+
+@st.cache_data(max_entries=128, show_spinner="Comparing the sentences…")
+def pretrained_similarity(path: str, first: str, second: str) -> float:
+    """``core.sentence_similarity`` of two sentences by the encoder at ``path``."""
+    with _INFERENCE:
+        return sentence_similarity(pretrained(path), first, second)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def pretrained_heads(path: str, text: str, query: int) -> list[dict[str, Any]]:
+    """``core.head_finder`` for token ``query`` of ``text`` (the encoder's maps; [CLS] and [SEP] left out)."""
+    maps = pretrained_explanation(path, text, {}).attention["encoder"]  # (L, H, T, T)
+    return head_finder(maps, query, ignore=[0, maps.shape[-1] - 1])
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def rotary_scores(head_dim: int, base: float, length: int, seed: int) -> np.ndarray:
+    """``core.rotary_relative_scores`` as float64 (T, T): q·k of one random q, k at every pair of positions."""
+    return np.asarray(rotary_relative_scores(head_dim, base, length, seed), dtype=np.float64)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def rotary_thetas(head_dim: int, base: float) -> np.ndarray:
+    """``core.rotary_frequencies``: θ_i (radians per position) of each dimension pair, fastest first."""
+    return np.asarray(rotary_frequencies(head_dim, base), dtype=np.float64)

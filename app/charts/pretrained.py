@@ -75,3 +75,16 @@ def rows_heatmap(rows: np.ndarray, row_labels: Sequence[str], keys: Sequence[str
         tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=KEY_TITLE),
                  alt.Tooltip("weight:Q", format=".3f")],
     ).properties(width=int(max(240, cell * len(labels))), height=int(cell * len(row_labels)))
+
+
+def row_chart(weights: np.ndarray, keys: Sequence[str], *, title: str, font_scale: float = 1.0) -> alt.Chart:
+    """One attention row as horizontal bars, one per key token in reading order (every label readable)."""
+    labels = token_labels(keys)
+    frame = pd.DataFrame({"key": labels, "weight": np.asarray(weights, dtype=float)})
+    return alt.Chart(frame, title=base.title(title, font_scale)).mark_bar().encode(
+        y=alt.Y("key:N", sort=labels, title=KEY_TITLE, axis=base.axis(font_scale)),
+        x=alt.X("weight:Q", scale=alt.Scale(domain=[0, 1]), title="attention weight",
+                axis=base.axis(font_scale, format="%")),
+        color=alt.Color("weight:Q", scale=alt.Scale(scheme=base.SEQUENTIAL, domain=[0, 1]), legend=None),
+        tooltip=[alt.Tooltip("key:N", title=KEY_TITLE), alt.Tooltip("weight:Q", format=".3f")],
+    ).properties(width=int(260 * font_scale), height=int(20 * len(labels) * font_scale))

@@ -24,7 +24,8 @@ def frequency_chart(thetas: np.ndarray, *, title: str, font_scale: float = 1.0) 
     frame = frequency_frame(thetas)
     return alt.Chart(frame, title=base.title(title, font_scale, subtitle="log scale: each pair turns slower")) \
         .mark_line(point=True).encode(
-            x=alt.X("pair:Q", title="dimension pair i", axis=base.axis(font_scale, tickMinStep=1)),
+            x=alt.X("pair:Q", title="dimension pair i", axis=base.axis(font_scale, tickMinStep=1),
+                    scale=alt.Scale(domain=[0, max(len(frame) - 1, 1)], nice=False)),
             y=alt.Y("theta:Q", scale=alt.Scale(type="log"), title="θ_i (radians per position)",
                     axis=base.axis(font_scale, format=".0e")),
             tooltip=[alt.Tooltip("pair:Q", title="pair"), alt.Tooltip("theta:Q", title="θ", format=".4g"),
@@ -36,7 +37,7 @@ def scores_chart(scores: np.ndarray, *, title: str, font_scale: float = 1.0) -> 
     """q·k (Tq, Tk) for a query at row position and a key at column position; diverging around 0."""
     labels = [str(i) for i in range(scores.shape[0])]
     limit = float(max(np.abs(scores).max(initial=0.0), 1e-6))
-    size = int(min(520, max(260, 9 * len(labels))) * font_scale)
+    size = int(min(420, max(260, 7 * len(labels))) * font_scale)
     figure = base.heatmap(scores, labels, labels, title=title, x_title="key position n",
                           y_title="query position m", value="q·k", scheme=base.DIVERGING,
                           domain=(-limit, limit), size=size, font_scale=font_scale, fmt="+.4f")

@@ -57,10 +57,11 @@ def head_finder(path: str, exp: Explanation, fs: float) -> tuple[int, int] | Non
                     "to draw that head.")
         table = charts.head_table(ranked, tokens, TOP)
         st.dataframe(table, hide_index=True, key="mini_table", on_select=_picked_in_table,
-                     selection_mode="single-row", width="stretch")
+                     selection_mode="single-row", width="stretch",
+                     height=35 * (len(table) + 1) + 3)
     with right:
-        ui.chart(charts.winners_chart(ranked, tokens, title=f"Which word “{word}” looks at most, over all "
-                                                            f"{len(ranked)} heads", font_scale=fs))
+        ui.bars(charts.winners_chart(ranked, tokens, title=f"Top word of each of the {len(ranked)} heads",
+                                     font_scale=fs))
     st.caption("[CLS] and [SEP] are left out: BERT heads park attention there when they have nothing to do. "
                "weight = the attention on that word; share = its part of the weight left on real words.")
     positions = list(range(len(ranked)))
@@ -72,14 +73,15 @@ def head_finder(path: str, exp: Explanation, fs: float) -> tuple[int, int] | Non
     layer, head = chosen["layer"], chosen["head"]
     matrix = exp.attention["encoder"][layer, head]  # (T, T)
     title = f"MiniLM · layer {layer + 1}, head {head + 1}"
-    heatmap = attention_charts.head_heatmap(matrix, tokens, tokens, title=title, font_scale=fs)
-    row = attention_charts.row_bars(matrix[query], tokens, font_scale=fs,
-                                    title=f"“{word}” in layer {layer + 1}, head {head + 1}")
-    first, second = st.columns(2, gap="large")
+    size = int(min(620, max(300, 22 * len(tokens)) * fs))  # room for every token label
+    heatmap = attention_charts.head_heatmap(matrix, tokens, tokens, title=title, font_scale=fs, size=size)
+    row = charts.row_chart(matrix[query], tokens, font_scale=fs,
+                           title=f"“{word}” in layer {layer + 1}, head {head + 1}")
+    first, second = st.columns([3, 2], gap="large")
     with first:
         ui.chart(heatmap)
     with second:
-        ui.chart(row)
+        ui.bars(row)  # fits the column's width, keeps one bar per token
         top_word = attention_charts.visible(tokens[chosen["key"]])
         st.text(f"“{word}” gives {chosen['weight']:.1%} of its attention to “{top_word}”.")
         export.export_data({"map": matrix, "row": matrix[query]}, table, "minilm-head-finder", "mini_export")

@@ -77,12 +77,11 @@ def _offset_check(head_dim: int, base: float, fs: float) -> None:
     st.success(f"Same offset n − m = {n - m}: the scores differ by {abs(after - before):.1e} "
                "(float32 rounding of the angles).")
     grid = scores[:GRID, :GRID]
-    left, right = st.columns(2, gap="large")
-    with left:
-        ui.chart(charts.scores_chart(grid, font_scale=fs, title=f"q·k for a query at m and a key at n (first {GRID})"))
-        st.caption("Every diagonal (same n − m) has one colour.")
-    with right:
-        shifts = charts.shift_frame(scores, m, n, GRID - 1 - max(m, n))
-        ui.chart(charts.shift_chart(shifts, font_scale=fs, title="Moving both tokens vs moving only the key"))
+    ui.chart(charts.scores_chart(grid, font_scale=fs, title=f"q·k for a query at m and a key at n (first {GRID})"))
+    st.caption("Every diagonal (same n − m) has one colour: the score never depends on where the pair sits.")
+    shifts = charts.shift_frame(scores, m, n, GRID - 1 - max(m, n))
+    ui.chart(charts.shift_chart(shifts, font_scale=fs, title="Moving both tokens vs moving only the key"))
+    st.caption("Moving both tokens keeps the score (flat line); moving only the key changes the offset, "
+               "and with it the score.")
     export.export_data({"scores": grid}, shifts, "smollm2-rotary-offsets", "pe_rot_scores")
     ui.write_to_url(["pe_rot_m", "pe_rot_n", "pe_rot_s"])

@@ -35,8 +35,10 @@ def steps_view(exp: Explanation, prompt_length: int, fs: float) -> None:
     if steps < 1:
         st.info("Nothing was generated.")
         return
-    step = ui.index_slider("Step", steps, "smol_step", first=1,
-                           help="Walk through the generated tokens one at a time.")
+    step_column, layer_column = st.columns(2, gap="large")
+    with step_column:
+        step = ui.index_slider("Step", steps, "smol_step", first=1,
+                               help="Walk through the generated tokens one at a time.")
     q = step_position(prompt_length, step)
     keys = exp.target_tokens[: q + 1]
     reads, makes = (attention_charts.visible(t) for t in (exp.target_tokens[q], exp.generated_tokens[q]))
@@ -45,7 +47,8 @@ def steps_view(exp: Explanation, prompt_length: int, fs: float) -> None:
     ui.show_user_text(exp.text + written, "The text so far:")
     rows = step_rows(exp, prompt_length, step)  # (L, H, q+1)
     layers, heads = rows.shape[:2]
-    layer = ui.index_slider("Layer", layers, "smol_layer", first=1)
+    with layer_column:
+        layer = ui.index_slider("Layer", layers, "smol_layer", first=1, help="The layer whose 9 heads are drawn.")
     groups = exp.head_groups.get("decoder", tuple(range(heads)))
     per_head = charts.rows_heatmap(rows[layer], charts.head_labels(groups), keys, y_title="query head · shared kv",
                                    title=f"Step {step + 1}, layer {layer + 1}: each head's row for “{reads}”",
@@ -53,11 +56,15 @@ def steps_view(exp: Explanation, prompt_length: int, fs: float) -> None:
     per_layer = charts.rows_heatmap(rows.mean(1), [f"layer {i + 1}" for i in range(layers)], keys,
                                     y_title="layer (mean of its heads)", font_scale=fs,
                                     title=f"Step {step + 1}: every layer (mean over its {heads} heads)")
-    ui.chart(per_head)
-    st.caption(f"{heads} query heads share {len(set(groups))} key/value heads (grouped-query attention): heads "
-               "with the same “kv” number compare their queries with the same keys, so their rows often look "
-               "alike. Each row sums to 1 over the tokens read so far.")
-    ui.chart(per_layer)
+    # Side by side on a screen; one under the other in projector mode, where both are 1.5 × larger.
+    left, right = st.columns(2, gap="large") if fs == 1.0 else (st.container(), st.container())
+    with left:
+        ui.chart(per_head)
+        st.caption(f"{heads} query heads share {len(set(groups))} key/value heads (grouped-query attention): "
+                   "heads with the same “kv” number compare their queries with the same keys. Each row sums to 1 "
+                   "over the tokens read so far; later tokens are hidden by the causal mask.")
+    with right:
+        ui.chart(per_layer)
     export.export_data({"rows": rows, "head_groups": np.asarray(groups)}, _table(rows, keys),
                        f"smollm2-step-{step + 1}", "smol_step_export")
 

@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 from app.views.pretrained.common import INSTALL, MINILM, SMOLLM
-from core import explain, head_finder, pretrained_models, rotary_frequencies, rotary_relative_scores, sentence_similarity
+from app import resources
+from app.views.pretrained.common import picker_entry
+from core import (explain, head_finder, pretrained_models, rotary_frequencies, rotary_relative_scores,
+                  sentence_similarity)
 from tests.apptest_helpers import as_matrix, chart, open_page
 from tests.browser import CHROMIUM_FLAGS, chromium_path, problems_on, screenshot, served_app, wait_until_idle
 
@@ -100,6 +103,30 @@ def test_minilm_another_word_reranks(minilm_path, coreference):
     expected = head_finder(exp.attention["encoder"], tokens.index("street"), ignore=[0, len(tokens) - 1])
     table = at.dataframe[0].value
     assert list(zip(table["layer"], table["head"])) == [(r["layer"] + 1, r["head"] + 1) for r in expected[:len(table)]]
+
+
+def test_minilm_opens_in_explore(minilm_path):
+    """With the model in the sidebar's picker, the button opens Explore on it with the page's sentence;
+    without it, a link to Explore and a hint are shown."""
+    at = open_page("minilm")
+    target = picker_entry(resources.pretrained_entry(MINILM))
+    if target is None:
+        assert any("choose it in the sidebar" in c.value for c in at.caption) and at.get("page_link")
+        return
+    next(b for b in at.button if b.label.startswith("Open all-MiniLM-L6-v2 in Explore")).click().run()
+    assert at.session_state["ckpt"] == target.key and at.session_state["text"] == COREFERENCE
+    assert at.title[0].value == "Explore attention"
+
+
+def test_open_in_explore_sets_the_picker_and_the_text(minilm_path, monkeypatch):
+    """The button's mechanism, with a shipped checkpoint standing in for the picker's pretrained entry."""
+    stand_in = resources.entry("shipped:reverse")
+    monkeypatch.setattr("app.views.pretrained.common.picker_entry", lambda entry: stand_in)
+    at = open_page("minilm")
+    next(b for b in at.button if b.label.startswith("Open all-MiniLM-L6-v2 in Explore")).click().run()
+    assert not at.exception
+    assert at.session_state["ckpt"] == "shipped:reverse" and at.session_state["text"] == COREFERENCE
+    assert at.title[0].value == "Explore attention" and at.text_area(key="text").value == COREFERENCE
 
 
 # ----------------------------------------------------------------------------- SmolLM2

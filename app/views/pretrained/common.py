@@ -65,11 +65,7 @@ def explore_link(entry: PretrainedEntry, text: str, key: str) -> None:
                    "open Explore.")
         st.page_link(routes.EXPLORE, label="Explore attention", icon=":material/visibility:")
         return
-    if st.button(f"Open {entry.name} in Explore: all {key_maps(entry)} maps", key=key, on_click=_open_in_explore,
+    if st.button(f"Open {entry.name} in Explore: every layer and head", key=key, on_click=_open_in_explore,
                  args=(target.key, text), icon=":material/visibility:"):
         st.switch_page(routes.EXPLORE)
 
-
-def key_maps(entry: PretrainedEntry) -> str:
-    """How many attention maps the model has, in words (from the catalog description's shape)."""
-    return {MINILM: "6 × 12 = 72", SMOLLM: "30 × 9 = 270"}.get(entry.name, "the")

@@ -47,7 +47,7 @@ def rotary_section() -> None:
     thetas = resources.rotary_thetas(head_dim, base)
     freq = charts.frequency_chart(thetas, font_scale=fs,
                                   title=f"{SMOLLM}: θ_i for its {thetas.size} pairs (d_k = {head_dim}, base {base:g})")
-    ui.chart(freq)
+    ui.bars(freq)  # fits the column (a line chart: only its width adapts)
     frame = charts.frequency_frame(thetas)
     st.caption(f"The fastest pair turns 1 radian per position (a full turn every {frame['wavelength'].iloc[0]:.1f} "
                f"positions); the slowest needs {frame['wavelength'].iloc[-1]:,.0f} positions for one turn, "
@@ -80,7 +80,7 @@ def _offset_check(head_dim: int, base: float, fs: float) -> None:
     ui.chart(charts.scores_chart(grid, font_scale=fs, title=f"q·k for a query at m and a key at n (first {GRID})"))
     st.caption("Every diagonal (same n − m) has one colour: the score never depends on where the pair sits.")
     shifts = charts.shift_frame(scores, m, n, GRID - 1 - max(m, n))
-    ui.chart(charts.shift_chart(shifts, font_scale=fs, title="Moving both tokens vs moving only the key"))
+    ui.bars(charts.shift_chart(shifts, font_scale=fs, title="Moving both tokens vs moving only the key"))
     st.caption("Moving both tokens keeps the score (flat line); moving only the key changes the offset, "
                "and with it the score.")
     export.export_data({"scores": grid}, shifts, "smollm2-rotary-offsets", "pe_rot_scores")

@@ -187,13 +187,16 @@ def save_upload(owner: str, filename: str, data: bytes) -> str:
 def version(entry: Entry) -> str:
     """What identifies this version of the entry's model for the caches: a checkpoint's verified
     SHA-256; for a pretrained model the path's size and modification time."""
-    if not entry.pretrained:
-        return info(entry.path).sha256
-    files = [entry.path / name for name in uploads.BERT_FILES] if entry.path.is_dir() else [entry.path]
+    return info(entry.path).sha256 if not entry.pretrained else pretrained_version(entry.path)
+
+
+def pretrained_version(path: Path) -> str:
+    """A pretrained model's version for the caches: its files' sizes and modification times."""
+    files = [path / name for name in uploads.BERT_FILES] if path.is_dir() else [path]
     try:
         stats = [f.stat() for f in files]
     except OSError:
-        raise CheckpointError(f"not found: {entry.name}") from None
+        raise CheckpointError(f"not found: {path.name}") from None
     return ";".join(f"{s.st_size}-{s.st_mtime_ns}" for s in stats)
 
 

@@ -20,14 +20,17 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app import catalog, uploads
 from app.jobs import JobRegistry
 from app.limits import ByteLRU, Gate, freeze
-from core import (Checkpoint, Explanation, LessonTrace, PretrainedModel, SnapshotTimeline, explain, explain_batch,
-                  load_checkpoint, load_pretrained, set_threads, snapshot_timeline, thread_count, trace_translation)
+from core import (Checkpoint, Explanation, LessonTrace, PretrainedEntry, PretrainedModel, SnapshotTimeline, explain,
+                  explain_batch, head_finder, load_checkpoint, load_pretrained, pretrained_models, rotary_frequencies,
+                  rotary_relative_scores, sentence_similarity, set_threads, snapshot_timeline, thread_count,
+                  trace_translation)
 
 T = TypeVar("T")
 MAX_MODELS, MAX_PRETRAINED = 4, 2
@@ -194,3 +197,51 @@ def lesson_trace(e: catalog.Entry, text: str, head: int) -> LessonTrace:
     loaded = checkpoint(e)
     key = ("lesson", str(e.path), _sha(e.path), text, head)
     return _cached(key, lambda: trace_translation(loaded, text, head), "Following the sentence through the model…")
+
+
+# ----------------------------------------------------------------------------- pretrained models (issue 11)
+# The pretrained pages and the Positional page's rotary section. Installed models are found
+# by core (``pretrained_models``: a package look-up, never cached so an install shows at once);
+# each is loaded once per path and shared; results are cached per path, text and options.
+def pretrained_entry(name: str) -> PretrainedEntry | None:
+    """The installed pretrained model called ``name``, or None when its package is missing."""
+    return next((e for e in pretrained_models() if e.name == name), None)
+
+
+def pretrained(path: str) -> PretrainedModel:
+    """The pretrained model at ``path`` (a BERT folder or a ``.gguf`` file), loaded once and shared."""
+    return pretrained_model(path, catalog.pretrained_version(Path(path)))
+
+
+def pretrained_explanation(path: str, text: str, options: dict[str, Any]) -> Explanation:
+    """``core.explain`` of ``text`` by the pretrained model at ``path`` (through the gate, byte-bounded cache)."""
+    loaded = pretrained(path)
+    options = _sorted(_budgeted(loaded, options))
+    key = ("pretrained", path, text, repr(options))
+    return _cached(key, lambda: explain(loaded, text, **options), "Running the pretrained model…")
+
+
+def pretrained_similarity(path: str, first: str, second: str) -> float:
+    """``core.sentence_similarity`` of two sentences by the encoder at ``path``."""
+    loaded = pretrained(path)
+    return _cached(("similarity", path, first, second), lambda: sentence_similarity(loaded, first, second),
+                   "Comparing the sentences…")
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def pretrained_heads(path: str, text: str, query: int) -> list[dict[str, Any]]:
+    """``core.head_finder`` for token ``query`` of ``text`` (the encoder's maps; [CLS] and [SEP] left out)."""
+    maps = pretrained_explanation(path, text, {}).attention["encoder"]  # (L, H, T, T)
+    return head_finder(maps, query, ignore=[0, maps.shape[-1] - 1])
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def rotary_scores(head_dim: int, base: float, length: int, seed: int) -> np.ndarray:
+    """``core.rotary_relative_scores`` as float64 (T, T): q·k of one random q, k at every pair of positions."""
+    return np.asarray(rotary_relative_scores(head_dim, base, length, seed), dtype=np.float64)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def rotary_thetas(head_dim: int, base: float) -> np.ndarray:
+    """``core.rotary_frequencies``: θ_i (radians per position) of each dimension pair, fastest first."""
+    return np.asarray(rotary_frequencies(head_dim, base), dtype=np.float64)

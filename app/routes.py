@@ -24,6 +24,8 @@ POSITIONAL = "views/positional.py"
 PLAYGROUND = "views/playground.py"
 MASKS = "views/masks.py"
 ARCHITECTURE = "views/architecture.py"
+MINILM = "views/pretrained/minilm.py"  # issue 11: the pretrained models' pages
+SMOLLM = "views/pretrained/smollm.py"
 
 SECTIONS: dict[str, list[Route]] = {
     "Explore": [
@@ -37,5 +39,9 @@ SECTIONS: dict[str, list[Route]] = {
         Route(PLAYGROUND, "Attention playground", ":material/science:", "playground"),
         Route(MASKS, "Masks", ":material/grid_on:", "masks"),
         Route(ARCHITECTURE, "Architecture", ":material/account_tree:", "architecture"),
+    ],
+    "Pretrained models": [
+        Route(MINILM, "MiniLM: sentence meaning", ":material/hub:", "minilm"),
+        Route(SMOLLM, "SmolLM2: next words", ":material/edit_note:", "smollm2"),
     ],
 }

@@ -206,3 +206,7 @@ export.export_data({"embeddings": encoding.embeddings, "positional": encoding.po
                norms, "model-embeddings", "pe_model_data")
 
 ui.write_to_url(["pe_text"])
+
+from app.views.pretrained.rotary import rotary_section  # noqa: E402  (issue 11: SmolLM2 rotary, when installed)
+
+rotary_section()

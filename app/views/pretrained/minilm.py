@@ -1,0 +1,78 @@
+"""MiniLM (all-MiniLM-L6-v2), a real BERT sentence encoder: the sentence embedding of a typed
+sentence, the cosine similarity of two sentences, and the head finder (which heads link "it" to
+"animal"?). Always this model, whatever the sidebar shows; Explore has every map.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from app import resources, ui
+from app.charts import pretrained as charts
+from app.views.pretrained import common
+from app.views.pretrained.heads import head_finder
+
+COREFERENCE = "The animal didn't cross the street because it was too tired."
+MAX_CHARS = 300
+
+ui.restore_from_url({"mini_text": ui.clipped_text(MAX_CHARS), "mini_a": ui.clipped_text(MAX_CHARS),
+                     "mini_b": ui.clipped_text(MAX_CHARS)},
+                    {"mini_text": COREFERENCE, "mini_a": "A man is playing a guitar.",
+                     "mini_b": "Someone plays an instrument."})
+st.title("MiniLM: what a sentence means")
+entry = common.installed(common.MINILM)
+if entry is None:
+    st.stop()
+st.markdown(
+    "**all-MiniLM-L6-v2** is a small real BERT encoder (6 layers × 12 heads, 384 numbers wide) trained by "
+    "sentence-transformers on a billion sentence pairs. It reads a whole sentence at once — every token attends "
+    "to every other, in both directions — and averages its last layer into one **sentence embedding**: "
+    "sentences that mean similar things get vectors pointing the same way.")
+st.caption(entry.description)
+common.sidebar_note(entry)
+path, fs = str(entry.path), ui.font_scale()
+
+# ----------------------------------------------------------------------------- the embedding
+st.header("1 · A sentence becomes one vector")
+text = st.text_input("Sentence", key="mini_text", max_chars=MAX_CHARS)
+if not text.strip():
+    st.info("Type a sentence to see its embedding and its heads.")
+    st.stop()
+exp = ui.attempt("run MiniLM", resources.pretrained_explanation, path, text, {})
+if exp is None:
+    st.stop()
+vector = exp.prediction.vector
+ui.show_user_text(" · ".join(exp.source_tokens), f"{len(exp.source_tokens)} WordPiece tokens (lower-cased; "
+                                                 "## marks the rest of a split word):")
+for note in exp.notes:
+    st.warning(ui.plain(note), icon=":material/info:")
+ui.chart(charts.embedding_chart(vector, title=f"Sentence embedding: {vector.size} numbers", font_scale=fs))
+st.caption(f"The mean of the last layer's token vectors, scaled to length 1 (length now {np.linalg.norm(vector):.4f}). "
+           "No single number means anything by itself; the direction of the whole vector does.")
+
+# ----------------------------------------------------------------------------- similarity
+st.header("2 · How close are two sentences?")
+a, b = st.columns(2)
+with a:
+    first = st.text_input("First sentence", key="mini_a", max_chars=MAX_CHARS)
+with b:
+    second = st.text_input("Second sentence", key="mini_b", max_chars=MAX_CHARS)
+if first.strip() and second.strip():
+    similarity = ui.attempt("compare the sentences", resources.pretrained_similarity, path, first, second)
+    if similarity is not None:
+        st.metric("Cosine similarity", f"{similarity:.3f}")
+        st.caption("The cosine of the angle between the two embeddings: 1 = same direction (same meaning), "
+                   "around 0 = unrelated. Paraphrases of each other typically score above 0.5.")
+else:
+    st.info("Type two sentences to compare them.")
+
+# ----------------------------------------------------------------------------- head finder
+st.header("3 · Head finder: which heads link a word to another?")
+st.markdown(
+    "Pick a word and every one of the 72 heads is ranked by how strongly that word attends to a single other "
+    "word. With *it* in the classic sentence, heads whose strongest link is *it → animal* rise to the top "
+    "by themselves: nobody told the model about pronouns, yet some heads resolve them.")
+head_finder(path, exp, fs)
+common.explore_link(entry, text, key="mini_explore")
+ui.write_to_url(["mini_text", "mini_a", "mini_b"])

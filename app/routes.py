@@ -39,3 +39,7 @@ SECTIONS: dict[str, list[Route]] = {
         Route(ARCHITECTURE, "Architecture", ":material/account_tree:", "architecture"),
     ],
 }
+
+# -- issue 13 (teaching): the strengths-and-limits page, after the other Learn pages
+CONCEPTS = "views/concepts.py"
+SECTIONS["Learn"].append(Route(CONCEPTS, "Self-attention: strengths and limits", ":material/balance:", "self-attention"))

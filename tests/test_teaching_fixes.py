@@ -18,7 +18,7 @@ from app import glossary
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm
 from core import (attention, kl_check, lecture_comparison, load_checkpoint, noam_lr, other_share, pe_table,
-                  smoothed_loss, smoothed_targets, smoothing_example, wavelength_range)
+                  smoothed_loss, smoothed_targets, smoothing_example, trace_translation, wavelength_range)
 
 
 # ----------------------------------------------------------------------------- positional
@@ -160,3 +160,18 @@ def test_architecture_page_says_where_the_norms_are(runs):
     at.radio(key="arch_norm").set_value("post").run()
     note = next(i.value for i in at.info if "post-norm" in i.value)
     assert "no final LayerNorm" in note
+
+
+# ----------------------------------------------------------------------------- one direction
+def test_one_translation_direction_and_a_default_the_model_reads():
+    ckpt = load_checkpoint(SHIPPED / "translation.safetensors")
+    assert "<unk>" not in ckpt.source_tokenizer.encode(glossary.SOURCE_SENTENCE).tokens
+    assert "<unk>" not in ckpt.target_tokenizer.encode(glossary.TARGET_SENTENCE).tokens
+    assert trace_translation(ckpt, "i have cats").output_text == glossary.TARGET_SENTENCE  # the Lesson's default
+
+
+def test_masks_page_decoder_writes_spanish(runs):
+    at = open_page("masks")
+    table = next(df.value for df in at.dataframe if "decoder input" in df.value.columns)
+    assert list(table["decoder input"]) == ["<bos>", "Yo", "tengo", "gatos"]
+    assert list(table["must predict"]) == ["Yo", "tengo", "gatos", "<eos>"]

@@ -13,6 +13,7 @@ from app.charts.base import CATEGORY, axis, legend, pad, title
 
 
 def lines_chart(frame: pd.DataFrame, *, x: str, y: str, series: str, chart_title: str, log_y: bool = False,
+                log_x: bool = False,
                 font_scale: float = 1.0, subtitle: str | None = None, y_format: str = ",.3~g",
                 rule_at: float | None = None, rule_label: str = "") -> alt.LayerChart:
     """One line per ``series`` of ``y`` against ``x`` (points marked, values on hover), with an optional
@@ -20,7 +21,8 @@ def lines_chart(frame: pd.DataFrame, *, x: str, y: str, series: str, chart_title
     scale = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
     base = alt.Chart(frame, title=title(chart_title, font_scale, subtitle, anchor="start"))
     line = base.mark_line(point=True).encode(
-        x=alt.X(f"{x}:Q", title=x, axis=axis(font_scale)),
+        x=alt.X(f"{x}:Q", title=x, axis=axis(font_scale), scale=alt.Scale(type="log", base=2) if log_x else
+                alt.Scale(zero=False)),
         y=alt.Y(f"{y}:Q", title=y, scale=scale, axis=axis(font_scale, format=y_format)),
         color=alt.Color(f"{series}:N", scale=alt.Scale(scheme=CATEGORY), legend=legend(series, font_scale,
                                                                                          orient="bottom")),

@@ -270,7 +270,7 @@ def smoothing_log_chart(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[
     base = alt.Chart(frame, title=_title(f"Label-smoothed targets (ε = {smoothing:g})", font_scale,
                                          "colour on a log scale: the small ε share is visible, 0 stays white"))
     x = alt.X("token:N", sort=list(cols), title="vocabulary token", axis=_axis(font_scale, labelAngle=0))
-    y = alt.Y("example:N", sort=list(rows), title="training example", axis=_axis(font_scale))
+    y = alt.Y("example:N", sort=list(rows), title="training example", axis=_axis(font_scale, labelLimit=240))
     rect = base.transform_filter(alt.datum.probability > 0).mark_rect(stroke="#bbbbbb", strokeWidth=0.5).encode(
         x=x, y=y, color=alt.Color("probability:Q", scale=alt.Scale(type="symlog", constant=1e-3, domain=[0, 1],
                                                                    scheme=SEQUENTIAL),

@@ -52,8 +52,8 @@ def recurrence_section() -> None:
     grid = path_comparison(lengths, d)
     frame = pd.concat([pd.DataFrame({"n": lengths, "layer": "recurrent: n·d²", "work": grid.work_rnn}),
                        pd.DataFrame({"n": lengths, "layer": "self-attention: n²·d", "work": grid.work_attention})])
-    chart = charts.lines_chart(frame, x="n", y="work", series="layer", log_y=True, font_scale=fs,
-                               chart_title=f"Work per layer at d = {d}", subtitle="log scale; they cross at n = d",
+    chart = charts.lines_chart(frame, x="n", y="work", series="layer", log_y=True, log_x=True, font_scale=fs,
+                               chart_title=f"Work per layer at d = {d}", subtitle="log–log scale; they cross at n = d",
                                rule_at=n, rule_label=f"n = {n}")
     st.altair_chart(chart, width="content")
     export.export_chart(chart, "recurrence-vs-attention", "cc_work_chart")
@@ -86,8 +86,8 @@ def permutation_section(ckpt) -> None:
     if demo is None:
         return
     layer, head = int(st.session_state["cc_layer"]), int(st.session_state["cc_head"])
-    panels = [("original order", demo.original, demo.tokens), ("shuffled input", demo.shuffled, demo.shuffled_tokens),
-              ("shuffled map, rows and columns put back", demo.unshuffled, demo.tokens)]
+    panels = [("A(x): original", demo.original, demo.tokens), ("A(Px): shuffled", demo.shuffled, demo.shuffled_tokens),
+              ("PᵀA(Px)P: put back", demo.unshuffled, demo.tokens)]
     for col, (name, maps, tokens) in zip(st.columns(3), panels):
         with col:
             labels = label_tokens(tokens)
@@ -123,6 +123,7 @@ def beyond_section(ckpt) -> None:
     subtitle = (f"training strings used positions 0–{trained - 1}" if trained else "all positions up to max_len")
     st.altair_chart(teaching.grid_heatmap(beyond.similarity, title="Cosine similarity of the model's position "
                                           "vectors", subtitle=subtitle, x_title="position", y_title="position",
+                                          value="cosine",
                                           rows=labels, cols=labels, scheme=SEQUENTIAL, font_scale=fs,
                                           max_width=420, max_height=420, annotate=False), width="content")
     if trained:
@@ -173,11 +174,13 @@ def cost_section() -> None:
     st.header("5 · The quadratic cost, measured")
     st.markdown("Every token attends to every token: the map has n² entries. Doubling the length quadruples the "
                 "map's memory and, once the sizes are large enough to dominate, the time. Measured live on this "
-                "machine (4 heads, d_model 64, median of 5 runs).")
+                "machine (4 heads, d_model 64, median of 7 runs; times wobble when the machine is busy, the memory "
+                "is exact).")
     st.select_slider("Longest length", [64, 128, 256, 512, 1024, 2048], key="cc_max")
     top = int(st.session_state["cc_max"])
     lengths = [t for t in (16, 32, 64, 128, 256, 512, 1024, 2048) if t <= top]
-    cost = ui.attempt("time attention", attention_cost, lengths)
+    attention_cost([16], repeats=2)  # warm-up: the first call pays for allocation, not for n²
+    cost = ui.attempt("time attention", attention_cost, lengths, repeats=7)
     if cost is None:
         return
     table = pd.DataFrame({"n": cost.lengths, "milliseconds": cost.milliseconds,
@@ -185,8 +188,9 @@ def cost_section() -> None:
     frame = pd.concat([pd.DataFrame({"n": cost.lengths, "measure": "time (ms)", "value": cost.milliseconds}),
                        pd.DataFrame({"n": cost.lengths, "measure": "map memory (MB)",
                                      "value": table["map memory (MB)"]})])
-    chart = charts.lines_chart(frame, x="n", y="value", series="measure", log_y=True, font_scale=fs,
-                               chart_title="One attention call as n grows", subtitle="log scale; memory = 4·h·n² bytes")
+    chart = charts.lines_chart(frame, x="n", y="value", series="measure", log_y=True, log_x=True, font_scale=fs,
+                               chart_title="One attention call as n grows",
+                               subtitle="log–log scale: slope 2 means ∝ n²; memory = 4·h·n² bytes")
     st.altair_chart(chart, width="content")
     st.dataframe(table, hide_index=True, width="content", key="cc_cost_table")
     st.markdown("**In short.** Strengths: one step between any two tokens, all positions in parallel. Limits: no "

@@ -9,9 +9,9 @@ import streamlit as st
 
 # One definition of β, used on every page that offers it (Playground, Explore's experiments, Concepts).
 BETA_TEXT = (
-    "**β (inverse temperature)** multiplies the *scaled* scores q·k/√d_k just before the softmax: "
+    "**β (inverse temperature)** multiplies the *scaled* scores q·k/√dₖ just before the softmax: "
     "β = 1 is the paper, β = 0 makes every weight equal, a large β approaches hard (argmax) attention. "
-    "The notes' β = 1/√d is the paper's own scale, already inside q·k/√d_k; our β is one more factor on top."
+    "The notes' β = 1/√d is the paper's own scale, already inside q·k/√dₖ; our β is one more factor on top."
 )
 BETA_LATEX = r"a = \mathrm{softmax}\!\left(\beta\cdot\frac{q\cdot k}{\sqrt{d_k}}\right)"
 SHIFT_TEXT = "a learned gain γ and shift b (one number per dimension each)"

@@ -63,7 +63,7 @@ def test_beta_is_defined_once_on_the_scaled_scores():
     _, weights = attention(q, k, k, temperature=3.0)
     expected = torch.softmax(3.0 * (q @ k.T) / math.sqrt(4), dim=-1)  # β · q·k/√d_k, as the text says
     torch.testing.assert_close(weights, expected)
-    assert "q·k/√d_k" in glossary.BETA_TEXT and r"\beta\cdot\frac{q\cdot k}{\sqrt{d_k}}" in glossary.BETA_LATEX
+    assert "q·k/√dₖ" in glossary.BETA_TEXT and r"\beta\cdot\frac{q\cdot k}{\sqrt{d_k}}" in glossary.BETA_LATEX
 
 
 def test_playground_says_where_beta_applies_and_layernorm_uses_b(runs):

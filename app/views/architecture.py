@@ -87,10 +87,10 @@ else:
         "Each attention sublayer holds four D × D matrices (W_Q, W_K, W_V, W_O) with their biases; each FFN two "
         "matrices D × d_ff and d_ff × D; each LayerNorm a gain γ and a shift b of size D. The table compares "
         "the model's own count for each block with the formula.")
-    st.latex(r"\text{attention} = 4(D^2 + D) \qquad \text{FFN} = 2\,D\,d_{ff} + d_{ff} + D \qquad "
-             r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
-    st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D \qquad "
-             r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
+    st.latex(r"\text{attention} = 4(D^2 + D) \qquad \text{FFN} = 2\,D\,d_{ff} + d_{ff} + D")
+    st.latex(r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
+    st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D")
+    st.latex(r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
     table = tables.parameter_frame(parameter_table(ckpt.model.parameter_counts(), cfg))
     total = int(table["parameters"].sum())
     p_left, p_right = st.columns([3, 1])
@@ -120,8 +120,10 @@ st.markdown(
     "models normalise the sublayer's *input* instead (pre-norm), which trains more easily when the stack is "
     "deep. Because pre-norm never normalises the residual stream itself, it adds one **final LayerNorm** after "
     "each stack; the paper's post-norm stack needs none. Switch between the two in the diagram above.")
-st.latex(r"\text{post-norm:}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big) \qquad\qquad "
-         r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)")
+st.latex(r"\text{post-norm:}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big)"
+         r"\quad\text{(no final LayerNorm)}")
+st.latex(r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)"
+         r"\quad\text{(+ a final LayerNorm)}")
 
 # ----------------------------------------------------------------------------- FFN
 st.header("4 · The position-wise feed-forward network")

@@ -15,10 +15,10 @@ from core import attention_row, kv_lookup, random_vectors, saturation, score_fun
 DIMS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
 N_VECTORS = 5
 SCORE_FORMULAS = {
-    "additive": (r"\mathrm{score}(q, k) = v^\top \tanh(W_q q + W_k k)", "additive: vᵀ tanh(W_q q + W_k k)"),
-    "general": (r"\mathrm{score}(q, k) = q^\top W k", "general: qᵀ W k"),
-    "dot": (r"\mathrm{score}(q, k) = q^\top k", "dot: qᵀ k"),
-    "scaled dot": (r"\mathrm{score}(q, k) = \dfrac{q^\top k}{\sqrt{d}}", "scaled dot: qᵀ k / √d"),
+    "additive": (r"s = v^\top \tanh(W_q q + W_k k)", "additive: vᵀ tanh(W_q q + W_k k)"),
+    "general": (r"s = q^\top W k", "general: qᵀ W k"),
+    "dot": (r"s = q^\top k", "dot: qᵀ k"),
+    "scaled dot": (r"s = \dfrac{q^\top k}{\sqrt{d}}", "scaled dot: qᵀ k / √d"),
 }
 
 
@@ -56,8 +56,8 @@ st.markdown(
     "‖a‖₀ = 1.")
 glossary.beta_note("β multiplies the scaled scores s_i = q·x_i/√d in sections 1 and 4; sections 2, 3 and 5 "
                    "use β = 1.")
-st.latex(r"s_i = \frac{q^\top x_i}{\sqrt{d}}, \qquad a_i = \frac{e^{\beta s_i}}{\sum_j e^{\beta s_j}} \;(\text{soft}) "
-         r"\quad\text{or}\quad a = \mathrm{onehot}(\arg\max_i s_i) \;(\text{hard}), \qquad h = \sum_i a_i x_i")
+st.latex(r"s_i = \frac{q^\top x_i}{\sqrt{d}}, \qquad a_i = \frac{e^{\beta s_i}}{\sum_j e^{\beta s_j}} \;(\text{soft})")
+st.latex(r"a = \mathrm{onehot}(\arg\max_i s_i) \;(\text{hard}), \qquad h = \sum_i a_i x_i")
 controls, editors = st.columns([1, 2])
 with controls:
     st.number_input("Random seed", 0, 9999, step=1, key="pg_seed",

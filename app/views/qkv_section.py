@@ -16,9 +16,12 @@ MODES = {"encoder self": "Encoder self-attention", "decoder self": "Decoder mask
          "cross": "Cross-attention (decoder reads encoder)"}
 
 
-def _matrix(matrix: np.ndarray, rows, cols, title: str, fs: float, x_title: str = "dimension"):
+def _matrix(matrix: np.ndarray, rows, cols, title: str, fs: float, x_title: str = "dimension",
+            max_width: int = 640):
+    small = matrix.shape[1] <= 8  # the random demo: big annotated cells; a real model: fit the width
     return charts.grid_heatmap(matrix, title=title, x_title=x_title, y_title="token", rows=list(rows),
-                               cols=list(cols), symmetric=True, cell=46, font_scale=fs, annotate=matrix.shape[1] <= 8)
+                               cols=list(cols), symmetric=True, cell=46 if small else None, font_scale=fs,
+                               annotate=small, max_width=max_width, max_height=300)
 
 
 def _real(ckpt, mode: str, head: int):
@@ -60,8 +63,10 @@ def render(seed: int, fs: float) -> None:
         st.number_input("Head", 0, max(ckpt.config.n_heads - 1, 0), key="pg_qkv_head", step=1)
     real = _real(ckpt, mode, int(st.session_state.get("pg_qkv_head", 0)))
     st.latex(r"Q = XW_Q + b_Q,\quad K = SW_K + b_K,\quad V = SW_V + b_V,\quad S = "
-             + (r"\text{encoder output}\;(\text{cross})" if mode == "cross" else r"X\;(\text{self})")
-             + r",\qquad \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V")
+             + (r"\text{encoder output}" if mode == "cross" else r"X"))
+    st.latex(r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V, \qquad M_{ij} = "
+             + (r"-\infty \text{ if } j > i \text{ (look-ahead)}, \text{ else } 0" if mode == "decoder self"
+                else r"0 \text{ (no mask)}"))
     if real is not None:
         st.success(f"These are the loaded model's own learned W_Q, W_K, W_V (layer 0, head {real.head}), applied "
                    f"to the English sentence “{glossary.SOURCE_SENTENCE}” and its Spanish translation "
@@ -86,7 +91,8 @@ def render(seed: int, fs: float) -> None:
     kd = [f"k{j}" for j in range(q.shape[1])]
     for col, (name, matrix, labels) in zip(st.columns(3), (("Q", q, rows), ("K", k, cols), ("V", v, cols))):
         with col:
-            st.altair_chart(_matrix(matrix, labels, kd, name, fs, "projected dimension"), width="content")
+            st.altair_chart(_matrix(matrix, labels, kd, name, fs, "projected dimension", max_width=150),
+                            width="content")
     title = MODES[mode] + (" (look-ahead mask: upper triangle is 0)" if mode == "decoder self" else "")
     chart = charts.grid_heatmap(weights, title=title, x_title="key (attended to)", y_title="query (attending)",
                                 value="weight", rows=list(rows), cols=list(cols), scheme=SEQUENTIAL, domain=(0, 1),

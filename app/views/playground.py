@@ -114,11 +114,12 @@ st.header("2 · Why divide by √d")
 st.markdown(
     "If the entries of q and k are independent with mean 0 and variance 1, their dot product is a sum of d "
     "such products: its variance is d, its spread √d. In high dimensions the scores are therefore huge, the "
-    "softmax puts almost all the weight on one key and its gradients vanish. Dividing by √d — an inverse "
-    "temperature β = 1/√d — keeps the spread near 1 whatever the width.")
+    "softmax puts almost all the weight on one key and its gradients vanish. Dividing by √d — the notes' inverse "
+    "temperature 1/√d, built into the model (the β slider multiplies on top of it) — keeps the spread near 1 "
+    "whatever the width.")
 st.latex(r"\operatorname{Var}(q^\top k) = \sum_{j=1}^{d} \operatorname{Var}(q_j k_j) = d "
-         r"\quad\Rightarrow\quad \operatorname{std}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1, \qquad "
-         r"\mathrm{Attention}(Q,K,V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
+         r"\quad\Rightarrow\quad \operatorname{std}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1")
+st.latex(r"\mathrm{Attention}(Q,K,V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
 # A range slider is a range only when given a pair as its value; the key's state still wins.
 st.select_slider("Dimensions d", options=DIMS, value=(DIMS[0], DIMS[-1]), key="pg_dims")
 low, high = st.session_state["pg_dims"]

@@ -64,9 +64,8 @@ def render(seed: int, fs: float) -> None:
     real = _real(ckpt, mode, int(st.session_state.get("pg_qkv_head", 0)))
     st.latex(r"Q = XW_Q + b_Q,\quad K = SW_K + b_K,\quad V = SW_V + b_V,\quad S = "
              + (r"\text{encoder output}" if mode == "cross" else r"X"))
-    st.latex(r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V, \qquad M_{ij} = "
-             + (r"-\infty \text{ if } j > i \text{ (look-ahead)}, \text{ else } 0" if mode == "decoder self"
-                else r"0 \text{ (no mask)}"))
+    st.latex(r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V, \quad M_{ij} = "
+             + (r"-\infty \text{ for } j > i" if mode == "decoder self" else r"0"))
     if real is not None:
         st.success(f"These are the loaded model's own learned W_Q, W_K, W_V (layer 0, head {real.head}), applied "
                    f"to the English sentence “{glossary.SOURCE_SENTENCE}” and its Spanish translation "

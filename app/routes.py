@@ -45,3 +45,7 @@ SECTIONS: dict[str, list[Route]] = {
         Route(SMOLLM, "SmolLM2: next words", ":material/edit_note:", "smollm2"),
     ],
 }
+
+# -- issue 13 (teaching): the strengths-and-limits page, after the other Learn pages
+CONCEPTS = "views/concepts.py"
+SECTIONS["Learn"].append(Route(CONCEPTS, "Self-attention: strengths and limits", ":material/balance:", "self-attention"))

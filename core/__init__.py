@@ -44,6 +44,11 @@ from core.lessons.schedule import NoamCurve, SmoothingExample, noam_curve, smoot
 from core.lessons.self_attention import (AttentionCost, PathComparison, PermutationDemo, attention_cost,
                                          path_comparison, permutation_demo)
 from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
+# teaching additions (issue 13): real Q/K/V, the notes' worked example, KL form of label smoothing, beyond max length
+from core.lessons.beyond import LengthAccuracy, PEBeyond, length_accuracy, pe_beyond
+from core.lessons.positional import LectureComparison, lecture_comparison, wavelength_range
+from core.lessons.projections import ModelProjection, model_projection
+from core.lessons.schedule import KLCheck, kl_check, other_share
 from core.model.attention import MultiHeadAttention, attention, attention_weights
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import sinusoidal_encoding
@@ -84,4 +89,7 @@ __all__ = [
     "smoothed_targets", "smoothing_example", "snapshot_maps", "snapshot_timeline", "subsequent_mask",
     "thread_count", "tokenizer_batch", "trace_translation", "train", "train_step", "training_history",
     "whitespace_batch", "worked_example",
+    # teaching additions (issue 13)
+    "KLCheck", "LectureComparison", "LengthAccuracy", "ModelProjection", "PEBeyond", "kl_check",
+    "lecture_comparison", "length_accuracy", "model_projection", "other_share", "pe_beyond", "wavelength_range",
 ]

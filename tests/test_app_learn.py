@@ -213,7 +213,7 @@ def test_positional_state_comes_from_the_link(runs):
 
 # ----------------------------------------------------------------------------- playground
 def playground_table(at: AppTest) -> pd.DataFrame:
-    return frames_with(at, "score q·x", "weight")[0]
+    return frames_with(at, "q·x/√d", "weight")[0]
 
 
 def core_weights(scores, beta: float, hard: bool = False) -> np.ndarray:
@@ -225,17 +225,20 @@ def test_playground_weights_equal_core_for_any_beta_and_hard(runs):
     at = open_page("playground")
     table = playground_table(at)
     vectors = table[["dim 1", "dim 2"]].to_numpy()
-    np.testing.assert_allclose(table["weight"], core_weights(table["score q·x"], 1.0), atol=1e-7)
+    query = random_vectors(6, 2, 0)[5]
+    np.testing.assert_allclose(table["q·x"], vectors @ query, atol=1e-9)  # both scores, named exactly
+    np.testing.assert_allclose(table["q·x/√d"], vectors @ query / math.sqrt(2), atol=1e-9)
+    np.testing.assert_allclose(table["weight"], core_weights(table["q·x/√d"], 1.0), atol=1e-7)
     assert table["weight"].sum() == pytest.approx(1.0)
     at.slider(key="pg_beta").set_value(6.0).run()
     sharp = playground_table(at)
-    np.testing.assert_allclose(sharp["weight"], core_weights(sharp["score q·x"], 6.0), atol=1e-7)
+    np.testing.assert_allclose(sharp["weight"], core_weights(sharp["q·x/√d"], 6.0), atol=1e-7)
     assert sharp["weight"].max() > table["weight"].max()
     at.toggle(key="pg_hard").set_value(True).run()
     hard = playground_table(at)
     assert sorted(hard["weight"]) == [0, 0, 0, 0, 1]
-    np.testing.assert_array_equal(hard["weight"], core_weights(hard["score q·x"], 6.0, hard=True))
-    assert hard["weight"].idxmax() == hard["score q·x"].idxmax()
+    np.testing.assert_array_equal(hard["weight"], core_weights(hard["q·x/√d"], 6.0, hard=True))
+    assert hard["weight"].idxmax() == hard["q·x/√d"].idxmax()
     _, bars = chart(at, "Attention weights (hard (argmax))")
     assert sorted(bars["weight"]) == [0, 0, 0, 0, 1]
     assert at.slider(key="pg_beta").disabled  # hard attention is the β → ∞ limit
@@ -289,27 +292,52 @@ def test_key_value_store_retrieves_the_weighted_values(runs):
     at = open_page("playground")
     at.slider(key="pg_beta").set_value(2.0).run()
     table = frames_with(at, "value vector", "weight")[0]
-    np.testing.assert_allclose(table["weight"], core_weights(table["score q·k"], 2.0), atol=1e-7)
+    np.testing.assert_allclose(table["weight"], core_weights(table["q·k/√d"], 2.0), atol=1e-7)
     values = random_vectors(5, 3, 7)
     _, bars = chart(at, "What the query retrieves")
     soft = bars[bars["series"].str.startswith("soft")]["value"].to_numpy()
     np.testing.assert_allclose(soft, table["weight"].to_numpy() @ values, atol=1e-6)
     hard = bars[bars["series"].str.startswith("hard")]["value"].to_numpy()
-    np.testing.assert_allclose(hard, values[table["score q·k"].idxmax()])
+    np.testing.assert_allclose(hard, values[table["q·k/√d"].idxmax()])
 
 
-def test_cross_attention_takes_keys_and_values_from_y(runs):
-    at = open_page("playground")
-    self_map = frames_with(at, "<bos>", "cats")[-1]
-    assert self_map.shape == (4, 4)
-    at.toggle(key="pg_cross").set_value(True).run()
-    cross_map = frames_with(at, "Yo", "tengo", "gatos")[0]
-    assert cross_map.shape == (4, 3)
+def qkv_table(at: AppTest) -> pd.DataFrame:
+    return [df.value for df in at.dataframe if df.value.index.name == "query"][-1]
+
+
+def test_random_projections_are_called_random_and_masked_in_decoder_mode(runs):
+    at = open_page("playground", ckpt="shipped:sentiment")  # no decoder: random matrices
+    assert any("**random**" in w.value for w in at.warning)
+    assert not any("gatos" in str(df.value.columns) or "cats" in str(df.value.index) for df in at.dataframe)
+    at.radio(key="pg_qkv_mode").set_value("decoder self").run()
+    weights = qkv_table(at).to_numpy(dtype=float)
+    assert weights.shape == (4, 4) and np.all(np.triu(weights, 1) == 0)  # the look-ahead mask
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-9)
+    at.radio(key="pg_qkv_mode").set_value("cross").run()
+    cross = qkv_table(at)
+    assert cross.shape == (4, 3) and list(cross.columns) == ["s1", "s2", "s3"]
     x, y = random_vectors(4, 4, 11), random_vectors(3, 4, 13)
     proj = qkv_projection(x, y, True, 0)
     _, weights = attention(torch.tensor(x @ proj.w_q), torch.tensor(y @ proj.w_k), torch.tensor(y @ proj.w_v))
-    np.testing.assert_allclose(cross_map.to_numpy(dtype=float), weights.numpy(), atol=1e-9)
-    assert any("core.attention(Q, K, V) matches" in s.value for s in at.success)
+    np.testing.assert_allclose(cross.to_numpy(dtype=float), weights.numpy(), atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["encoder self", "decoder self", "cross"])
+def test_projections_use_the_translation_models_learned_weights(runs, mode):
+    at = open_page("playground", query={"pg_qkv_mode": mode})  # the default checkpoint: translation
+    assert any("own learned W_Q" in s.value for s in at.success)
+    ckpt = load_checkpoint(SHIPPED / "translation.safetensors")
+    src = torch.tensor([ckpt.source_tokenizer.encode("i have cats").ids])
+    tgt = torch.tensor([[1] + ckpt.target_tokenizer.encode("yo tengo gatos").ids])
+    kind = {"encoder self": "encoder", "decoder self": "decoder", "cross": "cross"}[mode]
+    with torch.inference_mode():
+        own = ckpt.model(src, tgt, return_attention=True).attention[kind][0, 0, 0].numpy()
+    shown = qkv_table(at)
+    np.testing.assert_allclose(shown.to_numpy(dtype=float), own, atol=1e-5)
+    if mode == "decoder self":
+        assert np.all(np.triu(shown.to_numpy(dtype=float), 1) == 0)
+    if mode != "encoder self":
+        assert list(shown.index) == ["0:<bos>", "1:yo", "2:tengo", "3:gatos"]  # the decoder writes Spanish
 
 
 # ----------------------------------------------------------------------------- masks

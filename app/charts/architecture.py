@@ -62,7 +62,8 @@ def _stack(lines: list[str], norm: str, prefix: str, title: str, colour: str, pa
     return prev
 
 
-def _decoder(lines: list[str], c, norm: str, heads: str, ffn: str, pe: str, memory: str | None) -> None:
+def _decoder(lines: list[str], c, norm: str, heads: str, ffn: str, pe: str, memory: str | None,
+             final_norm: bool) -> None:
     lines += [_node("tgt_in", "target tokens\n(shifted right, <bos> first)", "io"),
               _node("tgt_emb", f"embedding × √{c.d_model}\n{pe}", "io"), "  tgt_in -> tgt_emb;"]
     parts = [("self", f"masked self-attention\n{heads}\n{SCORES[c.score]}, look-ahead mask", "attn")]
@@ -71,20 +72,37 @@ def _decoder(lines: list[str], c, norm: str, heads: str, ffn: str, pe: str, memo
     parts.append(("ffn", ffn, "ffn"))
     last = _stack(lines, norm, "dec", f"Decoder layer × {c.n_decoder_layers}", "#D55E00", parts, "tgt_emb")
     tied = "\n(shares the target embedding)" if c.tie_embeddings else ""
-    lines += [_node("dec_out", "final LayerNorm", "norm"), f"  {last} -> dec_out;",
-              _node("proj", f"linear {c.d_model} → {c.tgt_vocab_size} (vocabulary){tied}", "io"),
-              _node("soft", "softmax → next-token probabilities", "io"), "  dec_out -> proj; proj -> soft;"]
+    if final_norm:
+        lines += [_node("dec_out", "final LayerNorm", "norm"), f"  {last} -> dec_out;"]
+        last = "dec_out"
+    lines += [_node("proj", f"linear {c.d_model} → {c.tgt_vocab_size} (vocabulary){tied}", "io"),
+              _node("soft", "softmax → next-token probabilities", "io"), f"  {last} -> proj; proj -> soft;"]
     if memory:
         lines.append(f'  {memory} -> dec_cross [color="#D55E00", penwidth=2, label="K, V"];')
+
+
+def has_final_norm(config, norm: str | None = None) -> bool:
+    """Whether a LayerNorm follows the last layer of each stack.
+
+    The paper's post-norm stack has none (each Add & Norm already ends in one); pre-norm needs one.
+    With no ``norm`` override the config decides (``final_norm``, which older post-norm checkpoints
+    set when they carry one); an override draws the textbook layout of that placement.
+    """
+    if norm is None:
+        return bool(getattr(config, "final_norm", config.norm == "pre"))
+    return norm == "pre"
 
 
 def architecture_dot(config, norm: str | None = None, font_scale: float = 1.0) -> str:
     """Graphviz DOT of a Transformer built from ``config`` (a core ModelConfig), bottom to top.
 
     Shows layer counts, heads, d_model, d_ff, the score function, the positional encoding and
-    where each LayerNorm sits (``norm`` overrides ``config.norm`` to compare "pre" and "post").
+    where each LayerNorm sits (``norm`` overrides ``config.norm`` to compare "pre" and "post"):
+    post-norm = Add & Norm after each sublayer; pre-norm = LayerNorm before each sublayer and a
+    final LayerNorm after each stack (see :func:`has_final_norm`).
     """
     c = config
+    final_norm = has_final_norm(c, norm)
     norm = norm or c.norm
     if norm not in ("pre", "post"):
         raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
@@ -108,11 +126,17 @@ def architecture_dot(config, norm: str | None = None, font_scale: float = 1.0) -
         last = _stack(lines, norm, "enc", f"Encoder layer × {c.n_encoder_layers}", "#0072B2",
                       [("attn", f"self-attention\n{heads}\n{SCORES[c.score]}", "attn"), ("ffn", ffn, "ffn")],
                       "src_emb")
-        out = "final LayerNorm → memory (K, V for the decoder)" if c.has_decoder else "final LayerNorm"
-        lines += [_node("enc_out", out, "norm"), f"  {last} -> enc_out;"]
         memory = "enc_out"
+        if final_norm:
+            out = "final LayerNorm → memory (K, V for the decoder)" if c.has_decoder else "final LayerNorm"
+            lines += [_node("enc_out", out, "norm"), f"  {last} -> enc_out;"]
+        elif c.has_decoder:
+            lines += [_node("enc_out", "encoder output = memory\n(K, V for the decoder; no final LayerNorm)", "io"),
+                      f"  {last} -> enc_out;"]
+        else:
+            memory = last
     if c.has_decoder:
-        _decoder(lines, c, norm, heads, ffn, pe, memory)
+        _decoder(lines, c, norm, heads, ffn, pe, memory, final_norm)
     else:
         lines += [_node("cls", f"linear {c.d_model} → {c.n_classes} per token", "io"),
                   _node("pool", "max over tokens → class scores", "io"), f"  {memory} -> cls; cls -> pool;"]

@@ -257,3 +257,28 @@ def grouped_bars(frame: pd.DataFrame, *, title: str, font_scale: float = 1.0) ->
                         legend=_legend("", font_scale)),
         tooltip=[alt.Tooltip("series:N"), alt.Tooltip("component:N"), alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=360, height=240))
+
+
+def smoothing_log_chart(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, smoothing: float,
+                        font_scale: float = 1.0) -> alt.LayerChart:
+    """Label-smoothed targets on a symmetric-log colour scale, so ε/(V−1) or ε/(V−2) is visibly not 0.
+
+    Every cell also prints its value; exact zeros (padding) stay white.
+    """
+    frame = matrix_frame(matrix, rows, cols, "probability").rename(columns={"row": "example", "col": "token"})
+    frame["text"] = [("0" if v == 0 else f"{v:.3g}") for v in frame["probability"]]
+    base = alt.Chart(frame, title=_title(f"Label-smoothed targets (ε = {smoothing:g})", font_scale,
+                                         "colour on a log scale: the small ε share is visible, 0 stays white"))
+    x = alt.X("token:N", sort=list(cols), title="vocabulary token", axis=_axis(font_scale, labelAngle=0))
+    y = alt.Y("example:N", sort=list(rows), title="training example", axis=_axis(font_scale, labelLimit=240))
+    rect = base.transform_filter(alt.datum.probability > 0).mark_rect(stroke="#bbbbbb", strokeWidth=0.5).encode(
+        x=x, y=y, color=alt.Color("probability:Q", scale=alt.Scale(type="symlog", constant=1e-3, domain=[0, 1],
+                                                                   scheme=SEQUENTIAL),
+                                  legend=_legend("probability (log)", font_scale)),
+        tooltip=[alt.Tooltip("example:N"), alt.Tooltip("token:N"), alt.Tooltip("probability:Q", format=".4f")])
+    text = base.mark_text(fontSize=11 * font_scale).encode(
+        x=x, y=y, text="text:N",
+        color=alt.condition("datum.probability > 0 && datum.probability < 0.5", alt.value("white"),
+                            alt.value("black")))
+    cell = 52 * font_scale
+    return _pad(alt.layer(rect, text).properties(width=cell * len(cols), height=cell * len(rows)))

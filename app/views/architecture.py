@@ -6,13 +6,26 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import export, tables, ui
+from app import export, glossary, tables, ui
 from app.charts import teaching as charts
-from app.charts.architecture import architecture_dot, parameter_chart
+from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
 from core import ffn_as_convolution, norm_demo, norm_stats, parameter_table
 
 NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
               "pre": "Pre-norm (the Annotated Transformer)"}
+
+
+def norm_placement(norm: str, final: bool, as_loaded: bool) -> str:
+    """One sentence saying exactly where the drawn model's LayerNorms are."""
+    who = "The loaded model" if as_loaded else f"This {norm}-norm drawing"
+    if norm == "post":
+        text = (f"{who} is post-norm (the paper): an Add & Norm after each sublayer, "
+                "LayerNorm(x + Sublayer(x)), and ")
+        return text + ("also a final LayerNorm after each stack (this older checkpoint carries one)." if final
+                       else "no final LayerNorm after the stack (the last Add & Norm already normalises).")
+    return (f"{who} is pre-norm: a LayerNorm before each sublayer, x + Sublayer(LayerNorm(x)), and "
+            + ("a final LayerNorm after each stack (the residual stream is never normalised otherwise)." if final
+               else "no final LayerNorm after the stack."))
 
 
 URL_KEYS = ["arch_norm", "ffn_tokens", "ffn_seed", "norm_batch", "norm_tokens", "norm_features", "norm_seed"]
@@ -53,6 +66,7 @@ else:
             ("decoder layers", cfg.n_decoder_layers if cfg.has_decoder else "—"),
             ("heads h", cfg.n_heads), ("d_model", cfg.d_model), ("d_k = d_v = d_model / h", cfg.head_dim),
             ("d_ff", cfg.d_ff), ("norm placement", f"{cfg.norm}-norm"),
+            ("final LayerNorm after each stack", "yes" if has_final_norm(cfg) else "no"),
             ("positional encoding", cfg.positional + (f" (base {cfg.pe_base:g})"
                                                       if cfg.positional == "sinusoidal" else "")),
             ("score function", cfg.score), ("max_len", cfg.max_len), ("dropout", cfg.dropout),
@@ -62,19 +76,21 @@ else:
             ("tied embeddings", cfg.tie_embeddings),
         ], columns=["setting", "value"]).astype(str).set_index("setting"))
     with diagram:
-        st.graphviz_chart(architecture_dot(cfg, norm, fs))
+        st.graphviz_chart(architecture_dot(cfg, None if view == "checkpoint" else view, fs))
         st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back).")
+    st.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
+                           view == "checkpoint"))
 
     # ------------------------------------------------------------------------- parameters
     st.header("2 · Where the parameters are")
     st.markdown(
         "Each attention sublayer holds four D × D matrices (W_Q, W_K, W_V, W_O) with their biases; each FFN two "
-        "matrices D × d_ff and d_ff × D; each LayerNorm a scale γ and a shift β of size D. The table compares "
+        "matrices D × d_ff and d_ff × D; each LayerNorm a gain γ and a shift b of size D. The table compares "
         "the model's own count for each block with the formula.")
-    st.latex(r"\text{attention} = 4(D^2 + D) \qquad \text{FFN} = 2\,D\,d_{ff} + d_{ff} + D \qquad "
-             r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
-    st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D \qquad "
-             r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
+    st.latex(r"\text{attention} = 4(D^2 + D) \qquad \text{FFN} = 2\,D\,d_{ff} + d_{ff} + D")
+    st.latex(r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
+    st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D")
+    st.latex(r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
     table = tables.parameter_frame(parameter_table(ckpt.model.parameter_counts(), cfg))
     total = int(table["parameters"].sum())
     p_left, p_right = st.columns([3, 1])
@@ -102,9 +118,12 @@ st.markdown(
     "to learn a correction and gradients flow straight through the stack. **Norm** is a LayerNorm that keeps "
     "every token's vector at a steady scale. The paper normalises *after* the addition (post-norm); many later "
     "models normalise the sublayer's *input* instead (pre-norm), which trains more easily when the stack is "
-    "deep. Switch between the two in the diagram above.")
-st.latex(r"\text{post-norm:}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big) \qquad\qquad "
-         r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)")
+    "deep. Because pre-norm never normalises the residual stream itself, it adds one **final LayerNorm** after "
+    "each stack; the paper's post-norm stack needs none. Switch between the two in the diagram above.")
+st.latex(r"\text{post-norm:}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big)"
+         r"\quad\text{(no final LayerNorm)}")
+st.latex(r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)"
+         r"\quad\text{(+ a final LayerNorm)}")
 
 # ----------------------------------------------------------------------------- FFN
 st.header("4 · The position-wise feed-forward network")
@@ -145,6 +164,9 @@ st.markdown(
 st.latex(r"\text{LayerNorm:}\quad \mu_i = \frac{1}{H}\sum_{h=1}^{H} x_{i,h},\quad "
          r"\sigma_i^2 = \frac{1}{H}\sum_{h=1}^{H} (x_{i,h}-\mu_i)^2,\quad "
          r"\hat x_{i,h} = \frac{x_{i,h}-\mu_i}{\sqrt{\sigma_i^2+\epsilon}}")
+st.latex(glossary.LAYERNORM_LATEX)
+st.caption(f"After normalising, LayerNorm applies {glossary.SHIFT_TEXT}. (β is kept for the inverse temperature "
+           "of attention.)")
 st.latex(r"\text{BatchNorm:}\quad \mu_h = \frac{1}{m}\sum_{i=1}^{m} x_{i,h},\quad "
          r"\sigma_h^2 = \frac{1}{m}\sum_{i=1}^{m} (x_{i,h}-\mu_h)^2,\quad "
          r"\hat x_{i,h} = \frac{x_{i,h}-\mu_h}{\sqrt{\sigma_h^2+\epsilon}}"
@@ -178,7 +200,7 @@ with s2:
     st.caption("Per feature (column): BatchNorm gives mean 0 and std 1; LayerNorm does not.")
     st.dataframe(col_stats.round(4), hide_index=True, width="content")
 st.success(f"torch's layer_norm matches the formula to {demo.layer_error:.1e}, batch_norm to "
-           f"{demo.batch_error:.1e} (no learned γ, β here: γ = 1, β = 0).")
+           f"{demo.batch_error:.1e} (no learned gain γ or shift b here: γ = 1, b = 0).")
 export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_stats, "layernorm-vs-batchnorm",
                "arch_norm_data")
 

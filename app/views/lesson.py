@@ -14,7 +14,7 @@ from app import resources, routes, ui
 from app.charts import attention
 from app.charts import lesson as charts
 
-DEFAULT_TEXT = "I have cats"
+DEFAULT_TEXT = "i have cats"  # lower case: the translation model reads "I" as <unk>
 STAGES = (
     ("Tokens", routes.EXPLORE), ("Embeddings + positional encoding", routes.POSITIONAL),
     ("Q, K, V of one head", routes.PLAYGROUND), ("Scores q·k", routes.PLAYGROUND),

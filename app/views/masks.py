@@ -51,8 +51,8 @@ with st.expander("The mask as numbers (1 = may attend)"):
     st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
 
 st.subheader("What goes wrong without it")
-example = ["<bos>", "I", "have", "cats"]
-targets = ["I", "have", "cats", "<eos>"]
+example = ["<bos>", "Yo", "tengo", "gatos"]  # the decoder writes the Spanish of "I have cats" (English → Spanish)
+targets = ["Yo", "tengo", "gatos", "<eos>"]
 st.dataframe(pd.DataFrame({
     "position": range(4), "decoder input": example, "must predict": targets,
     "sees with the mask": [" ".join(example[: i + 1]) for i in range(4)],

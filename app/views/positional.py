@@ -10,8 +10,8 @@ import streamlit as st
 from app import export, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import (get_task, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check, rotation_matrix,
-                  worked_example)
+from core import (get_task, lecture_comparison, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check,
+                  rotation_matrix, wavelength_range, worked_example)
 
 BASES = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
 
@@ -58,6 +58,7 @@ with right:
                      help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
 length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
 pe = pe_table(length, d_model, base)
+shortest, longest = wavelength_range(d_model, base)
 pe_chart = charts.grid_heatmap(
     pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})", x_title="dimension",
     y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
@@ -66,7 +67,9 @@ st.altair_chart(pe_chart, width="content")
 st.caption(
     "Each row is the vector added to the token at that position. Early dimensions change from one position to "
     "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
-    f"Wavelengths run from 2π ≈ 6.3 positions up to 2π·base ≈ {2 * np.pi * base:,.0f} positions.")
+    f"Wavelengths run from 2π ≈ {shortest:.1f} positions (pair 0) up to 2π·base^((d−2)/d) ≈ {longest:,.1f} "
+    f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = {(d_model - 2) / d_model:.4g} "
+    "is just below 1, so the slowest wave is a little shorter than 2π·base).")
 ex1, ex2 = st.columns(2)
 with ex1:
     export.export_chart(pe_chart, "positional-encoding", "pe_table_chart", cells=pe.size)
@@ -156,6 +159,22 @@ with w1:
 with w2:
     st.subheader("x + PE: what the first layer sees")
     st.dataframe(worked["x_plus_pe"], width="content")
+
+st.subheader("Beside the notes' own numbers")
+lecture = lecture_comparison()
+st.markdown(
+    "The notes print x + PE for this example by hand, and their numbers mix two bases: the formula they write "
+    "uses 10000 and rows 1–2 of the slow pair follow it (sin(1/100) ≈ 0.01), but row 3 uses 100, the base of "
+    "their code (sin(3/10) ≈ 0.296); 1.49 and 1.59 are also cut, not rounded. The app uses **one** base for "
+    "every cell (100, as the notes' code), so its table differs from the printed one exactly in those cells.")
+compare = pd.DataFrame({
+    "cell": [f"pos {r}, dim {c}" for r in range(4) for c in range(4)],
+    "notes (printed)": lecture.printed.ravel(), "app, base 100": lecture.base100.ravel(),
+    "base 10000": lecture.base10000.ravel(), "notes used base": lecture.matches.ravel()})
+differs = compare[compare["notes used base"] != "both"]
+st.dataframe(differs, hide_index=True, width="content", key="pe_lecture_table")
+st.caption("Only the cells where the bases disagree are listed; in the others (pair 0, and position 0) the base "
+           "does not matter and all three agree.")
 
 # ----------------------------------------------------------------------------- the loaded model
 ui.write_to_url(["pe_len", "pe_dim", "pe_base", "pe_dims", "pe_k", "pe_pair"])

@@ -104,7 +104,7 @@ class KVLookup:
     """A soft key-value store read by one query.
 
     Attributes:
-        scores: (n,) q·k. weights: (n,) softmax(β·scores). retrieved: (dv,) the weighted mix of values.
+        scores: (n,) q·k/√d. weights: (n,) softmax(β·scores). retrieved: (dv,) the weighted mix of values.
         best: index of the best-matching key. hard: (dv,) its value (the ordinary dictionary lookup).
     """
 
@@ -116,8 +116,11 @@ class KVLookup:
 
 
 def kv_lookup(query: np.ndarray, keys: np.ndarray, values: np.ndarray, beta: float) -> KVLookup:
-    """Query (d,) against keys (n, d) holding values (n, dv): soft retrieval and the hard lookup."""
-    scores = keys @ query  # (n,)
+    """Query (d,) against keys (n, d) holding values (n, dv): soft retrieval and the hard lookup.
+
+    The scores are the model's scaled dot products q·k/√d, and β multiplies them (as in the model).
+    """
+    scores = keys @ query / math.sqrt(query.shape[0])  # (n,)
     weights = attention_row(scores, beta, False)
     best = int(np.argmax(scores))
     return KVLookup(scores, weights, weights @ values, best, values[best])
@@ -147,16 +150,25 @@ class QKVProjection:
     max_error: float
 
 
-def qkv_projection(x: np.ndarray, y: np.ndarray, cross: bool, seed: int, d_k: int = 3) -> QKVProjection:
-    """Q = X W_q, and K = S W_k, V = S W_v with S = X (self-attention) or S = Y (cross-attention)."""
+def qkv_projection(x: np.ndarray, y: np.ndarray, cross: bool, seed: int, d_k: int = 3,
+                   causal: bool = False) -> QKVProjection:
+    """Q = X W_q, and K = S W_k, V = S W_v with S = X (self-attention) or S = Y (cross-attention).
+
+    The W's are random (seeded), not learned. ``causal`` applies the decoder's look-ahead mask
+    (self-attention only): query i may attend to keys 0..i.
+    """
+    if causal and cross:
+        raise ValueError("the look-ahead mask belongs to decoder self-attention, not cross-attention")
     d_model = x.shape[1]
     rng = np.random.default_rng(seed + 2)
     w_q, w_k, w_v = (rng.normal(size=(d_model, d_k)) for _ in range(3))  # unit scale: visibly peaked maps
     source = y if cross else x
     q, k, v = x @ w_q, source @ w_k, source @ w_v  # (Tq, d_k), (Tk, d_k), (Tk, d_k)
-    out_t, weights_t = attention(*(torch.as_tensor(m, dtype=torch.float64) for m in (q, k, v)))
+    allowed = np.tril(np.ones((len(q), len(k)), dtype=bool)) if causal else np.ones((len(q), len(k)), dtype=bool)
+    out_t, weights_t = attention(*(torch.as_tensor(m, dtype=torch.float64) for m in (q, k, v)),
+                                 mask=torch.from_numpy(allowed))
     out, weights = out_t.numpy(), weights_t.double().numpy()  # (Tq, d_k), (Tq, Tk)
-    logits = q @ k.T / math.sqrt(d_k)  # (Tq, Tk)
+    logits = np.where(allowed, q @ k.T / math.sqrt(d_k), -np.inf)  # (Tq, Tk)
     by_hand = np.exp(logits - logits.max(axis=1, keepdims=True))
     by_hand /= by_hand.sum(axis=1, keepdims=True)
     error = max(np.abs(by_hand - weights).max(), np.abs(by_hand @ v - out).max())

@@ -167,3 +167,45 @@ def model_encoding(ckpt: Checkpoint, text: str) -> ModelEncoding:
     if unknown:
         notes.append(f"{unknown} token(s) are unknown to this model's tokenizer and shown as <unk>.")
     return ModelEncoding(tokens, embeddings, positional, config.positional, table, tuple(notes))
+
+
+def wavelength_range(d_model: int, base: float) -> tuple[float, float]:
+    """(shortest, longest) wavelength in positions: 2π for pair 0 and 2π·base^((d−2)/d) for the last
+    pair i = d/2 − 1 (its exponent is 2i/d = (d − 2)/d, never 1)."""
+    last = d_model // 2 - 1
+    return 2 * math.pi, 2 * math.pi / pe_frequency(last, d_model, base)
+
+
+# The notes' hand-computed x + PE for "I like to code", exactly as printed (two decimals, some cut).
+LECTURE_PRINTED = np.array([[0.1, 1.2, 0.3, 1.4], [1.041, 0.84, 0.41, 1.49], [1.209, -0.016, 0.52, 1.59],
+                            [0.541, -0.489, 0.895, 1.655]])
+
+
+@dataclass(frozen=True)
+class LectureComparison:
+    """The notes' printed x + PE beside the same sum computed with base 100 and with base 10000.
+
+    Attributes:
+        printed: (4, 4) the notes' numbers. base100 / base10000: (4, 4) x + PE with that base.
+        matches: (4, 4) str per cell: "both", "100", "10000" or "neither" (within the printed
+            precision, 0.011), saying which base the notes used for that cell.
+    """
+
+    printed: np.ndarray
+    base100: np.ndarray
+    base10000: np.ndarray
+    matches: np.ndarray
+
+
+def lecture_comparison(tolerance: float = 0.011) -> LectureComparison:
+    """Which base each printed cell of the notes' worked example agrees with.
+
+    Pair 0 (columns 0, 1) does not depend on the base. In pair 1 the notes' formula says 10000 and
+    rows 1–2 follow it (sin 0.01 ≈ 0.01), but row 3 uses 100 (sin 0.3 ≈ 0.296), the base of their code.
+    """
+    b100, b10000 = WORKED_X + pe_table(4, 4, 100.0), WORKED_X + pe_table(4, 4, 10000.0)
+    near100 = np.abs(b100 - LECTURE_PRINTED) <= tolerance
+    near10000 = np.abs(b10000 - LECTURE_PRINTED) <= tolerance
+    matches = np.where(near100 & near10000, "both",
+                       np.where(near100, "100", np.where(near10000, "10000", "neither")))
+    return LectureComparison(LECTURE_PRINTED.copy(), b100, b10000, matches)

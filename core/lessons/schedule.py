@@ -11,11 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.training.objectives import noam_lr, smoothed_targets
+from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
 
 # The label-smoothing example: a six-token vocabulary and five target tokens (the last is padding).
 EXAMPLE_VOCAB = ("<pad>", "a", "b", "c", "d", "e")
 EXAMPLE_TARGETS = (2, 1, 4, 5, 0)
+# The classifier case: three classes, no padding class.
+CLASSIFIER_VOCAB = ("negative", "neutral", "positive")
+CLASSIFIER_TARGETS = (2, 0, 1)
 
 
 def _thin(n: int, max_points: int) -> np.ndarray:
@@ -57,8 +60,58 @@ class SmoothingExample:
 
 
 def smoothing_example(smoothing: float, vocab: tuple[str, ...] = EXAMPLE_VOCAB,
-                      targets: tuple[int, ...] = EXAMPLE_TARGETS) -> SmoothingExample:
-    """``core.smoothed_targets`` for ``targets`` over ``vocab`` (padding id 0): 1 − ε on the target,
-    ε / (V − 2) on every other non-pad token, and all zero for a padding target."""
-    matrix = smoothed_targets(torch.tensor(list(targets)), len(vocab), smoothing, pad_id=0).numpy()  # (N, V)
+                      targets: tuple[int, ...] = EXAMPLE_TARGETS, classifier: bool = False) -> SmoothingExample:
+    """``core.smoothed_targets`` for ``targets`` over ``vocab``.
+
+    Sequence targets (``classifier=False``, padding id 0): 1 − ε on the target, ε / (V − 2) on
+    every other token except padding, and all zero for a padding target. Class targets
+    (``classifier=True``): no padding class, so ε / (V − 1) on every other class.
+    """
+    if classifier:
+        vocab, targets = CLASSIFIER_VOCAB, CLASSIFIER_TARGETS
+    matrix = smoothed_targets(torch.tensor(list(targets)), len(vocab), smoothing,
+                              pad_id=None if classifier else 0).numpy()  # (N, V)
     return SmoothingExample(matrix, tuple(vocab), tuple(targets))
+
+
+def other_share(smoothing: float, n_classes: int, classifier: bool) -> float:
+    """What each non-target (non-pad) entry receives: ε/(V − 1) for classes, ε/(V − 2) with padding."""
+    return smoothing / max(n_classes - (1 if classifier else 2), 1)
+
+
+@dataclass(frozen=True)
+class KLCheck:
+    """The notes' KL-divergence form of the smoothed loss, checked on one row.
+
+    Attributes:
+        target: smoothed target q (V,). predicted: model distribution p = softmax(logits) (V,).
+        kl: KL(q‖p) = Σ q log(q/p) (terms with q = 0 count 0). cross_entropy: CE(q, p) = −Σ q log p
+            (what ``core.smoothed_loss`` computes). entropy: H(q) = −Σ q log q, a constant of the data.
+        trainer_loss: ``core.smoothed_loss`` on the same row (equals cross_entropy).
+    """
+
+    target: np.ndarray
+    predicted: np.ndarray
+    kl: float
+    cross_entropy: float
+    entropy: float
+    trainer_loss: float
+
+
+def kl_check(smoothing: float, seed: int = 0) -> KLCheck:
+    """KL(q‖p) = CE(q, p) − H(q) on the first row of :func:`smoothing_example` with seeded logits.
+
+    KL and CE differ by H(q), which does not depend on the model, so both losses have the same
+    gradients: minimising the notes' KLDivLoss is minimising the trainer's cross-entropy.
+    """
+    target_id = EXAMPLE_TARGETS[0]
+    logits = torch.randn(1, len(EXAMPLE_VOCAB), generator=torch.Generator().manual_seed(seed),
+                         dtype=torch.float64)  # (1, V)
+    q = smoothed_targets(torch.tensor([target_id]), len(EXAMPLE_VOCAB), smoothing, pad_id=0).double()[0]  # (V,)
+    logp = logits.log_softmax(-1)[0]  # (V,)
+    support = q > 0
+    kl = float((q[support] * (q[support].log() - logp[support])).sum())
+    ce = float(-(q * logp).sum())
+    entropy = float(-(q[support] * q[support].log()).sum())
+    loss = float(smoothed_loss(logits, torch.tensor([target_id]), smoothing, pad_id=0))
+    return KLCheck(q.numpy(), logp.exp().numpy(), kl, ce, entropy, loss)

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
-from app import export, resources, ui
-from app.charts import training as charts
+from app import resources, ui
 from app.jobs import JobRefused, default_name, training_threads
-from app.views.train import runs, settings
-from core import TASKS, gpu_count, noam_curve, smoothing_example
+from app.views.train import runs, settings, teaching
+from core import TASKS, gpu_count
 
 
 def _start() -> None:
@@ -33,44 +31,6 @@ def _start() -> None:
         return
     state["_train_message"] = None
     state["train_name"] = state["_train_auto_name"] = default_name(state["train_task"])
-
-
-def _teaching_plots(d_model: int, warmup: int, steps: int, smoothing: float) -> None:
-    scale = ui.font_scale()
-    left, right = st.columns(2, gap="large")
-    with left:
-        st.markdown("**Warm-up, then decay.** Adam starts with tiny steps while its statistics settle, "
-                    "speeds up linearly for the warm-up, then slows down with the inverse square root of the step.")
-        st.latex(r"\mathrm{lrate} = d_{\mathrm{model}}^{-0.5}\cdot"
-                 r"\min\!\left(\mathrm{step}^{-0.5},\ \mathrm{step}\cdot\mathrm{warmup}^{-1.5}\right)")
-        curve = noam_curve(steps, d_model, warmup)
-        chart = charts.noam_chart(curve, d_model=d_model, warmup=warmup, font_scale=scale)
-        st.altair_chart(chart, width="content")
-        a, b = st.columns(2)
-        a.metric("Peak learning rate", f"{curve.peak_lr:.3e}")
-        b.metric("Reached at step", f"{curve.peak_step:,}")
-        if warmup > steps:
-            st.caption("The warm-up is longer than the run: the rate is still rising when training ends.")
-        export.exports(chart, {"step": curve.steps, "lr": curve.lrs}, charts.noam_frame(curve), "noam-schedule",
-                       "train_noam_chart")
-    with right:
-        st.markdown("**Label smoothing.** The loss does not ask for 100 % on the right token: it keeps "
-                    "1 − ε there and spreads ε over the other tokens (never onto padding). The model "
-                    "becomes less over-confident, which helps accuracy and BLEU.")
-        st.latex(r"q(k) = \begin{cases} 1-\varepsilon & k = \text{target}\\[2pt]"
-                 r"\dfrac{\varepsilon}{V-2} & k \neq \text{target},\ k \neq \text{pad}\\[2pt]"
-                 r"0 & k = \text{pad (and rows whose target is pad)}\end{cases}")
-        example = smoothing_example(smoothing)
-        matrix, (rows, cols) = example.matrix, charts.smoothing_labels(example)
-        chart = charts.smoothing_chart(matrix, rows, cols, smoothing=smoothing, font_scale=scale)
-        st.altair_chart(chart, width="content")
-        st.caption(f"A {len(cols)}-token vocabulary (V = {len(cols)}), five training targets; "
-                   "the last target is padding, so it counts for nothing.")
-        table = pd.DataFrame(matrix, index=rows, columns=cols)
-        with st.popover("The numbers", icon=":material/table:"):
-            st.dataframe(table.style.format("{:.3f}"), key="train_smoothing_table")
-        export.exports(chart, {"targets": matrix}, table.reset_index(names="example"), "label-smoothing",
-                       "train_smoothing_chart")
 
 
 # ----------------------------------------------------------------------------- page
@@ -92,8 +52,9 @@ busy = resources.registry().running()
 sizes = settings.sizes()
 with st.expander("**Before training: two ideas from the paper**", expanded=not resources.registry().jobs(),
                  icon=":material/school:"):
-    _teaching_plots(max(1, sizes["d_model"]), int(st.session_state["train_warmup"]),
-                    int(st.session_state["train_steps"]), float(st.session_state["train_smoothing"]))
+    teaching.teaching_plots(max(1, sizes["d_model"]), int(st.session_state["train_warmup"]),
+                            int(st.session_state["train_steps"]), float(st.session_state["train_smoothing"]),
+                            TASKS[st.session_state["train_task"]].architecture == "encoder")
 
 st.subheader("Train")
 if config is not None:

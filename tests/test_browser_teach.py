@@ -1,0 +1,41 @@
+"""Issue 13's teaching pages in a real browser (Chromium driving a served app), in projector mode at 1280 px:
+the strengths-and-limits page and the corrected Playground, Train and Architecture sections, no errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import CHROMIUM_FLAGS, chromium_path, problems_on, screenshot, served_app, wait_until_idle
+
+PAGES = {  # url (projector mode) → text the page must show
+    "self-attention?projector=1": "same map, only permuted",
+    "playground?projector=1&pg_qkv_mode=decoder%20self": "own learned W_Q, W_K, W_V",
+    "train?projector=1": "KL divergence",
+    "architecture?projector=1": "no final LayerNorm",
+    "positional?projector=1": "mix two bases",
+}
+
+
+@pytest.fixture(scope="module")
+def browser_page(tmp_path_factory):
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    runs = tmp_path_factory.mktemp("browser-teach-runs")
+    with served_app(runs) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        yield url, page
+        browser.close()
+
+
+@pytest.mark.parametrize("path, text", PAGES.items())
+def test_teaching_page_shows_its_fix_without_errors(browser_page, path, text):
+    url, page = browser_page
+    page.goto(f"{url}/{path}")
+    page.wait_for_function(
+        "t => (document.querySelector('[data-testid=\"stMain\"]')?.innerText || '').includes(t)", arg=text,
+        timeout=90_000)
+    wait_until_idle(page)
+    assert problems_on(page) == [], f"/{path} shows errors"
+    screenshot(page, "teach-" + path.split("?")[0])

@@ -15,7 +15,6 @@ held to ``DECODE_TOKENS`` new tokens. The training job registry is a ``st.cache_
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,7 +38,6 @@ DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S)
 THREADS = max(1, min(2, thread_count()))  # intra-op threads of one model run
-_INFERENCE = threading.BoundedSemaphore(2)  # for code still calling core directly (prefer _cached: the gate)
 set_threads(THREADS)
 
 

@@ -89,7 +89,7 @@ def has_final_norm(config, norm: str | None = None) -> bool:
     set when they carry one); an override draws the textbook layout of that placement.
     """
     if norm is None:
-        return bool(getattr(config, "final_norm", config.norm == "pre"))
+        return config.has_final_norm
     return norm == "pre"
 
 

@@ -14,7 +14,6 @@ from app.charts import teaching
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import attention_cost, get_task, length_accuracy, path_comparison, pe_beyond, permutation_demo
 
-MINILM_PATH = "pretrained-minilm"
 URL_KEYS = ["cc_n", "cc_d", "cc_text", "cc_pos", "cc_layer", "cc_head", "cc_max"]
 ui.restore_from_url({"cc_n": ui.bounded(2, 512), "cc_d": ui.bounded(8, 1024), "cc_text": ui.clipped_text(100),
                      "cc_pos": ui.parse_bool, "cc_layer": ui.bounded(0, 23), "cc_head": ui.bounded(0, 63),
@@ -161,12 +160,8 @@ def coreference_section() -> None:
         "In *The animal didn't cross the street because **it** was too tired*, “it” means the animal; change "
         "*tired* to *wide* and it means the street. Self-attention can settle this in one layer: the token “it” "
         "attends to whichever noun fits. Our toy models are too small to learn it; a real pretrained model shows it.")
-    target = next((r for section in routes.SECTIONS.values() for r in section if r.url_path == MINILM_PATH), None)
-    if target is not None:
-        st.page_link(target.script, label="Try it on MiniLM (pretrained BERT-family encoder)", icon=target.icon)
-    else:
-        st.caption(f"This example lives on the pretrained MiniLM page (address …/{MINILM_PATH}) once that page is "
-                   "installed; until then, the sentence above is the example to try there.")
+    st.page_link(routes.MINILM, label="Try it on MiniLM (pretrained BERT-family encoder): the head finder",
+                 icon=":material/hub:")
 
 
 def cost_section() -> None:

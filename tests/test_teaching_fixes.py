@@ -141,17 +141,15 @@ def test_post_norm_has_no_final_layernorm_and_pre_norm_has_one():
     textbook_pre = architecture_dot(post, norm="pre")
     assert textbook_pre.count("final LayerNorm") == 2  # after the encoder stack and after the decoder stack
     assert has_final_norm(pre) is True
-    if hasattr(post, "final_norm"):  # the config decides for the loaded model
-        assert has_final_norm(post) == post.final_norm
-        assert ('"final LayerNorm' in architecture_dot(post)) == post.final_norm
-    else:
-        assert has_final_norm(post) is False
+    assert has_final_norm(post) is False and '"final LayerNorm' not in architecture_dot(post)
+    legacy = replace(post, final_norm=True)  # a post-norm checkpoint trained with a closing LayerNorm
+    assert has_final_norm(legacy) is True and '"final LayerNorm' in architecture_dot(legacy)
 
 
 def test_architecture_page_says_where_the_norms_are(runs):
     at = open_page("architecture")
     ckpt = load_checkpoint(SHIPPED / "translation.safetensors")
-    final = bool(getattr(ckpt.config, "final_norm", ckpt.config.norm == "pre"))
+    final = ckpt.config.has_final_norm
     note = next(i.value for i in at.info if "Add & Norm" in i.value or "LayerNorm before" in i.value)
     assert ("also a final LayerNorm" in note) == final
     at.radio(key="arch_norm").set_value("pre").run()

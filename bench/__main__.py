@@ -1,7 +1,10 @@
 """``python -m bench [SECTION …]``: run the benchmark sections and print one table.
 
-Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs) and ``soak`` (16 sessions
-sharing the app's gate, one of them hostile: p95 and mismatches). With no argument every section runs. The table is Markdown, ready for the README; the machine is printed above it.
+Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs), ``pretrained`` (MiniLM and
+SmolLM2: load time and a 32-token forward with every map), ``training`` (reverse to 99 % and tokens/s
+against an nn.Transformer trainer) and ``soak`` (16 sessions sharing the app's gate, one of them
+hostile: p95 and mismatches). With no argument every section runs. The table is Markdown, ready for
+the README; the machine is printed above it.
 """
 
 from __future__ import annotations
@@ -12,10 +15,10 @@ import sys
 
 import torch
 
-from bench import inference, soak
+from bench import inference, pretrained, soak, train_speed
 from bench.table import markdown
 
-SECTIONS = {"inference": inference.run, "soak": soak.run}
+SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "training": train_speed.run, "soak": soak.run}
 
 
 def machine() -> str:
@@ -25,6 +28,7 @@ def machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the chosen sections and print the machine and the table."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", choices=[[], *SECTIONS], help="sections to run (default: all)")
     args = parser.parse_args(argv)

@@ -39,6 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as a script from anywhere
 
 import torch  # noqa: E402
+
+from bench.table import Row  # noqa: E402
 from torch import nn  # noqa: E402
 
 from bench.contenders import Contender, exact_match  # noqa: E402
@@ -205,9 +207,8 @@ def report(names: tuple[str, ...], results: dict[str, dict], rates: dict[str, fl
         print(f"| {n} | {target} | {rates[n]:,.0f} | {rates[n] / base:.2f} |")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and print its table."""
-    args = parse_args(argv)
+def measure(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, dict], dict[str, float], torch.device]:
+    """Train both contenders to the target in lock-step and time their throughput; prints progress."""
     device = resolve_device(args.device)
     torch.set_num_threads(args.threads or len(os.sched_getaffinity(0)))
     task = get_task(args.task)
@@ -241,13 +242,37 @@ def main(argv: list[str] | None = None) -> int:
                for i in range(args.tput_warmup + args.tput_steps)]
     print(f"\nThroughput: {args.tput_warmup} warm-up + {args.tput_steps} timed steps each, "
           f"{args.tput_rounds} alternating rounds ...", flush=True)
-    report(names, results, throughput([Contender(n, config, args.seed, device) for n in names], batches, args,
-                                      device, recipe))
+    rates = throughput([Contender(n, config, args.seed, device) for n in names], batches, args, device, recipe)
+    return names, results, rates, device
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its table."""
+    args = parse_args(argv)
+    names, results, rates, device = measure(args)
+    report(names, results, rates)
     if args.gpu_mfu and device.type == "cuda":
         gpu_mfu(args, device)
     elif args.gpu_mfu:
         print("\n--gpu-mfu skipped: no CUDA device in use.")
     return 0
+
+
+SUITE_RECIPE = ["--threads", "2", "--train_size", "60000", "--lr", "0.5", "--warmup", "200", "--batch", "128"]
+
+
+def run() -> list[Row]:
+    """The ``python -m bench training`` rows: reverse to 99 % and training tokens/s, against nn.Transformer."""
+    with contextlib.redirect_stdout(sys.stderr):  # progress goes to stderr; the table stays clean
+        _, results, rates, _ = measure(parse_args(SUITE_RECIPE))
+    ours, theirs = results["attnscope"], results["nn.Transformer"]
+    recipe = "reverse, 'small' preset, " + " ".join(SUITE_RECIPE[2:])
+    return [
+        Row("training", f"train seconds to 99 % exact match ({recipe})", "≤ 1.05× nn.Transformer",
+            ours["train_s"], "s", theirs["train_s"], ours["reached"] and ours["train_s"] <= 1.05 * theirs["train_s"]),
+        Row("training", "training tokens/s (same batches, alternating rounds)", "≥ 0.95× nn.Transformer",
+            rates["attnscope"], "tok/s", rates["nn.Transformer"], rates["attnscope"] >= 0.95 * rates["nn.Transformer"]),
+    ]
 
 
 if __name__ == "__main__":

@@ -136,7 +136,8 @@ def test_smollm_next_token_is_paris(smollm_path):
     assert exp.prediction.labels[0] == " Paris"
     frame = chart(at, "Next-token candidates")[0]
     assert frame["label"][0] == "␣Paris"
-    np.testing.assert_allclose(frame["probability"], exp.prediction.probabilities, atol=1e-6)
+    # float32 sums in another thread count differ in the 7th digit
+    np.testing.assert_allclose(frame["probability"], exp.prediction.probabilities, atol=1e-5)
     assert any("“␣Paris”" in t.value for t in at.text)
 
 

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.grouped import HeadCall, embedding, grouped_attention, stack_field
+from core.model.checks import check_ids, single_stack_head_mask
 from core.model.transformer import AttentionControls, ModelOutput
 
 ACTIVATIONS = {
@@ -142,22 +143,11 @@ class BertModel(nn.Module):
         self.layers = nn.ModuleList(BertLayer(c) for _ in range(c.n_encoder_layers))
 
     def _check_ids(self, ids: Tensor) -> None:
-        if ids.dim() != 2 or ids.size(0) == 0 or ids.size(1) == 0:
-            raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
-        if ids.size(1) > self.config.max_len:
-            raise ValueError(f"sequence of {ids.size(1)} tokens exceeds max_len {self.config.max_len}")
-        if ids.dtype != torch.long or int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab_size:
-            raise ValueError(f"token ids must be int64 in [0, {self.config.vocab_size})")
+        check_ids(ids, self.config.max_len, self.config.vocab_size)
 
     def _head_mask(self, controls: AttentionControls) -> Tensor | None:
-        unknown = sorted(set(controls.head_mask) - {"encoder"})
-        if unknown:
-            raise ValueError(f"head_mask has kinds {unknown} that an encoder-only model does not have")
-        mask = controls.head_mask.get("encoder")
-        expected = (self.config.n_encoder_layers, self.config.n_heads)
-        if mask is not None and tuple(mask.shape) != expected:
-            raise ValueError(f"head_mask['encoder'] must have shape {expected}, got {tuple(mask.shape)}")
-        return mask
+        return single_stack_head_mask(controls, "encoder", self.config.n_encoder_layers, self.config.n_heads,
+                                      "an encoder-only model")
 
     def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
                key_mask: Tensor | None = None, token_types: Tensor | None = None) -> tuple[Tensor, list]:

@@ -21,6 +21,7 @@ from torch import Tensor, nn
 from core.model.grouped import HeadCall, embedding, grouped_attention, kv_head_of, stack_field
 from core.model.masks import combine_masks, subsequent_mask
 from core.model.rotary import apply_rotary, rotary_tables
+from core.model.checks import check_ids, single_stack_head_mask
 from core.model.transformer import AttentionControls, ModelOutput
 
 
@@ -165,22 +166,11 @@ class LlamaModel(nn.Module):
             self.lm_head.weight = self.embed.weight
 
     def _check_ids(self, ids: Tensor) -> None:
-        if ids.dim() != 2 or ids.size(0) == 0 or ids.size(1) == 0:
-            raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
-        if ids.size(1) > self.config.max_len:
-            raise ValueError(f"sequence of {ids.size(1)} tokens exceeds max_len {self.config.max_len}")
-        if ids.dtype != torch.long or int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab_size:
-            raise ValueError(f"token ids must be int64 in [0, {self.config.vocab_size})")
+        check_ids(ids, self.config.max_len, self.config.vocab_size)
 
     def _head_mask(self, controls: AttentionControls) -> Tensor | None:
-        unknown = sorted(set(controls.head_mask) - {"decoder"})
-        if unknown:
-            raise ValueError(f"head_mask has kinds {unknown} that a decoder-only model does not have")
-        mask = controls.head_mask.get("decoder")
-        expected = (self.config.n_decoder_layers, self.config.n_heads)
-        if mask is not None and tuple(mask.shape) != expected:
-            raise ValueError(f"head_mask['decoder'] must have shape {expected}, got {tuple(mask.shape)}")
-        return mask
+        return single_stack_head_mask(controls, "decoder", self.config.n_decoder_layers, self.config.n_heads,
+                                      "a decoder-only model")
 
     def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
                key_mask: Tensor | None = None) -> tuple[Tensor, list]:

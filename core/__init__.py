@@ -14,7 +14,8 @@ Llama-family ``.gguf`` file (``pretrained_models()`` lists the installed ones, `
 Command line: ``python -m core {train,explain,evaluate}`` (see ``core/__main__.py``).
 """
 
-from core.config import ARCHITECTURES, LOAD_BUDGET, Budget, ModelConfig, check_budget
+from core.config import ARCHITECTURES, ModelConfig
+from core.budget import LOAD_BUDGET, Budget, check_budget
 from core.device import (available_devices, gpu_count, is_out_of_memory, release_memory, resolve_device, set_threads,
                          thread_count)
 from core.inspect.analysis import (difference, head_entropy, head_finder, head_statistics, knockout_mask,

@@ -6,7 +6,6 @@ import shutil
 from dataclasses import asdict
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id  # how AppTest names media files

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import catalog, resources, uploads
 from core import CheckpointError, explain, load_pretrained, pretrained_models, read_info
-from tests.apptest_helpers import APP, REVERSE, open_page
+from tests.apptest_helpers import REVERSE, open_page
 from tests.pretrained_files import write_tiny_bert, write_tiny_gguf
 from tests.test_checkpoint import rewrite
 

@@ -8,7 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.config import ARCHITECTURES, SCORES, ModelConfig, parameter_count
+from core.config import ARCHITECTURES, SCORES, ModelConfig
+from core.budget import parameter_count
 from core.model.layers import LayerCall
 from core.model.transformer import AttentionControls, Transformer
 from tests.conftest import BOS, PAD, random_ids, tiny_model

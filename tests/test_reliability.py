@@ -35,7 +35,8 @@ from tokenizers import models
 
 import core.io.checkpoint as checkpoint_module
 import core.io.verify as verify_module
-from core.config import ARCHITECTURES, LOAD_BUDGET, POSITIONALS, SCORES, Budget, ModelConfig, parameter_count
+from core.config import ARCHITECTURES, POSITIONALS, SCORES, ModelConfig
+from core.budget import LOAD_BUDGET, Budget, parameter_count
 from core.io.checkpoint import CheckpointError, load, read_info, save
 from core.io.tokenizer import MAX_VOCAB_SIZE, Tokenizer
 from core.model.transformer import Transformer

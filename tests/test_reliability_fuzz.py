@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core.io.checkpoint as checkpoint_module
-from core.config import LOAD_BUDGET, activation_bytes, parameter_count
+from core.budget import LOAD_BUDGET, activation_bytes, parameter_count
 from core.io.checkpoint import CheckpointError, load, read_info
 from core.io.verify import digest
 from tests.conftest import build_checkpoint

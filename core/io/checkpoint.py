@@ -27,7 +27,8 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import save as safetensors_bytes
 from torch import Tensor
 
-from core.config import LOAD_BUDGET, Budget, ModelConfig, check_budget
+from core.config import ModelConfig
+from core.budget import LOAD_BUDGET, Budget, check_budget
 from core.io.tokenizer import Tokenizer
 from core.io.atomic import clean_stale_temp_files, write_atomic
 from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_finite, check_layout,

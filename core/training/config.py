@@ -13,7 +13,8 @@ import shlex
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
-from core.config import ModelConfig, check_budget
+from core.config import ModelConfig
+from core.budget import check_budget
 from core.device import resolve_device
 from core.tasks import get_task
 from core.training.setup import PRESETS

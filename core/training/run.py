@@ -19,7 +19,7 @@ from core.model.transformer import Transformer
 from core.tasks import get_task
 from core.training.config import TrainConfig
 from core.training.evaluation import evaluate, is_better
-from core.config import check_budget
+from core.budget import check_budget
 from core.training.setup import build_tokenizers, model_config
 from core.training.snapshots import SNAPSHOT_PREFIX, probe_snapshot
 from core.training.state import load_state, resume_state_path, save_state

@@ -32,7 +32,8 @@ import torch
 from app import resources
 from app.limits import Gate, OverBudget
 from bench.table import Row
-from core.config import LOAD_BUDGET, ModelConfig, activation_bytes, check_budget
+from core.config import ModelConfig
+from core.budget import LOAD_BUDGET, activation_bytes, check_budget
 from core.inspect.explainer import explain
 from core.io.checkpoint import Checkpoint, load, save
 from core.io.tokenizer import Tokenizer

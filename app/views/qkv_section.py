@@ -83,6 +83,19 @@ def render(seed: int, fs: float) -> None:
         q, k, v, weights, output = proj.q, proj.k, proj.v, proj.weights, proj.output
         check = (f"core.attention(Q, K, V) matches softmax(QKᵀ/√d_k + M)V computed by hand: the largest "
                  f"difference is {proj.max_error:.1e}.")
+    _draw(mode, x, src, rows, cols, (q, k, v, weights, output), fs)
+    st.success(check)
+    st.markdown(
+        "**Heads.** A layer runs h such attentions side by side, each with its own W_Q, W_K, W_V of width "
+        "d_k = d_model / h, concatenates the h outputs and mixes them with one more matrix W_O. In practice the "
+        "three matrices of every head are stacked into one big matrix, so one multiplication computes them all.")
+    st.latex(r"\mathrm{head}_i = \mathrm{Attention}(XW_Q^{i}, SW_K^{i}, SW_V^{i}), \qquad "
+             r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h]\, W_O")
+
+
+def _draw(mode: str, x, src, rows, cols, projected: tuple, fs: float) -> None:
+    """The inputs, Q, K, V, the attention map and its exports (arrays from core, labels for the axes)."""
+    q, k, v, weights, output = projected
     dims = [f"d{j}" for j in range(x.shape[1])]
     st.altair_chart(_matrix(x, rows, dims, "X: the query side's input", fs), width="content")
     if mode == "cross":
@@ -99,14 +112,7 @@ def render(seed: int, fs: float) -> None:
     st.altair_chart(chart, width="content")
     st.dataframe(pd.DataFrame(weights, index=pd.Index(rows, name="query"), columns=list(cols)), width="content",
                  key="pg_qkv_table")
-    st.success(check)
     export.export_chart(chart, "qkv-attention", "pg_qkv_chart")
     export.export_data({"q": q, "k": k, "v": v, "weights": weights, "output": output},
                        pd.DataFrame(weights, index=list(rows), columns=list(cols)).reset_index(names="query"),
                        "qkv-attention", "pg_qkv_data")
-    st.markdown(
-        "**Heads.** A layer runs h such attentions side by side, each with its own W_Q, W_K, W_V of width "
-        "d_k = d_model / h, concatenates the h outputs and mixes them with one more matrix W_O. In practice the "
-        "three matrices of every head are stacked into one big matrix, so one multiplication computes them all.")
-    st.latex(r"\mathrm{head}_i = \mathrm{Attention}(XW_Q^{i}, SW_K^{i}, SW_V^{i}), \qquad "
-             r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h]\, W_O")

@@ -216,33 +216,13 @@ def beam_search(
         logp = _allowed(model, model.next_token_logits(seqs, memory, memory_mask, controls)).log_softmax(-1)
         if step < min_new_tokens:
             logp[:, eos_id] = float("-inf")
-        vocab = logp.size(-1)
-        totals = scores.unsqueeze(-1) + logp.view(batch, k, vocab)  # (B, K, V)
-        values, flat = totals.view(batch, -1).topk(min(2 * k, k * vocab), dim=-1)  # (B, 2K)
-        new_scores = torch.full_like(scores, float("-inf"))
-        parents = torch.arange(batch, device=prefix.device).repeat_interleave(k) * k  # (B*K,) fill: beam 0
-        tokens = torch.full((batch * k,), model.config.pad_id, dtype=seqs.dtype, device=seqs.device)
-        for b in range(batch):
-            if stopped[b]:
-                continue
-            kept = 0
-            for value, index in zip(values[b].tolist(), flat[b].tolist()):
-                if value == float("-inf") or kept == k:
-                    break
-                beam, token = divmod(index, vocab)
-                if token == eos_id:
-                    done[b].append((torch.cat([seqs[b * k + beam], seqs.new_tensor([token])]), value))
-                else:
-                    new_scores[b, kept], parents[b * k + kept], tokens[b * k + kept] = value, b * k + beam, token
-                    kept += 1
-        seqs, scores = torch.cat([seqs[parents], tokens.unsqueeze(1)], dim=1), new_scores
-        longest = room
+        seqs, scores = _expand(seqs, scores, logp, done, stopped, eos_id, model.config.pad_id)
         for b in range(batch):
             finished = [rank(v, len(ids) - start) for ids, v in done[b] if len(ids) - start > 1]
             best_alive = float(scores[b].max())
-            # an unfinished hypothesis' rank can only rise up to log-probability / penalty(longest)
+            # an unfinished hypothesis' rank can only rise up to log-probability / penalty(room)
             stopped[b] = stopped[b] or best_alive == float("-inf") or (
-                len(finished) >= k and max(finished) >= rank(best_alive, longest))
+                len(finished) >= k and max(finished) >= rank(best_alive, room))
         if all(stopped):
             break
     best = [_pick(done[b], seqs[b * k : (b + 1) * k], scores[b], start, rank) for b in range(batch)]
@@ -254,6 +234,33 @@ def beam_search(
     finished = torch.tensor([done_ for _, _, done_ in best], device=prefix.device)
     totals_ = torch.tensor([score for _, score, _ in best], device=prefix.device)
     return Generation(seq, finished, output, totals_, model.config.pad_id)
+
+
+def _expand(seqs: Tensor, scores: Tensor, logp: Tensor, done: list[list[tuple[Tensor, float]]],
+            stopped: list[bool], eos_id: int, pad_id: int) -> tuple[Tensor, Tensor]:
+    """One beam step: each live row keeps its ``K`` best continuations; those ending in ``<eos>``
+    move to ``done``. seqs (B*K, T), scores (B, K), logp (B*K, V) -> seqs (B*K, T+1), scores (B, K)."""
+    batch, k = scores.shape
+    vocab = logp.size(-1)
+    totals = scores.unsqueeze(-1) + logp.view(batch, k, vocab)  # (B, K, V)
+    values, flat = totals.view(batch, -1).topk(min(2 * k, k * vocab), dim=-1)  # (B, 2K)
+    new_scores = torch.full_like(scores, float("-inf"))
+    parents = torch.arange(batch, device=seqs.device).repeat_interleave(k) * k  # (B*K,) fill: beam 0
+    tokens = torch.full((batch * k,), pad_id, dtype=seqs.dtype, device=seqs.device)
+    for b in range(batch):
+        if stopped[b]:
+            continue
+        kept = 0
+        for value, index in zip(values[b].tolist(), flat[b].tolist()):
+            if value == float("-inf") or kept == k:
+                break
+            beam, token = divmod(index, vocab)
+            if token == eos_id:
+                done[b].append((torch.cat([seqs[b * k + beam], seqs.new_tensor([token])]), value))
+            else:
+                new_scores[b, kept], parents[b * k + kept], tokens[b * k + kept] = value, b * k + beam, token
+                kept += 1
+    return torch.cat([seqs[parents], tokens.unsqueeze(1)], dim=1), new_scores
 
 
 def _pick(

@@ -17,15 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app import uploads
-from core import (CheckpointError, CheckpointInfo, get_task, is_pretrained, is_resume_state, pretrained_models,
-                  read_info, resume_state_path)
+from core import (CheckpointError, CheckpointInfo, get_task, is_pretrained, pretrained_models, read_info,
+                  resume_state_path, run_checkpoint_path, run_checkpoints)
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_DIR = ROOT / "assets" / "checkpoints"
 MAX_UPLOAD_BYTES = uploads.MAX_UPLOAD_BYTES
 DEFAULT_KEY = "shipped:translation"
-SUFFIX = ".safetensors"  # a checkpoint file's suffix (core's format; core exposes no constant for it)
 UPLOADS = "uploads"
 
 
@@ -35,8 +34,8 @@ def runs_dir() -> Path:
 
 
 def checkpoint_path(folder: Path, name: str) -> Path:
-    """Where the checkpoint called ``name`` lives in ``folder``."""
-    return folder / f"{name}{SUFFIX}"
+    """Where the checkpoint called ``name`` lives in ``folder`` (core knows the file layout)."""
+    return run_checkpoint_path(folder, name)
 
 
 @dataclass(frozen=True)
@@ -122,8 +121,8 @@ def _entries_in(folder: Path, source: str, deletable: bool = False) -> tuple[lis
     entries, problems = [], []
     if not folder.is_dir() or folder.is_symlink():
         return entries, problems
-    for path in sorted(folder.glob(f"*{SUFFIX}")):
-        if is_resume_state(path) or not _inside(path, folder):
+    for path in run_checkpoints(folder):
+        if not _inside(path, folder):
             continue
         try:
             entries.append(_checkpoint_entry(f"{source}:{path.stem}", source, path.stem, path, deletable))

@@ -62,11 +62,12 @@ from core.training.evaluation import evaluate
 from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
 from core.training.setup import PRESETS
 from core.training.snapshots import SnapshotTimeline, snapshot_maps, snapshot_timeline, training_history
-from core.training.state import is_resume_state, resume_state_path
+from core.training.state import is_resume_state, resume_state_path, run_checkpoint_path, run_checkpoints
 from core.training.step import StepOutcome, StepRecipe, make_optimizer, train_step
 from core.training.trainer import StepInfo, TrainResult, train
 
 __all__ = [
+    "run_checkpoint_path", "run_checkpoints",
     "row_labels",
     "LOAD_BUDGET", "Budget", "check_budget", "clean_stale_temp_files",
     "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS", "AttentionControls",

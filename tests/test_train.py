@@ -337,3 +337,12 @@ def test_resume_state_lives_beside_the_checkpoint():
     path = resume_state_path(Path("runs") / "copy.safetensors")
     assert path == Path("runs") / "copy.train-state.safetensors"
     assert is_resume_state(path) and not is_resume_state("runs/copy.safetensors")
+
+
+def test_run_files_live_where_core_says(tmp_path):
+    from core import run_checkpoint_path, run_checkpoints
+    ckpt = run_checkpoint_path(tmp_path, "mine")
+    ckpt.write_bytes(b"")
+    resume_state_path(ckpt).write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("x")
+    assert run_checkpoints(tmp_path) == [ckpt] and ckpt.parent == tmp_path and ckpt.stem == "mine"

@@ -21,6 +21,7 @@ from core.io.tokenizer import Tokenizer
 
 _OPTIM = "optim/"
 _RNG = "rng/torch"
+CHECKPOINT_SUFFIX = ".safetensors"  # one safetensors file per checkpoint
 _SUFFIX = ".train-state.safetensors"
 
 
@@ -33,6 +34,16 @@ def resume_state_path(checkpoint_path: str | Path) -> Path:
 def is_resume_state(path: str | Path) -> bool:
     """Whether ``path`` names a run's resume state rather than a checkpoint to explore."""
     return Path(path).name.endswith(_SUFFIX)
+
+
+def run_checkpoint_path(folder: str | Path, name: str) -> Path:
+    """Where the checkpoint of the run called ``name`` lives in ``folder``."""
+    return Path(folder) / f"{name}{CHECKPOINT_SUFFIX}"
+
+
+def run_checkpoints(folder: str | Path) -> list[Path]:
+    """The checkpoint files in ``folder`` (resume states left out), sorted by name."""
+    return [p for p in sorted(Path(folder).glob(f"*{CHECKPOINT_SUFFIX}")) if not is_resume_state(p)]
 
 
 @dataclass(frozen=True)

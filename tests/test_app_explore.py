@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from app import resources
 from app.charts import maps
-from core import ModelConfig, Tokenizer, Transformer, explain, get_task, save_checkpoint
+from core import (ModelConfig, Tokenizer, Transformer, explain, get_task, input_vocabulary, load_checkpoint,
+                  save_checkpoint)
 from tests.apptest_helpers import APP, REVERSE, charts, frames, open_page, spec, titles
 
 TINY = {"d_model": 16, "n_heads": 2, "d_ff": 32, "dropout": 0.0, "max_len": 24, "n_encoder_layers": 2,
@@ -459,3 +460,11 @@ def test_comparing_with_another_vocabulary_warns(calls):
     at.segmented_control(key="compare_mode").set_value("ckpt").run()
     at.selectbox(key="compare_ckpt").set_value("run:tiny-classifier").run()
     assert any("vocabulary differs" in w.value and "tiny-classifier" in w.value for w in at.warning)
+
+
+def test_the_models_vocabulary_is_listed_and_long_inputs_get_a_notice(runs):
+    at = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijabcdefghij"})
+    vocabulary = next(e for e in at.expander if "vocabulary" in e.label)
+    words = input_vocabulary(load_checkpoint(REVERSE).source_tokenizer)
+    assert vocabulary.text[0].value == " · ".join(words) and "<pad>" not in words
+    assert any("trained on inputs of 3–12 tokens" in w.value for w in at.warning)

@@ -20,7 +20,7 @@ from core.io.checkpoint import Checkpoint, CheckpointError, load
 from core.io.pretrained import PretrainedModel, is_pretrained
 from core.inspect.pretrained import explain_pretrained
 from core.model.transformer import AttentionControls, ModelOutput
-from core.inspect.inputs import TextInput, normalized, prepare, tokenize
+from core.inspect.inputs import TextInput, length_note, normalized, prepare, tokenize
 from core.inspect.records import Explanation, Prediction
 from core.io.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS
 
@@ -129,6 +129,7 @@ def _source_batch(ckpt: Checkpoint, inputs: list[TextInput], limit: int) -> tupl
     """(src (B, S), tokens per row, offsets per row), padding shown as ``<pad>`` tokens."""
     for item in inputs:
         tokenize(item, ckpt.source_tokenizer, limit)
+        length_note(item, ckpt.info.task)
     width = max(len(item.encoding) for item in inputs)
     ids = _padded([item.encoding.ids for item in inputs], width, ckpt.config.pad_id)
     tokens = _padded([list(item.encoding.tokens) for item in inputs], width, SPECIAL_TOKENS[ckpt.config.pad_id])

@@ -60,7 +60,7 @@ def _unknown_note(item: TextInput, tokenizer: Tokenizer) -> str:
         near = nearest_known(word, vocabulary)
         hints.append(f"'{word}'" + (f" (did you mean {', '.join(repr(w) for w in near)}?)" if near else ""))
     more = f" and {len(words) - 5} more" if len(words) > 5 else ""
-    return (f"{len(words)} word(s) unknown to the model are shown as {SPECIAL_TOKENS[UNK_ID]}: "
+    return (f"{len(words)} token(s) unknown to the model are shown as {SPECIAL_TOKENS[UNK_ID]}: "
             f"{'; '.join(hints)}{more}.")
 
 
@@ -78,3 +78,16 @@ def tokenize(item: TextInput, tokenizer: Tokenizer, limit: int) -> None:
         item.notes.append(f"The input was truncated to the model's limit of {limit} tokens.")
     if UNK_ID in item.encoding.ids:
         item.notes.append(_unknown_note(item, tokenizer))
+
+
+def input_vocabulary(tokenizer: Tokenizer) -> tuple[str, ...]:
+    """The tokens ``tokenizer`` knows, specials left out, in id order (what a user may type)."""
+    return tuple(t for t in tokenizer.token_strings(range(tokenizer.vocab_size)) if t not in SPECIAL_TOKENS)
+
+
+def length_note(item: TextInput, task: str | None) -> None:
+    """Say so when an input is longer or shorter than anything the task's model was trained on."""
+    lengths = TASKS[task].trained_lengths if task in TASKS else None
+    if lengths and not lengths[0] <= len(item.encoding.ids) <= lengths[1]:
+        item.notes.append(f"The model was trained on inputs of {lengths[0]}–{lengths[1]} tokens; this one has "
+                          f"{len(item.encoding.ids)}, so expect mistakes (its positions were never trained).")

@@ -11,7 +11,7 @@ import streamlit as st
 
 from app import catalog, ui
 from app.charts import attention as charts
-from core import Explanation, get_task
+from core import Checkpoint, Explanation, get_task, input_vocabulary
 
 URL_KEYS = ["text", "kind", "layer", "head", "view", "decoding"]
 URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "decoding": str,
@@ -156,3 +156,12 @@ def share(text: str) -> None:
         if key not in changed:
             st.query_params.pop(key, None)
     ui.write_to_url(keys + changed)
+
+
+def vocabulary(ckpt: Any) -> None:
+    """The words a small checkpoint knows (what a class can type), in an expander."""
+    if not isinstance(ckpt, Checkpoint):  # pretrained models know tens of thousands of sub-words
+        return
+    words = input_vocabulary(ckpt.source_tokenizer or ckpt.target_tokenizer)
+    with st.expander(f"The model's vocabulary ({len(words):,} tokens): what you can type"):
+        st.text(" · ".join(words))  # read from the checkpoint file: shown as text

@@ -39,6 +39,7 @@ tokens_column, prediction_column = st.columns([3, 2], gap="large")
 with tokens_column:
     st.subheader("Tokens")
     w.tokens(exp)
+    w.vocabulary(ckpt)
 with prediction_column:
     st.subheader("Prediction")
     w.prediction(exp, fs)

@@ -11,7 +11,7 @@ PAGES = {  # url (projector mode) → text the page must show
     "self-attention?projector=1": "same map, only permuted",
     "playground?projector=1&pg_qkv_mode=decoder%20self": "own learned W_Q, W_K, W_V",
     "train?projector=1": "KL divergence",
-    "architecture?projector=1": "no final LayerNorm",
+    "architecture?projector=1": "final LayerNorm",
     "positional?projector=1": "mix two bases",
 }
 

@@ -39,3 +39,24 @@ def test_teaching_page_shows_its_fix_without_errors(browser_page, path, text):
     wait_until_idle(page)
     assert problems_on(page) == [], f"/{path} shows errors"
     screenshot(page, "teach-" + path.split("?")[0])
+
+
+def test_the_lesson_walks_every_stage_with_the_keyboard(browser_page):
+    """Every stage of the Lesson, reached with the keyboard alone (focus Next, press Enter), in projector mode."""
+    from app.views.lesson import STAGES
+
+    url, page = browser_page
+    page.goto(f"{url}/lesson?projector=1")
+    wait_until_idle(page)
+    for stage, (title, _) in enumerate(STAGES):
+        heading = f"{stage + 1}. {title}"
+        page.wait_for_function(
+            "t => [...document.querySelectorAll('h2')].some(h => h.innerText.trim().startsWith(t))", arg=heading,
+            timeout=60_000)
+        wait_until_idle(page)
+        assert problems_on(page) == [], f"stage {heading} shows errors"
+        if stage < len(STAGES) - 1:
+            next_button = page.get_by_role("button", name="Next ▶")
+            next_button.focus()
+            page.keyboard.press("Enter")
+    screenshot(page, "lesson-last-stage")

@@ -14,7 +14,7 @@ from app import resources, routes, ui
 from app.charts import attention
 from app.charts import lesson as charts
 
-DEFAULT_TEXT = "i have cats"  # lower case: the translation model reads "I" as <unk>
+DEFAULT_TEXT = "I have cats"  # core lower-cases it as the model was trained (and says so)
 STAGES = (
     ("Tokens", routes.EXPLORE), ("Embeddings + positional encoding", routes.POSITIONAL),
     ("Q, K, V of one head", routes.PLAYGROUND), ("Scores q·k", routes.PLAYGROUND),
@@ -80,7 +80,7 @@ st.session_state["lesson_token"] = int(np.clip(st.session_state["lesson_token"],
 st.session_state["lesson_step"] = int(np.clip(st.session_state["lesson_step"], 0, T - 1))
 st.session_state["lesson_head"] = int(np.clip(st.session_state["lesson_head"], 0, trace.n_heads - 1))
 
-controls = st.columns([2, 1, 1, 1, 1.2])
+controls = [*st.columns([3, 1]), *st.columns(2)]  # two rows: values stay readable in projector mode
 controls[0].selectbox("Stage", range(len(STAGES)), key="lesson_stage",
                       format_func=lambda i: f"{i + 1}. {STAGES[i][0]}")
 controls[1].selectbox("Head", range(trace.n_heads), key="lesson_head", format_func=lambda h: f"head {h + 1}")
@@ -89,7 +89,7 @@ controls[2].selectbox("Highlighted source token", range(S), key="lesson_token",
 controls[3].selectbox("Decoder step", range(T), key="lesson_step",
                       format_func=lambda t: f"{t}: after {trace.target_tokens[t]}")
 stage = st.session_state["lesson_stage"]
-nav = controls[4].columns(2)
+nav = st.columns([1, 1, 3])  # a row of its own: the buttons never clip, even in projector mode
 nav[0].button("◀ Back", on_click=_go, args=(-1,), disabled=stage == 0, help="Previous stage", key="lesson_prev")
 nav[1].button("Next ▶", on_click=_go, args=(1,), disabled=stage == len(STAGES) - 1, help="Next stage",
               key="lesson_next", type="primary")

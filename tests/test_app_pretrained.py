@@ -8,7 +8,6 @@ except where ``ATTNSCOPE_REQUIRE_PRETRAINED=1`` (CI), where they fail. The insta
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -16,32 +15,22 @@ import pytest
 from app.views.pretrained.common import INSTALL, MINILM, SMOLLM
 from app import resources
 from app.views.pretrained.common import picker_entry
-from core import (explain, head_finder, pretrained_models, rotary_frequencies, rotary_relative_scores,
+from core import (explain, head_finder, rotary_frequencies, rotary_relative_scores,
                   sentence_similarity)
 from tests.apptest_helpers import as_matrix, chart, open_page
+from tests.pretrained_files import COREFERENCE, installed
 from tests.browser import CHROMIUM_FLAGS, chromium_path, problems_on, screenshot, served_app, wait_until_idle
 
-COREFERENCE = "The animal didn't cross the street because it was too tired."
-
-
-def _path(name: str) -> str:
-    entries = {e.name: e for e in pretrained_models()}
-    if name not in entries:
-        message = f"{name} is not installed: {INSTALL}"
-        if os.environ.get("ATTNSCOPE_REQUIRE_PRETRAINED") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return str(entries[name].path)
 
 
 @pytest.fixture(scope="module")
 def minilm_path() -> str:
-    return _path(MINILM)
+    return str(installed(MINILM).path)
 
 
 @pytest.fixture(scope="module")
 def smollm_path() -> str:
-    return _path(SMOLLM)
+    return str(installed(SMOLLM).path)
 
 
 @pytest.fixture(scope="module")

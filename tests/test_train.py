@@ -204,6 +204,8 @@ def test_ddp_with_two_cpu_processes(tmp_path):
                "-m", "core", "train", *_cli(out, "--steps=12")[4:]]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+    final = [line for line in done.stderr.splitlines() if line.startswith(f"{out} after 12 steps")]
+    assert len(final) == 1 and "{}" not in final[0], done.stderr[-3000:]  # the main rank's line, once
     ckpt = load(out)
     assert ckpt.info.extra["train"]["world_size"] == 2
     assert [h["step"] for h in ckpt.info.extra["history"]] == [10, 12]
@@ -346,3 +348,12 @@ def test_run_files_live_where_core_says(tmp_path):
     resume_state_path(ckpt).write_bytes(b"")
     (tmp_path / "notes.txt").write_text("x")
     assert run_checkpoints(tmp_path) == [ckpt] and ckpt.parent == tmp_path and ckpt.stem == "mine"
+
+
+def test_every_train_flag_has_a_description_beside_its_default(capsys):
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines: compare on single spaces
+    for f in dataclasses.fields(TrainConfig):
+        help_line = f"{f.metadata['help']} (default: {f.default})"
+        assert len(f.metadata["help"].split()) >= 2 and help_line in text, f.name

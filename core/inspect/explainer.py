@@ -270,11 +270,14 @@ def _summary(explanation: Explanation) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m core explain", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m core explain",
+                                     description="Print a model's prediction and each head's most-attended key.")
     parser.add_argument("checkpoint", help="a .safetensors checkpoint, a BERT-family folder or a .gguf file")
     parser.add_argument("text", help="the input sentence")
-    parser.add_argument("--decoding", choices=DECODINGS, default="greedy")
-    parser.add_argument("--continuation", type=int, default=0, help="tokens a language model adds")
+    parser.add_argument("--decoding", choices=DECODINGS, default="greedy",
+                        help="how the decoder picks each output token (default: greedy)")
+    parser.add_argument("--continuation", type=int, default=0, metavar="N",
+                        help="tokens a language model adds after the text (default: 0)")
     args = parser.parse_args(argv)
     try:
         result = explain(args.checkpoint, args.text, decoding=args.decoding, continuation=args.continuation)

@@ -10,23 +10,36 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from dataclasses import dataclass, fields, replace
+from dataclasses import Field, dataclass, field, fields, replace
 from typing import Any, Callable
 
 from core.config import ModelConfig
 from core.budget import check_budget
 from core.device import resolve_device
-from core.tasks import get_task
+from core.tasks import TASKS, get_task
 from core.training.setup import PRESETS
 from core.training.step import SCHEDULES, StepRecipe
 
 PRESET_SIZES = ("d_model", "n_heads", "d_ff")  # ModelConfig fields a preset sets (with n_layers)
 MODEL_FLAGS = ("dropout", "norm", "positional", "score", "tie_embeddings")  # ModelConfig fields set as they are
+MODEL_HELP = {
+    "d_model": "model width; none = the preset's", "n_heads": "attention heads per layer; none = the preset's",
+    "d_ff": "feed-forward hidden width; none = the preset's", "dropout": "dropout probability",
+    "norm": "post (Add & Norm after each sublayer, the paper) or pre (LayerNorm before it)",
+    "positional": "sinusoidal (the paper), learned or none",
+    "score": "attention score: scaled_dot (the paper), dot, general or additive",
+    "tie_embeddings": "share the decoder's input embedding with its output projection",
+}
+
+
+def _flag(default: Any, help: str) -> Any:
+    """A field with its ``--help`` line in its metadata (the CLI adds the default)."""
+    return field(default=default, metadata={"help": help})
 
 
 def _with_model_fields(cls: type) -> type:
     """Insert :data:`PRESET_SIZES` (``int | None``, default None) and :data:`MODEL_FLAGS` (ModelConfig's
-    type and default) as fields right after ``n_layers``."""
+    type and default, help from :data:`MODEL_HELP`) as fields right after ``n_layers``."""
     model = {f.name: f for f in fields(ModelConfig)}
     derived = {name: f"{model[name].type} | None" for name in PRESET_SIZES}
     derived.update({name: model[name].type for name in MODEL_FLAGS})
@@ -37,7 +50,7 @@ def _with_model_fields(cls: type) -> type:
             annotations.update(derived)
     cls.__annotations__ = annotations
     for name in derived:
-        setattr(cls, name, None if name in PRESET_SIZES else model[name].default)
+        setattr(cls, name, _flag(None if name in PRESET_SIZES else model[name].default, MODEL_HELP[name]))
     return cls
 
 
@@ -46,28 +59,28 @@ def _with_model_fields(cls: type) -> type:
 class TrainConfig:
     """Everything a training run needs; every field is a ``--flag`` of the CLI."""
 
-    task: str = "reverse"
-    out: str = "runs/reverse.safetensors"
-    seed: int = 0
-    steps: int = 2000
-    batch_size: int = 64
-    grad_accum: int = 1
-    schedule: str = "noam"  # "noam" (the paper's warm-up) or "constant"
-    lr: float = 1.0  # the Noam factor, or the constant learning rate
-    warmup: int = 400
-    label_smoothing: float = 0.1
-    clip_norm: float = 1.0
-    eval_every: int = 250
-    save_every: int = 500
-    snapshot_every: int = 100
-    patience: int = 0  # evaluations without improvement before stopping; 0 = never
-    stop_at: float | None = None  # stop once the validation metric reaches this
-    preset: str = "small"
-    n_layers: int | None = None  # None = the preset's; then ModelConfig's sizes and flags (see above)
-    train_size: int | None = None  # None = the task's default split sizes
-    device: str = "auto"
-    compile: bool = False
-    progress: bool = True
+    task: str = _flag("reverse", f"the built-in task: {', '.join(TASKS)}")
+    out: str = _flag("runs/reverse.safetensors", "where the checkpoint is written")
+    seed: int = _flag(0, "seed of the data split, the initial weights and the batches")
+    steps: int = _flag(2000, "optimizer steps to take")
+    batch_size: int = _flag(64, "examples per micro-batch (per process under torchrun)")
+    grad_accum: int = _flag(1, "micro-batches whose gradients add up to one step")
+    schedule: str = _flag("noam", "learning-rate schedule: noam (the paper's warm-up) or constant")
+    lr: float = _flag(1.0, "the Noam factor, or the constant learning rate")
+    warmup: int = _flag(400, "Noam warm-up steps before the rate starts to fall")
+    label_smoothing: float = _flag(0.1, "probability spread over the other tokens (the paper: 0.1)")
+    clip_norm: float = _flag(1.0, "largest gradient norm; larger gradients are scaled down")
+    eval_every: int = _flag(250, "steps between validations")
+    save_every: int = _flag(500, "steps between resume states")
+    snapshot_every: int = _flag(100, "steps between attention snapshots of the probe input")
+    patience: int = _flag(0, "validations without improvement before stopping; 0 = never")
+    stop_at: float | None = _flag(None, "stop once the validation metric reaches this; none = never")
+    preset: str = _flag("small", "model size: tiny, small, medium or base (the paper's base model)")
+    n_layers: int | None = _flag(None, "layers in each stack; none = the preset's")
+    train_size: int | None = _flag(None, "training examples; none = the task's default split sizes")
+    device: str = _flag("auto", "auto, cpu, cuda, cuda:N or mps")
+    compile: bool = _flag(False, "run the step through torch.compile")
+    progress: bool = _flag(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         get_task(self.task)
@@ -130,11 +143,16 @@ def parse_args(argv: list[str] | None) -> tuple[TrainConfig, bool]:
                                      description="Train a Transformer on a built-in task.")
     parser.add_argument("--resume", action="store_true", help="continue from the run's saved state")
     for f in fields(TrainConfig):
-        parser.add_argument(f"--{f.name}", type=_coercer(str(f.type)), default=f.default,
-                            help=f"default: {f.default}")
+        parser.add_argument(f"--{f.name}", type=_coercer(str(f.type)), default=f.default, metavar=_metavar(f),
+                            help=f"{f.metadata['help']} (default: {f.default})")
     args = vars(parser.parse_args(argv))
     resume = args.pop("resume")
     return replace(TrainConfig(), **args), resume
+
+
+def _metavar(f: Field) -> str:
+    """What the flag takes, as its type names it (``INT``, ``FLOAT|NONE``, ``TRUE|FALSE``)."""
+    return str(f.type).replace("bool", "true|false").replace(" | ", "|").upper()
 
 
 def _coercer(annotation: str) -> Callable[[str], Any]:

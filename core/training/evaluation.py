@@ -89,7 +89,8 @@ def unigram_perplexity(tokenizer: Tokenizer, train: Sequence[Example], test: Seq
 def main(argv: list[str] | None = None) -> int:
     """Print each checkpoint's test metrics, regenerated from its task and seed."""
     parser = argparse.ArgumentParser(prog="python -m core evaluate", description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoints", nargs="+")
+    parser.add_argument("checkpoints", nargs="+", metavar="CHECKPOINT",
+                        help="Attnscope checkpoints (.safetensors) trained on a built-in task; resume states are skipped")
     args = parser.parse_args(argv)
     status = 0
     sys.stdout.write(f"{'checkpoint':<28} {'split':<10} metrics\n")

@@ -38,13 +38,18 @@ class StepInfo:
 
 @dataclass(frozen=True)
 class TrainResult:
-    """What a finished (or stopped) run produced."""
+    """What a finished (or stopped) run produced.
+
+    ``main`` says whether this process is the main one (always, without ``torchrun``): only it
+    validates and writes the checkpoint, so only its ``metrics`` and ``history`` are filled in.
+    """
 
     checkpoint: str
     step: int
     metrics: dict[str, Any]
     history: list[dict[str, Any]] = field(default_factory=list)
     stopped: str = "completed"
+    main: bool = True
 
 
 def train(
@@ -101,7 +106,7 @@ def train(
         run.finish(step)
     if ctx.world > 1:
         dist.barrier()
-    return TrainResult(config.out, step, run.record.get("metrics", {}), run.record["history"], stopped)
+    return TrainResult(config.out, step, run.record.get("metrics", {}), run.record["history"], stopped, ctx.main)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,5 +118,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, CheckpointError) as error:
         log.error("error: %s", error)
         return 2
-    log.info("%s after %d steps (%s): %s", result.checkpoint, result.step, result.stopped, result.metrics)
+    if result.main:  # under torchrun the other ranks have no metrics: the line is written once
+        log.info("%s after %d steps (%s): %s", result.checkpoint, result.step, result.stopped, result.metrics)
     return 0

@@ -11,7 +11,7 @@ public API: the app and ``bench/`` use nothing else::
 Pretrained models open the same way: ``explain(path, text)`` with a BERT-family folder or a
 Llama-family ``.gguf`` file (``pretrained_models()`` lists the installed ones, ``core.io.pretrained``).
 
-Command line: ``python -m core {train,explain,evaluate}`` (see ``core/__main__.py``).
+Command line: ``python -m core {train,explain,evaluate,import}`` (see ``core/__main__.py``).
 """
 
 from core.config import ARCHITECTURES, ModelConfig
@@ -31,6 +31,8 @@ from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read
 from core.io.atomic import clean_stale_temp_files
 from core.io.checkpoint import load as load_checkpoint
 from core.io.checkpoint import save as save_checkpoint
+from core.io.interop import (NNImportOptions, NNTransformerLayout, import_nn_transformer, nn_transformer_layout,
+                             vocab_lines)
 from core.io.pretrained import PretrainedEntry, PretrainedModel, is_pretrained, load_pretrained, pretrained_models
 from core.io.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
 from core.lessons.attention import (KVLookup, QKVProjection, Saturation, ScoreFunction, attention_row, kv_lookup,
@@ -69,6 +71,7 @@ from core.training.trainer import StepInfo, TrainResult, train
 
 __all__ = [
     "input_vocabulary",
+    "NNImportOptions", "NNTransformerLayout", "import_nn_transformer", "nn_transformer_layout", "vocab_lines",
     "run_checkpoint_path", "run_checkpoints",
     "row_labels",
     "LOAD_BUDGET", "Budget", "check_budget", "clean_stale_temp_files",

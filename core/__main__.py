@@ -3,6 +3,7 @@
 - ``train``    train a model on a built-in task (``core.training.trainer``)
 - ``evaluate`` re-measure checkpoints on their held-out split (``core.training.evaluation``)
 - ``explain``  print a checkpoint's prediction and each head's most-attended key (``core.inspect.explainer``)
+- ``import``   turn a PyTorch ``nn.Transformer`` state dict into a checkpoint (``core.io.interop.cli``)
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ import sys
 from typing import Callable
 
 from core.inspect import explainer
+from core.io.interop import cli as interop_cli
 from core.training import evaluation, trainer
 
 COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
     "train": trainer.main,
     "evaluate": evaluation.main,
     "explain": explainer.main,
+    "import": interop_cli.main,
 }
 
 

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import math
+import os
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import save_file
 from torch import nn
 
+from core.io.checkpoint import load
 from core.io.interop import config_for_nn_transformer, from_nn_transformer, load_state_dict_file
 from core.model.transformer import Transformer
 from tests.conftest import BOS, PAD, MarkerPayload, random_ids
@@ -193,3 +200,124 @@ def test_files_that_are_not_state_dicts_are_refused(tmp_path: Path, content, fra
 def test_missing_pt_file_is_a_value_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="absent.pt"):
         load_state_dict_file(tmp_path / "absent.pt")
+
+
+# ---------------------------------------------------------------- the README's worked example (issue 16 item 8)
+ROOT = Path(__file__).resolve().parents[1]
+CORE_ENV = {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+
+
+def readme_import_example() -> tuple[str, list[str]]:
+    """The README's "Import a PyTorch nn.Transformer" section: its Python snippet and its commands."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### Import a PyTorch `nn.Transformer`")[1]
+    section = section.split("\n## ", 1)[0]
+    [code] = re.findall(r"```py\n(.*?)```", section, flags=re.S)
+    [commands] = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    return code, commands.strip().splitlines()
+
+
+def run_command(line: str, cwd: Path) -> subprocess.CompletedProcess:
+    argv = shlex.split(line)
+    assert argv[:3] == ["python", "-m", "core"]
+    return subprocess.run([sys.executable, *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **CORE_ENV})
+
+
+def test_the_readme_example_imports_a_model_whose_logits_equal_pytorch(tmp_path, monkeypatch) -> None:
+    code, commands = readme_import_example()
+    monkeypatch.chdir(tmp_path)
+    torch.manual_seed(0)
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # the snippet exactly as printed
+    user_model = namespace["model"]
+    done = [run_command(line, tmp_path) for line in commands]
+    assert all(d.returncode == 0 for d in done), [d.stderr[-2000:] for d in done]
+    assert "wrote my_translator_attnscope.safetensors" in done[0].stdout
+    ckpt = load(tmp_path / "my_translator_attnscope.safetensors")
+    assert ckpt.config.n_heads == 4 and ckpt.source_tokenizer.encode("the cat").tokens == ["the", "cat"]
+    assert done[1].stdout.strip()  # explain printed its summary
+    src, tgt = torch.tensor([[4, 5, 7, 8, 9, 2]]), torch.tensor([[1, 4, 6, 7, 3]])  # the vocabulary's ids (no <pad>)
+    with torch.no_grad():
+        expected = user_model(src, tgt)
+        ours = ckpt.model(src, tgt, return_attention=True)
+    torch.testing.assert_close(ours.logits, expected, atol=1e-5, rtol=0)
+    assert set(ours.attention) == {"encoder", "decoder", "cross"}
+
+
+# ---------------------------------------------------------------- python -m core import: errors and options
+def write_user_model(folder: Path, *, bias: bool = False, vocab: list[str] | None = None) -> tuple[nn.Module, Path]:
+    """A wrapped nn.Transformer (pre-norm, no embedding scale, no positional encoding) and its vocab file."""
+    words = vocab or ["<?>", "<blank>", "<s>", "</s>", "a", "b", "c", "d"]  # torchtext's order: unk, pad, bos, eos
+    torch.manual_seed(5)
+    user = nn.Module()
+    user.embedding = nn.Embedding(len(words), 16)  # one table for both sides
+    user.core = reference(True, seed=6)
+    user.out = nn.Linear(16, len(words), bias=bias)
+    save_file({k: v.contiguous() for k, v in user.state_dict().items()}, folder / "user.safetensors")
+    (folder / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    return user, folder / "vocab.txt"
+
+
+def import_cli(folder: Path, *flags: str) -> subprocess.CompletedProcess:
+    line = ("python -m core import user.safetensors --out out.safetensors --heads 4 --src-vocab vocab.txt "
+            "--tgt-vocab vocab.txt --norm-first --positional none --specials '<blank>' '<s>' '</s>' '<?>' "
+            + " ".join(shlex.quote(f) for f in flags))
+    return run_command(line, folder)
+
+
+def test_cli_options_reproduce_a_pre_norm_model_with_renamed_specials(tmp_path) -> None:
+    user, _ = write_user_model(tmp_path)
+    done = import_cli(tmp_path, "--lm-head", "out")
+    assert done.returncode == 0, done.stderr
+    ckpt = load(tmp_path / "out.safetensors")
+    assert ckpt.config.norm == "pre" and ckpt.target_tokenizer.token_strings([0, 1, 2, 3, 4]) == [
+        "<pad>", "<bos>", "<eos>", "<unk>", "a"]
+    their_ids, ours_ids = torch.tensor([[2, 4, 5, 0, 6, 3]]), torch.tensor([[1, 4, 5, 3, 6, 2]])  # bos a b unk c eos
+    order = [1, 2, 3, 0, 4, 5, 6, 7]  # our id j is their id order[j]
+    with torch.no_grad():
+        table, causal = user.embedding.weight, nn.Transformer.generate_square_subsequent_mask(6)
+        hidden = user.core(table[their_ids], table[their_ids], tgt_mask=causal)  # (1, 6, 16)
+        theirs = user.out(hidden)[..., order]  # (1, 6, V) in our id order
+        torch.testing.assert_close(ckpt.model(ours_ids, ours_ids).logits, theirs, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize(("flags", "vocab", "bias", "fragment"), [
+    ((), None, False, "cannot tell which tensor is the source embedding: name it with --src-embed KEY"),
+    (("--lm-head", "out.weight"), None, True, "--drop-output-bias"),
+    (("--lm-head", "nothing"), None, False, "'nothing' is not a tensor of shape (rows, 16)"),
+    (("--lm-head", "out", "--heads", "3"), None, False, "divisible by n_heads (3)"),
+    (("--lm-head", "out"), ["<blank>", "<s>", "</s>", "<?>", "a", "b", "c"] + ["a"], False, "lists 'a' more than once"),
+    (("--lm-head", "out"), ["<blank>", "<s>", "</s>", "x", "a", "b", "c", "d"], False, "has no line '<?>'"),
+    (("--lm-head", "out", "--max-len", "100000"), None, False, "max_len"),
+    (("--lm-head", "out", "--prefix", "model."), None, False, "not an nn.Transformer"),
+])
+def test_cli_errors_are_one_line_with_exit_status_2(tmp_path, flags, vocab, bias, fragment) -> None:
+    write_user_model(tmp_path, bias=bias, vocab=vocab)
+    done = import_cli(tmp_path, *flags)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert fragment in done.stderr and not (tmp_path / "out.safetensors").exists()
+
+
+def test_cli_reads_a_pt_file_safely_and_refuses_a_pickle(tmp_path, marker_payload) -> None:
+    user, _ = write_user_model(tmp_path)
+    torch.save(user.state_dict(), tmp_path / "user.pt")
+    done = run_command("python -m core import user.pt --out out.safetensors --heads 4 --src-vocab vocab.txt "
+                       "--tgt-vocab vocab.txt --specials '<blank>' '<s>' '</s>' '<?>' --lm-head out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    payload, marker = marker_payload
+    (tmp_path / "evil.pt").write_bytes(payload)
+    done = run_command("python -m core import evil.pt --out evil.safetensors --heads 4 --src-vocab vocab.txt "
+                       "--tgt-vocab vocab.txt", tmp_path)
+    assert done.returncode == 2 and "evil.pt" in done.stderr and not marker.exists()
+
+
+@pytest.mark.parametrize("command", ["import", "explain", "evaluate", "train"])
+def test_every_cli_flag_is_described(command: str) -> None:
+    done = run_command(f"python -m core {command} --help", ROOT)
+    listing = done.stdout.split("\n\n", 2)[2]  # after the usage and the description: the arguments
+    entries = re.findall(r"^  (\S.*?)(?=\n  \S|\n\n|\Z)", listing, flags=re.S | re.M)
+    assert done.returncode == 0 and len(entries) >= 2
+    for entry in entries:  # "--flag METAVAR   description (default: …)": words beyond the flag and its metavar
+        words = entry.split()
+        assert len([w for w in words[1:] if not w.isupper() and not w.startswith("{")]) >= 3, entry

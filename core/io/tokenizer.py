@@ -1,26 +1,23 @@
 """Character-, word- and BPE-level tokenizers for Attnscope.
 
-A thin layer over Hugging Face ``tokenizers`` (not ``transformers``). Every
-tokenizer reserves the ids ``<pad>``=0, ``<bos>``=1, ``<eos>``=2, ``<unk>``=3.
+A thin layer over Hugging Face ``tokenizers`` (not ``transformers``). Every tokenizer reserves the
+ids ``<pad>``=0, ``<bos>``=1, ``<eos>``=2, ``<unk>``=3.
 
 Design rules (see ``tests/test_tokenizer.py``):
 
-* No normalisation: offsets are code-point indices into the *original* text and
-  ``text[s:e]`` is the token's text. Unknown characters/words become a visible
-  ``<unk>`` token whose offsets point at the original characters; nothing that
-  is not whitespace is ever dropped.
-* The special tokens live only in the model vocabulary, never as HF "added
-  tokens", so a user typing ``<pad>`` gets plain characters/words, not id 0.
-  The pre-tokenizers also split ``<``/``>`` from letters, so no learned merge
-  or word can ever spell a special token.
+* No normalisation: offsets are code-point indices into the *original* text and ``text[s:e]`` is
+  the token's text. Unknown characters/words become a visible ``<unk>`` token whose offsets point
+  at the original characters; nothing that is not whitespace is ever dropped.
+* The special tokens live only in the model vocabulary, never as HF "added tokens", so a user
+  typing ``<pad>`` gets plain characters/words, not id 0. The pre-tokenizers also split ``<``/``>``
+  from letters, so no learned merge or word can ever spell a special token.
 * Kinds:
-    - ``char``: every character (whitespace included) is a token; decode
-      concatenates.
-    - ``word``: HF ``Whitespace`` pre-tokenizer (``\\w+|[^\\w\\s]+``); decode
-      joins tokens with single spaces (original spacing is not recoverable).
-    - ``bpe``: HF ``BPE`` (not byte-level) over ``Metaspace(prepend_scheme=
-      "never")`` + isolated punctuation; spaces become ``▁`` inside tokens and
-      decode restores them (a literal ``▁`` typed by the user decodes as a space).
+    - ``char``: every character (whitespace included) is a token; decode concatenates.
+    - ``word``: HF ``Whitespace`` pre-tokenizer (``\\w+|[^\\w\\s]+``); decode joins tokens with
+      single spaces (original spacing is not recoverable).
+    - ``bpe``: HF ``BPE`` (not byte-level) over ``Metaspace(prepend_scheme="never")`` + isolated
+      punctuation; spaces become ``▁`` inside tokens and decode restores them (a literal ``▁``
+      typed by the user decodes as a space).
 """
 
 from __future__ import annotations
@@ -125,7 +122,6 @@ class Tokenizer:
         if any(t is None for t in self._id_to_token):
             raise ValueError("tokenizer vocabulary ids are not contiguous")
 
-    # ------------------------------------------------------------------ training
     @classmethod
     def train(
         cls, kind: str, texts: Iterable[str], *, vocab_size: int | None = None, min_frequency: int = 1
@@ -168,14 +164,22 @@ class Tokenizer:
         pieces.sort(key=None if kind == "char" else lambda p: (-counts[p], p))
         if not pieces:
             raise ValueError(f"no token reaches min_frequency={min_frequency}")
+        return cls.from_vocab(kind, pieces)
+
+    @classmethod
+    def from_vocab(cls, kind: str, pieces: Sequence[str]) -> Tokenizer:
+        """A ``char``/``word`` tokenizer: the four specials, then ``pieces`` (``ValueError`` on a repeat)."""
+        if kind not in ("char", "word"):
+            raise ValueError(f"a tokenizer from a vocabulary is of kind 'char' or 'word', not {kind!r}")
         vocab = {tok: i for i, tok in enumerate((*SPECIAL_TOKENS, *pieces))}
+        if len(vocab) != len(SPECIAL_TOKENS) + len(pieces):
+            raise ValueError("the vocabulary lists a token twice")
         hf = _HFTokenizer(models.WordLevel(vocab, unk_token="<unk>"))
         hf.pre_tokenizer = _pre_tokenizer(kind)
         if kind == "char":
             hf.decoder = decoders.Fuse()
         return cls(kind, hf)
 
-    # ------------------------------------------------------------------ encode / decode
     def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> Encoding:
         """Encode ``text``; empty or whitespace-only text gives an empty Encoding.
 
@@ -235,7 +239,6 @@ class Tokenizer:
         """Number of ids, specials included."""
         return len(self._id_to_token)
 
-    # ------------------------------------------------------------------ serialisation
     def to_json(self) -> str:
         """Self-describing JSON: format tag, version, kind and the HF tokenizer JSON."""
         return json.dumps(

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app import uploads
-from core import (CheckpointError, CheckpointInfo, get_task, is_pretrained, pretrained_models, read_info,
-                  resume_state_path, run_checkpoint_path, run_checkpoints)
+from core import (CheckpointError, CheckpointInfo, NNImportOptions, get_task, is_pretrained, pretrained_models,
+                  read_info, resume_state_path, run_checkpoint_path, run_checkpoints)
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,6 +181,15 @@ def save_upload(owner: str, filename: str, data: bytes) -> str:
         CheckpointError: wrong type (the message lists the accepted ones), too large, or refused.
     """
     return "upload:" + uploads.save_upload(runs_dir() / UPLOADS, owner, filename, data)
+
+
+def import_upload(owner: str, filename: str, data: bytes, options: NNImportOptions) -> str:
+    """Import an uploaded ``nn.Transformer`` state dict (see :func:`app.uploads.import_upload`); returns its key.
+
+    Raises:
+        CheckpointError: options that do not fit the file, or a checkpoint the loader refuses.
+    """
+    return "upload:" + uploads.import_upload(runs_dir() / UPLOADS, owner, filename, data, options)
 
 
 def version(entry: Entry) -> str:

@@ -10,29 +10,47 @@ from __future__ import annotations
 import streamlit as st
 
 from app import catalog, resources, ui
+from app.import_form import import_form
+from app.uploads import NeedsImport
 from core import CheckpointError
 
 PROJECTOR_CSS = ui.PROJECTOR_CSS  # the projector look lives beside the charts it must match
 
 
+def _chosen(key: str) -> None:
+    """Select the new upload ``key`` (on the next run, before the picker is drawn)."""
+    st.session_state.pop("_upload_error", None)
+    st.session_state.pop("_import_layout", None)
+    resources.entries.clear()
+    st.session_state["_ckpt_pending"] = key
+    st.rerun()
+
+
 def _upload() -> None:
     with st.expander("Upload a model"):
         uploaded = st.file_uploader(
-            "Attnscope checkpoint (.safetensors), Llama-family .gguf, or zipped BERT-family folder (.zip)",
-            key="upload", help="Your uploads are visible only in this browser session.")
+            "Attnscope checkpoint or PyTorch nn.Transformer state dict (.safetensors), Llama-family .gguf, or "
+            "zipped BERT-family folder (.zip)", key="upload",
+            help="Your uploads are visible only in this browser session.")
         if uploaded is None:
             st.session_state.pop("_upload_error", None)
+            st.session_state.pop("_import_layout", None)
         if uploaded is not None and st.session_state.get("_uploaded_id") != uploaded.file_id:
             st.session_state["_uploaded_id"] = uploaded.file_id
+            st.session_state.pop("_import_layout", None)
             try:
                 key = catalog.save_upload(resources.owner(), uploaded.name, uploaded.getvalue())
+            except NeedsImport as needed:  # an nn.Transformer state dict: the form below asks for the rest
+                st.session_state.pop("_upload_error", None)
+                st.session_state["_import_layout"] = needed.layout
             except CheckpointError as error:
                 st.session_state["_upload_error"] = str(error)
             else:
-                st.session_state.pop("_upload_error", None)
-                resources.entries.clear()
-                st.session_state["_ckpt_pending"] = key
-                st.rerun()
+                _chosen(key)
+        if uploaded is not None and st.session_state.get("_import_layout") is not None:
+            key = import_form(st.session_state["_import_layout"], uploaded.name, uploaded.getvalue())
+            if key is not None:
+                _chosen(key)
         if st.session_state.get("_upload_error"):
             st.error(f"This file cannot be opened: {ui.plain(st.session_state['_upload_error'])}")
 

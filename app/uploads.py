@@ -5,6 +5,9 @@ Each session gets an owner token (:func:`new_owner`); its uploads live in
 upload is one of:
 
 * an Attnscope checkpoint (``.safetensors``), opened with ``core.load_checkpoint``;
+* a PyTorch ``nn.Transformer`` state dict (``.safetensors``): refused with :class:`NeedsImport`,
+  which carries what its shapes tell, until :func:`import_upload` is given the rest and turns it
+  into a checkpoint with ``core.import_nn_transformer``;
 * a Llama-family ``.gguf`` file, opened with ``core.load_pretrained``;
 * a ``.zip`` of a BERT-family folder (``config.json``, ``model.safetensors``,
   ``tokenizer.json``), unzipped with no absolute path, no ``..``, no link, and size and
@@ -25,9 +28,11 @@ import shutil
 import stat
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from core import CheckpointError, load_checkpoint, load_pretrained
+from core import (CheckpointError, NNImportOptions, NNTransformerLayout, import_nn_transformer, load_checkpoint,
+                  load_pretrained, nn_transformer_layout)
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +41,23 @@ MAX_UNZIPPED_BYTES = 160 * 1024 * 1024
 MAX_ZIP_FILES = 16
 MAX_NAME_CHARS = 120
 TYPES = ("safetensors", "gguf", "zip")  # what the uploader accepts
-TYPES_TEXT = ("an Attnscope checkpoint (.safetensors), a Llama-family GGUF file (.gguf) or a zipped "
-              "BERT-family folder (.zip with config.json, model.safetensors and tokenizer.json)")
+TYPES_TEXT = ("an Attnscope checkpoint or a PyTorch nn.Transformer state dict (.safetensors; save a .pt "
+              "state dict with safetensors first), a Llama-family GGUF file (.gguf) or a zipped BERT-family "
+              "folder (.zip with config.json, model.safetensors and tokenizer.json)")
 PAYLOADS = {"safetensors": "checkpoint.safetensors", "gguf": "model.gguf", "zip": "model"}
 NAME_FILE = "name.txt"
 BERT_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 _OWNER = re.compile(r"[0-9a-f]{32}")
 _DIGEST = re.compile(r"[0-9a-f]{16}")
+
+
+class NeedsImport(CheckpointError):
+    """The upload is an ``nn.Transformer`` state dict: :attr:`layout` says what its shapes tell."""
+
+    def __init__(self, layout: NNTransformerLayout) -> None:
+        super().__init__("the file holds a PyTorch nn.Transformer's weights, not an Attnscope checkpoint: "
+                         "import it with the form")
+        self.layout = layout
 
 
 def new_owner() -> str:
@@ -160,37 +175,88 @@ def _check(kind: str, path: Path) -> None:
         raise CheckpointError(f"the file cannot be read ({type(error).__name__})") from None
 
 
+def _nn_transformer(path: Path) -> NNTransformerLayout | None:
+    """What the shapes tell when the file holds an ``nn.Transformer`` state dict (its header only), else None."""
+    try:
+        return nn_transformer_layout(path)
+    except (ValueError, MemoryError, RecursionError, OverflowError, OSError):
+        return None
+
+
 def save_upload(uploads: Path, owner: str, filename: str, data: bytes) -> str:
     """Check an upload fully and keep it as ``owner``'s; returns its digest (the catalog key's tail).
 
     Raises:
+        NeedsImport: a ``.safetensors`` holding an ``nn.Transformer`` state dict (see :func:`import_upload`).
         CheckpointError: wrong type, too large, unsafe archive, or refused by the core loader.
     """
     kind = kind_of(filename)
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise CheckpointError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
-    folder = owner_folder(uploads, owner)
-    if uploads.is_symlink() or folder.is_symlink():
-        raise CheckpointError("the uploads folder is a link; uploads are turned off")
-    folder.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=folder))
-    try:
+
+    def fill(staging: Path) -> None:
         payload = staging / PAYLOADS[kind]
         if kind == "zip":
             safe_unzip(data, staging / "unzipped").rename(payload)
             shutil.rmtree(staging / "unzipped", ignore_errors=True)
         else:
             payload.write_bytes(data)
-        _check(kind, staging / PAYLOADS[kind])
+        if kind == "safetensors" and (layout := _nn_transformer(payload)) is not None:
+            raise NeedsImport(layout)
+        _check(kind, payload)
+
+    return _store(uploads, owner, filename, data, hashlib.sha256(data).hexdigest()[:16], fill)
+
+
+def import_upload(uploads: Path, owner: str, filename: str, data: bytes, options: NNImportOptions) -> str:
+    """Import an uploaded ``nn.Transformer`` state dict with ``options``, check the checkpoint made and
+    keep it as ``owner``'s; returns its digest (one per file and options).
+
+    Raises:
+        CheckpointError: wrong type, too large, options that do not fit, or refused by the core loader.
+    """
+    if kind_of(filename) != "safetensors":
+        raise CheckpointError("only a .safetensors state dict can be imported")
+
+    def fill(staging: Path) -> None:
+        source, payload = staging / "source.safetensors", staging / PAYLOADS["safetensors"]
+        source.write_bytes(data)
+        try:
+            import_nn_transformer(source, payload, options)
+        except ValueError as error:
+            raise CheckpointError(str(error)) from None  # a one-line message saying what to change
+        except (MemoryError, RecursionError, OverflowError, OSError) as error:
+            log.info("import refused: %s", error)
+            raise CheckpointError(f"the file cannot be imported ({type(error).__name__})") from None
+        finally:
+            source.unlink(missing_ok=True)
+        _check("safetensors", payload)
+
+    digest = hashlib.sha256(data + repr(options).encode("utf-8")).hexdigest()[:16]
+    return _store(uploads, owner, filename, data, digest, fill)
+
+
+def _store(uploads: Path, owner: str, filename: str, data: bytes, digest: str,
+           fill: Callable[[Path], None]) -> str:
+    """``fill`` a fresh staging folder in ``owner``'s uploads, then keep it as ``digest``."""
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise CheckpointError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+    folder = owner_folder(uploads, owner)
+    if uploads.is_symlink() or folder.is_symlink():
+        raise CheckpointError("the uploads folder is a link; uploads are turned off")
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=folder))
+    try:
+        fill(staging)
         (staging / NAME_FILE).write_text(display_name(filename), encoding="utf-8")
         target = folder / digest
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
+    except NeedsImport:
+        raise
     except CheckpointError as error:
         message = str(error).replace(str(staging), "the upload")
-        if kind != "zip":  # the loader names the stored file: name the upload instead
-            message = message.replace(PAYLOADS[kind], display_name(filename))
+        for stored in ("source.safetensors", *PAYLOADS.values()):  # the loader names the stored file
+            if stored != PAYLOADS["zip"]:
+                message = message.replace(stored, display_name(filename))
         raise CheckpointError(message) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)

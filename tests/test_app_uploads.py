@@ -10,10 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+from safetensors.torch import save_file
 from streamlit.testing.v1 import AppTest
 
 from app import catalog, resources, uploads
-from core import CheckpointError, explain, load_pretrained, pretrained_models, read_info
+from core import CheckpointError, explain, load_checkpoint, load_pretrained, pretrained_models, read_info
 from tests.apptest_helpers import REVERSE, open_page
 from tests.pretrained_files import write_tiny_bert, write_tiny_gguf
 from tests.test_checkpoint import rewrite
@@ -245,3 +247,77 @@ def test_no_link_is_followed_out_of_the_runs_folder(runs, tmp_path_factory):
     with pytest.raises(CheckpointError, match="link"):
         catalog.save_upload(owner, "x.safetensors", REVERSE.read_bytes())
     assert list((outside / owner).iterdir()) == []
+
+
+# ----------------------------------------------------------------------------- nn.Transformer import (issue 16 item 8)
+WORDS = ["<pad>", "<bos>", "<eos>", "<unk>", "the", "cat", "sees", "a", "bird"]
+
+
+def user_translator(folder: Path, **transformer) -> tuple[torch.nn.Module, bytes]:
+    """A user's model around a tiny nn.Transformer (no embedding scale, no positional encoding), saved."""
+    folder = folder / "mine"  # not in runs/ itself, where the catalog would list (and skip) it
+    folder.mkdir(exist_ok=True)
+    torch.manual_seed(3)
+    user = torch.nn.Module()
+    user.src_embed, user.tgt_embed = torch.nn.Embedding(len(WORDS), 16), torch.nn.Embedding(len(WORDS), 16)
+    user.transformer = torch.nn.Transformer(d_model=16, nhead=4, num_encoder_layers=1, num_decoder_layers=2,
+                                            dim_feedforward=32, dropout=0.0, batch_first=True, **transformer).eval()
+    user.generator = torch.nn.Linear(16, len(WORDS), bias=False)
+    save_file(user.state_dict(), folder / "user.safetensors")
+    return user, (folder / "user.safetensors").read_bytes()
+
+
+def fill_import_form(at: AppTest, heads: int | None, vocab: list[str]) -> AppTest:
+    if heads is not None:
+        at.number_input(key="import_heads").set_value(heads)
+    at.radio(key="import_positional").set_value("none")
+    at.text_area(key="import_src_vocab").input("\n".join(vocab))
+    at.button(key="import_submit").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning")
+def test_an_nn_transformer_upload_is_imported_with_the_form_and_chosen(runs, tmp_path):
+    user, data = user_translator(tmp_path, norm_first=True)
+    at = upload(open_page("explore"), "My translator.safetensors", data)
+    assert not at.error and upload_folders(runs) == []  # not refused, not kept yet: the form asks first
+    assert "d_model 16, 1 encoder and 2 decoder layers, d_ff 32" in at.sidebar.info[0].value
+    assert [at.selectbox(key=f"import_{role}").value for role in ("src_embed", "tgt_embed", "lm_head")] == [
+        "src_embed.weight", "tgt_embed.weight", "generator.weight"]  # guessed from the names
+    at.radio(key="import_norm").set_value("pre")
+    fill_import_form(at, None, WORDS)
+    assert "say how many attention heads" in at.sidebar.error[0].value and upload_folders(runs) == []
+    fill_import_form(at, 4, WORDS)
+    assert not at.error
+    [folder] = upload_folders(runs)
+    assert at.session_state["ckpt"] == f"upload:{folder.name}" and "_import_layout" not in at.session_state
+    assert "uploaded · My translator.safetensors" in at.selectbox(key="ckpt").format_func(at.session_state["ckpt"])
+    ckpt = load_checkpoint(folder / uploads.PAYLOADS["safetensors"])
+    src, tgt = torch.tensor([[4, 5, 6, 7, 8, 2]]), torch.tensor([[1, 4, 5, 6]])
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(4)
+    with torch.no_grad():  # the user's model, as it computes: its embeddings, nn.Transformer, its output layer
+        expected = user.generator(user.transformer(user.src_embed(src), user.tgt_embed(tgt), tgt_mask=causal))
+        ours = ckpt.model(src, tgt, return_attention=True)
+    torch.testing.assert_close(ours.logits, expected, atol=1e-5, rtol=0)
+    shown = explain(ckpt, at.text_area(key="text").value, max_new_tokens=resources.DECODE_TOKENS)
+    assert any(c.value == (shown.prediction.text or "(empty)") for c in at.code)  # Explore runs the imported model
+    assert not at.warning or all("Skipped" not in w.value for w in at.sidebar.warning)
+
+
+def test_an_import_that_does_not_fit_is_a_clear_refusal_and_nothing_is_kept(runs, tmp_path):
+    _, data = user_translator(tmp_path)
+    at = upload(open_page("explore"), "user.safetensors", data)
+    fill_import_form(at, 4, WORDS[:-1])
+    message = at.sidebar.error[0].value.replace("\\", "")
+    assert "cannot be imported" in message and "has 8 lines but the model's source embedding has 9 rows" in message
+    fill_import_form(at, 3, WORDS)
+    assert "divisible by n_heads (3)" in at.sidebar.error[0].value.replace("\\", "") and upload_folders(runs) == []
+    assert at.code  # the page under the sidebar still works
+
+
+def test_a_safetensors_file_that_is_neither_a_checkpoint_nor_an_nn_transformer_is_refused(runs, tmp_path):
+    save_file({"encoder.layers.0.weight": torch.zeros(3, 4)}, tmp_path / "odd.safetensors")
+    at = upload(open_page("explore"), "odd.safetensors", (tmp_path / "odd.safetensors").read_bytes())
+    assert "not an Attnscope checkpoint" in at.sidebar.error[0].value.replace("\\", "") and not at.sidebar.info
+    assert upload_folders(runs) == []

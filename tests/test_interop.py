@@ -16,7 +16,8 @@ from safetensors.torch import save_file
 from torch import nn
 
 from core.io.checkpoint import load
-from core.io.interop import config_for_nn_transformer, from_nn_transformer, load_state_dict_file
+from core.io.interop import (NNImportOptions, config_for_nn_transformer, from_nn_transformer, import_nn_transformer,
+                             load_state_dict_file, nn_transformer_layout, read_layout)
 from core.model.transformer import Transformer
 from tests.conftest import BOS, PAD, MarkerPayload, random_ids
 
@@ -321,3 +322,39 @@ def test_every_cli_flag_is_described(command: str) -> None:
     for entry in entries:  # "--flag METAVAR   description (default: …)": words beyond the flag and its metavar
         words = entry.split()
         assert len([w for w in words[1:] if not w.isupper() and not w.startswith("{")]) >= 3, entry
+
+
+def test_a_bare_state_dict_imports_and_its_layout_is_read_from_the_shapes(tmp_path) -> None:
+    ref = reference(False, seed=8)
+    torch.manual_seed(9)
+    tables = {"src_tokens.weight": torch.randn(SRC_VOCAB, 16), "tgt_tokens.weight": torch.randn(TGT_VOCAB, 16),
+              "head.weight": torch.randn(TGT_VOCAB, 16)}
+    save_file({**ref.state_dict(), **tables}, tmp_path / "bare.safetensors")
+    layout = nn_transformer_layout(tmp_path / "bare.safetensors")
+    assert (layout.prefix, layout.d_model, layout.n_encoder_layers, layout.n_decoder_layers, layout.d_ff) == (
+        "", 16, 2, 2, 32)
+    assert (layout.src_embed, layout.tgt_embed, layout.lm_head) == ("src_tokens.weight", "tgt_tokens.weight",
+                                                                    "head.weight")
+    words = lambda n: ["<pad>", "<bos>", "<eos>", "<unk>", *(f"w{i}" for i in range(n - 4))]  # noqa: E731
+    options = NNImportOptions(n_heads=4, src_vocab=tuple(words(SRC_VOCAB)), tgt_vocab=tuple(words(TGT_VOCAB)),
+                              scale_embeddings=True, positional="none")
+    ckpt = import_nn_transformer(tmp_path / "bare.safetensors", tmp_path / "out.safetensors", options)
+    assert ckpt.info.extra["imported_from"]["keys"] == {"src_embed": "src_tokens.weight",
+                                                        "tgt_embed": "tgt_tokens.weight", "lm_head": "head.weight"}
+    assert torch.equal(ckpt.model.src_embed.weight, tables["src_tokens.weight"])  # scaled as ours: kept as is
+    src, tgt = batch(padded=False)
+    with torch.no_grad():
+        logits = ckpt.model(src, tgt).logits
+        _, hidden = reference_outputs(ref, ckpt.model, src, tgt)
+    torch.testing.assert_close(logits, hidden @ tables["head.weight"].T, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize(("keys", "message"), [
+    ({"weight": (4, 4)}, "not an nn.Transformer state dict"),
+    ({"a.encoder.layers.0.linear1.weight": (8, 4), "b.encoder.layers.0.linear1.weight": (8, 4)}, "several encoders"),
+    ({"encoder.layers.0.self_attn.in_proj_weight": (12, 4), "encoder.layers.0.linear1.weight": (8, 4)},
+     "no decoder.layers"),
+])
+def test_layouts_that_are_not_one_nn_transformer_are_refused(keys: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        read_layout(keys)

@@ -103,11 +103,14 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(module.weight)
 
     # -- building blocks -------------------------------------------------------------
-    def _embed(self, ids: Tensor, table: nn.Embedding, start: int = 0) -> Tensor:
-        """Embeddings (B, T, D) of ids at positions start … start + T − 1."""
+    def _embed(self, ids: Tensor, table: nn.Embedding, start: int = 0, cache: KVCache | None = None) -> Tensor:
+        """Embeddings (B, T, D) of ids at positions start … start + T − 1 (a cache keeps the positions' table)."""
         self._check_ids(ids, table.num_embeddings, start)
         x = table(ids) * math.sqrt(self.config.d_model)  # (B, T, D), scaled as in the paper
-        x = positions_from(self.positional, x, start)
+        if cache is None:
+            x = positions_from(self.positional, x, start)
+        else:
+            x = cache.add_positions(self.positional, x, start, self.config.max_len)
         return self.embed_dropout(x) if self.training else x
 
     def _check_ids(self, ids: Tensor, vocab: int, start: int = 0) -> None:
@@ -115,7 +118,8 @@ class Transformer(nn.Module):
             raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
         if start + ids.size(1) > self.config.max_len:
             raise ValueError(f"sequence of {start + ids.size(1)} tokens exceeds max_len {self.config.max_len}")
-        if ids.dtype != torch.long or int(ids.min()) < 0 or int(ids.max()) >= vocab:
+        bounds = torch.aminmax(ids) if ids.dtype == torch.long else None  # one pass for both ends
+        if bounds is None or int(bounds.min) < 0 or int(bounds.max) >= vocab:
             raise ValueError(f"token ids must be int64 in [0, {vocab})")
 
     def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
@@ -154,12 +158,14 @@ class Transformer(nn.Module):
     def decode(
         self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
         controls: AttentionControls = AttentionControls(), need_weights: bool = False, need_scores: bool = False,
-        cache: KVCache | None = None,
+        cache: KVCache | None = None, maps_out: tuple[Tensor, Tensor | None] | None = None,
     ) -> tuple[Tensor, list, list]:
         """Run the decoder over ``tgt`` (B, T), attending to ``memory`` when there is an encoder.
 
         With a ``cache`` (incremental decoding, causal only), ``tgt`` holds just the positions
-        after those the cache has seen, and the result covers just them.
+        after those the cache has seen, and the result covers just them. ``maps_out``: with
+        ``need_weights``, the float32 (L, B, H, T, Tk) self- and cross-attention tensors (views
+        allowed) the layers write their weights into, instead of fresh ones.
 
         Returns:
             hidden states (B, T, D), per-layer self-attention and cross-attention results.
@@ -167,7 +173,7 @@ class Transformer(nn.Module):
         if cache is not None and not controls.causal:
             raise ValueError("a KV cache needs the causal mask: without it earlier positions see later ones")
         start = 0 if cache is None else cache.length
-        x = self._embed(tgt, self.tgt_embed, start)  # (B, T, D)
+        x = self._embed(tgt, self.tgt_embed, start, cache)  # (B, T, D)
         ids = tgt if cache is None else cache.extend_ids(tgt)  # (B, start + T): every key position
         pad = _unless_all(padding_mask(ids, self.config.pad_id)) if controls.padding else None  # (B, 1, Tk)
         one_new = start > 0 and tgt.size(1) == 1  # a single new query may see every key: no look-ahead mask
@@ -176,9 +182,11 @@ class Transformer(nn.Module):
         call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
         (batch, length), n, heads = tgt.shape, len(self.decoder_layers), self.config.n_heads
-        self_results = LayerResults(n, (batch, heads, length, ids.size(1)) if need_weights else None, tgt.device)
+        self_into, cross_into = (None, None) if maps_out is None else maps_out
+        self_results = LayerResults(n, (batch, heads, length, ids.size(1)) if need_weights else None, tgt.device,
+                                    self_into)
         cross_results = LayerResults(n, (batch, heads, length, memory.size(1))
-                                     if need_weights and memory is not None else None, tgt.device)
+                                     if need_weights and memory is not None else None, tgt.device, cross_into)
         for i, layer in enumerate(self.decoder_layers):
             heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
             x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, call, heads,

@@ -1,11 +1,10 @@
 """Autoregressive decoding: greedy, beam search and sampling (temperature, top-k).
 
 Every function returns a :class:`Generation`: the decoder sequence it produced and the
-logits and every head's attention over it, as one forward pass over the whole generated
-sequence gives them. Under the causal mask each row of that pass equals what the model saw
-at that step, so greedy and sampled decoding of Attnscope's own models record the rows while
-they decode (:mod:`core.inspect.stepwise`); otherwise a final pass computes them. The encoder
-runs once either way.
+logits and every head's attention over it from one final pass of the decoder over the whole
+generated sequence. Under the causal mask each row of that pass equals what the model saw at
+that step. The encoder runs once: its memory serves the steps and the final pass, its maps are
+the ones returned. The step loop of greedy and sampling lives in :mod:`core.inspect.stepwise`.
 """
 
 from __future__ import annotations
@@ -127,17 +126,6 @@ def _room(model: Transformer, prefix: Tensor, max_new_tokens: int) -> int:
     return max(0, min(max_new_tokens, model.config.max_len - prefix.size(1)))
 
 
-def _incremental(
-    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
-) -> Callable[[Tensor], Tensor]:
-    """seq (B, T) → next-token logits (B, V) for one decoding call. With a KV cache where the model
-    offers one (core/model/kv_cache.py), so each step runs only the new token; the cache lives here."""
-    if not hasattr(model, "kv_cache"):
-        return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls)
-    cache = model.kv_cache()
-    return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls, cache=cache)
-
-
 def _encoded(model: Transformer, src: Tensor | None, controls: AttentionControls, return_scores: bool):
     """The encoder's (memory, source mask, per-layer results with maps), or None without an encoder."""
     if not model.config.has_encoder:
@@ -150,27 +138,13 @@ def _decode(
     max_new_tokens: int, controls: AttentionControls, return_scores: bool,
 ) -> Generation:
     room = _room(model, prefix, max_new_tokens)
-    if stepwise.can_record(model, controls, return_scores):
-        made = stepwise.record(model, src, prefix, pick, eos_id, room, controls)
-        return Generation(made.ids, made.finished, made.output, made.scores, model.config.pad_id)
     encoded = _encoded(model, src, controls, return_scores)
     memory, memory_mask = (None, None) if encoded is None else encoded[:2]
-    seq, pad = prefix, model.config.pad_id
-    finished = torch.zeros(prefix.size(0), dtype=torch.bool, device=prefix.device)
-    total = torch.zeros(prefix.size(0), device=prefix.device)
-    next_logits = _incremental(model, memory, memory_mask, controls)
-    for _ in range(room):
-        logits = _allowed(model, next_logits(seq))  # (B, V)
-        chosen = pick(logits)  # (B,)
-        logp = logits.log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1)
-        total = total + torch.where(finished, 0.0, logp)
-        chosen = torch.where(finished, torch.full_like(chosen, pad), chosen)
-        seq = torch.cat([seq, chosen.unsqueeze(1)], dim=1)  # (B, T+1)
-        finished = finished | (chosen == eos_id)
-        if bool(finished.all()):
-            break
-    return Generation(seq, finished, _final_pass(model, encoded, seq, prefix, controls, return_scores), total,
-                      model.config.pad_id)
+    seq, finished = stepwise.run_steps(model, memory, memory_mask, prefix, pick, eos_id, room, controls)
+    output = _final_pass(model, encoded, seq, prefix, controls, return_scores)
+    start = prefix.size(1)
+    total = stepwise.total_log_prob(model, output.logits[:, start - 1 :], seq[:, start:], eos_id)
+    return Generation(seq, finished, output, total, model.config.pad_id)
 
 
 def _final_pass(

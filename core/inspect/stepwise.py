@@ -1,51 +1,23 @@
-"""Greedy and sampled decoding that records every attention map while it decodes.
+"""The step loop of greedy and sampled decoding, kept lean: a decoding step is ~100 small ATen calls,
+so every call saved per step counts.
 
-With a KV cache and the causal mask, the step that feeds decoder position t computes, in every
-layer and head, query t's self-attention over keys 0 … t and its cross-attention over the source:
-exactly row t of the maps a full forward over the finished sequence returns (the cells past t are
-0 under the look-ahead mask). Each step writes its rows straight into (L, B, H, T, T) tensors, so
-when decoding ends the maps are complete and no final forward pass is needed. The encoder runs
-once, with its maps, and its memory serves every step.
-
-Only for Attnscope's own :class:`Transformer`, with the causal mask and without the pre-softmax
-scores (a score map's cells past t see later keys, which no step has yet); :func:`can_record` says.
+Each step feeds the decoder only the newest token (a KV cache, where the model offers one), rules
+out the ids decoding never produces by adding a precomputed bias, and writes the chosen token into a
+preallocated sequence. The log-probability of the output is computed once at the end from the final
+pass's logits (:func:`total_log_prob`), not step by step.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import torch
 from torch import Tensor
 
 from core.io.tokenizer import BOS_ID
-from core.model.layers import stack_maps
-from core.model.transformer import AttentionControls, ModelOutput, Transformer
+from core.model.transformer import AttentionControls, Transformer
 
 Picker = Callable[[Tensor], Tensor]  # (B, V) allowed logits → (B,) chosen ids
-
-
-@dataclass(frozen=True)
-class Recording:
-    """What :func:`record` returns.
-
-    Attributes:
-        ids: (B, T + 1) the prefix then the generated tokens (``pad`` after a row's ``<eos>``).
-        finished: (B,) whether each row produced ``<eos>``.
-        output: logits (B, T, V) and every map over ``ids[:, :-1]``, as a forward pass over them returns.
-        scores: (B,) total log-probability of each row's generated tokens.
-    """
-
-    ids: Tensor
-    finished: Tensor
-    output: ModelOutput
-    scores: Tensor
-
-
-def can_record(model: torch.nn.Module, controls: AttentionControls, return_scores: bool) -> bool:
-    """Whether :func:`record` gives ``model`` 's maps exactly (see the module docstring)."""
-    return isinstance(model, Transformer) and controls.causal and not return_scores
 
 
 def banned_bias(model: torch.nn.Module, vocab: int, device: torch.device) -> Tensor:
@@ -59,61 +31,49 @@ def banned_bias(model: torch.nn.Module, vocab: int, device: torch.device) -> Ten
     return bias
 
 
-@torch.inference_mode()
-def record(model: Transformer, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int, room: int,
-           controls: AttentionControls) -> Recording:
-    """Decode up to ``room`` tokens after ``prefix`` (B, T0), ``pick`` choosing each, recording the maps.
+def incremental(
+    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
+) -> Callable[[Tensor], Tensor]:
+    """seq (B, T) → next-token logits (B, V) for one decoding call. With a KV cache where the model
+    offers one (core/model/kv_cache.py), so each step runs only the new token; the cache lives here."""
+    if not hasattr(model, "kv_cache"):
+        return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls)
+    cache = model.kv_cache()
+    return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls, cache=cache)
 
-    Raises:
-        ValueError: when ``room`` is 0 (the prefix already fills ``max_len``).
+
+def run_steps(
+    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, prefix: Tensor, pick: Picker,
+    eos_id: int, room: int, controls: AttentionControls,
+) -> tuple[Tensor, Tensor]:
+    """Decode up to ``room`` tokens after ``prefix`` (B, T0), ``pick`` choosing each from the allowed logits.
+
+    Returns:
+        the sequence (B, T0 + n), ``pad`` after a row's ``<eos>``, and whether each row finished (B,).
     """
-    if room < 1:
-        raise ValueError(f"no room to generate: the prefix already fills max_len ({model.config.max_len})")
-    cfg, (batch, start) = model.config, prefix.shape
-    memory = memory_mask = None
-    maps: dict[str, Tensor] = {}
-    if cfg.has_encoder:
-        memory, memory_mask, encoded = model.encode(src, controls, need_weights=True)
-        maps["encoder"] = stack_maps(encoded, "weights")  # (L, B, H, S, S)
-    capacity = start + room - 1  # decoder positions that may be fed: the last token never is
-    seq = prefix.new_full((batch, start + room), cfg.pad_id)  # (B, T0 + room)
+    (batch, start), pad = prefix.shape, model.config.pad_id
+    seq = prefix.new_full((batch, start + room), pad)  # (B, T0 + room), filled as the steps go
     seq[:, :start] = prefix
-    maps["decoder"] = torch.zeros(cfg.n_decoder_layers, batch, cfg.n_heads, capacity, capacity, device=seq.device)
-    if memory is not None:
-        maps["cross"] = torch.zeros(cfg.n_decoder_layers, batch, cfg.n_heads, capacity, memory.size(1),
-                                    device=seq.device)
-    logits = torch.empty(batch, capacity, cfg.tgt_vocab_size, device=seq.device)  # (B, capacity, V)
-    bias = banned_bias(model, cfg.tgt_vocab_size, seq.device)
-    finished = torch.zeros(batch, dtype=torch.bool, device=seq.device)
-    cache, fed, end = model.kv_cache(), 0, start  # positions fed so far; tokens in seq so far
+    finished = torch.zeros(batch, dtype=torch.bool, device=prefix.device)
+    next_logits, bias, end = incremental(model, memory, memory_mask, controls), None, start
     for _ in range(room):
-        rows = slice(fed, end)
-        into = (maps["decoder"][:, :, :, rows, :end], maps["cross"][:, :, :, rows] if "cross" in maps else None)
-        hidden, _, _ = model.decode(seq[:, rows], memory, memory_mask, controls, need_weights=True, cache=cache,
-                                    maps_out=into)  # (B, n, D)
-        logits[:, rows] = model.lm_head(hidden)  # (B, n, V)
-        chosen = torch.where(finished, cfg.pad_id, pick(logits[:, end - 1] + bias))  # (B,)
+        logits = next_logits(seq[:, :end]).float()  # (B, V)
+        if bias is None:
+            bias = banned_bias(model, logits.size(-1), logits.device)
+        chosen = torch.where(finished, pad, pick(logits + bias))  # (B,)
         seq[:, end] = chosen
         finished |= chosen == eos_id
-        fed, end = end, end + 1
+        end += 1
         if bool(finished.all()):
             break
-    seq = seq[:, :end]
-    maps["decoder"] = _fed(maps["decoder"][:, :, :, :, :fed], fed)
-    if "cross" in maps:
-        maps["cross"] = _fed(maps["cross"], fed)
-    output = ModelOutput(logits[:, :fed], attention=maps)
-    return Recording(seq, finished, output, _total_log_prob(logits[:, start - 1 : fed] + bias, seq[:, start:], eos_id))
+    return seq[:, :end], finished
 
 
-def _fed(weights: Tensor, fed: int) -> Tensor:
-    """The rows (L, B, H, fed, Tk) of the ``fed`` positions, contiguous (no copy when every row was fed)."""
-    return weights[:, :, :, :fed].contiguous()
-
-
-def _total_log_prob(allowed: Tensor, generated: Tensor, eos_id: int) -> Tensor:
-    """(B,) sum of log-probabilities of the ``generated`` (B, n) tokens under ``allowed`` (B, n, V)
-    logits, leaving out the padding after each row's ``<eos>``."""
+def total_log_prob(model: Transformer, logits: Tensor, generated: Tensor, eos_id: int) -> Tensor:
+    """(B,) the summed log-probability of the ``generated`` (B, n) tokens under the ``logits`` (B, n, V)
+    that predicted them (the banned ids ruled out, as when decoding), leaving out the padding after
+    each row's ``<eos>``."""
+    allowed = logits.float() + banned_bias(model, logits.size(-1), logits.device)  # (B, n, V)
     logp = allowed.log_softmax(-1).gather(-1, generated.unsqueeze(-1)).squeeze(-1)  # (B, n)
     ends = (generated == eos_id).long()
     after_end = (ends.cumsum(1) - ends) > 0  # (B, n): a step after the row had finished

@@ -132,14 +132,9 @@ class LayerResults(list):
     the (L, B, H, Tq, Tk) float32 tensor every layer writes its weights into: the stacked maps
     exist once, never as L separate tensors plus their copy."""
 
-    def __init__(self, n_layers: int, shape: tuple[int, int, int, int] | None, device: torch.device,
-                 into: Tensor | None = None) -> None:
-        """``into``: an existing (L, B, H, Tq, Tk) float32 tensor (a view allowed) to write into instead."""
+    def __init__(self, n_layers: int, shape: tuple[int, int, int, int] | None, device: torch.device) -> None:
         super().__init__()
-        if shape is None:
-            self.weights = None
-        else:
-            self.weights = torch.empty(n_layers, *shape, device=device) if into is None else into
+        self.weights = None if shape is None else torch.empty(n_layers, *shape, device=device)
 
     def slot(self, layer: int) -> Tensor | None:
         """Layer ``layer`` 's (B, H, Tq, Tk) slice to pass as ``weights_out``, or None."""

@@ -158,14 +158,12 @@ class Transformer(nn.Module):
     def decode(
         self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
         controls: AttentionControls = AttentionControls(), need_weights: bool = False, need_scores: bool = False,
-        cache: KVCache | None = None, maps_out: tuple[Tensor, Tensor | None] | None = None,
+        cache: KVCache | None = None,
     ) -> tuple[Tensor, list, list]:
         """Run the decoder over ``tgt`` (B, T), attending to ``memory`` when there is an encoder.
 
         With a ``cache`` (incremental decoding, causal only), ``tgt`` holds just the positions
-        after those the cache has seen, and the result covers just them. ``maps_out``: with
-        ``need_weights``, the float32 (L, B, H, T, Tk) self- and cross-attention tensors (views
-        allowed) the layers write their weights into, instead of fresh ones.
+        after those the cache has seen, and the result covers just them.
 
         Returns:
             hidden states (B, T, D), per-layer self-attention and cross-attention results.
@@ -182,11 +180,9 @@ class Transformer(nn.Module):
         call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
         (batch, length), n, heads = tgt.shape, len(self.decoder_layers), self.config.n_heads
-        self_into, cross_into = (None, None) if maps_out is None else maps_out
-        self_results = LayerResults(n, (batch, heads, length, ids.size(1)) if need_weights else None, tgt.device,
-                                    self_into)
+        self_results = LayerResults(n, (batch, heads, length, ids.size(1)) if need_weights else None, tgt.device)
         cross_results = LayerResults(n, (batch, heads, length, memory.size(1))
-                                     if need_weights and memory is not None else None, tgt.device, cross_into)
+                                     if need_weights and memory is not None else None, tgt.device)
         for i, layer in enumerate(self.decoder_layers):
             heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
             x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, call, heads,

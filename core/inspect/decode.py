@@ -200,15 +200,18 @@ def beam_search(
         return logp / (((5 + length) / 6) ** length_penalty)
 
     seqs = prefix.repeat_interleave(k, dim=0)  # (B*K, T)
+    next_logits, cache = stepwise.incremental(model, memory, memory_mask, controls)  # the cache follows the beams
     scores = torch.full((batch, k), float("-inf"), device=prefix.device)
     scores[:, 0] = 0.0  # every row starts from one hypothesis: its prefix
     done: list[list[tuple[Tensor, float]]] = [[] for _ in range(batch)]  # per row: (ids, log-probability)
     stopped = [False] * batch
     for step in range(room):
-        logp = _allowed(model, model.next_token_logits(seqs, memory, memory_mask, controls)).log_softmax(-1)
+        logp = _allowed(model, next_logits(seqs)).log_softmax(-1)  # (B*K, V)
         if step < min_new_tokens:
             logp[:, eos_id] = float("-inf")
-        seqs, scores = _expand(seqs, scores, logp, done, stopped, eos_id, model.config.pad_id)
+        seqs, scores, parents = _expand(seqs, scores, logp, done, stopped, eos_id, model.config.pad_id)
+        if cache is not None:
+            cache.reorder(parents)
         for b in range(batch):
             finished = [rank(v, len(ids) - start) for ids, v in done[b] if len(ids) - start > 1]
             best_alive = float(scores[b].max())
@@ -229,9 +232,10 @@ def beam_search(
 
 
 def _expand(seqs: Tensor, scores: Tensor, logp: Tensor, done: list[list[tuple[Tensor, float]]],
-            stopped: list[bool], eos_id: int, pad_id: int) -> tuple[Tensor, Tensor]:
+            stopped: list[bool], eos_id: int, pad_id: int) -> tuple[Tensor, Tensor, Tensor]:
     """One beam step: each live row keeps its ``K`` best continuations; those ending in ``<eos>``
-    move to ``done``. seqs (B*K, T), scores (B, K), logp (B*K, V) -> seqs (B*K, T+1), scores (B, K)."""
+    move to ``done``. seqs (B*K, T), scores (B, K), logp (B*K, V) -> seqs (B*K, T+1), scores (B, K)
+    and the hypothesis each new one continues (B*K,)."""
     batch, k = scores.shape
     vocab = logp.size(-1)
     totals = scores.unsqueeze(-1) + logp.view(batch, k, vocab)  # (B, K, V)
@@ -252,7 +256,7 @@ def _expand(seqs: Tensor, scores: Tensor, logp: Tensor, done: list[list[tuple[Te
             else:
                 new_scores[b, kept], parents[b * k + kept], tokens[b * k + kept] = value, b * k + beam, token
                 kept += 1
-    return torch.cat([seqs[parents], tokens.unsqueeze(1)], dim=1), new_scores
+    return torch.cat([seqs[parents], tokens.unsqueeze(1)], dim=1), new_scores, parents
 
 
 def _pick(

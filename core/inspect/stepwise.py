@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from core.io.tokenizer import BOS_ID
+from core.model.kv_cache import KVCache
 from core.model.transformer import AttentionControls, Transformer
 
 Picker = Callable[[Tensor], Tensor]  # (B, V) allowed logits → (B,) chosen ids
@@ -33,13 +34,14 @@ def banned_bias(model: torch.nn.Module, vocab: int, device: torch.device) -> Ten
 
 def incremental(
     model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
-) -> Callable[[Tensor], Tensor]:
-    """seq (B, T) → next-token logits (B, V) for one decoding call. With a KV cache where the model
-    offers one (core/model/kv_cache.py), so each step runs only the new token; the cache lives here."""
-    if not hasattr(model, "kv_cache"):
-        return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls)
+) -> tuple[Callable[[Tensor], Tensor], KVCache | None]:
+    """(seq (B, T) → next-token logits (B, V) for one decoding call, its KV cache or None). The cache
+    (core/model/kv_cache.py), where the model offers one and the causal mask is on, makes each step
+    run only the new token; it lives here, never on the model."""
+    if not (hasattr(model, "kv_cache") and controls.causal):
+        return (lambda seq: model.next_token_logits(seq, memory, memory_mask, controls)), None
     cache = model.kv_cache()
-    return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls, cache=cache)
+    return (lambda seq: model.next_token_logits(seq, memory, memory_mask, controls, cache=cache)), cache
 
 
 def run_steps(
@@ -55,7 +57,7 @@ def run_steps(
     seq = prefix.new_full((batch, start + room), pad)  # (B, T0 + room), filled as the steps go
     seq[:, :start] = prefix
     finished = torch.zeros(batch, dtype=torch.bool, device=prefix.device)
-    next_logits, bias, end = incremental(model, memory, memory_mask, controls), None, start
+    (next_logits, _), bias, end = incremental(model, memory, memory_mask, controls), None, start
     for _ in range(room):
         logits = next_logits(seq[:, :end]).float()  # (B, V)
         if bias is None:

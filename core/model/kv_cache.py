@@ -79,6 +79,14 @@ class KVCache:
         """How many positions the cache holds."""
         return 0 if self.ids is None else self.ids.size(1)
 
+    def reorder(self, rows: Tensor) -> None:
+        """Keep, as row i, what row ``rows[i]`` (B,) held: beam search continues some hypotheses twice
+        and drops others. The cross-attention memory is shared by a source's beams, so it stays."""
+        for self_cache, _ in self.layers:
+            if self_cache.keys is not None:
+                self_cache.keys, self_cache.values = self_cache.keys[rows], self_cache.values[rows]
+        self.ids = None if self.ids is None else self.ids[rows]
+
     def extend_ids(self, new: Tensor) -> Tensor:
         """Record the new ids (B, n); return every id so far (B, T)."""
         self.ids = new if self.ids is None else torch.cat([self.ids, new], dim=1)

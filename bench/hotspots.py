@@ -1,4 +1,4 @@
-"""Where the time goes for the goals this CPU cannot meet: ``python -m bench.profile [long|explain …]``.
+"""Where the time goes for the goals this CPU cannot meet: ``python -m bench.hotspots [long|explain …]``.
 
 ``long``: the 6-layer, 8-head, d512 decoder (``bench.inference``'s long-input rows) at 512 and
 2,048 tokens, 2 threads: torch.profiler's operations by self CPU time for our forward with every
@@ -128,7 +128,7 @@ def explain_profile() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.hotspots", description=__doc__.splitlines()[0])
     parser.add_argument("parts", nargs="*", choices=[[], "long", "explain"], help="default: both")
     parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048])
     parser.add_argument("--threads", type=int, default=2)

@@ -198,6 +198,22 @@ def test_beam_size_one_equals_greedy(architecture: str, seed: int) -> None:
     torch.testing.assert_close(beam.scores, best.scores, atol=1e-4, rtol=0)
 
 
+@pytest.mark.parametrize(("architecture", "seed"), list(itertools.product(GENERATING, [0, 1, 2])))
+def test_beam_with_the_kv_cache_equals_beam_without_it(monkeypatch, architecture: str, seed: int) -> None:
+    # the cache follows the beams (reordered by parent at every step): same hypotheses, scores and maps
+    model = tiny_model(architecture, seed=seed)
+    src, _ = inputs(architecture, batch=2, seed=seed)
+    prefix = torch.tensor([[BOS, 5], [BOS, 7]])
+    cached = beam_search(model, src, prefix, eos_id=EOS, max_new_tokens=20, beam_size=3, min_new_tokens=5)
+    monkeypatch.delattr(Transformer, "kv_cache")  # decoding then re-runs the whole prefix every step
+    plain = beam_search(model, src, prefix, eos_id=EOS, max_new_tokens=20, beam_size=3, min_new_tokens=5)
+    assert cached.ids.tolist() == plain.ids.tolist() and cached.finished.tolist() == plain.finished.tolist()
+    assert cached.ids.size(1) >= 7  # several steps, so the reordering mattered
+    torch.testing.assert_close(cached.scores, plain.scores, atol=1e-5, rtol=0)
+    for kind, maps in plain.output.attention.items():
+        torch.testing.assert_close(cached.output.attention[kind], maps, atol=0, rtol=0)
+
+
 @pytest.mark.parametrize(("architecture", "seed"), list(itertools.product(GENERATING, range(4))))
 def test_exhaustive_beam_finds_the_best_finished_sequence_and_beats_greedy(architecture: str, seed: int) -> None:
     # With a beam wider than every hypothesis, beam search is exhaustive: it must return the most

@@ -2,20 +2,26 @@
 
 * the explicit softmax path in query blocks (long inputs), reaching only the keys a block may see;
 * the maps written straight into one (L, B, H, Tq, Tk) tensor;
-* incremental decoding with a key/value cache.
+* incremental decoding with a key/value cache;
+* decoding that runs the encoder once and a lean step loop: its maps are those of one plain forward.
 """
 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from core.config import ARCHITECTURES, SCORES
+from core.inspect.decode import Generation, greedy, sample
+from core.inspect.explainer import explain
+from core.io.checkpoint import load as load_checkpoint
 from core.model import attention as attention_module
 from core.model.transformer import AttentionControls, Transformer
-from tests.conftest import BOS, PAD, random_ids, tiny_model
+from tests.conftest import BOS, EOS, PAD, random_ids, tiny_model
 
 
 def padded_batch(architecture: str, length: int = 9) -> dict[str, torch.Tensor]:
@@ -162,3 +168,62 @@ def test_cache_past_max_len_is_refused():
         model.decode(random_ids(1, 24), cache=cache)
         with pytest.raises(ValueError, match="max_len"):
             model.decode(random_ids(1, 1), cache=cache)
+
+
+# ---------------------------------------------------------------- decoding: the encoder once, a lean step loop
+SHIPPED = sorted((Path(__file__).resolve().parents[1] / "assets" / "checkpoints").glob("*.safetensors"))
+
+
+def assert_maps_of_one_forward(model: Transformer, src: torch.Tensor | None, gen: Generation,
+                               controls: AttentionControls = AttentionControls()) -> None:
+    """The generation's maps and logits equal one plain forward over its decoder inputs."""
+    with torch.inference_mode():
+        whole = model(src, gen.inputs, controls=controls, return_attention=True)
+    assert set(gen.output.attention) == set(whole.attention)
+    for kind, maps in whole.attention.items():
+        assert gen.output.attention[kind].is_contiguous()
+        torch.testing.assert_close(gen.output.attention[kind], maps, atol=1e-6, rtol=0)
+    torch.testing.assert_close(gen.output.logits, whole.logits, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("path", [p for p in SHIPPED if p.stem not in ("sentiment",)], ids=lambda p: p.stem)
+def test_decoding_maps_of_each_shipped_checkpoint_equal_one_forward_over_its_output(path):
+    ckpt = load_checkpoint(path)
+    model, cfg = ckpt.model, ckpt.config
+    prefix = torch.full((3, 1), BOS)
+    for length, seed in ((3, 0), (cfg.max_len // 2, 1), (cfg.max_len, 2)):
+        if cfg.has_encoder:
+            src = random_ids(3, length, vocab=cfg.src_vocab_size, seed=seed)
+            src[1, length // 2 + 1 :] = PAD  # shorter rows padded, as explain_batch pads them
+            gen = greedy(model, src, prefix, eos_id=EOS, max_new_tokens=cfg.max_len)
+        else:  # a language model continues a prompt
+            src, prompt = None, random_ids(1, min(length, cfg.max_len - 4), vocab=cfg.tgt_vocab_size, seed=seed)
+            gen = greedy(model, None, torch.cat([prefix[:1], prompt], 1), eos_id=EOS, max_new_tokens=8)
+        assert_maps_of_one_forward(model, src, gen)
+
+
+@pytest.mark.parametrize("architecture", ["encoder-decoder", "decoder"])
+@pytest.mark.parametrize("controls", [c for c in DECODE_CONTROLS if c.causal],
+                         ids=["paper", "beta", "hard", "no-pad", "knock"])
+def test_decoding_maps_equal_one_forward_for_every_control_and_sampling(architecture, controls):
+    model = tiny_model(architecture, seed=3)
+    src = random_ids(3, 7, seed=8) if architecture == "encoder-decoder" else None
+    if src is not None:
+        src[2, 4:] = PAD
+    prefix = torch.cat([torch.full((3, 1), BOS), random_ids(3, 2, seed=9)], 1)  # a prompt of 3 tokens
+    for gen in (greedy(model, src, prefix, eos_id=EOS, max_new_tokens=15, controls=controls),
+                sample(model, src, prefix, eos_id=EOS, max_new_tokens=15, controls=controls,
+                       generator=torch.Generator().manual_seed(0))):
+        assert_maps_of_one_forward(model, src, gen, controls)
+
+
+def test_explain_maps_equal_one_forward_over_the_shipped_reverse_output():
+    ckpt = load_checkpoint(next(p for p in SHIPPED if p.stem == "reverse"))
+    result = explain(ckpt, "abcdefgh")
+    src = torch.tensor([ckpt.source_tokenizer.encode("abcdefgh").ids])
+    tgt = torch.tensor([[BOS, *ckpt.target_tokenizer.encode(result.prediction.text).ids[: len(result.target_tokens) - 1]]])
+    with torch.inference_mode():
+        whole = ckpt.model(src, tgt, return_attention=True)
+    assert result.prediction.text == "hgfedcba"
+    for kind, maps in whole.attention.items():
+        np.testing.assert_allclose(result.attention[kind], maps[:, 0].numpy(), atol=1e-6, rtol=0)

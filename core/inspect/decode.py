@@ -1,9 +1,10 @@
 """Autoregressive decoding: greedy, beam search and sampling (temperature, top-k).
 
-Every function returns a :class:`Generation`: the decoder sequence it produced and
-one final forward pass over it with every head's attention, so the maps cover the
-whole generated sequence. Under the causal mask each row of that pass equals what
-the model saw at that step.
+Every function returns a :class:`Generation`: the decoder sequence it produced and the
+logits and every head's attention over it from one final pass of the decoder over the whole
+generated sequence. Under the causal mask each row of that pass equals what the model saw at
+that step. The encoder runs once: its memory serves the steps and the final pass, its maps are
+the ones returned. The step loop of greedy and sampling lives in :mod:`core.inspect.stepwise`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Callable
 import torch
 from torch import Tensor
 
+from core.inspect import stepwise
+from core.model.layers import stack_maps
 from core.model.transformer import AttentionControls, ModelOutput, Transformer
 from core.io.tokenizer import BOS_ID, PAD_ID
 
@@ -63,17 +66,12 @@ class Generation:
 
 
 
-Picker = Callable[[Tensor], Tensor]  # (B, V) logits → (B,) chosen ids
+Picker = stepwise.Picker  # (B, V) logits → (B,) chosen ids
 
 
 def _allowed(model: Transformer, logits: Tensor) -> Tensor:
-    """Logits (B, V) with the ids decoding never produces ruled out: ``<pad>`` and ``<bos>`` for
-    Attnscope's own models; a pretrained model's config lists its own (``never_generated``)."""
-    logits = logits.float().clone()
-    banned = getattr(model.config, "never_generated", (model.config.pad_id, BOS_ID))
-    if banned:
-        logits[:, list(banned)] = float("-inf")
-    return logits
+    """Logits (B, V) with the ids decoding never produces ruled out (:func:`stepwise.banned_bias`)."""
+    return logits.float() + stepwise.banned_bias(model, logits.size(-1), logits.device)
 
 
 @torch.inference_mode()
@@ -128,50 +126,43 @@ def _room(model: Transformer, prefix: Tensor, max_new_tokens: int) -> int:
     return max(0, min(max_new_tokens, model.config.max_len - prefix.size(1)))
 
 
-def _incremental(
-    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
-) -> Callable[[Tensor], Tensor]:
-    """seq (B, T) → next-token logits (B, V) for one decoding call. With a KV cache where the model
-    offers one (core/model/kv_cache.py), so each step runs only the new token; the cache lives here."""
-    if not hasattr(model, "kv_cache"):
-        return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls)
-    cache = model.kv_cache()
-    return lambda seq: model.next_token_logits(seq, memory, memory_mask, controls, cache=cache)
+def _encoded(model: Transformer, src: Tensor | None, controls: AttentionControls, return_scores: bool):
+    """The encoder's (memory, source mask, per-layer results with maps), or None without an encoder."""
+    if not model.config.has_encoder:
+        return None
+    return model.encode(src, controls, need_weights=True, need_scores=return_scores)
 
 
 def _decode(
     model: Transformer, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int,
     max_new_tokens: int, controls: AttentionControls, return_scores: bool,
 ) -> Generation:
-    memory = memory_mask = None
-    if model.config.has_encoder:
-        memory, memory_mask, _ = model.encode(src, controls)
-    seq, pad = prefix, model.config.pad_id
-    finished = torch.zeros(prefix.size(0), dtype=torch.bool, device=prefix.device)
-    total = torch.zeros(prefix.size(0), device=prefix.device)
-    next_logits = _incremental(model, memory, memory_mask, controls)
-    for _ in range(_room(model, prefix, max_new_tokens)):
-        logits = _allowed(model, next_logits(seq))  # (B, V)
-        chosen = pick(logits)  # (B,)
-        logp = logits.log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1)
-        total = total + torch.where(finished, 0.0, logp)
-        chosen = torch.where(finished, torch.full_like(chosen, pad), chosen)
-        seq = torch.cat([seq, chosen.unsqueeze(1)], dim=1)  # (B, T+1)
-        finished = finished | (chosen == eos_id)
-        if bool(finished.all()):
-            break
-    return Generation(seq, finished, _final_pass(model, src, seq, prefix, controls, return_scores), total,
-                      model.config.pad_id)
+    room = _room(model, prefix, max_new_tokens)
+    encoded = _encoded(model, src, controls, return_scores)
+    memory, memory_mask = (None, None) if encoded is None else encoded[:2]
+    seq, finished = stepwise.run_steps(model, memory, memory_mask, prefix, pick, eos_id, room, controls)
+    output = _final_pass(model, encoded, seq, prefix, controls, return_scores)
+    start = prefix.size(1)
+    total = stepwise.total_log_prob(model, output.logits[:, start - 1 :], seq[:, start:], eos_id)
+    return Generation(seq, finished, output, total, model.config.pad_id)
 
 
 def _final_pass(
-    model: Transformer, src: Tensor | None, seq: Tensor, prefix: Tensor, controls: AttentionControls,
+    model: Transformer, encoded: tuple | None, seq: Tensor, prefix: Tensor, controls: AttentionControls,
     return_scores: bool,
 ) -> ModelOutput:
-    """Forward over the inputs that produced each generated token (``seq`` without its last column)."""
+    """Forward over the inputs that produced each generated token (``seq`` without its last column);
+    an encoder-decoder reuses the ``encoded`` source (:func:`_encoded`): only its decoder runs."""
     if seq.size(1) == prefix.size(1):
         raise ValueError(f"no room to generate: the prefix already fills max_len ({model.config.max_len})")
-    return model(src, seq[:, :-1], controls=controls, return_attention=True, return_scores=return_scores)
+    if encoded is None:
+        return model(None, seq[:, :-1], controls=controls, return_attention=True, return_scores=return_scores)
+    memory, memory_mask, encoder = encoded
+    hidden, decoder, cross = model.decode(seq[:, :-1], memory, memory_mask, controls, need_weights=True,
+                                          need_scores=return_scores)
+    per_kind = {"encoder": encoder, "decoder": decoder, "cross": cross}
+    return ModelOutput(model.lm_head(hidden), attention={k: stack_maps(v, "weights") for k, v in per_kind.items()},
+                       scores={k: stack_maps(v, "scores") for k, v in per_kind.items()} if return_scores else None)
 
 
 @torch.inference_mode()
@@ -198,9 +189,10 @@ def beam_search(
         raise ValueError(f"min_new_tokens must be >= 0, got {min_new_tokens}")
     room = _room(model, prefix, max_new_tokens)
     batch, start, k = prefix.size(0), prefix.size(1), beam_size
+    encoded = _encoded(model, src, controls, return_scores)
     memory = memory_mask = None
-    if model.config.has_encoder:
-        memory, memory_mask, _ = model.encode(src, controls)
+    if encoded is not None:
+        memory, memory_mask, _ = encoded
         memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, D)
         memory_mask = None if memory_mask is None else memory_mask.repeat_interleave(k, dim=0)  # (B*K, 1, S)
 
@@ -208,15 +200,18 @@ def beam_search(
         return logp / (((5 + length) / 6) ** length_penalty)
 
     seqs = prefix.repeat_interleave(k, dim=0)  # (B*K, T)
+    next_logits, cache = stepwise.incremental(model, memory, memory_mask, controls)  # the cache follows the beams
     scores = torch.full((batch, k), float("-inf"), device=prefix.device)
     scores[:, 0] = 0.0  # every row starts from one hypothesis: its prefix
     done: list[list[tuple[Tensor, float]]] = [[] for _ in range(batch)]  # per row: (ids, log-probability)
     stopped = [False] * batch
     for step in range(room):
-        logp = _allowed(model, model.next_token_logits(seqs, memory, memory_mask, controls)).log_softmax(-1)
+        logp = _allowed(model, next_logits(seqs)).log_softmax(-1)  # (B*K, V)
         if step < min_new_tokens:
             logp[:, eos_id] = float("-inf")
-        seqs, scores = _expand(seqs, scores, logp, done, stopped, eos_id, model.config.pad_id)
+        seqs, scores, parents = _expand(seqs, scores, logp, done, stopped, eos_id, model.config.pad_id)
+        if cache is not None:
+            cache.reorder(parents)
         for b in range(batch):
             finished = [rank(v, len(ids) - start) for ids, v in done[b] if len(ids) - start > 1]
             best_alive = float(scores[b].max())
@@ -230,16 +225,17 @@ def beam_search(
     seq = torch.full((batch, width), model.config.pad_id, dtype=prefix.dtype, device=prefix.device)
     for i, (ids, _, _) in enumerate(best):
         seq[i, : ids.size(0)] = ids
-    output = _final_pass(model, src, seq, prefix, controls, return_scores)
+    output = _final_pass(model, encoded, seq, prefix, controls, return_scores)
     finished = torch.tensor([done_ for _, _, done_ in best], device=prefix.device)
     totals_ = torch.tensor([score for _, score, _ in best], device=prefix.device)
     return Generation(seq, finished, output, totals_, model.config.pad_id)
 
 
 def _expand(seqs: Tensor, scores: Tensor, logp: Tensor, done: list[list[tuple[Tensor, float]]],
-            stopped: list[bool], eos_id: int, pad_id: int) -> tuple[Tensor, Tensor]:
+            stopped: list[bool], eos_id: int, pad_id: int) -> tuple[Tensor, Tensor, Tensor]:
     """One beam step: each live row keeps its ``K`` best continuations; those ending in ``<eos>``
-    move to ``done``. seqs (B*K, T), scores (B, K), logp (B*K, V) -> seqs (B*K, T+1), scores (B, K)."""
+    move to ``done``. seqs (B*K, T), scores (B, K), logp (B*K, V) -> seqs (B*K, T+1), scores (B, K)
+    and the hypothesis each new one continues (B*K,)."""
     batch, k = scores.shape
     vocab = logp.size(-1)
     totals = scores.unsqueeze(-1) + logp.view(batch, k, vocab)  # (B, K, V)
@@ -260,7 +256,7 @@ def _expand(seqs: Tensor, scores: Tensor, logp: Tensor, done: list[list[tuple[Te
             else:
                 new_scores[b, kept], parents[b * k + kept], tokens[b * k + kept] = value, b * k + beam, token
                 kept += 1
-    return torch.cat([seqs[parents], tokens.unsqueeze(1)], dim=1), new_scores
+    return torch.cat([seqs[parents], tokens.unsqueeze(1)], dim=1), new_scores, parents
 
 
 def _pick(

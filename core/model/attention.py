@@ -158,7 +158,10 @@ class MultiHeadAttention(nn.Module):
         """Per-head q (B, H, Tq, dk), k and v (B, H, Tk, dk); with a cache, k and v cover every
         position so far (self) or are the memory's, projected once (cross)."""
         if not self.cross:
-            q, k, v = (self._split_heads(t) for t in self.qkv_proj(x).chunk(3, dim=-1))  # (B, H, T, dk) each
+            batch, length, _ = x.shape
+            # one view and one permute for all three (the strides chunk + per-part views would give)
+            qkv = self.qkv_proj(x).view(batch, length, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+            q, k, v = qkv.unbind(0)  # (B, H, T, dk) each
             return (q, *cache.append(k, v)) if cache is not None else (q, k, v)
         q = self._split_heads(self.q_proj(x))  # (B, H, Tq, dk)
         kept = None if cache is None else cache.fixed()

@@ -65,11 +65,27 @@ class KVCache:
     def __init__(self, n_layers: int) -> None:
         self.layers = [(AttentionCache(), AttentionCache()) for _ in range(n_layers)]
         self.ids: Tensor | None = None  # (B, T)
+        self.positions: Tensor | None = None  # (1, max_len, D): the positional table, built on the first step
+
+    def add_positions(self, positional: torch.nn.Module, x: Tensor, start: int, max_len: int) -> Tensor:
+        """``x`` (B, n, D) with the positional encoding of positions start … start + n − 1 added,
+        from a table of every position built once per decoding call (not once per step)."""
+        if self.positions is None:
+            self.positions = positions_from(positional, x.new_zeros(1, max_len, x.size(2)), 0)  # (1, max_len, D)
+        return x + self.positions[:, start : start + x.size(1)]  # (B, n, D)
 
     @property
     def length(self) -> int:
         """How many positions the cache holds."""
         return 0 if self.ids is None else self.ids.size(1)
+
+    def reorder(self, rows: Tensor) -> None:
+        """Keep, as row i, what row ``rows[i]`` (B,) held: beam search continues some hypotheses twice
+        and drops others. The cross-attention memory is shared by a source's beams, so it stays."""
+        for self_cache, _ in self.layers:
+            if self_cache.keys is not None:
+                self_cache.keys, self_cache.values = self_cache.keys[rows], self_cache.values[rows]
+        self.ids = None if self.ids is None else self.ids[rows]
 
     def extend_ids(self, new: Tensor) -> Tensor:
         """Record the new ids (B, n); return every id so far (B, T)."""

@@ -103,11 +103,14 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(module.weight)
 
     # -- building blocks -------------------------------------------------------------
-    def _embed(self, ids: Tensor, table: nn.Embedding, start: int = 0) -> Tensor:
-        """Embeddings (B, T, D) of ids at positions start … start + T − 1."""
+    def _embed(self, ids: Tensor, table: nn.Embedding, start: int = 0, cache: KVCache | None = None) -> Tensor:
+        """Embeddings (B, T, D) of ids at positions start … start + T − 1 (a cache keeps the positions' table)."""
         self._check_ids(ids, table.num_embeddings, start)
         x = table(ids) * math.sqrt(self.config.d_model)  # (B, T, D), scaled as in the paper
-        x = positions_from(self.positional, x, start)
+        if cache is None:
+            x = positions_from(self.positional, x, start)
+        else:
+            x = cache.add_positions(self.positional, x, start, self.config.max_len)
         return self.embed_dropout(x) if self.training else x
 
     def _check_ids(self, ids: Tensor, vocab: int, start: int = 0) -> None:
@@ -115,7 +118,8 @@ class Transformer(nn.Module):
             raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
         if start + ids.size(1) > self.config.max_len:
             raise ValueError(f"sequence of {start + ids.size(1)} tokens exceeds max_len {self.config.max_len}")
-        if ids.dtype != torch.long or int(ids.min()) < 0 or int(ids.max()) >= vocab:
+        bounds = torch.aminmax(ids) if ids.dtype == torch.long else None  # one pass for both ends
+        if bounds is None or int(bounds.min) < 0 or int(bounds.max) >= vocab:
             raise ValueError(f"token ids must be int64 in [0, {vocab})")
 
     def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
@@ -167,7 +171,7 @@ class Transformer(nn.Module):
         if cache is not None and not controls.causal:
             raise ValueError("a KV cache needs the causal mask: without it earlier positions see later ones")
         start = 0 if cache is None else cache.length
-        x = self._embed(tgt, self.tgt_embed, start)  # (B, T, D)
+        x = self._embed(tgt, self.tgt_embed, start, cache)  # (B, T, D)
         ids = tgt if cache is None else cache.extend_ids(tgt)  # (B, start + T): every key position
         pad = _unless_all(padding_mask(ids, self.config.pad_id)) if controls.padding else None  # (B, 1, Tk)
         one_new = start > 0 and tgt.size(1) == 1  # a single new query may see every key: no look-ahead mask

@@ -50,8 +50,6 @@ def _fields(layout: NNTransformerLayout) -> dict:
                                   value=" ".join(SPECIAL_TOKENS), key="import_specials"),
     }
     values.update({role: _tensor_picker(layout, role) for role in ROLES})
-    values["drop_bias"] = st.checkbox("Drop the output layer's bias (maps stay exact, logits lose it)",
-                                      key="import_drop_bias")
     return values
 
 
@@ -72,7 +70,7 @@ def options_from(values: dict) -> NNImportOptions:
         tgt_vocab=vocab_lines(values["tgt_vocab"]) if values["tgt_vocab"].strip() else src_vocab,
         tokenizer=values["tokenizer"], norm_first=values["norm"] == "pre", scale_embeddings=values["scale"],
         specials=specials, positional=values["positional"], src_embed=values["src_embed"],
-        tgt_embed=values["tgt_embed"], lm_head=values["lm_head"], drop_output_bias=values["drop_bias"],
+        tgt_embed=values["tgt_embed"], lm_head=values["lm_head"],
     )
 
 

@@ -51,7 +51,7 @@ def parameter_count(config: ModelConfig) -> int:
         total += c.src_vocab_size * d + c.n_encoder_layers * block + final
     if c.has_decoder:
         cross = attention + 2 * d if c.architecture == "encoder-decoder" else 0
-        head = 0 if c.tie_embeddings else d * c.tgt_vocab_size
+        head = (0 if c.tie_embeddings else d * c.tgt_vocab_size) + (c.tgt_vocab_size if c.output_bias else 0)
         total += c.tgt_vocab_size * d + c.n_decoder_layers * (block + cross) + final + head
     else:
         total += linear(d, c.n_classes)

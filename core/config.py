@@ -53,6 +53,8 @@ class ModelConfig:
         score: the attention score function: ``"scaled_dot"`` (the paper),
             ``"dot"``, ``"general"`` (Luong) or ``"additive"`` (Bahdanau).
         tie_embeddings: share the decoder's input embedding with its output projection.
+        output_bias: the output projection adds a bias (off, as in the paper; on for models
+            imported from code that used ``nn.Linear``'s default, such as PyTorch's tutorials).
         pad_id: the padding token id (0 in every Attnscope tokenizer).
         final_norm: a LayerNorm after the last layer of each stack. None (the default) follows
             ``norm``: pre-norm needs one (its residual stream is never normalised otherwise), the
@@ -77,6 +79,7 @@ class ModelConfig:
     pe_base: float = 10000.0
     score: str = "scaled_dot"
     tie_embeddings: bool = False
+    output_bias: bool = False
     pad_id: int = 0
     final_norm: bool | None = None
 

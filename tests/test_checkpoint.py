@@ -55,12 +55,15 @@ def saved(tmp_path: Path, char_tokenizer: Tokenizer) -> Path:
 
 # ---------------------------------------------------------------- round trips
 @pytest.mark.parametrize(
-    ("architecture", "tie"),
-    [("encoder-decoder", False), ("encoder", False), ("decoder", False), ("encoder-decoder", True), ("decoder", True)],
+    ("architecture", "tie", "bias"),
+    [("encoder-decoder", False, False), ("encoder", False, False), ("decoder", False, True),
+     ("encoder-decoder", True, True), ("decoder", True, False)],
 )
-def test_save_then_load_is_bit_exact(tmp_path: Path, char_tokenizer: Tokenizer, architecture: str, tie: bool) -> None:
+def test_save_then_load_is_bit_exact(tmp_path: Path, char_tokenizer: Tokenizer, architecture: str, tie: bool,
+                                     bias: bool) -> None:
     vocab = char_tokenizer.vocab_size
-    model = tiny_model(architecture, vocab=vocab, tie_embeddings=tie, positional="learned", score="general")
+    model = tiny_model(architecture, vocab=vocab, tie_embeddings=tie, positional="learned", score="general",
+                       output_bias=bias)
     with torch.no_grad():  # make every parameter distinctive (LayerNorms start as ones/zeros)
         for parameter in model.parameters():
             parameter.add_(torch.randn_like(parameter) * 0.01)

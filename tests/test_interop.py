@@ -266,11 +266,13 @@ def import_cli(folder: Path, *flags: str) -> subprocess.CompletedProcess:
     return run_command(line, folder)
 
 
-def test_cli_options_reproduce_a_pre_norm_model_with_renamed_specials(tmp_path) -> None:
-    user, _ = write_user_model(tmp_path)
+@pytest.mark.parametrize("bias", [False, True])
+def test_cli_options_reproduce_a_pre_norm_model_with_renamed_specials(tmp_path, bias: bool) -> None:
+    user, _ = write_user_model(tmp_path, bias=bias)  # with a bias, as nn.Linear's default (PyTorch's tutorials)
     done = import_cli(tmp_path, "--lm-head", "out")
     assert done.returncode == 0, done.stderr
     ckpt = load(tmp_path / "out.safetensors")
+    assert ckpt.config.output_bias is bias
     assert ckpt.config.norm == "pre" and ckpt.target_tokenizer.token_strings([0, 1, 2, 3, 4]) == [
         "<pad>", "<bos>", "<eos>", "<unk>", "a"]
     their_ids, ours_ids = torch.tensor([[2, 4, 5, 0, 6, 3]]), torch.tensor([[1, 4, 5, 3, 6, 2]])  # bos a b unk c eos
@@ -284,7 +286,6 @@ def test_cli_options_reproduce_a_pre_norm_model_with_renamed_specials(tmp_path) 
 
 @pytest.mark.parametrize(("flags", "vocab", "bias", "fragment"), [
     ((), None, False, "cannot tell which tensor is the source embedding: name it with --src-embed KEY"),
-    (("--lm-head", "out.weight"), None, True, "--drop-output-bias"),
     (("--lm-head", "nothing"), None, False, "'nothing' is not a tensor of shape (rows, 16)"),
     (("--lm-head", "out", "--heads", "3"), None, False, "divisible by n_heads (3)"),
     (("--lm-head", "out"), ["<blank>", "<s>", "</s>", "<?>", "a", "b", "c"] + ["a"], False, "lists 'a' more than once"),

@@ -216,7 +216,8 @@ def test_smoothing_example_spreads_epsilon_over_the_other_tokens():
 def test_parameter_formulas_match_the_model(architecture, score):
     options = {"score": score, "positional": "learned"}
     if architecture != "encoder":
-        options["tie_embeddings"] = score == "dot"
+        options["tie_embeddings"] = score in ("dot", "general")
+        options["output_bias"] = score in ("general", "additive")  # with and without tied weights
     model = tiny_model(architecture, **options)
     rows = parameter_table(model.parameter_counts(), model.config)
     assert [r.parameters for r in rows] == [r.expected for r in rows]

@@ -301,7 +301,9 @@ def test_configs_saved_before_final_norm_existed_keep_their_final_layernorm() ->
     assert ModelConfig.from_dict(tiny_model("encoder-decoder").config.to_dict()).has_final_norm is False
 
 
-def test_parameter_count_follows_the_final_norm() -> None:
-    for norm, final_norm in itertools.product(("post", "pre"), (None, True, False)):
-        model = tiny_model("encoder-decoder", norm=norm, final_norm=final_norm)
+def test_parameter_count_follows_the_final_norm_and_the_output_bias() -> None:
+    for norm, final_norm, bias, tied in itertools.product(("post", "pre"), (None, True, False), (False, True),
+                                                         (False, True)):
+        model = tiny_model("encoder-decoder", norm=norm, final_norm=final_norm, output_bias=bias, tie_embeddings=tied)
         assert parameter_count(model.config) == sum(p.numel() for p in model.parameters())
+        assert (model.lm_head.bias is not None) is bias

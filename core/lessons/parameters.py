@@ -57,8 +57,10 @@ def expected_parameter_counts(config: ModelConfig) -> list[BlockCount]:
                            c.n_decoder_layers * layer))
     if c.has_final_norm:
         rows.append(BlockCount("decoder_norm", "2 · D", 2 * d))
-    if not c.tie_embeddings:
-        rows.append(BlockCount("lm_head", "D · V_tgt (no bias)", d * c.tgt_vocab_size))
+    if not c.tie_embeddings or c.output_bias:
+        parts = ([] if c.tie_embeddings else ["D · V_tgt"]) + (["V_tgt"] if c.output_bias else [])
+        count = (0 if c.tie_embeddings else d * c.tgt_vocab_size) + (c.tgt_vocab_size if c.output_bias else 0)
+        rows.append(BlockCount("lm_head", " + ".join(parts) + ("" if c.output_bias else " (no bias)"), count))
     return rows
 
 

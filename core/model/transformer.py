@@ -88,7 +88,7 @@ class Transformer(nn.Module):
                 for _ in range(c.n_decoder_layers)
             )
             self.decoder_norm = nn.LayerNorm(c.d_model) if c.has_final_norm else nn.Identity()
-            self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+            self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=c.output_bias)
             if c.tie_embeddings:
                 self.lm_head.weight = self.tgt_embed.weight
         else:

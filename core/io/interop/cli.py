@@ -57,8 +57,6 @@ def _parser() -> argparse.ArgumentParser:
     add("--src-embed", metavar="KEY", help="the source embedding's key (default: guessed from the names)")
     add("--tgt-embed", metavar="KEY", help="the target embedding's key (default: guessed from the names)")
     add("--lm-head", metavar="KEY", help="the output layer's weight key (default: guessed from the names)")
-    add("--drop-output-bias", action="store_true",
-        help="import an output layer with a bias without it: attention maps stay exact, logits lose the bias")
     return parser
 
 
@@ -73,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             tokenizer=args.tokenizer, norm_first=args.norm_first, scale_embeddings=args.scale_embeddings,
             specials=tuple(args.specials),
             positional=args.positional, max_len=args.max_len, prefix=args.prefix, src_embed=args.src_embed,
-            tgt_embed=args.tgt_embed, lm_head=args.lm_head, drop_output_bias=args.drop_output_bias,
+            tgt_embed=args.tgt_embed, lm_head=args.lm_head,
         )
         ckpt = import_nn_transformer(args.source, args.out, options)
     except (ValueError, CheckpointError, OSError, UnicodeDecodeError) as error:

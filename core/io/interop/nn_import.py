@@ -52,8 +52,6 @@ class NNImportOptions:
         max_len: the longest input the imported model accepts.
         prefix: the key prefix of the nn.Transformer; None finds it.
         src_embed, tgt_embed, lm_head: keys of the (rows, d_model) tables; None guesses from the names.
-        drop_output_bias: import an output layer that has a bias without it (Attnscope's has none):
-            attention maps are unchanged, the logits lose that bias.
     """
 
     n_heads: int
@@ -69,7 +67,6 @@ class NNImportOptions:
     src_embed: str | None = None
     tgt_embed: str | None = None
     lm_head: str | None = None
-    drop_output_bias: bool = False
 
 
 def vocab_lines(text: str) -> tuple[str, ...]:
@@ -192,11 +189,14 @@ def _table_key(layout: NNTransformerLayout, given: str, role: str, listed: str) 
     return key
 
 
-def _output_bias(lm_head: str, shapes: Shapes, drop: bool) -> None:
+def _output_bias_key(lm_head: str, shapes: Shapes) -> str | None:
+    """The output layer's bias key (``….bias`` beside ``….weight``), None when it has none."""
     bias = lm_head[:-len("weight")] + "bias" if lm_head.endswith(".weight") else None
-    if bias in shapes and not drop:
-        raise ValueError(f"the output layer has a bias ({bias}) and Attnscope's output projection has none; pass "
-                         "--drop-output-bias to import it without (attention maps are unchanged, logits lose the bias)")
+    if bias not in shapes:
+        return None
+    if tuple(shapes[bias]) != (shapes[lm_head][0],):
+        raise ValueError(f"the output layer's bias {bias} has shape {tuple(shapes[bias])}, not ({shapes[lm_head][0]},)")
+    return bias
 
 
 def import_nn_transformer(source: str | os.PathLike, out: str | os.PathLike, options: NNImportOptions, *,
@@ -213,7 +213,7 @@ def import_nn_transformer(source: str | os.PathLike, out: str | os.PathLike, opt
     shapes, read = read_shapes(source)
     layout = read_layout(shapes, options.prefix)
     keys = role_keys(layout, shapes, options)
-    _output_bias(keys["lm_head"], shapes, options.drop_output_bias)
+    bias_key = _output_bias_key(keys["lm_head"], shapes)
     rows = {role: layout.tables[key][0] for role, key in keys.items()}
     if rows["lm_head"] != rows["tgt_embed"]:
         raise ValueError(f"the output layer {keys['lm_head']} has {rows['lm_head']} rows but the target embedding "
@@ -229,15 +229,17 @@ def import_nn_transformer(source: str | os.PathLike, out: str | os.PathLike, opt
         n_encoder_layers=layout.n_encoder_layers, n_decoder_layers=layout.n_decoder_layers,
         d_model=layout.d_model, n_heads=options.n_heads, d_ff=layout.d_ff, dropout=0.1, max_len=options.max_len,
         norm="pre" if options.norm_first else "post", positional=options.positional, final_norm=True,
+        output_bias=bias_key is not None,
     )
     check_budget(config, budget)
     stack = layout.transformer_keys(shapes)
-    tensors = read(sorted(set(stack) | set(keys.values())))
+    tensors = read(sorted(set(stack) | set(keys.values()) | ({bias_key} if bias_key else set())))
     state = {k[len(layout.prefix):]: tensors[k] for k in stack}
     scale = 1.0 if options.scale_embeddings else 1.0 / math.sqrt(layout.d_model)  # ours always multiplies by √D
     model = from_nn_transformer(
         state, config, src_embed=tensors[keys["src_embed"]][src_order] * scale,  # (V_src, D), specials first
         tgt_embed=tensors[keys["tgt_embed"]][tgt_order] * scale, lm_head=tensors[keys["lm_head"]][tgt_order],
+        lm_head_bias=tensors[bias_key][tgt_order] if bias_key else None,  # (V_tgt,), specials first
     )
     save(out, model, {"source": src_tok, "target": tgt_tok},
          extra={"imported_from": {"format": "nn.Transformer", "file": Path(source).name, "keys": keys}})

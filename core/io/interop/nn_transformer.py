@@ -76,7 +76,7 @@ def _convert(state: dict[str, Tensor], d_model: int) -> dict[str, Tensor]:
 
 def from_nn_transformer(
     source: nn.Transformer | dict[str, Tensor], config: ModelConfig, *, src_embed: Tensor | None = None,
-    tgt_embed: Tensor | None = None, lm_head: Tensor | None = None,
+    tgt_embed: Tensor | None = None, lm_head: Tensor | None = None, lm_head_bias: Tensor | None = None,
 ) -> Transformer:
     """Build an Attnscope model carrying an ``nn.Transformer``'s weights.
 
@@ -85,6 +85,7 @@ def from_nn_transformer(
         config: sizes and norm placement (see :func:`config_for_nn_transformer`).
         src_embed, tgt_embed: (V, D) embedding tables from the user's model, if any.
         lm_head: (V_tgt, D) output projection weight, if any.
+        lm_head_bias: (V_tgt,) its bias, if any (needs ``config.output_bias``).
 
     Raises:
         ValueError: keys or shapes that do not fit ``config``.
@@ -94,7 +95,7 @@ def from_nn_transformer(
     ours = model.state_dict()
     converted = _convert(state, config.d_model)
     for name, tensor in (("src_embed.weight", src_embed), ("tgt_embed.weight", tgt_embed),
-                         ("lm_head.weight", lm_head)):
+                         ("lm_head.weight", lm_head), ("lm_head.bias", lm_head_bias)):
         if tensor is not None:
             converted[name] = tensor
     missing_stack = sorted(k for k in ours if "layers" in k or k.endswith("_norm.weight") or k.endswith("_norm.bias"))

@@ -97,6 +97,8 @@ def one_of(options: Any) -> Callable[[str], str]:
 # an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
 # scaled down to fit it (Plotly charts are drawn 1.5× larger by font_scale()).
 BASE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 3rem; padding-right: 3rem; }
+[data-testid="stButtonGroup"] > [role] { flex-wrap: wrap !important; overflow-x: visible !important; mask-image: none !important; }
 [data-testid="stSidebarNav"] a :is(span, div, p) { white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
 [data-testid="stSidebarNav"] a > span:last-child { min-width: 0; flex: 1 1 auto; }
 [data-testid="stSidebarNav"] a { height: auto !important; }
@@ -113,6 +115,13 @@ html { font-size: 135% !important; }
 [data-testid="stMain"] .katex-display { font-size: 0.9em; }
 [data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
 [data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }
+.st-key-explore_layout { container-type: inline-size; }
+@container (max-width: 1160px) {
+  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
+    flex: 1 1 100% !important; width: 100% !important; min-width: 100% !important;
+  }
+}
 </style>"""
 
 

@@ -176,7 +176,8 @@ CUT_OFF_JS = """() => {
   for (const el of boxes) {
     if (el.offsetParent === null || el.clientWidth === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
     const name = el.getAttribute('aria-label') || el.closest('[data-testid]').getAttribute('data-testid');
-    found.push(`${name}: "${(el.value || el.innerText || '').trim().slice(0, 50)}" (${el.scrollWidth} > ${el.clientWidth})`);
+    const text = (el.value || el.innerText || '').trim().slice(0, 50);
+    found.push(`${name}: "${text}" (${el.scrollWidth} > ${el.clientWidth})`);
   }
   return found;
 }"""

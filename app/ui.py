@@ -97,6 +97,13 @@ def one_of(options: Any) -> Callable[[str], str]:
 # an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
 # scaled down to fit it (Plotly charts are drawn 1.5× larger by font_scale()).
 BASE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 3rem; padding-right: 3rem; }
+[data-testid="stButtonGroup"] > [role] { flex-wrap: wrap !important; overflow-x: visible !important; mask-image: none !important; }
+[data-testid="stSidebar"][data-collapsed="false"] { min-width: 336px; }
+[data-testid="stSelectbox"] input[role="combobox"] { padding-right: 0; }
+[data-testid="stSelectbox"] input[role="combobox"] + button { padding-left: 0; padding-right: 4px; }
+[data-testid="stHorizontalBlock"]:has([data-testid="stSelectbox"]) { flex-wrap: wrap; }
+[data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: min(100%, 30rem); }
 [data-testid="stSidebarNav"] a :is(span, div, p) { white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
 [data-testid="stSidebarNav"] a > span:last-child { min-width: 0; flex: 1 1 auto; }
 [data-testid="stSidebarNav"] a { height: auto !important; }
@@ -113,6 +120,17 @@ html { font-size: 135% !important; }
 [data-testid="stMain"] .katex-display { font-size: 0.9em; }
 [data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
 [data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }
+[data-testid="stSidebar"][data-collapsed="false"] { min-width: 420px; }
+[data-testid="stSidebar"] input[role="combobox"] { font-size: 0.9rem !important; }
+[data-testid="stMain"] input[role="combobox"] { font-size: 1rem !important; }
+[data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: 100%; }
+.st-key-explore_layout { container-type: inline-size; }
+@container (max-width: 1160px) {
+  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
+    flex: 1 1 100% !important; width: 100% !important; min-width: 100% !important;
+  }
+}
 </style>"""
 
 

@@ -118,7 +118,7 @@ def test_page_loads_on_the_reverse_checkpoint(calls):
     assert codes(at)[0] == explain(REVERSE, text).prediction.text
     entry = resources.entry("shipped:reverse")
     assert get_task("reverse").description in at.markdown[0].value
-    assert (entry.metric or "no test metric recorded") in at.caption[1].value
+    assert any((entry.metric or "no test metric recorded") in c.value for c in at.caption)
     assert calls["explain"] == 1
 
 
@@ -164,7 +164,7 @@ def test_every_view_renders(calls):
     at = start()
     expected = explain(REVERSE, at.text_area(key="text").value)
     at.segmented_control(key="view").set_value("model").run()
-    grid, _big = charts(at)
+    _head, grid = charts(at)  # the head view always comes first; the chosen view follows
     (mosaic,) = frames(grid)  # one heatmap trace: every thumbnail, NaN between them
     assert [t["type"] for t in spec(grid)["data"]] == ["heatmap", "scatter"]  # the mosaic, then click targets
     assert mosaic["weight"].notna().sum() == expected.attention["encoder"].size
@@ -173,13 +173,13 @@ def test_every_view_renders(calls):
     at.segmented_control(key="view").set_value("head").run()
     assert len(charts(at)) == 1
     at.segmented_control(key="view").set_value("lines").run()
-    (lines,) = charts(at)
+    _head, lines = charts(at)
     assert "layer" in spec(lines)
     at.segmented_control(key="view").set_value("summary").run()
-    assert len(charts(at)) == 3  # mean over heads, rollout, statistics
+    assert len(charts(at)) == 4  # the head view; mean over heads, rollout, statistics
     assert len(at.dataframe[-1].value) == np.prod(expected.shape("encoder"))  # one row per head
     at.segmented_control(key="view").set_value("generation").run()
-    assert len(charts(at)) == 2
+    assert len(charts(at)) == 3  # the head view; cross-attention and decoder rows
     assert at.slider(key="step").max == len(expected.generated_tokens)  # steps count from 1
     assert not at.exception
 
@@ -189,13 +189,13 @@ def test_summary_numbers_match_core_analysis(calls):
 
     at = start(view="summary")
     expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"]
-    _, rolled, _ = charts(at)
+    _head, _, rolled, _ = charts(at)
     assert np.allclose(frames(rolled)[0]["weight"], rollout(expected).ravel(), atol=1e-6)
     table = at.dataframe[-1].value
     stats = pd.DataFrame(head_statistics(expected))
     assert np.allclose(table["entropy (bits)"], stats["entropy_bits"].round(3), atol=1e-3)
     at.segmented_control(key="kind").set_value("cross").run()
-    assert len(charts(at)) == 2  # no rollout for cross-attention
+    assert len(charts(at)) == 3  # the head view, the mean, statistics: no rollout for cross-attention
     assert any("self-attention only" in i.value for i in at.info)
 
 
@@ -203,8 +203,8 @@ def test_model_view_grid_and_chosen_head(calls):
     at = start(view="model")
     at.slider(key="layer").set_value(2).run()  # layers and heads count from 1 on screen
     at.slider(key="head").set_value(4).run()
-    _, big = charts(at)
-    assert "layer 2, head 4" in titles(big)[0]
+    big, grid = charts(at)  # the head view shows the chosen head beside the grid
+    assert "layer 2, head 4" in titles(big)[0] and spec(grid)["layout"]["meta"]["heads"] == 4
     expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"][1, 3]
     assert np.allclose(frames(big)[0]["weight"], expected.ravel(), atol=1e-6)
 
@@ -212,24 +212,24 @@ def test_model_view_grid_and_chosen_head(calls):
 def test_lines_view_overlays_the_chosen_heads(calls):
     at = start(view="lines")
     at.multiselect(key="line_heads").set_value([0, 2, "mean"]).run()
-    (lines,) = charts(at)
+    _head, lines = charts(at)
     drawn = frames(lines)[0]
     assert set(drawn["head"]) == {"head 1", "head 3", "mean"}  # heads count from 1 on screen
     assert "over_query" in json.dumps(spec(lines))  # hovering a token isolates its lines
     at.multiselect(key="line_heads").set_value([]).run()
-    assert not charts(at) and any("at least one head" in i.value for i in at.info)
+    assert len(charts(at)) == 1 and any("at least one head" in i.value for i in at.info)  # the head view only
 
 
 def test_generation_steps_through_the_output(calls):
     at = start(view="generation")
     expected = explain(REVERSE, at.text_area(key="text").value)
     at.slider(key="step").set_value(3).run()  # the third step (steps count from 1)
-    cross, decoder = charts(at)
+    _head, cross, decoder = charts(at)
     assert np.allclose(frames(cross)[0]["weight"], expected.attention["cross"][0, 0, 2], atol=1e-6)
     assert np.allclose(frames(decoder)[0]["weight"][3:], 0.0)  # the future is masked
     assert any(expected.generated_tokens[2] in t.value for t in at.text)
     at.toggle(key="gen_mean").set_value(True).run()
-    cross, _ = charts(at)
+    _head, cross, _ = charts(at)
     assert np.allclose(frames(cross)[0]["weight"], expected.attention["cross"][0, :, 2].mean(0), atol=1e-6)
 
 
@@ -367,7 +367,7 @@ def test_language_model_next_token_and_continuation(calls, tiny_runs):
     assert codes(at)[0] == expected.text
     assert frames(charts(at)[0])[0]["label"].iloc[0] == expected.labels[0]
     at.segmented_control(key="view").set_value("generation").run()
-    assert not at.exception and len(charts(at)) == 2  # the candidates + the decoder row
+    assert not at.exception and len(charts(at)) == 3  # the candidates, the head view, the decoder row
     at.text_input(key="second_text").input("ab").run()  # a batch cannot continue: the page drops it
     at.toggle(key="padding").set_value(False).run()
     assert not at.error and change_chart(at)

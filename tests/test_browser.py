@@ -166,6 +166,27 @@ CLICK_JS = """([layer, head]) => {
 TITLES_JS = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent)"
 
 
+# Streamlit 1.67 shows a select box's value in an <input role="combobox">, which never wraps: a value
+# wider than the input is cut off. A segmented control or pills row scrolls sideways when its options
+# do not fit (its overflow is "auto", which OVERFLOW_JS leaves out), hiding the options past the edge.
+CUT_OFF_JS = """() => {
+  const found = [];
+  const boxes = document.querySelectorAll('[data-testid="stSelectbox"] input[role="combobox"], '
+    + '[data-testid="stButtonGroup"] > [role]');
+  for (const el of boxes) {
+    if (el.offsetParent === null || el.clientWidth === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+    const name = el.getAttribute('aria-label') || el.closest('[data-testid]').getAttribute('data-testid');
+    const text = (el.value || el.innerText || '').trim().slice(0, 50);
+    found.push(`${name}: "${text}" (${el.scrollWidth} > ${el.clientWidth})`);
+  }
+  return found;
+}"""
+FIRST_CHART_JS = """() => {
+  const box = document.querySelector('[data-testid="stMain"] [data-testid="stPlotlyChart"]').getBoundingClientRect();
+  return {top: box.top, bottom: box.bottom, left: box.left, right: box.right, width: innerWidth, height: innerHeight};
+}"""
+
+
 def _wait_for_plots(page, count: int = 1) -> None:
     page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot .hm image').length >= {count}",
                            timeout=90_000)
@@ -187,7 +208,29 @@ def test_every_page_fits_its_boxes(browser_page, size, projector):
                 _wait_for_plots(page)
             assert problems_on(page) == [], f"/{path} shows errors"
             assert overflowing(page) == [], f"/{path} at {size} (projector={projector}) overflows"
+            assert page.evaluate(CUT_OFF_JS) == [], f"/{path} at {size} (projector={projector}) cuts off a value"
             screenshot(page, f"{path or 'explore'}-{size[0]}x{size[1]}{'-projector' if projector else ''}")
+    finally:
+        page.set_viewport_size({"width": 1500, "height": 1000})
+
+
+@pytest.mark.parametrize("size", [(1400, 1000), (1280, 720)], ids=["1400x1000", "1280x720"])
+def test_the_first_attention_chart_is_in_view_without_scrolling(browser_page, size):
+    """A new user's first look at the start page (the default checkpoint and example, normal mode):
+    the head view's heatmap lies wholly inside the window, and the prediction is on screen too."""
+    url, page, _ = browser_page
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    try:
+        page.goto(f"{url}/")
+        wait_until_idle(page)
+        _wait_for_plots(page)
+        box = page.evaluate(FIRST_CHART_JS)
+        assert 0 <= box["top"] < box["bottom"] <= box["height"], box
+        assert 0 <= box["left"] < box["right"] <= box["width"], box
+        assert page.evaluate(f"() => ({TITLES_JS})()[0]").endswith("layer 1, head 1")
+        prediction = page.locator('[data-testid="stMain"] [data-testid="stCode"]').first.bounding_box()
+        assert prediction is not None and prediction["y"] + prediction["height"] <= size[1]
+        screenshot(page, f"explore-first-look-{size[0]}x{size[1]}")
     finally:
         page.set_viewport_size({"width": 1500, "height": 1000})
 

@@ -2,6 +2,13 @@
 
 The model runs once per (checkpoint, text, options) through ``resources.explain_entry``;
 the kind, layer, head and step controls only slice that cached explanation.
+
+Layout: the chosen head's map is the first chart and lands above the fold. In normal mode the
+input, the prediction and the controls fill a left column and the head view the right one; in
+projector mode (larger type) they stack. The chosen view, when it is not the head view, follows
+at full width, then the tokens, the model's description and vocabulary, the experiments.
+The head view is drawn before the prediction, tokens and other views, so its chart is the first
+one the browser receives.
 """
 
 from __future__ import annotations
@@ -22,41 +29,41 @@ if loaded is None:
     st.info("Pick a checkpoint in the sidebar, or train one on the Train page, to see its attention.")
     st.stop()
 entry, ckpt = loaded
-w.header(entry, ckpt.config)
-
-text = w.text_input(entry)
-options = w.base_options(ckpt.config.architecture, st.session_state.get("view"))
-if not text.strip():
-    st.info("Type some text… (or pick an example above) to see what the model does with it.")
-    w.share(text)
-    st.stop()
-exp = ui.attempt("run the model", resources.explain_entry, entry, text, **options)
-if exp is None:
-    st.stop()
-
 fs = ui.font_scale()
-tokens_column, prediction_column = st.columns([3, 2], gap="large")
-with tokens_column:
-    st.subheader("Tokens")
-    w.tokens(exp)
-    w.vocabulary(ckpt)
-with prediction_column:
-    st.subheader("Prediction")
+with st.container(key="explore_layout"):  # projector mode stacks the two when the chart would not fit (ui.py)
+    input_side, chart_side = st.columns([2, 3], gap="medium")
+
+with input_side:
+    text = w.text_input(entry)
+    options = w.base_options(ckpt.config.architecture, st.session_state.get("view"))
+    if not text.strip():
+        st.info("Type some text… (or pick an example above) to see what the model does with it.")
+        w.header(entry, ckpt.config)
+        w.share(text)
+        st.stop()
+    exp = ui.attempt("run the model", resources.explain_entry, entry, text, **options)
+    if exp is None:
+        st.stop()
+    prediction_box = st.container()  # filled after the head view: the chart goes out first
+    kind, layer, head, view = views.attention_controls(exp)
+with chart_side:
+    views.head_view(exp, kind, layer, head, fs)
+with prediction_box:
     w.prediction(exp, fs)
 
-st.subheader("Attention")
-kind, layer, head, view = views.attention_controls(exp)
 if view == "model":
     views.model_view(exp, kind, layer, head, fs)
-elif view == "head":
-    views.head_view(exp, kind, layer, head, fs)
 elif view == "lines":
     views.lines_view(exp, kind, layer, head, fs)
 elif view == "summary":
     views.summary_view(exp, kind, layer, fs)
-else:
+elif view == "generation":
     views.generation_view(exp, layer, head, fs)
 
+st.subheader("Tokens and model")
+w.tokens(exp)
+w.header(entry, ckpt.config)
+w.vocabulary(ckpt)
 experiments.interventions(entry, exp, options, kind, layer, head, fs)
 experiments.compare(entry, exp, options, kind, layer, head, fs)
 w.share(text)

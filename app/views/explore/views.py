@@ -40,6 +40,8 @@ def attention_controls(exp: Explanation) -> tuple[str, int, int, str]:
         layer = ui.index_slider("Layer", layers, "layer", first=1)
     with second:
         head = ui.index_slider("Head", heads, "head", first=1)
+    if view != "head":
+        st.caption(f"The chosen head stays in the head view; the {VIEWS[view].lower()} is drawn below it.")
     return kind, layer, head, view
 
 
@@ -69,6 +71,7 @@ def _head_title(kind: str, layer: int, head: int) -> str:
 
 # ----------------------------------------------------------------------------- views
 def model_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
+    """Every layer × head as thumbnails; a click opens that head in the head view."""
     every = exp.attention[kind]
     layers = every.shape[0]
     first = 0
@@ -80,22 +83,17 @@ def model_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) ->
                                      format_func=lambda p: f"{p + 1}–{min(p + maps.GRID_PAGE, layers)}")
     shown = every[first:first + maps.GRID_PAGE]
     grid = maps.model_grid(shown, first_layer=first, chosen=(layer, head), font_scale=fs,
-                           title=f"{KIND_LABELS[kind]}: every layer × head (click one to open it below)")
+                           title=f"{KIND_LABELS[kind]}: every layer × head (click one to open it in the head view)")
     ui.plot(grid, name=f"{kind}-all-heads", key="grid", on_select=_pick_from_grid, selection_mode="points")
     if min(every.shape[2:]) > maps.THUMB or max(every.shape[2:]) > maps.THUMB:
-        st.caption(f"Thumbnails are averaged down to at most {maps.THUMB} × {maps.THUMB} cells; the head "
-                   "below is drawn in full.")
-    rows, cols, y_title = charts.axes(exp, kind)
-    big = charts.head_map(every[layer, head], rows, cols, title=_head_title(kind, layer, head), font_scale=fs,
-                          y_title=y_title)
-    ui.plot(big, name=f"{kind}-L{layer + 1}H{head + 1}")
+        st.caption(f"Thumbnails are averaged down to at most {maps.THUMB} × {maps.THUMB} cells; the head view "
+                   "draws the chosen head in full.")
     _exports(grid, *_data(exp, kind, layer, head), f"{kind}-all-heads")
 
 
 def head_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
+    """The chosen head's map (and its scores before softmax when asked), its exports and how to read it."""
     rows, cols, y_title = charts.axes(exp, kind)
-    st.toggle("Show the scores before softmax", key="show_scores",
-              help="The raw query·key scores (β-scaled, before masking) that softmax turns into weights.")
     figure = charts.head_map(exp.attention[kind][layer, head], rows, cols, title=_head_title(kind, layer, head),
                              font_scale=fs, y_title=y_title)
     if st.session_state.get("show_scores") and exp.scores:
@@ -105,10 +103,12 @@ def head_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> 
         ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True)
     else:
         ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}")
-    _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}H{head + 1}")
     st.caption("Each row is one query token; its weights over the key tokens sum to 1."
                + (" A decoder row reads “after this token → predicts”: the token it takes in, then the token "
                   "it produces." if y_title == charts.PREDICTS_TITLE else ""))
+    st.toggle("Show the scores before softmax", key="show_scores",  # read above: the chart comes first
+              help="The raw query·key scores (β-scaled, before masking) that softmax turns into weights.")
+    _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}H{head + 1}")
 
 
 def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:

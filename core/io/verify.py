@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from core.budget import parameter_count
 from core.config import ModelConfig
 from core.model.transformer import Transformer
 
@@ -88,9 +89,15 @@ class DigestCache:
 
 
 # ---------------------------------------------------------------- layout against config
+CPU_LAYOUT_PARAMETERS = 2_000_000  # below this, building a model to read its layout is cheaper on the CPU
 def expected_layout(config: ModelConfig) -> dict[str, tuple[int, ...]]:
-    """Name → shape of every weight a checkpoint of ``config`` stores (built on ``meta``: no memory)."""
-    with torch.device("meta"):
+    """Name → shape of every weight a checkpoint of ``config`` stores.
+
+    Small models are built on the CPU (milliseconds); larger ones on ``meta`` (no memory), whose first
+    use in a process imports ``torch._dynamo`` for its initialisers (seconds, once).
+    """
+    small = parameter_count(config) <= CPU_LAYOUT_PARAMETERS
+    with torch.device("cpu" if small else "meta"):
         model = Transformer(config)
     layout = {name: tuple(t.shape) for name, t in model.state_dict().items()}
     if config.tie_embeddings:

@@ -24,7 +24,7 @@ from core.inspect.decode import Generation, beam_search, greedy, sample
 from core.inspect.embeddings import Embeddings, model_embeddings
 from core.inspect.explainer import ExplainOptions, explain, explain_batch
 from core.inspect.pretrained import sentence_embeddings, sentence_similarity
-from core.inspect.inputs import input_vocabulary
+from core.inspect.inputs import input_vocabulary, trained_lengths_note
 from core.inspect.records import row_labels
 from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
 from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
@@ -70,7 +70,7 @@ from core.training.step import StepOutcome, StepRecipe, make_optimizer, train_st
 from core.training.trainer import StepInfo, TrainResult, train
 
 __all__ = [
-    "input_vocabulary",
+    "input_vocabulary", "trained_lengths_note",
     "NNImportOptions", "NNTransformerLayout", "import_nn_transformer", "nn_transformer_layout", "vocab_lines",
     "run_checkpoint_path", "run_checkpoints",
     "row_labels",

@@ -8,7 +8,8 @@ from tests.apptest_helpers import SHIPPED, as_matrix, open_page
 from tests.apptest_helpers import find_chart as chart
 
 from app import routes
-from core import length_accuracy, load_checkpoint, model_projection, path_comparison, pe_beyond, permutation_demo
+from core import (get_task, length_accuracy, load_checkpoint, model_projection, path_comparison, pe_beyond,
+                  permutation_demo)
 
 
 def table_with(at, *columns):
@@ -45,7 +46,8 @@ def test_shuffling_permutes_the_maps_exactly_without_positions(runs):
 def test_positions_beyond_the_trained_length_are_measured():
     ckpt = load_checkpoint(SHIPPED / "reverse.safetensors")
     acc = length_accuracy(ckpt, per_length=4)
-    assert acc.lengths[0] == 3 and acc.lengths[-1] == ckpt.config.max_len - 1
+    assert acc.trained == get_task("reverse").trained_lengths
+    assert acc.lengths[0] == acc.trained[0] and acc.lengths[-1] == ckpt.config.max_len - 1
     seen = [a for n, a in zip(acc.lengths, acc.exact_match) if n <= acc.trained[1]]
     unseen = [a for n, a in zip(acc.lengths, acc.exact_match) if n > acc.trained[1] + 2]
     assert np.mean(seen) > 0.9 > 0.2 > np.mean(unseen)
@@ -60,7 +62,7 @@ def test_the_page_measures_accuracy_by_length_on_request(runs):
     assert chart(at, "Cosine similarity of the model's position vectors")
     at.button(key="cc_measure").click().run()
     _, frame = chart(at, "reverse: accuracy by input length (8 strings each)")
-    assert frame["length"].min() == 3
+    assert frame["length"].min() == get_task("reverse").trained_lengths[0]
     assert any("unseen lengths" in c.value for c in at.caption)
 
 

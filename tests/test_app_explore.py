@@ -390,7 +390,7 @@ def test_script_text_is_shown_literally(calls):
 def test_a_ten_thousand_character_paste_is_truncated_with_a_note(calls):
     at = set_text(start(), "abc " * 2500)
     assert any("truncated" in w.value for w in at.warning)
-    assert len(token_row(at)) <= 32
+    assert len(token_row(at)) == load_checkpoint(REVERSE).config.max_len  # cut to the model's limit
     assert any("read only the first" in c.value and "10,000" in c.value for c in at.caption)
     assert all(len(t.value) < 400 for t in at.text)  # never echoed back in full
     assert "text" not in at.query_params  # too long for a share link
@@ -463,8 +463,12 @@ def test_comparing_with_another_vocabulary_warns(calls):
 
 
 def test_the_models_vocabulary_is_listed_and_long_inputs_get_a_notice(runs):
-    at = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijabcdefghij"})
+    shortest, longest = get_task("reverse").trained_lengths
+    at = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijkl" * 3})  # 36 letters
     vocabulary = next(e for e in at.expander if "vocabulary" in e.label)
     words = input_vocabulary(load_checkpoint(REVERSE).source_tokenizer)
     assert vocabulary.text[0].value == " · ".join(words) and "<pad>" not in words
-    assert any("trained on inputs of 3–12 tokens" in w.value for w in at.warning)
+    assert any(c.value == f"Trained on inputs of {shortest}–{longest} characters." for c in at.caption)
+    assert any(f"trained on inputs of {shortest}–{longest} tokens; this one has 36" in w.value for w in at.warning)
+    inside = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijkl"})
+    assert not any("trained on inputs of" in w.value for w in inside.warning)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from core import explain, get_task, load_checkpoint
+from core.tasks import Example
+from core.tasks.letters import ALPHABET
 from core.tasks.report import exact_match_by_bucket, sample, task_data
 from core.training.evaluation import evaluate, unigram_perplexity
 
@@ -46,6 +49,7 @@ def test_checkpoint_records_its_task_command_and_snapshots(shipped):
     assert extra["train"]["command"].split(f" --task={task} ")[0] in ("python -m core train", "python -m core.train")
     assert extra["snapshots"]["steps"][0] == 0 and len(extra["snapshots"]["steps"]) >= 5
     assert extra["history"], "training history is recorded"
+    assert ckpt.info.probe, "the behaviour probe is recorded (and was re-run when it loaded)"
 
 
 def test_examples_explain_with_finite_attention(shipped):
@@ -124,14 +128,33 @@ def test_every_bucket_meets_its_target(task_name):
         assert total >= 20 and hits / total >= minimum, f"{task_name} {name}: {hits}/{total} < {minimum}"
 
 
+# exact match on all 156 one- and two-letter strings: sort doubles most single letters ("b" -> "bb"),
+# which are 12 of its 60,000 training strings (measured: 146/156)
+SHORT_STRINGS = {"copy": 1.0, "reverse": 1.0, "sort": 0.93}
+
+
+def _every_string(length: int) -> list[str]:
+    return ["".join(chars) for chars in itertools.product(ALPHABET, repeat=length)]
+
+
 def test_letter_models_are_exact_within_their_trained_lengths_and_report_beyond():
     for name in ("copy", "reverse", "sort"):
         ckpt = load_checkpoint(ASSETS / f"{name}.safetensors")
         task, data = task_data(ckpt)
         shortest, longest = task.trained_lengths
+        transform = task.make.args[0]  # the letter task's copy / reverse / sort function
         inside = exact_match_by_bucket(ckpt, sample(data.test, 200))["all"]
-        assert inside[0] >= 0.97 * inside[1], name
-        assert ckpt.config.max_len >= 2 * longest  # the app accepts up to max_len: it must warn past `longest`
+        assert inside[0] >= 0.97 * inside[1], (name, inside)
+        # what a class types: every one- and two-letter string (nearly all are in training) ...
+        short = [Example(s, transform(s)) for n in (shortest, shortest + 1) for s in _every_string(n)]
+        hits, total = exact_match_by_bucket(ckpt, short)["all"]
+        assert hits >= SHORT_STRINGS[name] * total, (name, hits, total)
+        # ... and the longest trained length, held out
+        longest_held_out = [e for e in data.test if len(e.source) == longest]
+        hits, total = exact_match_by_bucket(ckpt, longest_held_out)["all"]
+        assert total >= 15 and hits >= 0.9 * total, (name, hits, total)
+        # the report reaches twice the longest length, with <bos> and <eos>; the app warns past `longest`
+        assert ckpt.config.max_len >= 2 * longest + 2
 
 
 # ---------------------------------------------------------------- what a class types

@@ -181,7 +181,7 @@ def test_letter_tasks(name, transform):
         assert set(e.source) <= set(letters.ALPHABET) and " " not in e.source
         lengths.add(len(e.source))
     assert lengths == set(range(letters.MIN_LENGTH, letters.MAX_LENGTH + 1))
-    assert TASKS[name].trained_lengths == (letters.MIN_LENGTH, letters.MAX_LENGTH)
+    assert TASKS[name].trained_lengths == (letters.MIN_LENGTH, letters.MAX_LENGTH) == (1, 24)
     # longer strings: every length up to twice the longest trained, to report generalisation
     longer = letters.longer_examples(TASKS[name])
     assert longer == letters.longer_examples(TASKS[name]) and not data.extra_tests  # splits unchanged
@@ -191,6 +191,34 @@ def test_letter_tasks(name, transform):
     for text in (*TASKS[name].examples, TASKS[name].probe):
         assert set(text) <= set(letters.ALPHABET)
         assert letters.MIN_LENGTH <= len(text) <= letters.MAX_LENGTH
+
+
+@pytest.mark.parametrize("sizes", [None, (60000, 500, 500)])  # the defaults and sort's shipped run
+def test_letter_splits_stay_disjoint_with_the_few_shortest_strings_in_training(sizes):
+    # one letter gives only 12 strings and two letters 144: drawn many times, they are seen first
+    # and land in the training split, so the held-out splits stay disjoint from it
+    data = TASKS["copy"].generate(0, sizes)
+    train, held_out = {e.source for e in data.train}, [e.source for e in data.validation + data.test]
+    assert train.isdisjoint(held_out) and len(set(held_out)) == len(held_out)
+    assert set(letters.ALPHABET) <= train
+    assert sum(len(s) == 2 for s in train) >= 128
+    test_lengths = Counter(len(e.source) for e in data.test)
+    assert sum(test_lengths[n] for n in range(3, letters.MAX_LENGTH + 1)) >= 0.98 * len(data.test)
+    assert test_lengths[letters.MAX_LENGTH] >= 10
+
+
+def test_the_app_says_what_a_letter_model_was_trained_on():
+    from core.inspect.inputs import TextInput, length_note, trained_lengths_note
+    from core.io.tokenizer import Tokenizer
+
+    shortest, longest = TASKS["reverse"].trained_lengths
+    assert trained_lengths_note("reverse") == f"Trained on inputs of {shortest}–{longest} characters."
+    assert trained_lengths_note("translation") is None and trained_lengths_note(None) is None
+    tokenizer = Tokenizer.train("char", [letters.ALPHABET])
+    for text, warned in (("a", False), ("a" * longest, False), ("a" * (longest + 1), True)):
+        item = TextInput(text, text, [], tokenizer.encode(text))
+        length_note(item, "reverse")
+        assert bool(item.notes) == warned, text
 
 
 def test_letter_spot_checks():

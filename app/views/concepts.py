@@ -134,8 +134,9 @@ def beyond_section(ckpt) -> None:
 
 def _length_accuracy(ckpt, trained: int | None) -> None:
     if trained is None:
-        st.caption("Accuracy by length is measured for the copy, reverse and sort models (trained on 3–12 letters); "
-                   "choose one of them in the sidebar.")
+        shortest, longest = get_task("copy").trained_lengths
+        st.caption(f"Accuracy by length is measured for the copy, reverse and sort models (trained on "
+                   f"{shortest}–{longest} letters); choose one of them in the sidebar.")
         return
     key = f"_cc_acc_{ckpt.info.path}"
     if st.button("Measure accuracy for every length up to max_len", key="cc_measure", icon=":material/speed:"):

@@ -85,6 +85,17 @@ def input_vocabulary(tokenizer: Tokenizer) -> tuple[str, ...]:
     return tuple(t for t in tokenizer.token_strings(range(tokenizer.vocab_size)) if t not in SPECIAL_TOKENS)
 
 
+def trained_lengths_note(task: str | None) -> str | None:
+    """What the task's model was trained on, for a caption by the input (``None`` when the task does
+    not vary its input length): ``trained_lengths_note("reverse")`` -> ``"Trained on inputs of 1–24
+    characters."``."""
+    lengths = TASKS[task].trained_lengths if task in TASKS else None
+    if not lengths:
+        return None
+    unit = {"char": "characters", "word": "words"}.get(TASKS[task].tokenizer_kind, "tokens")
+    return f"Trained on inputs of {lengths[0]}–{lengths[1]} {unit}."
+
+
 def length_note(item: TextInput, task: str | None) -> None:
     """Say so when an input is longer or shorter than anything the task's model was trained on."""
     lengths = TASKS[task].trained_lengths if task in TASKS else None

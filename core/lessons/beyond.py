@@ -1,8 +1,8 @@
 """Positional encodings beyond the trained length, shown on a loaded model.
 
-- :func:`length_accuracy`: a shipped letter model (copy, reverse, sort: trained on 3–12 letters)
-  scored on strings of every length up to its ``max_len``, so the lengths it never saw in
-  training are measured, not guessed.
+- :func:`length_accuracy`: a shipped letter model (copy, reverse, sort: trained on their task's
+  ``trained_lengths``, 1–24 letters) scored on strings of every length up to its ``max_len``, so the
+  lengths it never saw in training are measured, not guessed.
 - :func:`pe_beyond`: the model's own positional table against positions past the longest
   training string: how alike a new position looks to the ones the model learned from.
 
@@ -19,7 +19,7 @@ import numpy as np
 from core.inspect.embeddings import model_embeddings
 from core.io.checkpoint import Checkpoint
 from core.tasks import Example, get_task
-from core.tasks.letters import ALPHABET, MAX_LENGTH, MIN_LENGTH
+from core.tasks.letters import ALPHABET
 from core.training.evaluation import evaluate
 
 LETTER_TASKS = {"copy": lambda s: s, "reverse": lambda s: s[::-1], "sort": lambda s: "".join(sorted(s))}
@@ -55,7 +55,8 @@ def length_accuracy(ckpt: Checkpoint, per_length: int = 16, seed: int = 0) -> Le
     if name not in LETTER_TASKS:
         raise ValueError(f"length accuracy needs a copy, reverse or sort model, not {name!r}")
     task, rng = get_task(name), random.Random(seed)
-    lengths = tuple(range(MIN_LENGTH, ckpt.config.max_len))
+    shortest, longest = task.trained_lengths
+    lengths = tuple(range(shortest, ckpt.config.max_len))
     exact, tokens = [], []
     for n in lengths:
         sources = ["".join(rng.choice(ALPHABET) for _ in range(n)) for _ in range(per_length)]
@@ -63,7 +64,7 @@ def length_accuracy(ckpt: Checkpoint, per_length: int = 16, seed: int = 0) -> Le
                            [Example(s, LETTER_TASKS[name](s)) for s in sources])
         exact.append(metrics["exact_match"])
         tokens.append(metrics["token_accuracy"])
-    return LengthAccuracy(name, lengths, tuple(exact), tuple(tokens), (MIN_LENGTH, MAX_LENGTH), ckpt.config.max_len)
+    return LengthAccuracy(name, lengths, tuple(exact), tuple(tokens), (shortest, longest), ckpt.config.max_len)
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,8 @@ def pe_beyond(ckpt: Checkpoint) -> PEBeyond:
     norms = np.linalg.norm(pe, axis=1, keepdims=True)
     unit = pe / np.where(norms == 0, 1.0, norms)
     similarity = unit @ unit.T  # (T, T)
-    trained = MAX_LENGTH + 1 if ckpt.info.task in LETTER_TASKS else None  # + <eos> / <bos>
+    letter_task = ckpt.info.task in LETTER_TASKS
+    trained = get_task(ckpt.info.task).trained_lengths[1] + 1 if letter_task else None  # + <eos> / <bos>
     seen = similarity[:, :trained].copy() if trained else similarity.copy()
     for t in range(min(seen.shape)):
         seen[t, t] = -np.inf  # a position is trivially like itself

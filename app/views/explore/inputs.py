@@ -11,7 +11,7 @@ import streamlit as st
 
 from app import catalog, ui
 from app.charts import attention as charts
-from core import Checkpoint, Explanation, get_task, input_vocabulary
+from core import Checkpoint, Explanation, get_task, input_vocabulary, trained_lengths_note
 
 URL_KEYS = ["text", "kind", "layer", "head", "view", "decoding"]
 URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "decoding": str,
@@ -159,9 +159,13 @@ def share(text: str) -> None:
 
 
 def vocabulary(ckpt: Any) -> None:
-    """The words a small checkpoint knows (what a class can type), in an expander."""
+    """The words a small checkpoint knows (what a class can type), in an expander, and the input
+    lengths it was trained on."""
     if not isinstance(ckpt, Checkpoint):  # pretrained models know tens of thousands of sub-words
         return
+    trained = trained_lengths_note(ckpt.info.task)
+    if trained:
+        st.caption(trained)
     words = input_vocabulary(ckpt.source_tokenizer or ckpt.target_tokenizer)
     with st.expander(f"The model's vocabulary ({len(words):,} tokens): what you can type"):
         st.text(" · ".join(words))  # read from the checkpoint file: shown as text

@@ -82,15 +82,19 @@ def explore_rows(browser, app: bp.Server, base: bp.Server) -> list[Row]:
     page, floor = bp.new_page(browser), bp.new_page(browser)
     bp.load_ms(page, app.url + EXPLORE)
     bp.load_ms(floor, base.url)
-    edits, floor_edits = [], []
+    edits, floor_edits, splits = [], [], []
     for i in range(EDITS):
         edits.append(bp.submit_ms(page, sentence(100 + i)))
+        splits.append(bp.phases(page))
         floor_edits.append(bp.submit_ms(floor, sentence(100 + i)))
+    _where("text edit", splits)
     runs_before = len(app.events("run"))
-    moves, floor_moves = [], []
+    moves, floor_moves, splits = [], [], []
     for i in range(MOVES):
         moves.append(bp.nudge_ms(page, ("layer", "head")[i % 2]))
+        splits.append(bp.phases(page))
         floor_moves.append(bp.nudge_ms(floor, "layer"))
+    _where("slider moved", splits)
     reruns = len(app.events("run")) - runs_before
     page.context.close()
     floor.context.close()
@@ -104,6 +108,7 @@ def explore_rows(browser, app: bp.Server, base: bp.Server) -> list[Row]:
 
 def big_map_rows(browser, app: bp.Server, base: bp.Server, runs: Path) -> list[Row]:
     """The long and deep models: a new text submitted → the view drawn, after one untimed warm-up run."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where Chromium runs
     floor = bp.new_page(browser)
     bp.load_ms(floor, base.url + f"/?size={400}", need=1)
     cases = [("imported nn.Transformer, 512 tokens: head view drawn", "≤ 1 s", 1000,
@@ -122,18 +127,31 @@ def big_map_rows(browser, app: bp.Server, base: bp.Server, runs: Path) -> list[R
                          "its model-grid row is skipped\n")
     rows = []
     for what, goal, limit, path, texts in cases:
-        page = bp.new_page(browser)
-        bp.load_ms(page, app.url + path, need=0)
-        bp.submit_ms(page, texts[0])  # the model's load and first run: once per server
-        samples, floor_samples = [], []
-        for i, text in enumerate(texts[1:]):
-            samples.append(bp.submit_ms(page, text))
-            floor_samples.append(bp.submit_ms(floor, f"{what} {i}"))
-        page.context.close()
-        rows.append(goal_row(f"{what} (median of {BIG}; baseline: a bare 400 × 400 heatmap)", goal, limit,
-                             samples, floor_samples))
+        try:
+            rows.append(_big_map_row(browser, floor, app.url + path, what, goal, limit, texts))
+        except PlaywrightTimeout:
+            rows.append(Row("browser", f"{what}: not drawn within {bp.TIMEOUT_MS / 1000:.0f} s", goal,
+                            bp.TIMEOUT_MS, "ms", None, False))
     floor.context.close()
     return rows
+
+
+def _big_map_row(browser, floor, url: str, what: str, goal: str, limit: float, texts: list[str]) -> Row:
+    """One big-map case: a warm-up run, then ``BIG`` new texts, alternating with the baseline page."""
+    page = bp.new_page(browser)
+    try:
+        bp.load_ms(page, url, need=0)
+        bp.submit_ms(page, texts[0])  # the model's load and first run: once per server
+        samples, floor_samples, splits = [], [], []
+        for i, text in enumerate(texts[1:]):
+            samples.append(bp.submit_ms(page, text))
+            splits.append(bp.phases(page))
+            floor_samples.append(bp.submit_ms(floor, f"{what} {i}"))
+    finally:
+        page.context.close()
+    _where(what, splits)
+    return goal_row(f"{what} (median of {BIG}; baseline: a bare 400 × 400 heatmap)", goal, limit, samples,
+                    floor_samples)
 
 
 def concurrent_row(browser, app: bp.Server) -> Row:
@@ -143,6 +161,7 @@ def concurrent_row(browser, app: bp.Server) -> Row:
         bp.load_ms(page, app.url + EXPLORE)
     alone = [bp.submit_ms(pages[0], sentence(300 + i)) for i in range(SESSIONS)]
     together: list[float] = []
+    splits: list = []
     for round_ in range(ROUNDS):
         for s, page in enumerate(pages):
             box = page.locator(".st-key-text textarea")
@@ -150,6 +169,8 @@ def concurrent_row(browser, app: bp.Server) -> Row:
             bp.arm(page)
             box.press("Control+Enter")
         together.extend(bp.drawn_ms(page) for page in pages)
+        splits.extend(bp.phases(page) for page in pages)
+    _where(f"{SESSIONS} sessions at once", splits)
     for page in pages:
         page.context.close()
     loads = app.events("loaded").count("translation.safetensors")
@@ -177,6 +198,16 @@ def run() -> list[Row]:
                 rows += _shown([concurrent_row(browser, app)])
                 rows += _shown(big_map_rows(browser, app, base, runs))
     return rows
+
+
+def _where(what: str, splits: list[tuple[float, float, float, float] | None]) -> None:
+    """Write where the time of ``what`` went (medians of :func:`bench.browser_page.phases`) to stderr."""
+    seen = [s for s in splits if s is not None]
+    if seen:
+        to_run, script, draw, busy = (statistics.median(column) for column in zip(*seen))
+        sys.stderr.write(f"browser: {what}: action → script running {to_run:.0f} ms, script run {script:.0f} ms, "
+                         f"script done → drawn {draw:.0f} ms; page's main thread in long tasks {busy:.0f} ms "
+                         f"(medians of {len(seen)})\n")
 
 
 def _shown(rows: list[Row]) -> list[Row]:

@@ -8,7 +8,9 @@ on the page, each with its ``.main-svg`` and, for every heatmap, its ``.hm image
 action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew: Plotly
 replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before the action is stale.
 The check runs on every animation frame in the page and records ``performance.now()`` the first
-frame it holds, so the figure is the page's own clock, not a Playwright round trip.
+frame it holds, so the figure is the page's own clock, not a Playwright round trip; it also notes
+the frames at which the script was first seen running and then done, and the page's long tasks
+(Chrome's ``longtask`` entries: its main thread busy for 50 ms or more at a time; :func:`phases`).
 """
 
 from __future__ import annotations
@@ -51,9 +53,16 @@ DRAWN_JS = """({mode, need}) => {
 ARM_JS = """({mode, need}) => {
   const drawn = %s;
   const layouts = [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullLayout).filter(Boolean);
-  const bench = window.__bench = {old: new WeakSet(layouts), t0: performance.now(), at: null};
+  const bench = window.__bench = {old: new WeakSet(layouts), t0: performance.now(), at: null, ran: null, ended: null,
+                                   tasks: []};
+  window.__benchTasks?.disconnect();
+  window.__benchTasks = new PerformanceObserver(list => bench.tasks.push(...list.getEntries()));
+  window.__benchTasks.observe({type: 'longtask'});
   const watch = () => {
     if (window.__bench !== bench) return;
+    const state = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state');
+    if (state === 'running' && bench.ran === null) bench.ran = performance.now();
+    if (state === 'notRunning' && bench.ran !== null && bench.ended === null) bench.ended = performance.now();
     if (drawn({mode, need})) bench.at = performance.now(); else requestAnimationFrame(watch);
   };
   requestAnimationFrame(watch);
@@ -165,6 +174,16 @@ def drawn_ms(page) -> float:
     """Milliseconds from :func:`arm` to the first frame the page was drawn (waits for it)."""
     page.wait_for_function("() => window.__bench && window.__bench.at !== null", timeout=TIMEOUT_MS)
     return page.evaluate("() => window.__bench.at - window.__bench.t0")
+
+
+def phases(page) -> tuple[float, float, float, float] | None:
+    """Where the last timed action's milliseconds went: (action → script running, the script run,
+    script done → drawn, the page's main thread busy in long tasks over the whole span), or None when
+    no frame saw the script running."""
+    return page.evaluate("""() => { const b = window.__bench;
+        b.tasks.push(...window.__benchTasks.takeRecords());
+        const busy = b.tasks.filter(t => t.startTime >= b.t0 && t.startTime <= b.at).reduce((a, t) => a + t.duration, 0);
+        return b.ran === null || b.ended === null ? null : [b.ran - b.t0, b.ended - b.ran, b.at - b.ended, busy]; }""")
 
 
 def load_ms(page, url: str, need: int = 1) -> float:

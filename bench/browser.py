@@ -14,7 +14,9 @@ Rows: server ready → Explore drawn (a fresh server each time); a text edit →
 (the first edit included); a layer or head slider moved (and the model runs counted: none); a
 512-token imported ``nn.Transformer`` in the head and model views; a 2048-token head; SmolLM2's
 30 × 9 model grid; 8 sessions at once against one alone (and the model loads counted: one).
-The models' first run (their load) is left out of the big-map rows: the app loads a model once.
+The models' first run (their load) is left out of the big-map rows: the app loads a model once;
+their texts come ``PAUSE_S`` apart, as the app's gate refuses a session's next run for as long as
+its last one ran over a second. A run the page refuses or never draws makes a "not drawn" row.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.charts.maps import MAX_SIDE
 from bench import browser_models as models
 from bench import browser_page as bp
 from bench.table import Row, markdown
@@ -36,6 +39,7 @@ SMOLLM = "SmolLM2-135M-Instruct"
 NOUNS = ["cat", "dog", "car", "bird", "house", "tree", "girl", "boy", "book", "man"]
 COLORS = ["red", "small", "big", "black", "white", "green"]
 SESSIONS, ROUNDS, STARTS, EDITS, MOVES, BIG = 8, 3, 3, 5, 6, 3
+PAUSE_S = 3.0  # between a big model's runs: a run over 1 s earns its session a rest (app.limits.Gate)
 
 
 def sentence(i: int) -> str:
@@ -110,15 +114,14 @@ def big_map_rows(browser, app: bp.Server, base: bp.Server, runs: Path) -> list[R
     """The long and deep models: a new text submitted → the view drawn, after one untimed warm-up run."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where Chromium runs
     floor = bp.new_page(browser)
-    bp.load_ms(floor, base.url + f"/?size={400}", need=1)
+    bp.load_ms(floor, base.url + f"/?size={MAX_SIDE}")
+    encoder_512 = models.texts_of(runs / "nn512.safetensors", "encoder", 512, range(2 * BIG + 2))
     cases = [("imported nn.Transformer, 512 tokens: head view drawn", "≤ 1 s", 1000,
-              "/?ckpt=run:nn512&view=head&kind=encoder", [models.text_of(runs / "nn512.safetensors", "encoder",
-                                                                                 512, s) for s in range(BIG + 1)]),
+              "/?ckpt=run:nn512&view=head&kind=encoder", encoder_512[:BIG + 1]),
              ("imported nn.Transformer, 512 tokens: model view drawn", "≤ 2 s", 2000,
-              "/?ckpt=run:nn512&view=model&kind=encoder", [models.text_of(runs / "nn512.safetensors", "encoder",
-                                                                                  512, s) for s in range(4, BIG + 5)]),
+              "/?ckpt=run:nn512&view=model&kind=encoder", encoder_512[BIG + 1:]),
              ("2048 × 2048 head drawn (1-layer LM)", "≤ 2 s", 2000, "/?ckpt=run:long2048&view=head&kind=decoder",
-              [models.text_of(runs / "long2048.safetensors", "decoder", 2048, s) for s in range(BIG + 1)])]
+              models.texts_of(runs / "long2048.safetensors", "decoder", 2048, range(BIG + 1)))]
     if any(p.name == SMOLLM for p in pretrained_models()):
         cases.append((f"{SMOLLM} 30 × 9 model view drawn (first page: 12 layers × 9 heads)", "≤ 2 s", 2000,
                       f"/?ckpt=pretrained:{SMOLLM}&view=model", [f"{sentence(200 + s)}." for s in range(BIG + 1)]))
@@ -129,9 +132,11 @@ def big_map_rows(browser, app: bp.Server, base: bp.Server, runs: Path) -> list[R
     for what, goal, limit, path, texts in cases:
         try:
             rows.append(_big_map_row(browser, floor, app.url + path, what, goal, limit, texts))
-        except PlaywrightTimeout:
-            rows.append(Row("browser", f"{what}: not drawn within {bp.TIMEOUT_MS / 1000:.0f} s", goal,
-                            bp.TIMEOUT_MS, "ms", None, False))
+        except (PlaywrightTimeout, bp.Refused) as error:
+            sys.stderr.write(f"browser: {what}: not drawn ({error}); the server's log ends:\n"
+                             f"{app.log.read_text()[-1500:]}\n")
+            rows.append(Row("browser", f"{what}: not drawn ({type(error).__name__})", goal, bp.TIMEOUT_MS, "ms",
+                            None, False))
     floor.context.close()
     return rows
 
@@ -144,14 +149,15 @@ def _big_map_row(browser, floor, url: str, what: str, goal: str, limit: float, t
         bp.submit_ms(page, texts[0])  # the model's load and first run: once per server
         samples, floor_samples, splits = [], [], []
         for i, text in enumerate(texts[1:]):
+            time.sleep(PAUSE_S)  # a reader's pause: the app's gate asks a session to rest after a long run
             samples.append(bp.submit_ms(page, text))
             splits.append(bp.phases(page))
             floor_samples.append(bp.submit_ms(floor, f"{what} {i}"))
     finally:
         page.context.close()
     _where(what, splits)
-    return goal_row(f"{what} (median of {BIG}; baseline: a bare 400 × 400 heatmap)", goal, limit, samples,
-                    floor_samples)
+    return goal_row(f"{what} (median of {BIG}; baseline: a bare {MAX_SIDE} × {MAX_SIDE} heatmap)", goal, limit,
+                    samples, floor_samples)
 
 
 def concurrent_row(browser, app: bp.Server) -> Row:

@@ -58,14 +58,18 @@ def long2048(folder: Path) -> str:
     return "run:long2048"
 
 
-def text_of(path: Path, kind: str, tokens: int, seed: int) -> str:
-    """A text over the alphabet whose ``kind`` map at ``path`` is ``tokens`` × ``tokens``
-    (checked with :func:`core.explain`; ``seed`` varies the letters)."""
-    ckpt = load_checkpoint(path)
-    letters = ALPHABET[seed % len(ALPHABET):] + ALPHABET[:seed % len(ALPHABET)]
+def _fitting(ckpt, kind: str, tokens: int, letters: str) -> str:
+    """The text repeating ``letters`` whose ``kind`` map is ``tokens`` × ``tokens`` (specials included)."""
     for length in range(tokens, tokens - 4, -1):
         text = (letters * (length // len(letters) + 1))[:length]
-        found = explain(ckpt, text).attention[kind].shape[-1]
-        if found == tokens:
+        if explain(ckpt, text).attention[kind].shape[-1] == tokens:
             return text
-    raise ValueError(f"no text gives a {tokens}-token {kind} map at {path.name}")
+    raise ValueError(f"no text gives a {tokens}-token {kind} map")
+
+
+def texts_of(path: Path, kind: str, tokens: int, seeds: range) -> list[str]:
+    """One text per seed over the alphabet (the seed rotates its letters, so up to 8 differ), each
+    giving the model at ``path`` a ``kind`` map of ``tokens`` × ``tokens`` (checked with :func:`core.explain`)."""
+    ckpt = load_checkpoint(path)
+    return [_fitting(ckpt, kind, tokens, ALPHABET[seed % len(ALPHABET):] + ALPHABET[:seed % len(ALPHABET)])
+            for seed in seeds]

@@ -7,6 +7,7 @@ is stale (``data-stale="true"``: left from the previous run), at least ``need`` 
 on the page, each with its ``.main-svg`` and, for every heatmap, its ``.hm image``; and after an
 action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew: Plotly
 replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before the action is stale.
+A run that ends with an error message on the page instead is reported (:class:`Refused`).
 The check runs on every animation frame in the page and records ``performance.now()`` the first
 frame it holds, so the figure is the page's own clock, not a Playwright round trip; it also notes
 the frames at which the script was first seen running and then done, and the page's long tasks
@@ -54,7 +55,7 @@ ARM_JS = """({mode, need}) => {
   const drawn = %s;
   const layouts = [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullLayout).filter(Boolean);
   const bench = window.__bench = {old: new WeakSet(layouts), t0: performance.now(), at: null, ran: null, ended: null,
-                                   tasks: []};
+                                   error: null, tasks: []};
   window.__benchTasks?.disconnect();
   window.__benchTasks = new PerformanceObserver(list => bench.tasks.push(...list.getEntries()));
   window.__benchTasks.observe({type: 'longtask'});
@@ -63,6 +64,9 @@ ARM_JS = """({mode, need}) => {
     const state = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state');
     if (state === 'running' && bench.ran === null) bench.ran = performance.now();
     if (state === 'notRunning' && bench.ran !== null && bench.ended === null) bench.ended = performance.now();
+    const error = document.querySelector('[data-testid="stElementContainer"]:not([data-stale="true"]) '
+                                         + '[data-testid="stAlertContentError"]');
+    if (bench.ended !== null && error) { bench.error = error.innerText; bench.at = performance.now(); return; }
     if (drawn({mode, need})) bench.at = performance.now(); else requestAnimationFrame(watch);
   };
   requestAnimationFrame(watch);
@@ -170,9 +174,20 @@ def arm(page, mode: str = "all", need: int = 1) -> None:
     page.evaluate(ARM_JS, {"mode": mode, "need": need})
 
 
+class Refused(RuntimeError):
+    """The page answered the action with an error message (e.g. the app's gate asking to wait)."""
+
+
 def drawn_ms(page) -> float:
-    """Milliseconds from :func:`arm` to the first frame the page was drawn (waits for it)."""
+    """Milliseconds from :func:`arm` to the first frame the page was drawn (waits for it).
+
+    Raises:
+        Refused: the script ended with an error message on the page instead.
+    """
     page.wait_for_function("() => window.__bench && window.__bench.at !== null", timeout=TIMEOUT_MS)
+    error = page.evaluate("() => window.__bench.error")
+    if error:
+        raise Refused(error)
     return page.evaluate("() => window.__bench.at - window.__bench.t0")
 
 
@@ -182,7 +197,8 @@ def phases(page) -> tuple[float, float, float, float] | None:
     no frame saw the script running."""
     return page.evaluate("""() => { const b = window.__bench;
         b.tasks.push(...window.__benchTasks.takeRecords());
-        const busy = b.tasks.filter(t => t.startTime >= b.t0 && t.startTime <= b.at).reduce((a, t) => a + t.duration, 0);
+        const busy = b.tasks.filter(t => t.startTime >= b.t0 && t.startTime <= b.at)
+                            .reduce((sum, t) => sum + t.duration, 0);
         return b.ran === null || b.ended === null ? null : [b.ran - b.t0, b.ended - b.ran, b.at - b.ended, busy]; }""")
 
 
@@ -211,3 +227,4 @@ def nudge_ms(page, key: str) -> float:
     arm(page, "any")
     slider.press("ArrowLeft" if at_end else "ArrowRight")
     return drawn_ms(page)
+

@@ -11,10 +11,16 @@ bounded in bytes (``RESULT_BYTES`` in all, nothing over ``RESULT_ITEM_BYTES`` ke
 are shared read-only. Every model run goes through one :class:`Gate`: two runs at once across
 sessions, one per session, a bounded wait for a slot and a bounded run time, and generation
 held to ``DECODE_TOKENS`` new tokens. The training job registry is a ``st.cache_resource`` too.
+
+``MODEL_EVENTS`` counts the models this process loaded and the model runs it made; each count is
+logged at INFO (``bench/browser.py`` reads those lines to prove a model is loaded once and that a
+layer or head control never re-runs it).
 """
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,6 +38,8 @@ from core import (Checkpoint, Explanation, LessonTrace, PretrainedEntry, Pretrai
                   trace_translation)
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+MODEL_EVENTS: Counter[str] = Counter()  # "loaded" and "run", for this server process
 MAX_MODELS, MAX_PRETRAINED = 4, 2
 RESULT_BYTES, RESULT_ITEM_BYTES = 256 * 2**20, 32 * 2**20
 DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer max_len are cut here)
@@ -101,15 +109,23 @@ def _sorted(options: dict[str, Any]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- models
+def _count(event: str, what: str) -> None:
+    """Count a model load or run and log it (``model loaded: <file> (n in this process)``)."""
+    MODEL_EVENTS[event] += 1
+    log.info("model %s: %s (%d in this process)", event, what, MODEL_EVENTS[event])
+
+
 @st.cache_resource(max_entries=MAX_MODELS, show_spinner="Loading the model…")
 def model(path: str, sha: str) -> Checkpoint:
     """The loaded checkpoint (model in eval mode), shared by every session."""
+    _count("loaded", Path(path).name)
     return load_checkpoint(path)
 
 
 @st.cache_resource(max_entries=MAX_PRETRAINED, show_spinner="Loading the pretrained model…")
 def pretrained_model(path: str, version: str) -> PretrainedModel:
     """A pretrained model (BERT-family folder or Llama-family GGUF), keyed by path and file size/mtime."""
+    _count("loaded", Path(path).name)
     return load_pretrained(path)
 
 
@@ -138,6 +154,7 @@ def _cached(key: Hashable, compute: Callable[[], T], spinner: str) -> T:
 
     def job() -> T:
         set_threads(THREADS)  # per thread: runs happen in the gate's worker threads
+        _count("run", str(key[0]))
         result = freeze(compute())
         cache.put(key, result)
         return result

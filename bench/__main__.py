@@ -3,7 +3,9 @@
 Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs), ``pretrained`` (MiniLM and
 SmolLM2: load time and a 32-token forward with every map), ``training`` (reverse to 99 % and tokens/s
 against an nn.Transformer trainer) and ``soak`` (16 sessions sharing the app's gate, one of them
-hostile: p95 and mismatches). With no argument every section runs. The table is Markdown, ready for
+hostile: p95 and mismatches) and ``browser`` (the app served and timed in Chromium: page drawn,
+edits, slider moves, long and deep models, 8 sessions; skipped with a line saying why where Chromium
+or Playwright is missing). With no argument every section runs. The table is Markdown, ready for
 the README; the machine is printed above it.
 """
 
@@ -15,10 +17,11 @@ import sys
 
 import torch
 
-from bench import inference, pretrained, soak, train_speed
+from bench import browser, inference, pretrained, soak, train_speed
 from bench.table import markdown
 
-SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "training": train_speed.run, "soak": soak.run}
+SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "training": train_speed.run, "soak": soak.run,
+            "browser": browser.run}
 
 
 def machine() -> str:

@@ -1,0 +1,230 @@
+"""The browser benchmark's machinery: a ``streamlit run`` server on loopback (its log kept, so the
+model loads and runs the app logs can be counted), Debian's Chromium through Playwright, and the
+in-page clock that says when a page is drawn.
+
+"Drawn" (``DRAWN_JS``): Streamlit's ``stApp`` reports the script state ``notRunning``, no element
+is stale (``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts are
+on the page, each with its ``.main-svg`` and, for every heatmap, its ``.hm image``; and after an
+action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew: Plotly
+replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before the action is stale.
+A run that ends with an error message on the page instead is reported (:class:`Refused`).
+The check runs on every animation frame in the page and records ``performance.now()`` the first
+frame it holds, so the figure is the page's own clock, not a Playwright round trip; it also notes
+the frames at which the script was first seen running and then done, and the page's long tasks
+(Chrome's ``longtask`` entries: its main thread busy for 50 ms or more at a time; :func:`phases`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--no-first-run", "--disable-sync"]
+TIMEOUT_MS = 90_000
+
+DRAWN_JS = """({mode, need}) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return false;
+  const plots = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')];
+  if (plots.length < need) return false;
+  const old = window.__bench?.old;
+  for (const gd of plots) {
+    if (!gd._fullLayout || !gd.querySelector('.main-svg')) return false;
+    const heatmaps = (gd._fullData || []).filter(t => t.type === 'heatmap').length;
+    if (gd.querySelectorAll('.hm image').length < heatmaps) return false;
+    if (mode === 'all' && old && old.has(gd._fullLayout)) return false;
+  }
+  return mode !== 'any' || !old || plots.some(gd => !old.has(gd._fullLayout));
+}"""
+
+ARM_JS = """({mode, need}) => {
+  const drawn = %s;
+  const layouts = [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullLayout).filter(Boolean);
+  const bench = window.__bench = {old: new WeakSet(layouts), t0: performance.now(), at: null, ran: null, ended: null,
+                                   error: null, tasks: []};
+  window.__benchTasks?.disconnect();
+  window.__benchTasks = new PerformanceObserver(list => bench.tasks.push(...list.getEntries()));
+  window.__benchTasks.observe({type: 'longtask'});
+  const watch = () => {
+    if (window.__bench !== bench) return;
+    const state = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state');
+    if (state === 'running' && bench.ran === null) bench.ran = performance.now();
+    if (state === 'notRunning' && bench.ran !== null && bench.ended === null) bench.ended = performance.now();
+    const error = document.querySelector('[data-testid="stElementContainer"]:not([data-stale="true"]) '
+                                         + '[data-testid="stAlertContentError"]');
+    if (bench.ended !== null && error) { bench.error = error.innerText; bench.at = performance.now(); return; }
+    if (drawn({mode, need})) bench.at = performance.now(); else requestAnimationFrame(watch);
+  };
+  requestAnimationFrame(watch);
+}""" % DRAWN_JS
+
+
+def chromium_missing() -> str | None:
+    """Why the browser rows cannot run here, or None when Chromium and Playwright are installed."""
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        return f"{CHROMIUM} is not installed (apt-get install chromium)"
+    if importlib.util.find_spec("playwright") is None:
+        return "playwright is not installed (pip install -r requirements-dev.txt)"
+    return None
+
+
+def free_port(first: int = 8650, last: int = 8669) -> int:
+    """A free loopback port in the bench's range (any free one when the range is taken)."""
+    for port in [*range(first, last + 1), 0]:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    raise OSError("no free port")
+
+
+def events_in(log: str, event: str) -> list[str]:
+    """What each ``model <event>:`` line ``app.resources`` logged names (``loaded``: a file; ``run``: a
+    kind of run), in order."""
+    return re.findall(rf"app\.resources model {event}: (\S+)", log)
+
+
+class Server:
+    """A running ``streamlit run`` of ``script`` (relative to the repository root)."""
+
+    def __init__(self, script: str, runs: Path, log: Path) -> None:
+        self.port, self.log = free_port(), log
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "ATTNSCOPE_RUNS": str(runs), "PYTHONPATH": str(ROOT)}
+        command = [sys.executable, "-m", "bench.browser_serve", "run", script, "--server.port", str(self.port),
+                   "--server.address", "127.0.0.1", "--server.headless", "true",
+                   "--browser.gatherUsageStats", "false"]
+        with open(log, "wb") as output:
+            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, timeout_s: float = 120) -> None:
+        """Return once ``/_stcore/health`` answers 200 ("server ready")."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start:\n{self.log.read_text(errors='replace')[-2000:]}")
+            time.sleep(0.05)
+
+    def events(self, event: str) -> list[str]:
+        """What each ``model <event>:`` line of ``app.resources`` in the server's log names, in order."""
+        return events_in(self.log.read_text(errors="replace"), event)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@contextmanager
+def served(script: str, runs: Path, log: Path) -> Iterator[Server]:
+    """A ready server of ``script``, stopped on exit."""
+    server = Server(script, runs, log)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def chromium() -> Iterator[object]:
+    """Debian's Chromium driven by Playwright (a ``Browser``)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def new_page(browser) -> object:
+    """A fresh context (its own Streamlit session) and page at the app's usual size."""
+    return browser.new_context(viewport={"width": 1500, "height": 1000}).new_page()
+
+
+def arm(page, mode: str = "all", need: int = 1) -> None:
+    """Start the page's clock and its per-frame "drawn" check (see the module doc)."""
+    page.evaluate(ARM_JS, {"mode": mode, "need": need})
+
+
+class Refused(RuntimeError):
+    """The page answered the action with an error message (e.g. the app's gate asking to wait)."""
+
+
+def drawn_ms(page) -> float:
+    """Milliseconds from :func:`arm` to the first frame the page was drawn (waits for it).
+
+    Raises:
+        Refused: the script ended with an error message on the page instead.
+    """
+    page.wait_for_function("() => window.__bench && window.__bench.at !== null", timeout=TIMEOUT_MS)
+    error = page.evaluate("() => window.__bench.error")
+    if error:
+        raise Refused(error)
+    return page.evaluate("() => window.__bench.at - window.__bench.t0")
+
+
+def phases(page) -> tuple[float, float, float, float] | None:
+    """Where the last timed action's milliseconds went: (action → script running, the script run,
+    script done → drawn, the page's main thread busy in long tasks over the whole span), or None when
+    no frame saw the script running."""
+    return page.evaluate("""() => { const b = window.__bench;
+        b.tasks.push(...window.__benchTasks.takeRecords());
+        const busy = b.tasks.filter(t => t.startTime >= b.t0 && t.startTime <= b.at)
+                            .reduce((sum, t) => sum + t.duration, 0);
+        return b.ran === null || b.ended === null ? null : [b.ran - b.t0, b.ended - b.ran, b.at - b.ended, busy]; }""")
+
+
+def load_ms(page, url: str, need: int = 1) -> float:
+    """Milliseconds from navigation start to the page first drawn (the page's own clock)."""
+    page.goto(url)
+    check = f"arg => ({DRAWN_JS})(arg) ? performance.now() : false"
+    return page.wait_for_function(check, arg={"mode": "load", "need": need}, timeout=TIMEOUT_MS,
+                                  polling="raf").json_value()
+
+
+def submit_ms(page, text: str, mode: str = "all", need: int = 1) -> float:
+    """Type ``text`` into the page's text area, submit it (Ctrl+Enter) and time it until drawn."""
+    box = page.locator(".st-key-text textarea")
+    box.fill(text)
+    arm(page, mode, need)
+    box.press("Control+Enter")
+    return drawn_ms(page)
+
+
+def nudge_ms(page, key: str) -> float:
+    """Move the slider with widget key ``key`` one step (right, or left at its end) and time it until
+    a chart is drawn anew."""
+    slider = page.locator(f".st-key-{key}").get_by_role("slider")
+    at_end = slider.evaluate("input => input.value === input.max")  # an <input type="range">
+    arm(page, "any")
+    slider.press("ArrowLeft" if at_end else "ArrowRight")
+    return drawn_ms(page)
+

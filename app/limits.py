@@ -125,7 +125,7 @@ class Gate:
             if session in self._busy:
                 raise OverBudget("your previous request is still running; try again when it has finished")
             wait = self._rest.get(session, 0.0) - time.monotonic()
-            if wait > 0:
+            if wait > 0 and self._busy:  # a rest only matters while other sessions want the server
                 raise OverBudget(f"your last request used the server for a long time; other sessions go first "
                                  f"for {wait:.0f} s more")
             self._busy.add(session)
@@ -156,7 +156,8 @@ class Gate:
         return box["value"]
 
     def _leave(self, session: str, took: float = 0.0) -> None:
-        """End the session's turn; a run longer than ``free_s`` earns a rest as long as its excess."""
+        """End the session's turn; a run longer than ``free_s`` earns a rest as long as its excess
+        (enforced only while another session has a run going: an idle server never refuses)."""
         with self._lock:
             self._busy.discard(session)
             if took > self.free_s:

@@ -248,6 +248,25 @@ def test_head_view_labels_every_token_of_a_12_token_input(browser_page):
     assert ticks[0] == expected and ticks[1] == expected  # every token, both axes, in order
 
 
+def test_typed_lecture_sentences_translate_and_the_cross_attention_swaps_adjective_and_noun(browser_page):
+    url, page, _ = browser_page
+    page.goto(f"{url}/?ckpt=shipped:translation&view=head&kind=cross&layer=2&head=1")
+    wait_until_idle(page)
+    text = page.locator(".st-key-text textarea")
+    for typed, spanish in (("I have cats", "yo tengo gatos"), ("The black cat", "el gato negro")):
+        text.fill(typed)  # capitals as a teacher types them: the page lower-cases and says so
+        text.press("Control+Enter")
+        _wait_for_text(page, spanish)
+    _wait_for_plots(page)
+    drawn = page.evaluate("""() => { const plot = document.querySelector('.js-plotly-plot');
+        return {z: Array.from(plot._fullData[0].z, row => Array.from(row)), x: [...plot.querySelectorAll('.xtick text')].map(t => t.textContent)}; }""")
+    assert drawn["x"] == ["0:the", "1:black", "2:cat"]
+    looks_at = [max(range(3), key=row.__getitem__) for row in drawn["z"]]  # each decoder row's strongest key
+    # the row after "el" predicts "gato" and reads "cat"; the row after "gato" predicts "negro" and reads "black"
+    assert looks_at[1:3] == [2, 1], drawn["z"]
+    assert "The input was lower-cased" in _main_text(page)
+
+
 def test_clicking_a_grid_thumbnail_opens_that_head(browser_page):
     url, page, _ = browser_page
     page.goto(f"{url}/?ckpt=shipped:reverse&view=model&kind=encoder")

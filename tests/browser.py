@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.browser_page import Server
+
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                   "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
 
@@ -39,42 +35,18 @@ def chromium_path() -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def served_app(runs_dir: Path) -> Iterator[str]:
-    """``streamlit run`` the app on a free loopback port; yields its URL."""
-    port = _free_port()
-    env = {**os.environ, "ATTNSCOPE_RUNS": str(runs_dir), "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py", "--server.port", str(port),
-               "--server.address", "127.0.0.1", "--server.headless", "true"]
-    log = runs_dir / "server.log"
-    with open(log, "wb") as output:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    """``streamlit run`` the app on a free loopback port (the benchmark's :class:`Server`); yields its URL."""
+    server = Server("app/streamlit_app.py", runs_dir, runs_dir / "server.log")
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the app did not start:\n{log.read_text(errors='replace')[-3000:]}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        server.terminate()
         try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+            server.wait_ready(timeout_s=90)
+        except RuntimeError as error:
+            pytest.fail(f"the app did not start: {error}")
+        yield server.url
+    finally:
+        server.stop()
 
 
 def wait_until_idle(page, timeout_ms: int = 60_000) -> None:

@@ -69,7 +69,7 @@ def test_uploads_in_a_real_browser_stay_private_and_local(browser, tmp_path):
                            ".includes('my reverse.safetensors — ')", timeout=90_000)  # the Explore header
     wait_until_idle(page)
     main = page.locator('[data-testid="stMain"]').inner_text()
-    assert "my reverse.safetensors" in main and "Prediction" in main and not problems_on(page)
+    assert "my reverse.safetensors" in main and "Generated output" in main and not problems_on(page)
     screenshot(page, "upload-valid")
 
     _upload(page, bomb)
@@ -77,7 +77,7 @@ def test_uploads_in_a_real_browser_stay_private_and_local(browser, tmp_path):
     errors = problems_on(page)
     assert len(errors) == 1 and "max_len" in errors[0], errors
     main = page.locator('[data-testid="stMain"]').inner_text()
-    assert "my reverse.safetensors — " in main and "Prediction" in main  # the valid upload is still chosen
+    assert "my reverse.safetensors — " in main and "Generated output" in main  # the valid upload is still chosen
     screenshot(page, "upload-hostile")
 
     second = chromium.new_context(viewport={"width": 1400, "height": 1000})

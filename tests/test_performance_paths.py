@@ -252,3 +252,12 @@ def test_the_layout_of_a_large_config_is_built_without_memory():
     layout = expected_layout(big)
     assert layout["src_embed.weight"] == (32000, 512) and layout["lm_head.weight"] == (32000, 512)
     assert sum(int(np.prod(shape)) for shape in layout.values()) == parameter_count(big)
+
+
+def test_building_a_small_layout_on_the_cpu_leaves_the_callers_random_state_alone():
+    from core.io.verify import expected_layout
+
+    torch.manual_seed(3)
+    state = torch.get_rng_state()
+    expected_layout(ModelConfig(src_vocab_size=20, tgt_vocab_size=20))
+    assert torch.equal(state, torch.get_rng_state())

@@ -97,7 +97,7 @@ def expected_layout(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     use in a process imports ``torch._dynamo`` for its initialisers (seconds, once).
     """
     small = parameter_count(config) <= CPU_LAYOUT_PARAMETERS
-    with torch.device("cpu" if small else "meta"):
+    with torch.random.fork_rng(devices=[]), torch.device("cpu" if small else "meta"):  # the caller's RNG untouched
         model = Transformer(config)
     layout = {name: tuple(t.shape) for name, t in model.state_dict().items()}
     if config.tie_embeddings:

@@ -221,14 +221,22 @@ def beam_search(
         if all(stopped):
             break
     best = [_pick(done[b], seqs[b * k : (b + 1) * k], scores[b], start, rank) for b in range(batch)]
+    return _beam_generation(model, encoded, best, prefix, controls, return_scores)
+
+
+def _beam_generation(
+    model: Transformer, encoded: tuple | None, best: list[tuple[Tensor, float, bool]], prefix: Tensor,
+    controls: AttentionControls, return_scores: bool,
+) -> Generation:
+    """Each row's picked hypothesis (ids, log-probability, finished), padded into one batch, with its maps."""
     width = max(ids.size(0) for ids, _, _ in best)
-    seq = torch.full((batch, width), model.config.pad_id, dtype=prefix.dtype, device=prefix.device)
+    seq = torch.full((len(best), width), model.config.pad_id, dtype=prefix.dtype, device=prefix.device)  # (B, T)
     for i, (ids, _, _) in enumerate(best):
         seq[i, : ids.size(0)] = ids
     output = _final_pass(model, encoded, seq, prefix, controls, return_scores)
-    finished = torch.tensor([done_ for _, _, done_ in best], device=prefix.device)
-    totals_ = torch.tensor([score for _, score, _ in best], device=prefix.device)
-    return Generation(seq, finished, output, totals_, model.config.pad_id)
+    finished = torch.tensor([done for _, _, done in best], device=prefix.device)
+    totals = torch.tensor([score for _, score, _ in best], device=prefix.device)
+    return Generation(seq, finished, output, totals, model.config.pad_id)
 
 
 def _expand(seqs: Tensor, scores: Tensor, logp: Tensor, done: list[list[tuple[Tensor, float]]],

@@ -10,7 +10,7 @@ import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -47,6 +47,21 @@ def served_app(runs_dir: Path) -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
+
+
+@contextmanager
+def app_in_chromium(runs_dir: Path) -> Iterator[tuple[str, Any]]:
+    """The app served with ``runs_dir`` as its runs folder, and Debian's Chromium launched: yields
+    (url, Playwright browser); both are stopped on exit."""
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with served_app(runs_dir) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        try:
+            yield url, browser
+        finally:
+            browser.close()
 
 
 def wait_until_idle(page, timeout_ms: int = 60_000) -> None:

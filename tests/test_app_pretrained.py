@@ -19,7 +19,7 @@ from core import (explain, head_finder, rotary_frequencies, rotary_relative_scor
                   sentence_similarity)
 from tests.apptest_helpers import as_matrix, chart, open_page
 from tests.pretrained_files import COREFERENCE, installed
-from tests.browser import CHROMIUM_FLAGS, chromium_path, problems_on, screenshot, served_app, wait_until_idle
+from tests.browser import app_in_chromium, problems_on, screenshot, wait_until_idle
 
 
 
@@ -174,11 +174,7 @@ def test_positional_rotary_uses_smollm_numbers(smollm_path):
 
 # ----------------------------------------------------------------------------- a real browser
 def test_browser_minilm_finds_a_head_linking_it_to_animal(minilm_path, tmp_path):
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    with served_app(tmp_path) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+    with app_in_chromium(tmp_path) as (url, browser):
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.goto(f"{url}/minilm")
         page.locator('[data-testid="stMain"] h1').filter(has_text="MiniLM").first.wait_for(timeout=120_000)
@@ -196,4 +192,3 @@ def test_browser_minilm_finds_a_head_linking_it_to_animal(minilm_path, tmp_path)
         assert "→ “animal”" in picker.input_value()
         assert not problems_on(page)
         screenshot(page, "minilm-head-finder")
-        browser.close()

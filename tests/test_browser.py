@@ -14,8 +14,7 @@ import pytest
 from app import routes
 from core import ModelConfig, Tokenizer, Transformer, explain, save_checkpoint
 from tests.apptest_helpers import REVERSE
-from tests.browser import (CHROMIUM_FLAGS, chromium_path, overflowing, problems_on, screenshot, served_app,
-                           wait_until_idle)
+from tests.browser import app_in_chromium, overflowing, problems_on, screenshot, wait_until_idle
 
 PAGES = {  # url path → a heading the page must show
     "": "Explore attention",
@@ -30,18 +29,13 @@ PAGES = {  # url path → a heading the page must show
 
 @pytest.fixture(scope="module")
 def browser_page(tmp_path_factory):
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
     runs = tmp_path_factory.mktemp("browser-runs")
     _big_models(runs)
-    with served_app(runs) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+    with app_in_chromium(runs) as (url, browser):
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         dialogs: list[str] = []
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
         yield url, page, dialogs
-        browser.close()
 
 
 def _big_models(runs) -> None:

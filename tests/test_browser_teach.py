@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import CHROMIUM_FLAGS, chromium_path, problems_on, screenshot, served_app, wait_until_idle
+from tests.browser import app_in_chromium, problems_on, screenshot, wait_until_idle
 
 PAGES = {  # url (projector mode) → text the page must show
     "self-attention?projector=1": "same map, only permuted",
@@ -18,15 +18,8 @@ PAGES = {  # url (projector mode) → text the page must show
 
 @pytest.fixture(scope="module")
 def browser_page(tmp_path_factory):
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    runs = tmp_path_factory.mktemp("browser-teach-runs")
-    with served_app(runs) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        yield url, page
-        browser.close()
+    with app_in_chromium(tmp_path_factory.mktemp("browser-teach-runs")) as (url, browser):
+        yield url, browser.new_page(viewport={"width": 1280, "height": 900})
 
 
 @pytest.mark.parametrize("path, text", PAGES.items())

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.apptest_helpers import REVERSE
-from tests.browser import CHROMIUM_FLAGS, chromium_path, problems_on, screenshot, served_app, wait_until_idle
+from tests.browser import app_in_chromium, problems_on, screenshot, wait_until_idle
 from tests.test_app_uploads import hostile_bytes
 
 LOCAL_SCHEMES = {"data", "blob", "about"}
@@ -40,14 +40,9 @@ def _picker_options(page) -> list[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
     runs = tmp_path_factory.mktemp("browser-upload-runs")
-    with served_app(runs) as url, sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+    with app_in_chromium(runs) as (url, chromium):
         yield url, chromium, runs
-        chromium.close()
 
 
 def test_uploads_in_a_real_browser_stay_private_and_local(browser, tmp_path):

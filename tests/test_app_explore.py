@@ -469,6 +469,6 @@ def test_the_models_vocabulary_is_listed_and_long_inputs_get_a_notice(runs):
     words = input_vocabulary(load_checkpoint(REVERSE).source_tokenizer)
     assert vocabulary.text[0].value == " · ".join(words) and "<pad>" not in words
     assert any(c.value == f"Trained on inputs of {shortest}–{longest} characters." for c in at.caption)
-    assert any(f"trained on inputs of {shortest}–{longest} tokens; this one has 36" in w.value for w in at.warning)
+    assert any(f"trained on inputs of {shortest}–{longest} characters; this one has 36" in w.value for w in at.warning)
     inside = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijkl"})
     assert not any("trained on inputs of" in w.value for w in inside.warning)

@@ -85,20 +85,25 @@ def input_vocabulary(tokenizer: Tokenizer) -> tuple[str, ...]:
     return tuple(t for t in tokenizer.token_strings(range(tokenizer.vocab_size)) if t not in SPECIAL_TOKENS)
 
 
+def _trained_lengths(task: str | None) -> tuple[int, int, str] | None:
+    """(shortest, longest, unit) of the inputs the task's model was trained on, None when it does not vary."""
+    lengths = TASKS[task].trained_lengths if task in TASKS else None
+    if not lengths:
+        return None
+    return (*lengths, {"char": "characters", "word": "words"}.get(TASKS[task].tokenizer_kind, "tokens"))
+
+
 def trained_lengths_note(task: str | None) -> str | None:
     """What the task's model was trained on, for a caption by the input (``None`` when the task does
     not vary its input length): ``trained_lengths_note("reverse")`` -> ``"Trained on inputs of 1–24
     characters."``."""
-    lengths = TASKS[task].trained_lengths if task in TASKS else None
-    if not lengths:
-        return None
-    unit = {"char": "characters", "word": "words"}.get(TASKS[task].tokenizer_kind, "tokens")
-    return f"Trained on inputs of {lengths[0]}–{lengths[1]} {unit}."
+    trained = _trained_lengths(task)
+    return None if trained is None else f"Trained on inputs of {trained[0]}–{trained[1]} {trained[2]}."
 
 
 def length_note(item: TextInput, task: str | None) -> None:
     """Say so when an input is longer or shorter than anything the task's model was trained on."""
-    lengths = TASKS[task].trained_lengths if task in TASKS else None
-    if lengths and not lengths[0] <= len(item.encoding.ids) <= lengths[1]:
-        item.notes.append(f"The model was trained on inputs of {lengths[0]}–{lengths[1]} tokens; this one has "
-                          f"{len(item.encoding.ids)}, so expect mistakes (its positions were never trained).")
+    trained = _trained_lengths(task)
+    if trained and not trained[0] <= len(item.encoding.ids) <= trained[1]:
+        item.notes.append(f"The model was trained on inputs of {trained[0]}–{trained[1]} {trained[2]}; this one "
+                          f"has {len(item.encoding.ids)}, so expect mistakes (its positions were never trained).")

@@ -2,7 +2,7 @@
 served app's runs folder (the app lists them as ``run:<name>``).
 
 * ``nn512``: a plain ``torch.nn.Transformer`` (2 + 2 layers, 4 heads, d_model 64) imported with
-  :func:`core.io.interop.from_nn_transformer` at ``max_len`` 512, over a character vocabulary. Its
+  :func:`core.io.convert.from_nn_transformer` at ``max_len`` 512, over a character vocabulary. Its
   output is pinned to ``<eos>`` (the decoder's final norm outputs one constant vector that only the
   ``<eos>`` row of the output projection matches), so the answer comes at once and the figure is
   the maps' cost, not 256 greedy steps of a random model.
@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from core import ModelConfig, Tokenizer, Transformer, explain, load_checkpoint, save_checkpoint
-from core.io.interop import config_for_nn_transformer, from_nn_transformer
+from core.io.convert import config_for_nn_transformer, from_nn_transformer
 
 ALPHABET = "abcdefgh"
 EOS_ID = 2

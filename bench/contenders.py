@@ -12,7 +12,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.io.tokenizer import BOS_ID, EOS_ID
+from core.text.tokenizer import BOS_ID, EOS_ID
 from core.model.positional import sinusoidal_encoding
 from core.model.transformer import Transformer
 from core.training.step import make_optimizer

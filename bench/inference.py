@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from core import AttentionControls, Transformer, explain, load_checkpoint
-from core.io.interop import config_for_nn_transformer, from_nn_transformer
+from core.io.convert import config_for_nn_transformer, from_nn_transformer
 
 from bench.table import Row, median_ms, paired_ms
 

@@ -36,7 +36,7 @@ from core.config import ModelConfig
 from core.budget import LOAD_BUDGET, activation_bytes, check_budget
 from core.inspect.explainer import explain
 from core.io.checkpoint import Checkpoint, load, save
-from core.io.tokenizer import Tokenizer
+from core.text.tokenizer import Tokenizer
 from core.model.transformer import Transformer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ public API: the app and ``bench/`` use nothing else::
     result = explain("assets/checkpoints/reverse.safetensors", "abcdef")
 
 Pretrained models open the same way: ``explain(path, text)`` with a BERT-family folder or a
-Llama-family ``.gguf`` file (``pretrained_models()`` lists the installed ones, ``core.io.pretrained``).
+Llama-family ``.gguf`` file (``pretrained_models()`` lists the installed ones, ``core.io.pretrained.load``).
 
 Command line: ``python -m core {train,explain,evaluate,import}`` (see ``core/__main__.py``).
 """
@@ -20,21 +20,21 @@ from core.device import (available_devices, gpu_count, is_out_of_memory, release
                          thread_count)
 from core.inspect.analysis import (difference, head_entropy, head_finder, head_statistics, knockout_mask,
                                    max_weight, mean_distance, mean_over_heads, rollout, rollout_by_layer)
-from core.inspect.decode import Generation, beam_search, greedy, sample
+from core.generate.decode import Generation, beam_search, greedy, sample
 from core.inspect.embeddings import Embeddings, model_embeddings
 from core.inspect.explainer import ExplainOptions, explain, explain_batch
 from core.inspect.pretrained import sentence_embeddings, sentence_similarity
-from core.inspect.inputs import input_vocabulary, trained_lengths_note
+from core.text.inputs import input_vocabulary, trained_lengths_note
 from core.inspect.records import row_labels
 from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
 from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
 from core.io.atomic import clean_stale_temp_files
 from core.io.checkpoint import load as load_checkpoint
 from core.io.checkpoint import save as save_checkpoint
-from core.io.interop import (NNImportOptions, NNTransformerLayout, import_nn_transformer, nn_transformer_layout,
+from core.io.convert import (NNImportOptions, NNTransformerLayout, import_nn_transformer, nn_transformer_layout,
                              vocab_lines)
-from core.io.pretrained import PretrainedEntry, PretrainedModel, is_pretrained, load_pretrained, pretrained_models
-from core.io.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
+from core.io.pretrained.load import PretrainedEntry, PretrainedModel, is_pretrained, load_pretrained, pretrained_models
+from core.text.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
 from core.lessons.attention import (KVLookup, QKVProjection, Saturation, ScoreFunction, attention_row, kv_lookup,
                                     qkv_projection, random_vectors, saturation, score_functions)
 from core.lessons.masks import (BatchMasks, MaskedSoftmax, TokenBatch, batch_masks, look_ahead_mask,
@@ -57,7 +57,8 @@ from core.model.attention import MultiHeadAttention, attention, attention_weight
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import sinusoidal_encoding
 from core.model.rotary import rotary_frequencies, rotary_relative_scores
-from core.model.transformer import KINDS, AttentionControls, ModelOutput, Transformer
+from core.model.contract import KINDS, AttentionControls, ModelOutput
+from core.model.transformer import Transformer
 from core.tasks import TASKS, get_task
 from core.training.config import TrainConfig
 from core.training.data import Batch, Batcher

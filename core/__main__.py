@@ -3,7 +3,7 @@
 - ``train``    train a model on a built-in task (``core.training.trainer``)
 - ``evaluate`` re-measure checkpoints on their held-out split (``core.training.evaluation``)
 - ``explain``  print a checkpoint's prediction and each head's most-attended key (``core.inspect.explainer``)
-- ``import``   turn a PyTorch ``nn.Transformer`` state dict into a checkpoint (``core.io.interop.cli``)
+- ``import``   turn a PyTorch ``nn.Transformer`` state dict into a checkpoint (``core.io.convert.cli``)
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from typing import Callable
 
 from core.inspect import explainer
-from core.io.interop import cli as interop_cli
+from core.io.convert import cli as interop_cli
 from core.training import evaluation, trainer
 
 COMMANDS: dict[str, Callable[[list[str] | None], int]] = {

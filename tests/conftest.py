@@ -16,7 +16,7 @@ import torch
 from core.io.checkpoint import Checkpoint, load, save
 from core.config import ARCHITECTURES, ModelConfig
 from core.model.transformer import Transformer
-from core.io.tokenizer import Tokenizer
+from core.text.tokenizer import Tokenizer
 
 TINY = dict(d_model=16, n_heads=4, d_ff=32, dropout=0.0, max_len=24, n_encoder_layers=2, n_decoder_layers=2)
 VOCAB = 11  # for models built without a tokenizer

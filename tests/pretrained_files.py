@@ -19,9 +19,9 @@ from safetensors.torch import save_file
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from core import pretrained_models
-from core.io.interop.hf_bert import _EMBED_NAMES, _LAYER_NAMES
-from core.model.bert import BertConfig, BertModel
-from core.model.llama import LlamaConfig, LlamaModel
+from core.io.pretrained.hf_bert import _EMBED_NAMES, _LAYER_NAMES
+from core.model.families.bert import BertConfig, BertModel
+from core.model.families.llama import LlamaConfig, LlamaModel
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MERGES = ["h e", "Ġ t", "Ġt he", "l l", "e ll", "4 2"]  # "42" exists, but digits are split first

@@ -11,7 +11,7 @@ import pytest
 from core import explain, get_task, load_checkpoint
 from core.tasks import Example
 from core.tasks.letters import ALPHABET
-from core.tasks.report import exact_match_by_bucket, sample, task_data
+from core.training.report import exact_match_by_bucket, sample, task_data
 from core.training.evaluation import evaluate, unigram_perplexity
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
@@ -100,7 +100,7 @@ def test_beam_search_is_at_least_as_good_as_greedy_on_held_out_data(task_name, b
 
 # ---------------------------------------------------------------- per bucket (issue 12)
 # (task, bucket, minimum exact match) on bounded samples of the held-out test split; the full
-# figures per bucket: `python -m core.tasks.report assets/checkpoints/*.safetensors`
+# figures per bucket: `python -m core.training.report assets/checkpoints/*.safetensors`
 BUCKET_SAMPLE = {"translation": 600, "dates": 2000}
 BUCKET_TARGETS = {
     "translation": {"2-4": 0.99, "5-7": 0.98, "8+": 0.98},
@@ -117,7 +117,7 @@ def _balanced_sample(examples, bucket, n):
 
 @pytest.mark.parametrize("task_name", list(BUCKET_TARGETS))
 def test_every_bucket_meets_its_target(task_name):
-    from core.tasks.report import bucket_function
+    from core.training.report import bucket_function
 
     ckpt = load_checkpoint(ASSETS / f"{task_name}.safetensors")
     task, data = task_data(ckpt)

@@ -15,7 +15,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from core.io.checkpoint import CheckpointError, _digest, load, read_info, save
-from core.io.tokenizer import Tokenizer
+from core.text.tokenizer import Tokenizer
 from tests.conftest import LABELS, build_checkpoint, random_ids, tiny_model
 
 

@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from core.inspect.decode import Generation, beam_search, greedy, sample
+from core.generate.decode import Generation, beam_search, greedy, sample
 from core.model.transformer import Transformer
 from tests.conftest import BOS, EOS, PAD, random_ids, tiny_model
 

@@ -16,11 +16,11 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.inspect import decode
+from core.generate import decode
 from core.io.checkpoint import Checkpoint, CheckpointError
 from core.io.checkpoint import save as save_checkpoint
 from core.inspect.explainer import explain, main
-from core.inspect.inputs import MAX_TEXT_CHARS
+from core.text.inputs import MAX_TEXT_CHARS
 from core.inspect.records import Explanation
 from tests.conftest import BOS, LABELS, tiny_model
 

@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from core.io.checkpoint import load
-from core.io.interop import (NNImportOptions, config_for_nn_transformer, from_nn_transformer, import_nn_transformer,
+from core.io.convert import (NNImportOptions, config_for_nn_transformer, from_nn_transformer, import_nn_transformer,
                              load_state_dict_file, nn_transformer_layout, read_layout)
 from core.model.transformer import Transformer
 from tests.conftest import BOS, PAD, MarkerPayload, random_ids

@@ -11,7 +11,8 @@ import torch.nn.functional as F
 from core.config import ARCHITECTURES, SCORES, ModelConfig
 from core.budget import parameter_count
 from core.model.layers import LayerCall
-from core.model.transformer import AttentionControls, Transformer
+from core.model.contract import AttentionControls
+from core.model.transformer import Transformer
 from tests.conftest import BOS, PAD, random_ids, tiny_model
 
 COMBOS = list(itertools.product(ARCHITECTURES, SCORES, ("post", "pre")))

@@ -18,11 +18,12 @@ import pytest
 import torch
 
 from core.config import ARCHITECTURES, SCORES, ModelConfig
-from core.inspect.decode import Generation, greedy, sample
+from core.generate.decode import Generation, greedy, sample
 from core.inspect.explainer import explain
 from core.io.checkpoint import load as load_checkpoint
 from core.model import attention as attention_module
-from core.model.transformer import AttentionControls, Transformer
+from core.model.contract import AttentionControls
+from core.model.transformer import Transformer
 from tests.conftest import BOS, EOS, PAD, random_ids, tiny_model
 
 

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from core import CheckpointError, explain, head_finder, load_pretrained, rotary_relative_scores
-from core.io.interop import gguf_llama, weight_cache
+from core.io.pretrained import gguf_llama, weight_cache
 from core.model.rotary import unpermute_gguf_rows
-from core.model.transformer import AttentionControls
+from core.model.contract import AttentionControls
 from tests.pretrained_files import llama_cpp_permute, write_tiny_bert, write_tiny_gguf
 
 

@@ -38,7 +38,7 @@ import core.io.verify as verify_module
 from core.config import ARCHITECTURES, POSITIONALS, SCORES, ModelConfig
 from core.budget import LOAD_BUDGET, Budget, parameter_count
 from core.io.checkpoint import CheckpointError, load, read_info, save
-from core.io.tokenizer import MAX_VOCAB_SIZE, Tokenizer
+from core.text.tokenizer import MAX_VOCAB_SIZE, Tokenizer
 from core.model.transformer import Transformer
 from tests.conftest import build_checkpoint, tiny_model
 from tests.test_checkpoint import read_raw, refused, rewrite

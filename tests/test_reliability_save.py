@@ -21,8 +21,8 @@ import torch
 
 from core.io.atomic import clean_stale_temp_files
 from core.io.checkpoint import CheckpointError, load, read_info, save
-from core.io.interop.nn_transformer import load_state_dict_file
-from core.io.tokenizer import Tokenizer
+from core.io.convert.nn_transformer import load_state_dict_file
+from core.text.tokenizer import Tokenizer
 from core.training import trainer
 from core.training.state import load_state, resume_state_path, save_state
 from tests.conftest import build_checkpoint, tiny_model

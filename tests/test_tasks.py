@@ -208,8 +208,8 @@ def test_letter_splits_stay_disjoint_with_the_few_shortest_strings_in_training(s
 
 
 def test_the_app_says_what_a_letter_model_was_trained_on():
-    from core.inspect.inputs import TextInput, length_note, trained_lengths_note
-    from core.io.tokenizer import Tokenizer
+    from core.text.inputs import TextInput, length_note, trained_lengths_note
+    from core.text.tokenizer import Tokenizer
 
     shortest, longest = TASKS["reverse"].trained_lengths
     assert trained_lengths_note("reverse") == f"Trained on inputs of {shortest}–{longest} characters."

@@ -1,4 +1,4 @@
-"""Tests for core.io.tokenizer (char / word / BPE tokenizers over HF `tokenizers`)."""
+"""Tests for core.text.tokenizer (char / word / BPE tokenizers over HF `tokenizers`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.io.tokenizer import BOS_ID, EOS_ID, KINDS, PAD_ID, SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
+from core.text.tokenizer import BOS_ID, EOS_ID, KINDS, PAD_ID, SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -264,7 +264,7 @@ def test_training_is_deterministic(tok: Tokenizer) -> None:
 
 def test_bpe_training_deterministic_across_processes(toks: dict[str, Tokenizer]) -> None:
     code = (
-        "import json, sys; from core.io.tokenizer import Tokenizer;"
+        "import json, sys; from core.text.tokenizer import Tokenizer;"
         f"sys.stdout.write(Tokenizer.train('bpe', json.loads({json.dumps(CORPUS)!r}), vocab_size=120).to_json())"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True,

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from core.io.checkpoint import Checkpoint
-from core.io.tokenizer import Tokenizer
+from core.text.tokenizer import Tokenizer
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,14 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 import torch
 
-from core.inspect import decode
+from core.generate import decode
 from core.io.checkpoint import Checkpoint, CheckpointError, load
-from core.io.pretrained import PretrainedModel, is_pretrained
+from core.io.pretrained.load import PretrainedModel, is_pretrained
 from core.inspect.pretrained import explain_pretrained
-from core.model.transformer import AttentionControls, ModelOutput
-from core.inspect.inputs import TextInput, length_note, normalized, prepare, tokenize
+from core.model.contract import AttentionControls, ModelOutput
+from core.text.inputs import TextInput, length_note, normalized, prepare, tokenize
 from core.inspect.records import Explanation, Prediction
-from core.io.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS
+from core.text.tokenizer import BOS_ID, EOS_ID, SPECIAL_TOKENS
 
 DECODINGS = ("greedy", "beam", "sample")
 

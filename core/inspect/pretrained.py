@@ -3,7 +3,7 @@
 :func:`core.inspect.explainer.explain` hands pretrained models here after checking the
 text and options, and gets the same :class:`Explanation` back: a BERT encoder's
 prediction is its sentence embedding, a Llama decoder's the next-token top-k (and a
-greedy, sampled or beam continuation through ``core.inspect.decode``).
+greedy, sampled or beam continuation through ``core.generate.decode``).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from core.inspect import decode
-from core.inspect.inputs import TextInput
+from core.generate import decode
+from core.text.inputs import TextInput
 from core.inspect.records import Explanation, Prediction
-from core.io.pretrained import PretrainedModel, load_pretrained
-from core.io.tokenizer import Encoding
-from core.model.bert import sentence_embedding
-from core.model.transformer import ModelOutput
-from core.training.data import truncate
+from core.io.pretrained.load import PretrainedModel, load_pretrained
+from core.text.tokenizer import Encoding
+from core.model.families.bert import sentence_embedding
+from core.model.contract import ModelOutput
+from core.text.sequences import truncate
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.inspect.explainer import ExplainOptions

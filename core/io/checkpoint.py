@@ -29,7 +29,7 @@ from torch import Tensor
 
 from core.config import ModelConfig
 from core.budget import LOAD_BUDGET, Budget, check_budget
-from core.io.tokenizer import Tokenizer
+from core.text.tokenizer import Tokenizer
 from core.io.atomic import clean_stale_temp_files, write_atomic
 from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_finite, check_layout,
                             check_probe, digest, probe_record)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.io.tokenizer import Tokenizer
+from core.text.tokenizer import Tokenizer
 from core.model.attention import attention_weights
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from core.io.checkpoint import Checkpoint
-from core.io.tokenizer import BOS_ID
+from core.text.tokenizer import BOS_ID
 from core.model.attention import attention_weights
 from core.model.layers import LayerCall
 from core.model.masks import subsequent_mask

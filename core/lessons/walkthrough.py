@@ -20,9 +20,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from core.inspect.decode import greedy
+from core.generate.decode import greedy
 from core.io.checkpoint import Checkpoint
-from core.io.tokenizer import BOS_ID, EOS_ID
+from core.text.tokenizer import BOS_ID, EOS_ID
 from core.model.attention import attention_weights
 from core.model.masks import subsequent_mask
 from core.tasks import TASKS

@@ -12,8 +12,6 @@ as the lecture's TransformerClassifier) and ``decoder`` (a causal language model
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Mapping
 
 import torch
 import torch.nn.functional as F
@@ -24,45 +22,7 @@ from core.model.kv_cache import KVCache, positions_from
 from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, LayerResults, stack_maps
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import make_positional
-
-KINDS = ("encoder", "decoder", "cross")
-
-
-@dataclass(frozen=True)
-class AttentionControls:
-    """Per-call inference controls; they never change the model.
-
-    Attributes:
-        causal: apply the look-ahead mask in decoder self-attention.
-        padding: mask padding keys.
-        temperature: inverse temperature β on every attention score (1.0 = the paper).
-        hard: one-hot argmax attention instead of softmax.
-        head_mask: kind → (L, H) multipliers (1 keep, 0 knock the head out).
-    """
-
-    causal: bool = True
-    padding: bool = True
-    temperature: float = 1.0
-    hard: bool = False
-    head_mask: Mapping[str, Tensor] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ModelOutput:
-    """What :meth:`Transformer.forward` returns.
-
-    Attributes:
-        logits: (B, T, V) next-token scores, or (B, C) class scores for ``encoder``.
-        loss: mean cross-entropy (pad targets ignored) when targets were given, else None.
-        attention: kind → (L, B, H, Tq, Tk) float32 weights, when asked for.
-        scores: kind → (L, B, H, Tq, Tk) float32 pre-softmax scores (β-scaled,
-            unmasked), when asked for.
-    """
-
-    logits: Tensor
-    loss: Tensor | None = None
-    attention: dict[str, Tensor] | None = None
-    scores: dict[str, Tensor] | None = None
+from core.model.contract import AttentionControls, ModelOutput
 
 
 class Transformer(nn.Module):

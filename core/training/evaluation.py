@@ -13,9 +13,9 @@ from typing import Iterator, Sequence
 
 import torch
 
-from core.inspect.decode import greedy
+from core.generate.decode import greedy
 from core.io.checkpoint import CheckpointError, load
-from core.io.tokenizer import BOS_ID, EOS_ID, Tokenizer
+from core.text.tokenizer import BOS_ID, EOS_ID, Tokenizer
 from core.model.transformer import Transformer
 from core.tasks import Example, Task, get_task
 from core.training.data import Batch, Batcher

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.config import ModelConfig
-from core.io.tokenizer import Tokenizer
+from core.text.tokenizer import Tokenizer
 from core.tasks import Task, TaskData
 
 PRESETS: dict[str, dict[str, int]] = {

@@ -18,10 +18,11 @@ import torch
 
 from core.inspect.records import axis_tokens
 from core.io.checkpoint import Checkpoint
-from core.io.tokenizer import Tokenizer
-from core.model.transformer import KINDS, Transformer
+from core.text.tokenizer import Tokenizer
+from core.model.contract import KINDS
+from core.model.transformer import Transformer
 from core.tasks import Task, TaskData
-from core.training.data import decoder_sequence, source_encoding
+from core.text.sequences import decoder_sequence, source_encoding
 
 SNAPSHOT_PREFIX = "snapshot/"
 

@@ -17,7 +17,7 @@ from torch import Tensor
 
 from core.io.checkpoint import Checkpoint, CheckpointError, load, save
 from core.model.transformer import Transformer
-from core.io.tokenizer import Tokenizer
+from core.text.tokenizer import Tokenizer
 
 _OPTIM = "optim/"
 _RNG = "rng/torch"

@@ -16,7 +16,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from core.model.transformer import ModelOutput
+from core.model.contract import ModelOutput
 from core.training.data import Batch
 from core.training.objectives import noam_lr, smoothed_loss
 

@@ -9,7 +9,7 @@ Both wrap Hugging Face ``tokenizers`` and reproduce the original model's ids exa
   (``tokenizer.ggml.pre``). Control tokens such as ``<|im_start|>`` match whole, as in
   the original tokenizer.
 
-Unlike :class:`~core.io.tokenizer.Tokenizer` the ids are the model's own (no reserved
+Unlike :class:`~core.text.tokenizer.Tokenizer` the ids are the model's own (no reserved
 ``<pad>``/``<bos>``/``<eos>``/``<unk>`` ids) and the special tokens are the model's.
 """
 
@@ -23,7 +23,7 @@ from typing import Sequence
 from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as _HFTokenizer
 
-from core.io.tokenizer import Encoding, _check_text
+from core.text.tokenizer import Encoding, _check_text
 
 # llama.cpp's word-splitting regexes (llama-vocab.cpp), by ``tokenizer.ggml.pre``.
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -90,7 +90,7 @@ class GGUFVocab:
 
 
 class PretrainedTokenizer:
-    """A pretrained model's tokenizer with :class:`~core.io.tokenizer.Tokenizer`'s interface.
+    """A pretrained model's tokenizer with :class:`~core.text.tokenizer.Tokenizer`'s interface.
 
     ``encode`` adds the specials the model expects (BERT's ``[CLS]``/``[SEP]``; a GGUF
     model's ``<bos>`` when the file says so). ``tokens`` are the model's own token strings

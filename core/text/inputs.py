@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.io.tokenizer import SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
+from core.text.tokenizer import SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
 from core.tasks import TASKS
 from core.tasks.base import nearest_known
-from core.training.data import truncate
+from core.text.sequences import truncate
 
 MAX_TEXT_CHARS = 20_000
 

@@ -2,7 +2,7 @@
 into a self-describing Attnscope checkpoint: the one function the CLI (``python -m core import``) and
 the app's upload form share.
 
-The shapes give the sizes (:mod:`core.io.interop.nn_layout`); :class:`NNImportOptions` carries what
+The shapes give the sizes (:mod:`core.io.convert.nn_layout`); :class:`NNImportOptions` carries what
 they cannot: the number of heads, the norm placement, whether the user's model multiplied its
 embeddings by √d_model, its positional encoding, and the vocabularies. A vocabulary is one token per
 line, line i being id i; it must hold the model's padding, start, end and unknown tokens (spelled as
@@ -27,9 +27,9 @@ from torch import Tensor
 from core.budget import LOAD_BUDGET, Budget, check_budget
 from core.config import ModelConfig
 from core.io.checkpoint import Checkpoint, load, save
-from core.io.interop.nn_layout import ROLES, NNTransformerLayout, Shapes, guess_roles, read_layout
-from core.io.interop.nn_transformer import from_nn_transformer, load_state_dict_file
-from core.io.tokenizer import SPECIAL_TOKENS, Tokenizer
+from core.io.convert.nn_layout import ROLES, NNTransformerLayout, Shapes, guess_roles, read_layout
+from core.io.convert.nn_transformer import from_nn_transformer, load_state_dict_file
+from core.text.tokenizer import SPECIAL_TOKENS, Tokenizer
 
 _FLOATS = ("F16", "BF16", "F32", "F64")
 _FLAGS = {"src_embed": "--src-embed", "tgt_embed": "--tgt-embed", "lm_head": "--lm-head"}

@@ -1,7 +1,7 @@
 """``python -m core import SRC --out OUT.safetensors --heads N --src-vocab FILE --tgt-vocab FILE``.
 
 Turns a PyTorch ``nn.Transformer`` state dict into an Attnscope checkpoint that ``python -m core
-explain`` and the app open (:func:`core.io.interop.nn_import.import_nn_transformer`).
+explain`` and the app open (:func:`core.io.convert.nn_import.import_nn_transformer`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from core.io.checkpoint import CheckpointError
-from core.io.interop.nn_import import NNImportOptions, import_nn_transformer, vocab_lines
-from core.io.tokenizer import SPECIAL_TOKENS
+from core.io.convert.nn_import import NNImportOptions, import_nn_transformer, vocab_lines
+from core.text.tokenizer import SPECIAL_TOKENS
 
 DESCRIPTION = """Import the weights of a PyTorch nn.Transformer as an Attnscope checkpoint.
 

@@ -1,13 +1,13 @@
-"""Read a Llama-family GGUF file (llama.cpp's format) into a :class:`~core.model.llama.LlamaModel`.
+"""Read a Llama-family GGUF file (llama.cpp's format) into a :class:`~core.model.families.llama.LlamaModel`.
 
 The ``gguf`` package parses the file and dequantizes every tensor to float32
 (``gguf.quants.dequantize``); nothing here parses bytes by hand. llama.cpp's
 converter permuted the query and key rows for its adjacent-pair rotary layout; they
 are put back in the Hugging Face layout the model uses (see ``core.model.rotary``).
-The tokenizer comes from the file's metadata (``core.io.pretrained_tokenizer``).
+The tokenizer comes from the file's metadata (``core.text.pretrained_tokenizer``).
 
 Dequantizing takes seconds, so the float32 weights are cached as a safetensors file
-keyed by the GGUF's SHA-256 (``core.io.interop.weight_cache``).
+keyed by the GGUF's SHA-256 (``core.io.pretrained.weight_cache``).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import torch
 from torch import Tensor
 
 from core.io.checkpoint import CheckpointError
-from core.io.interop import weight_cache
-from core.io.interop.assign import assign_weights
-from core.io.pretrained_tokenizer import GGUFVocab, PretrainedTokenizer
-from core.model.llama import LlamaConfig, LlamaModel
+from core.io.pretrained import weight_cache
+from core.io.pretrained.assign import assign_weights
+from core.text.pretrained_tokenizer import GGUFVocab, PretrainedTokenizer
+from core.model.families.llama import LlamaConfig, LlamaModel
 from core.model.rotary import unpermute_gguf_rows
 
 log = logging.getLogger(__name__)

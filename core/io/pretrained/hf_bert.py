@@ -1,4 +1,4 @@
-"""Read a Hugging Face-format BERT-family folder into a :class:`~core.model.bert.BertModel`.
+"""Read a Hugging Face-format BERT-family folder into a :class:`~core.model.families.bert.BertModel`.
 
 The folder holds ``config.json`` (``model_type: bert``), ``model.safetensors`` and
 ``tokenizer.json``, as sentence-transformers and ``transformers`` save them; a
@@ -19,9 +19,9 @@ from safetensors.torch import load_file
 from torch import Tensor
 
 from core.io.checkpoint import CheckpointError
-from core.io.interop.assign import assign_weights
-from core.io.pretrained_tokenizer import PretrainedTokenizer
-from core.model.bert import ACTIVATIONS, BertConfig, BertModel
+from core.io.pretrained.assign import assign_weights
+from core.text.pretrained_tokenizer import PretrainedTokenizer
+from core.model.families.bert import ACTIVATIONS, BertConfig, BertModel
 
 SUPPORTED_MODEL_TYPES = ("bert",)
 _LAYER = re.compile(r"^encoder\.layer\.(\d+)\.(.+)$")

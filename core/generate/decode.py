@@ -4,7 +4,7 @@ Every function returns a :class:`Generation`: the decoder sequence it produced a
 logits and every head's attention over it from one final pass of the decoder over the whole
 generated sequence. Under the causal mask each row of that pass equals what the model saw at
 that step. The encoder runs once: its memory serves the steps and the final pass, its maps are
-the ones returned. The step loop of greedy and sampling lives in :mod:`core.inspect.stepwise`.
+the ones returned. The step loop of greedy and sampling lives in :mod:`core.generate.stepwise`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from core.inspect import stepwise
+from core.generate import stepwise
 from core.model.layers import stack_maps
-from core.model.transformer import AttentionControls, ModelOutput, Transformer
-from core.io.tokenizer import BOS_ID, PAD_ID
+from core.model.contract import AttentionControls, ModelOutput
+from core.model.transformer import Transformer
+from core.text.tokenizer import BOS_ID, PAD_ID
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ from typing import Any
 import torch
 
 from core.io.checkpoint import CheckpointError
-from core.io.interop.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
-from core.io.interop.hf_bert import SUPPORTED_MODEL_TYPES, is_bert_folder, read_bert
-from core.io.pretrained_tokenizer import PretrainedTokenizer
-from core.model.bert import BertConfig, BertModel
-from core.model.llama import LlamaConfig, LlamaModel
+from core.io.pretrained.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
+from core.io.pretrained.hf_bert import SUPPORTED_MODEL_TYPES, is_bert_folder, read_bert
+from core.text.pretrained_tokenizer import PretrainedTokenizer
+from core.model.families.bert import BertConfig, BertModel
+from core.model.families.llama import LlamaConfig, LlamaModel
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model.grouped import HeadCall, embedding, grouped_attention, stack_field
-from core.model.checks import check_ids, single_stack_head_mask
-from core.model.transformer import AttentionControls, ModelOutput
+from core.model.families.grouped import HeadCall, embedding, grouped_attention, stack_field
+from core.model.contract import check_ids, single_stack_head_mask
+from core.model.contract import AttentionControls, ModelOutput
 
 ACTIVATIONS = {
     "gelu": lambda x: F.gelu(x),

@@ -1,6 +1,6 @@
 """Held-out figures per bucket (length, decade, ...) and greedy vs beam search, for shipped checkpoints.
 
-``python -m core.tasks.report assets/checkpoints/*.safetensors`` prints, for every sequence
+``python -m core.training.report assets/checkpoints/*.safetensors`` prints, for every sequence
 checkpoint, exact match per bucket of its task's held-out test split (for copy, reverse and sort
 also :func:`core.tasks.letters.longer_examples`, lengths up to twice the trained ones) under greedy decoding and beam
 search (width 4), regenerated from the seed and sizes the checkpoint records. The tests in
@@ -20,12 +20,12 @@ from typing import Callable, Sequence
 
 import torch
 
-from core.inspect.decode import beam_search, greedy
+from core.generate.decode import beam_search, greedy
 from core.io.checkpoint import Checkpoint, load
-from core.io.tokenizer import BOS_ID, EOS_ID
+from core.text.tokenizer import BOS_ID, EOS_ID
 from core.tasks import Example, Task, get_task, letters
 from core.tasks.base import TaskData
-from core.training.data import pad_batch, source_encoding
+from core.text.sequences import pad_batch, source_encoding
 
 Bucket = Callable[[Example], str]
 
@@ -104,7 +104,7 @@ def sample(examples: Sequence[Example], n: int | None, seed: int = 0) -> list[Ex
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.tasks.report", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m core.training.report", description=__doc__.splitlines()[0])
     parser.add_argument("checkpoints", nargs="+")
     parser.add_argument("--limit", type=int, default=None, help="examples per checkpoint (default: all)")
     parser.add_argument("--beam_size", type=int, default=4)

@@ -18,11 +18,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model.grouped import HeadCall, embedding, grouped_attention, kv_head_of, stack_field
+from core.model.families.grouped import HeadCall, embedding, grouped_attention, kv_head_of, stack_field
 from core.model.masks import combine_masks, subsequent_mask
 from core.model.rotary import apply_rotary, rotary_tables
-from core.model.checks import check_ids, single_stack_head_mask
-from core.model.transformer import AttentionControls, ModelOutput
+from core.model.contract import check_ids, single_stack_head_mask
+from core.model.contract import AttentionControls, ModelOutput
 
 
 @dataclass(frozen=True)

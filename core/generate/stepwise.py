@@ -14,9 +14,10 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from core.io.tokenizer import BOS_ID
+from core.text.tokenizer import BOS_ID
 from core.model.kv_cache import KVCache
-from core.model.transformer import AttentionControls, Transformer
+from core.model.contract import AttentionControls
+from core.model.transformer import Transformer
 
 Picker = Callable[[Tensor], Tensor]  # (B, V) allowed logits → (B,) chosen ids
 

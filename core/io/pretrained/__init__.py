@@ -1,0 +1,1 @@
+"""Readers of pretrained formats (Hugging Face folders, GGUF files) into the model families."""

@@ -1,0 +1,137 @@
+"""The model contract: what every model, ours and every pretrained family, returns and accepts.
+
+The explain pipeline (:mod:`core.inspect.explainer`), generation (:mod:`core.generate`) and every
+page depend on this module alone, never on a family. A model is an ``nn.Module`` whose ``config``
+satisfies :class:`ModelSpec` and whose ``forward`` returns a :class:`ModelOutput` under the same
+:class:`AttentionControls`; a decoder also answers :meth:`AttentionModel.next_token_logits`, and an
+encoder-decoder runs its encoder once (``encode``) and its decoder over that memory (``decode``).
+
+Glossary: B batch, L layers, H heads, Tq/Tk query/key length, V vocabulary.
+Orientation: row = query (the token attending), column = key (the token attended to).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Protocol, runtime_checkable
+
+import torch
+from torch import Tensor
+
+KINDS = ("encoder", "decoder", "cross")
+ARCHITECTURE_KINDS = {
+    "encoder-decoder": ("encoder", "decoder", "cross"),
+    "encoder": ("encoder",),
+    "decoder": ("decoder",),
+}
+
+
+@dataclass(frozen=True)
+class AttentionControls:
+    """Per-call inference controls; they never change the model.
+
+    Attributes:
+        causal: apply the look-ahead mask in decoder self-attention.
+        padding: mask padding keys.
+        temperature: inverse temperature β on every attention score (1.0 = the paper).
+        hard: one-hot argmax attention instead of softmax.
+        head_mask: kind → (L, H) multipliers (1 keep, 0 knock the head out).
+    """
+
+    causal: bool = True
+    padding: bool = True
+    temperature: float = 1.0
+    hard: bool = False
+    head_mask: Mapping[str, Tensor] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelOutput:
+    """What :meth:`Transformer.forward` returns.
+
+    Attributes:
+        logits: (B, T, V) next-token scores, or (B, C) class scores for ``encoder``.
+        loss: mean cross-entropy (pad targets ignored) when targets were given, else None.
+        attention: kind → (L, B, H, Tq, Tk) float32 weights, when asked for.
+        scores: kind → (L, B, H, Tq, Tk) float32 pre-softmax scores (β-scaled,
+            unmasked), when asked for.
+    """
+
+    logits: Tensor
+    loss: Tensor | None = None
+    attention: dict[str, Tensor] | None = None
+    scores: dict[str, Tensor] | None = None
+
+
+
+@runtime_checkable
+class ModelSpec(Protocol):
+    """What core asks of every model's config (``ModelConfig`` and every family's).
+
+    Attributes:
+        architecture: ``encoder``, ``decoder`` or ``encoder-decoder``.
+        attention_kinds: the kinds of map the model returns, in reading order.
+        n_heads: query heads per layer. head_dim: width of one head.
+        max_len: the most positions the model is run on.
+        pad_id: the id that pads a batch.
+    """
+
+    architecture: str
+    attention_kinds: tuple[str, ...]
+    has_encoder: bool
+    has_decoder: bool
+    n_heads: int
+    max_len: int
+    pad_id: int
+
+    @property
+    def head_dim(self) -> int: ...
+
+    def n_layers(self, kind: str) -> int: ...
+
+
+@runtime_checkable
+class AttentionModel(Protocol):
+    """An ``nn.Module`` on the contract: ``forward`` returns logits and, on request, every map."""
+
+    config: ModelSpec
+
+    def forward(self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
+                controls: AttentionControls = ..., return_attention: bool = False,
+                return_scores: bool = False) -> ModelOutput: ...
+
+
+def kv_groups(spec: ModelSpec) -> tuple[int, ...]:
+    """For each query head, the key/value head it reads (its own index without grouped-query attention)."""
+    groups = getattr(spec, "kv_head_of", None)
+    return tuple(groups) if groups is not None else tuple(range(spec.n_heads))
+
+
+def check_ids(ids: Tensor, max_len: int, vocab_size: int) -> None:
+    """Refuse ids that are not (B, T >= 1) int64 in [0, vocab_size) or longer than ``max_len``.
+
+    Raises:
+        ValueError: naming what is wrong.
+    """
+    if ids.dim() != 2 or ids.size(0) == 0 or ids.size(1) == 0:
+        raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
+    if ids.size(1) > max_len:
+        raise ValueError(f"sequence of {ids.size(1)} tokens exceeds max_len {max_len}")
+    if ids.dtype != torch.long or int(ids.min()) < 0 or int(ids.max()) >= vocab_size:
+        raise ValueError(f"token ids must be int64 in [0, {vocab_size})")
+
+
+def single_stack_head_mask(controls: AttentionControls, kind: str, layers: int, heads: int,
+                           model: str) -> Tensor | None:
+    """The (L, H) head mask of a model with one attention kind (``encoder`` or ``decoder``).
+
+    Raises:
+        ValueError: a kind the model lacks, or a mask of the wrong shape.
+    """
+    unknown = sorted(set(controls.head_mask) - {kind})
+    if unknown:
+        raise ValueError(f"head_mask has kinds {unknown} that {model} does not have")
+    mask = controls.head_mask.get(kind)
+    if mask is not None and tuple(mask.shape) != (layers, heads):
+        raise ValueError(f"head_mask[{kind!r}] must have shape {(layers, heads)}, got {tuple(mask.shape)}")
+    return mask

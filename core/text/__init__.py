@@ -1,0 +1,1 @@
+"""Text becomes tokens: tokenizers (ours and pretrained models'), input preparation and truncation."""

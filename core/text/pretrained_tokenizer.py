@@ -106,9 +106,9 @@ class PretrainedTokenizer:
         self._special_ids = {i for i, t in hf.get_added_tokens_decoder().items() if t.special}
 
     @classmethod
-    def from_file(cls, path: str | Path, max_len: int) -> PretrainedTokenizer:
-        """A WordPiece (or any) ``tokenizer.json``, padding off and truncation at ``max_len``."""
-        return cls(_HFTokenizer.from_file(str(path)), kind="wordpiece", max_len=max_len)
+    def from_file(cls, path: str | Path, max_len: int, kind: str = "wordpiece") -> PretrainedTokenizer:
+        """Any ``tokenizer.json`` (WordPiece, BPE, Unigram), padding off and truncation at ``max_len``."""
+        return cls(_HFTokenizer.from_file(str(path)), kind=kind, max_len=max_len)
 
     @classmethod
     def from_gguf(cls, vocab: GGUFVocab, max_len: int) -> PretrainedTokenizer:

@@ -14,13 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from safetensors import SafetensorError
-from safetensors.torch import load_file
-from torch import Tensor
-
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
-from core.text.pretrained_tokenizer import PretrainedTokenizer
+from core.io.pretrained.hf_files import FolderRead, folder_config, inside, read_json, read_tokenizer, read_weights
 from core.model.families.bert import ACTIVATIONS, BertConfig, BertModel
 
 SUPPORTED_MODEL_TYPES = ("bert",)
@@ -37,28 +33,13 @@ _EMBED_NAMES = {
 _IGNORED = ("pooler.", "cls.", "embeddings.position_ids")  # heads for other tasks, a constant buffer
 
 
-def is_bert_folder(path: Path) -> bool:
-    """Whether ``path`` looks like a Hugging Face model folder (has ``config.json``)."""
-    return path.is_dir() and (path / "config.json").is_file()
-
-
-def _read_json(path: Path, folder: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{folder.name}: cannot read {path.name} ({error})") from None
-    if not isinstance(data, dict):
-        raise CheckpointError(f"{folder.name}: {path.name} is not a JSON object")
-    return data
-
-
 def bert_config(folder: Path) -> BertConfig:
     """The :class:`BertConfig` of ``folder/config.json``.
 
     Raises:
         CheckpointError: another ``model_type``, or settings this encoder cannot reproduce.
     """
-    raw = _read_json(folder / "config.json", folder)
+    raw = folder_config(folder)
     kind = raw.get("model_type")
     if kind not in SUPPORTED_MODEL_TYPES:
         raise CheckpointError(f"{folder.name}: model_type {kind!r} is not supported; "
@@ -94,9 +75,9 @@ def pooling(folder: Path) -> dict[str, Any]:
     mode = "mean"
     for entry in entries:
         if isinstance(entry, dict) and str(entry.get("type", "")).endswith("Pooling"):
-            settings = folder / entry.get("path", "") / "config.json"
+            settings = inside(folder, str(entry.get("path", ""))) / "config.json"
             if settings.is_file():
-                raw = _read_json(settings, folder)
+                raw = read_json(settings, folder)
                 mode = "cls" if raw.get("pooling_mode_cls_token") else "mean"
     return {"mode": mode, "normalize": "Normalize" in kinds}
 
@@ -114,41 +95,18 @@ def _our_name(name: str) -> str | None:
     raise CheckpointError(f"unexpected tensor {name!r} for a BERT encoder")
 
 
-def _weights(folder: Path) -> dict[str, Tensor]:
-    path = folder / "model.safetensors"
-    if not path.is_file():
-        hint = " (pytorch_model.bin is a pickle and is never loaded: save it as safetensors)" \
-            if (folder / "pytorch_model.bin").exists() else ""
-        raise CheckpointError(f"{folder.name} has no model.safetensors{hint}")
-    try:
-        raw = load_file(str(path))
-    except (SafetensorError, OSError, ValueError, RuntimeError) as error:
-        raise CheckpointError(f"{folder.name}/model.safetensors is not readable ({error})") from None
-    weights = {}
-    for name, tensor in raw.items():
-        ours = _our_name(name)
-        if ours is not None:
-            weights[ours] = tensor.float()
-    return weights
-
-
-def read_bert(folder: str | Path) -> tuple[BertModel, PretrainedTokenizer, dict[str, Any]]:
-    """Load a BERT-family folder: (model in eval mode, tokenizer, pooling settings).
+def read_bert(folder: Path) -> FolderRead:
+    """Load a BERT-family folder: the encoder in eval mode, its tokenizer and pooling settings.
 
     Raises:
         CheckpointError: missing files, another model_type, tensors that do not match config.json.
     """
     folder = Path(folder)
     config = bert_config(folder)
-    if not (folder / "tokenizer.json").is_file():
-        raise CheckpointError(f"{folder.name} has no tokenizer.json")
-    try:
-        tokenizer = PretrainedTokenizer.from_file(folder / "tokenizer.json", config.max_len)
-    except Exception as error:  # HF raises a bare Exception for a malformed file
-        raise CheckpointError(f"{folder.name}/tokenizer.json is not a valid tokenizer ({error})") from None
+    tokenizer = read_tokenizer(folder, config.max_len)
     if tokenizer.vocab_size > config.vocab_size:
         raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "
                               f"{config.vocab_size}")
-    weights = _weights(folder)
+    weights = read_weights(folder, _our_name)
     model = assign_weights(lambda: BertModel(config), weights, folder.name)
-    return model, tokenizer, pooling(folder)
+    return FolderRead(model, tokenizer, "bert", "hidden", pooling=pooling(folder))

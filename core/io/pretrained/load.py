@@ -19,19 +19,22 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
-from core.io.pretrained.hf_bert import SUPPORTED_MODEL_TYPES, is_bert_folder, read_bert
+from core.io.pretrained.hf_files import FolderRead, weight_files
+from core.io.pretrained.hf_folder import is_model_folder, read_folder, supported_model_types
 from core.text.pretrained_tokenizer import PretrainedTokenizer
-from core.model.families.bert import BertConfig, BertModel
-from core.model.families.llama import LlamaConfig, LlamaModel
+from core.model.contract import ModelSpec, kv_groups
 
 log = logging.getLogger(__name__)
 
-SUPPORTED = (f"a Hugging Face BERT-family folder (config.json with model_type "
-             f"{' or '.join(SUPPORTED_MODEL_TYPES)}, model.safetensors, tokenizer.json) or a GGUF file of "
-             f"architecture {' or '.join(SUPPORTED_ARCHITECTURES)}")
+
+def supported() -> str:
+    """What :func:`load_pretrained` opens, in one line."""
+    return (f"a Hugging Face model folder (config.json, safetensors weights, tokenizer) of model_type "
+            f"{supported_model_types()}, or a GGUF file of architecture {' or '.join(SUPPORTED_ARCHITECTURES)}")
 
 
 @dataclass(frozen=True)
@@ -97,22 +100,27 @@ class PretrainedModel:
         metadata: the GGUF's ``general.*`` entries (license, organisation, …).
     """
 
-    model: BertModel | LlamaModel
+    model: nn.Module
     tokenizer: PretrainedTokenizer
     path: Path
     family: str
     name: str
+    head: str = "hidden"
+    labels: tuple[str, ...] = ()
     pooling: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     known_sha256: str | None = None
+    target_tokenizer: PretrainedTokenizer | None = None
+    decoder_start_id: int | None = None
 
     @property
-    def config(self) -> BertConfig | LlamaConfig:
+    def config(self) -> ModelSpec:
+        """The model's spec (:class:`~core.model.contract.ModelSpec`)."""
         return self.model.config
 
     @property
     def architecture(self) -> str:
-        """``encoder`` (BERT) or ``decoder`` (Llama)."""
+        """``encoder``, ``decoder`` or ``encoder-decoder``."""
         return self.model.config.architecture
 
     @cached_property
@@ -121,14 +129,14 @@ class PretrainedModel:
         if self.known_sha256:
             return self.known_sha256
         sha = hashlib.sha256()
-        for name in ("config.json", "tokenizer.json", "model.safetensors"):
-            sha.update(f"{name}:{file_sha256(self.path / name)}\n".encode())
+        files = [self.path / "config.json", *sorted(p for p in self.path.glob("*.json") if p.name != "config.json")]
+        for path in [*files, *weight_files(self.path)]:
+            sha.update(f"{path.name}:{file_sha256(path)}\n".encode())
         return sha.hexdigest()
 
     def head_groups(self) -> tuple[int, ...]:
-        """For each query head, the key/value head it shares (every head its own for BERT)."""
-        config = self.model.config
-        return tuple(config.kv_head_of) if isinstance(config, LlamaConfig) else tuple(range(config.n_heads))
+        """For each query head, the key/value head it shares (every head its own without grouped-query attention)."""
+        return kv_groups(self.model.config)
 
 
 def _known_name(path: Path) -> str | None:
@@ -165,12 +173,17 @@ def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cp
         model, tokenizer, general, sha = load_gguf(path, use_cache=use_cache)
         model = model.to(device)
         name = _known_name(path) or str(general.get("name") or path.stem)
-        return PretrainedModel(model, tokenizer, path, "llama", name,
+        return PretrainedModel(model, tokenizer, path, "llama", name, head="next_token",
                                metadata=general, known_sha256=sha)
-    if is_bert_folder(path):
-        model, tokenizer, pooling = read_bert(path)
-        model = model.to(device)
-        return PretrainedModel(model, tokenizer, path, "bert", _known_name(path) or path.name, pooling=pooling)
+    if is_model_folder(path):
+        read: FolderRead = read_folder(path)
+        return PretrainedModel(read.model.to(device), read.tokenizer, path, read.family,
+                               _known_name(path) or path.name, head=read.head, labels=read.labels,
+                               pooling=read.pooling, target_tokenizer=read.target_tokenizer,
+                               decoder_start_id=read.decoder_start_id)
     if not path.exists():
         raise CheckpointError(f"not found: {path.name}")
-    raise CheckpointError(f"{path.name} is not a pretrained model Attnscope can open; supported: {SUPPORTED}")
+    if path.suffix.lower() == ".safetensors":
+        raise CheckpointError(f"{path.name} is a bare weights file: open the Hugging Face folder that holds it "
+                              f"(with its config.json and tokenizer), or an Attnscope checkpoint")
+    raise CheckpointError(f"{path.name} is not a pretrained model Attnscope can open; supported: {supported()}")

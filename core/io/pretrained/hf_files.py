@@ -1,0 +1,169 @@
+"""The files of a Hugging Face model folder, read safely: ``config.json``, safetensors weights and tokenizers.
+
+Every family reader (``core/io/pretrained/hf_*.py``) uses these and returns a :class:`FolderRead`.
+Weights are read only from safetensors, single (``model.safetensors``) or sharded
+(``model.safetensors.index.json`` naming shards inside the folder); a folder that has only
+``pytorch_model.bin`` (a pickle) is refused with the one-line way to convert it. Every header is
+read and checked (dtypes, total size against the byte budget) before any tensor data is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from safetensors import SafetensorError, safe_open
+from torch import Tensor, nn
+
+from core.io.checkpoint import CheckpointError
+from core.text.pretrained_tokenizer import PretrainedTokenizer
+
+#: Floating-point dtypes a pretrained weight may be stored in; each is read as float32.
+FLOAT_DTYPES = ("F32", "F16", "BF16")
+#: The most bytes of weights one pretrained folder may hold (Qwen2-0.5B in fp32 is ~2 GB).
+WEIGHT_BUDGET_BYTES = 4 * 2**30
+_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+CONVERT_HINT = ("pytorch_model.bin is a pickle and is never loaded; convert it once with "
+                "`python -c \"from transformers import AutoModel; AutoModel.from_pretrained('DIR')"
+                ".save_pretrained('DIR', safe_serialization=True)\"`")
+
+
+@dataclass(frozen=True)
+class FolderRead:
+    """What a family reader returns for a folder.
+
+    Attributes:
+        model: the network on the model contract (:mod:`core.model.contract`), in ``eval()`` mode.
+        tokenizer: the input (source) tokenizer.
+        family: the family's short name (``bert``, ``gpt2``, …).
+        head: what the model's logits are: ``hidden`` (states pooled into a sentence embedding),
+            ``masked_lm``, ``classes`` (one label per text), ``token_classes``, ``next_token``
+            (a decoder) or ``text`` (an encoder-decoder).
+        labels: class names of a classification head, in id order.
+        pooling: how ``hidden`` becomes a sentence vector (``mode``, ``normalize``).
+        target_tokenizer: an encoder-decoder's output tokenizer when it differs from ``tokenizer``.
+        decoder_start_id: the id an encoder-decoder's decoder starts from.
+    """
+
+    model: nn.Module
+    tokenizer: PretrainedTokenizer
+    family: str
+    head: str
+    labels: tuple[str, ...] = ()
+    pooling: dict[str, Any] = field(default_factory=dict)
+    target_tokenizer: PretrainedTokenizer | None = None
+    decoder_start_id: int | None = None
+
+
+def read_json(path: Path, folder: Path) -> dict[str, Any]:
+    """A JSON object from ``path``; every fault one :class:`CheckpointError` naming the folder."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise CheckpointError(f"{folder.name}: cannot read {path.name} ({error})") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{folder.name}: {path.name} is not a JSON object")
+    return data
+
+
+def folder_config(folder: Path) -> dict[str, Any]:
+    """``folder/config.json`` as a dict (its ``model_type`` tells the family)."""
+    return read_json(folder / "config.json", folder)
+
+
+def inside(folder: Path, relative: str) -> Path:
+    """``folder / relative``, refused when it resolves outside ``folder`` (a hostile index or module path)."""
+    path = (folder / relative).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise CheckpointError(f"{folder.name}: {relative!r} points outside the folder")
+    return path
+
+
+def weight_files(folder: Path) -> list[Path]:
+    """The safetensors files holding the weights, in a fixed order.
+
+    Raises:
+        CheckpointError: none (with the conversion hint for a pickle-only folder), or a bad index.
+    """
+    single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
+    if single.is_file():
+        return [single]
+    if index.is_file():
+        mapping = read_json(index, folder).get("weight_map")
+        if not isinstance(mapping, dict) or not mapping or not all(isinstance(v, str) for v in mapping.values()):
+            raise CheckpointError(f"{folder.name}: {index.name} has no valid weight_map")
+        shards = [inside(folder, name) for name in sorted(set(mapping.values()))]
+        missing = [p.name for p in shards if not p.is_file()]
+        if missing:
+            raise CheckpointError(f"{folder.name}: shard(s) {', '.join(missing[:3])} named by {index.name} are missing")
+        return shards
+    if any(folder.glob("pytorch_model*.bin")):
+        raise CheckpointError(f"{folder.name} has no safetensors weights: {CONVERT_HINT}")
+    raise CheckpointError(f"{folder.name} has no model.safetensors (nor a sharded model.safetensors.index.json)")
+
+
+def _headers(files: list[Path], folder: Path) -> dict[str, tuple[Path, str, tuple[int, ...]]]:
+    """name → (file, dtype, shape) from the headers alone (no tensor data is read)."""
+    found: dict[str, tuple[Path, str, tuple[int, ...]]] = {}
+    for path in files:
+        try:
+            with safe_open(str(path), framework="pt") as handle:
+                for name in handle.keys():
+                    meta = handle.get_slice(name)
+                    found[name] = (path, meta.get_dtype(), tuple(meta.get_shape()))
+        except (SafetensorError, OSError, ValueError, RuntimeError) as error:
+            raise CheckpointError(f"{folder.name}/{path.name} is not readable safetensors ({error})") from None
+    return found
+
+
+def tensor_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
+    """Every stored tensor's shape, from the headers only (for checking a config before building)."""
+    return {name: shape for name, (_, _, shape) in _headers(weight_files(folder), folder).items()}
+
+
+def read_weights(folder: Path, rename: Callable[[str], str | None],
+                 budget_bytes: int = WEIGHT_BUDGET_BYTES) -> dict[str, Tensor]:
+    """The weights under our names, as float32.
+
+    Args:
+        rename: a stored name → our parameter name, or None to skip a tensor the model does not use
+            (it raises :class:`CheckpointError` for a name it does not know).
+        budget_bytes: the most bytes the kept tensors may take as float32.
+
+    Raises:
+        CheckpointError: unreadable files, a non-float dtype, or weights over the budget.
+    """
+    headers = _headers(weight_files(folder), folder)
+    kept = {name: ours for name in headers if (ours := rename(name)) is not None}
+    total = 0
+    for name in kept:
+        _, dtype, shape = headers[name]
+        if dtype not in FLOAT_DTYPES:
+            raise CheckpointError(f"{folder.name}: tensor {name!r} is {dtype}; weights must be one of "
+                                  f"{', '.join(FLOAT_DTYPES)}")
+        count = 1
+        for size in shape:
+            count *= size
+        total += 4 * count
+    if total > budget_bytes:
+        raise CheckpointError(f"{folder.name}: {total / 2**30:.1f} GiB of weights as float32 is over the "
+                              f"{budget_bytes / 2**30:.1f} GiB limit")
+    weights: dict[str, Tensor] = {}
+    for name, ours in kept.items():
+        path = headers[name][0]
+        with safe_open(str(path), framework="pt") as handle:
+            weights[ours] = handle.get_tensor(name).float()
+    return weights
+
+
+def read_tokenizer(folder: Path, max_len: int, kind: str = "wordpiece") -> PretrainedTokenizer:
+    """``folder/tokenizer.json`` as a :class:`PretrainedTokenizer` truncating at ``max_len``."""
+    path = folder / "tokenizer.json"
+    if not path.is_file():
+        raise CheckpointError(f"{folder.name} has no tokenizer.json")
+    try:
+        return PretrainedTokenizer.from_file(path, max_len, kind=kind)
+    except Exception as error:  # HF raises a bare Exception for a malformed file
+        raise CheckpointError(f"{folder.name}/tokenizer.json is not a valid tokenizer ({error})") from None

@@ -7,7 +7,7 @@
 # and finished with --resume --steps=4000 (it ships its best validated weights, from step 2250); likewise
 # reverse (recorded --steps=6000) was stopped after step 4000 and finished with --resume --steps=4000, and
 # sort (recorded --steps=12000) was stopped after step 7500 and finished with --resume --steps=7500.
-# Per-bucket and beam-vs-greedy figures: python -m core.training.report assets/checkpoints/*.safetensors
+# Per-bucket and beam-vs-greedy figures: python -m core report assets/checkpoints/*.safetensors
 # Usage: bash assets/train_checkpoints.sh [task ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -22,8 +22,9 @@ from core.inspect.analysis import (difference, head_entropy, head_finder, head_s
                                    max_weight, mean_distance, mean_over_heads, rollout, rollout_by_layer)
 from core.generate.decode import Generation, beam_search, greedy, sample
 from core.inspect.embeddings import Embeddings, model_embeddings
-from core.inspect.explainer import ExplainOptions, explain, explain_batch
-from core.inspect.pretrained import sentence_embeddings, sentence_similarity
+from core.inspect.explainer import explain, explain_batch
+from core.inspect.options import ExplainOptions
+from core.inspect.sentences import sentence_embeddings, sentence_similarity
 from core.text.inputs import input_vocabulary, trained_lengths_note
 from core.inspect.records import row_labels
 from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens

@@ -100,7 +100,7 @@ def test_beam_search_is_at_least_as_good_as_greedy_on_held_out_data(task_name, b
 
 # ---------------------------------------------------------------- per bucket (issue 12)
 # (task, bucket, minimum exact match) on bounded samples of the held-out test split; the full
-# figures per bucket: `python -m core.training.report assets/checkpoints/*.safetensors`
+# figures per bucket: `python -m core report assets/checkpoints/*.safetensors`
 BUCKET_SAMPLE = {"translation": 600, "dates": 2000}
 BUCKET_TARGETS = {
     "translation": {"2-4": 0.99, "5-7": 0.98, "8+": 0.98},

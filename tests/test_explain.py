@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from core.generate import decode
 from core.io.checkpoint import Checkpoint, CheckpointError
 from core.io.checkpoint import save as save_checkpoint
-from core.inspect.explainer import explain, main
+from core.cli import explain_main as main
+from core.inspect.explainer import explain
 from core.text.inputs import MAX_TEXT_CHARS
 from core.inspect.records import Explanation
 from tests.conftest import BOS, LABELS, tiny_model

@@ -24,11 +24,13 @@ class Prediction:
     """What the model predicts for the input.
 
     Attributes:
-        kind: ``"text"`` (generated output), ``"class"`` (classifier),
-            ``"next_token"`` (language model) or ``"embedding"`` (a sentence encoder).
-        text: the generated text (``"text"``), the winning label (``"class"``) or the
-            most likely next token followed by any generated continuation (``"next_token"``).
-        labels: class names or candidate next tokens, most likely first.
+        kind: ``"text"`` (generated output), ``"class"`` (classifier), ``"next_token"`` (language
+            model), ``"embedding"`` (a sentence encoder), ``"fill"`` (a masked language model's
+            fill-ins) or ``"tokens"`` (a label per token).
+        text: the generated text (``"text"``), the winning label (``"class"``), the most likely next
+            token followed by any generated continuation (``"next_token"``), the input with every mask
+            filled in (``"fill"``) or ``token/LABEL`` pairs (``"tokens"``).
+        labels: class names, candidate next tokens or fill-ins (most likely first), or one label per token.
         probabilities: float32 (len(labels),) their probabilities.
         finished: for generation, whether ``<eos>`` was produced within the length limit.
         vector: for ``"embedding"``, the float32 (D,) sentence embedding (unit length).

@@ -96,14 +96,18 @@ class Transformer(nn.Module):
 
     def encode(
         self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-        need_scores: bool = False,
+        need_scores: bool = False, key_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None, list]:
         """Run the encoder.
+
+        Args:
+            key_mask: (B, S) bool, False on padding; default: the ids equal to ``pad_id``.
 
         Returns:
             memory (B, S, D), the source key mask (B, 1, S) or None, and per-layer results.
         """
-        src_mask = _unless_all(padding_mask(src, self.config.pad_id)) if controls.padding else None  # (B, 1, S)
+        keys = padding_mask(src, self.config.pad_id) if key_mask is None else key_mask[:, None, :]  # (B, 1, S)
+        src_mask = _unless_all(keys) if controls.padding else None
         call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         head_mask = self._head_mask(controls, "encoder")
         batch, length = src.shape
@@ -118,12 +122,13 @@ class Transformer(nn.Module):
     def decode(
         self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
         controls: AttentionControls = AttentionControls(), need_weights: bool = False, need_scores: bool = False,
-        cache: KVCache | None = None,
+        cache: KVCache | None = None, key_mask: Tensor | None = None,
     ) -> tuple[Tensor, list, list]:
         """Run the decoder over ``tgt`` (B, T), attending to ``memory`` when there is an encoder.
 
         With a ``cache`` (incremental decoding, causal only), ``tgt`` holds just the positions
-        after those the cache has seen, and the result covers just them.
+        after those the cache has seen, and the result covers just them. ``key_mask`` (B, T), False
+        on padding, replaces the ``pad_id`` test (not with a cache).
 
         Returns:
             hidden states (B, T, D), per-layer self-attention and cross-attention results.
@@ -133,7 +138,8 @@ class Transformer(nn.Module):
         start = 0 if cache is None else cache.length
         x = self._embed(tgt, self.tgt_embed, start, cache)  # (B, T, D)
         ids = tgt if cache is None else cache.extend_ids(tgt)  # (B, start + T): every key position
-        pad = _unless_all(padding_mask(ids, self.config.pad_id)) if controls.padding else None  # (B, 1, Tk)
+        keys = padding_mask(ids, self.config.pad_id) if key_mask is None else key_mask[:, None, :]  # (B, 1, Tk)
+        pad = _unless_all(keys) if controls.padding else None
         one_new = start > 0 and tgt.size(1) == 1  # a single new query may see every key: no look-ahead mask
         causal = subsequent_mask(ids.size(1), tgt.device)[start:] if controls.causal and not one_new else None
         self_mask = combine_masks(causal, pad)  # (T, Tk), (B, 1, Tk) or (B, T, Tk)
@@ -162,6 +168,7 @@ class Transformer(nn.Module):
         controls: AttentionControls = AttentionControls(),
         return_attention: bool = False,
         return_scores: bool = False,
+        key_mask: Tensor | None = None,
     ) -> ModelOutput:
         """Predict, and optionally return every layer's and head's attention.
 
@@ -172,6 +179,8 @@ class Transformer(nn.Module):
             controls: per-call masks, temperature, hard attention and head knock-outs.
             return_attention: also return weights per kind (explicit softmax path).
             return_scores: also return the pre-softmax scores (implies the explicit path).
+            key_mask: (B, S) bool, False on padding of the first stack's input (``src``, or ``tgt`` for
+                a decoder-only model); default: the ids equal to ``pad_id``.
         """
         c, per_kind = self.config, {}
         need = {"need_weights": return_attention, "need_scores": return_scores}
@@ -179,16 +188,18 @@ class Transformer(nn.Module):
         if c.has_encoder:
             if src is None:
                 raise ValueError(f"architecture {c.architecture!r} needs src ids")
-            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, **need)
+            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, **need, key_mask=key_mask)
         if c.has_decoder:
             if tgt is None:
                 raise ValueError(f"architecture {c.architecture!r} needs tgt ids")
-            hidden, per_kind["decoder"], cross = self.decode(tgt, memory, memory_mask, controls, **need)
+            own_mask = key_mask if not c.has_encoder else None
+            hidden, per_kind["decoder"], cross = self.decode(tgt, memory, memory_mask, controls, **need,
+                                                             key_mask=own_mask)
             if c.architecture == "encoder-decoder":
                 per_kind["cross"] = cross
             logits = self.lm_head(hidden)  # (B, T, V)
         else:
-            logits = self._classify(memory, src)  # (B, C)
+            logits = self._classify(memory, src != c.pad_id if key_mask is None else key_mask)  # (B, C)
         loss = None
         if targets is not None:
             flat = logits.reshape(-1, logits.size(-1)).float()
@@ -200,10 +211,10 @@ class Transformer(nn.Module):
             scores={k: stack_maps(v, "scores") for k, v in per_kind.items()} if return_scores else None,
         )
 
-    def _classify(self, memory: Tensor, src: Tensor) -> Tensor:
-        """Per-token class scores, max-pooled over the real (non-pad) tokens."""
+    def _classify(self, memory: Tensor, real_tokens: Tensor) -> Tensor:
+        """Per-token class scores, max-pooled over the real (non-pad) tokens (B, S)."""
         token_logits = self.classifier(memory).float()  # (B, S, C)
-        real = (src != self.config.pad_id).unsqueeze(-1)  # (B, S, 1)
+        real = real_tokens.unsqueeze(-1)  # (B, S, 1)
         pooled = token_logits.masked_fill(~real, torch.finfo(token_logits.dtype).min).amax(dim=1)  # (B, C)
         return torch.where(real.any(dim=1), pooled, torch.zeros_like(pooled))
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.text.tokenizer import SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
+from core.text.pretrained_tokenizer import PretrainedTokenizer
+from core.text.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
 from core.tasks import TASKS
 from core.tasks.base import nearest_known
 from core.text.sequences import truncate
 
 MAX_TEXT_CHARS = 20_000
+AnyTokenizer = Tokenizer | PretrainedTokenizer
 
 
 @dataclass
@@ -51,32 +53,39 @@ def normalized(item: TextInput, task: str | None) -> TextInput:
     return item
 
 
-def _unknown_note(item: TextInput, tokenizer: Tokenizer) -> str:
-    """Which words the model does not know, with the nearest words it does know."""
-    words = sorted({item.work[s:e] for i, (s, e) in zip(item.encoding.ids, item.encoding.offsets) if i == UNK_ID})
+HINT_VOCABULARY = 5_000  # nearest-word hints only for vocabularies this small (ours are word lists)
+
+
+def _unknown_note(item: TextInput, tokenizer: AnyTokenizer) -> str:
+    """Which words the model does not know, with the nearest words it does know (small vocabularies)."""
+    unknown, shown = tokenizer.unk_id, tokenizer.token_strings([tokenizer.unk_id])[0]
+    words = sorted({item.work[s:e] for i, (s, e) in zip(item.encoding.ids, item.encoding.offsets) if i == unknown})
+    if tokenizer.vocab_size > HINT_VOCABULARY:
+        return f"{len(words)} word(s) unknown to the model are shown as {shown}: {', '.join(map(repr, words[:5]))}."
     vocabulary = [t for t in tokenizer.token_strings(range(tokenizer.vocab_size)) if t not in SPECIAL_TOKENS]
     hints = []
     for word in words[:5]:
         near = nearest_known(word, vocabulary)
         hints.append(f"'{word}'" + (f" (did you mean {', '.join(repr(w) for w in near)}?)" if near else ""))
     more = f" and {len(words) - 5} more" if len(words) > 5 else ""
-    return (f"{len(words)} token(s) unknown to the model are shown as {SPECIAL_TOKENS[UNK_ID]}: "
-            f"{'; '.join(hints)}{more}.")
+    return f"{len(words)} token(s) unknown to the model are shown as {shown}: {'; '.join(hints)}{more}."
 
 
-def tokenize(item: TextInput, tokenizer: Tokenizer, limit: int) -> None:
-    """Encode ``item`` with ``tokenizer``, truncated to ``limit`` tokens, noting what happened.
+def tokenize(item: TextInput, tokenizer: AnyTokenizer, limit: int) -> None:
+    """Encode ``item`` with ``tokenizer`` (ours or a pretrained model's), truncated to ``limit`` tokens,
+    noting what happened.
 
     Raises:
         ValueError: the text has no tokens at all.
     """
     item.encoding, cut = truncate(tokenizer.encode(item.work), limit)
+    cut = cut or tokenizer.truncated(item.work)
     item.truncated = item.truncated or cut
     if not item.encoding.ids:
         raise ValueError("The text has no recognisable tokens.")
     if cut:
-        item.notes.append(f"The input was truncated to the model's limit of {limit} tokens.")
-    if UNK_ID in item.encoding.ids:
+        item.notes.append(f"The input was truncated to {limit} tokens, the most this model is explained with.")
+    if tokenizer.unk_id is not None and tokenizer.unk_id in item.encoding.ids:
         item.notes.append(_unknown_note(item, tokenizer))
 
 

@@ -175,6 +175,16 @@ class PretrainedTokenizer:
         return self._hf.token_to_id(token)
 
     @property
+    def unk_id(self) -> int | None:
+        """The id unknown pieces become (the tokenizer model's unknown token), or None (byte-level BPE has none)."""
+        token = getattr(self._hf.model, "unk_token", None)
+        return self.token_id(token) if isinstance(token, str) else None
+
+    def first_id(self, *tokens: str) -> int | None:
+        """The id of the first of ``tokens`` the vocabulary has (``"[MASK]"``, ``"<mask>"``, …), or None."""
+        return next((i for t in tokens if (i := self.token_id(t)) is not None), None)
+
+    @property
     def vocab_size(self) -> int:
         return self._hf.get_vocab_size()
 

@@ -239,6 +239,10 @@ class Tokenizer:
         """Number of ids, specials included."""
         return len(self._id_to_token)
 
+    def truncated(self, text: str) -> bool:
+        """Whether :meth:`encode` cut ``text``: never (the caller truncates to the model's limit)."""
+        return False
+
     def to_json(self) -> str:
         """Self-describing JSON: format tag, version, kind and the HF tokenizer JSON."""
         return json.dumps(

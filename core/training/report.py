@@ -1,6 +1,6 @@
 """Held-out figures per bucket (length, decade, ...) and greedy vs beam search, for shipped checkpoints.
 
-``python -m core.training.report assets/checkpoints/*.safetensors`` prints, for every sequence
+``python -m core report assets/checkpoints/*.safetensors`` prints, for every sequence
 checkpoint, exact match per bucket of its task's held-out test split (for copy, reverse and sort
 also :func:`core.tasks.letters.longer_examples`, lengths up to twice the trained ones) under greedy decoding and beam
 search (width 4), regenerated from the seed and sizes the checkpoint records. The tests in
@@ -104,7 +104,8 @@ def sample(examples: Sequence[Example], n: int | None, seed: int = 0) -> list[Ex
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.training.report", description=__doc__.splitlines()[0])
+    """``python -m core report CHECKPOINT …``: exact match per length bucket; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m core report", description=__doc__.splitlines()[0])
     parser.add_argument("checkpoints", nargs="+")
     parser.add_argument("--limit", type=int, default=None, help="examples per checkpoint (default: all)")
     parser.add_argument("--beam_size", type=int, default=4)
@@ -130,7 +131,3 @@ def main(argv: list[str] | None = None) -> int:
                               f"({rows[name][key][0]}/{rows[name][key][1]})" for name in rows)
             sys.stdout.write(f"  {key:>8}: {cells}\n")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

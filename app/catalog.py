@@ -1,24 +1,27 @@
 """Where checkpoints come from: the shipped ones, the user's own runs, the installed pretrained
-models, and this session's uploads.
+models, the researcher's own models folder (``--models DIR``), and this session's uploads.
 
 Checkpoints are referred to by a key (``shipped:reverse``, ``run:my-run``, ``pretrained:<name>``,
-``upload:<digest>``), never by a path from the browser, so a URL cannot point the app at an
-arbitrary file. Uploads are listed only to the session that made them (``owner``, see
+``models:<path inside DIR>``, ``upload:<digest>``), never by a path from the browser, so a URL cannot
+point the app at an arbitrary file. Uploads are listed only to the session that made them (``owner``, see
 :mod:`app.uploads`); no link is followed out of the runs folder.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import logging
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from app import uploads
-from core import (CheckpointError, CheckpointInfo, NNImportOptions, get_task, is_pretrained, pretrained_models,
-                  read_info, resume_state_path, run_checkpoint_path, run_checkpoints)
+from core import (CheckpointError, CheckpointInfo, NNImportOptions, find_models, get_task, is_pretrained,
+                  model_version, pretrained_models, read_info, resume_state_path, run_checkpoint_path,
+                  run_checkpoints)
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +34,15 @@ UPLOADS = "uploads"
 def runs_dir() -> Path:
     """The user's runs folder: ``$ATTNSCOPE_RUNS`` or ``runs/`` in the repository."""
     return Path(os.environ.get("ATTNSCOPE_RUNS", ROOT / "runs"))
+
+
+def models_dir() -> Path | None:
+    """The researcher's models folder, read in place: ``streamlit run app/streamlit_app.py -- --models DIR``
+    or ``$ATTNSCOPE_MODELS`` (the option wins); None when neither is given."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--models")
+    given = parser.parse_known_args(sys.argv[1:])[0].models or os.environ.get("ATTNSCOPE_MODELS")
+    return Path(given).expanduser() if given else None
 
 
 def checkpoint_path(folder: Path, name: str) -> Path:
@@ -55,7 +67,8 @@ class Entry:
     @property
     def label(self) -> str:
         """What the picker shows."""
-        prefix = {"shipped": "", "run": "my run · ", "upload": "uploaded · ", "pretrained": "pretrained · "}
+        prefix = {"shipped": "", "run": "my run · ", "upload": "uploaded · ", "pretrained": "pretrained · ",
+                  "models": "my models · "}
         return f"{prefix[self.source]}{self.name}" + (f" — {self.metric}" if self.metric else "")
 
 
@@ -136,6 +149,30 @@ def _pretrained_entries() -> list[Entry]:
                   pretrained=True) for p in pretrained_models()]
 
 
+def _models_entries() -> tuple[list[Entry], list[str]]:
+    """Every model under the models folder (``--models DIR``), read in place."""
+    folder = models_dir()
+    if folder is None:
+        return [], []
+    if not folder.is_dir():
+        return [], [f"The models folder {folder} does not exist."]
+    entries, problems = [], []
+    for found in find_models(folder):
+        name = str(found.path.relative_to(folder))
+        if found.kind == "nn-transformer":
+            problems.append(f"{name}: an nn.Transformer state dict; import it first (python -m core import)")
+            continue
+        try:
+            if found.kind == "pretrained":
+                entries.append(Entry(f"models:{name}", "models", name, found.path, None,
+                                     f"A model from your models folder ({folder}).", "", pretrained=True))
+            else:
+                entries.append(_checkpoint_entry(f"models:{name}", "models", name, found.path, False))
+        except Exception as error:  # one bad file is skipped with a warning, never breaks a page
+            problems.append(_skipped(name, error))
+    return entries, problems
+
+
 def _upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:
     """``owner``'s uploads, newest first (none without an owner)."""
     if not uploads.is_owner(owner):
@@ -170,8 +207,10 @@ def list_entries(owner: str | None = None, runs_deletable: bool = True) -> tuple
     shipped, problems = _entries_in(SHIPPED_DIR, "shipped")
     shipped.sort(key=lambda e: order.get(e.name, len(order)))
     runs, run_problems = _entries_in(runs_dir(), "run", runs_deletable)
+    models, model_problems = _models_entries()
     mine, upload_problems = _upload_entries(owner)
-    return shipped + runs + _pretrained_entries() + mine, problems + run_problems + upload_problems
+    return (shipped + runs + _pretrained_entries() + models + mine,
+            problems + run_problems + model_problems + upload_problems)
 
 
 def save_upload(owner: str, filename: str, data: bytes) -> str:
@@ -199,13 +238,9 @@ def version(entry: Entry) -> str:
 
 
 def pretrained_version(path: Path) -> str:
-    """A pretrained model's version for the caches: its files' sizes and modification times."""
-    files = [path / name for name in uploads.BERT_FILES] if path.is_dir() else [path]
-    try:
-        stats = [f.stat() for f in files]
-    except OSError:
-        raise CheckpointError(f"not found: {path.name}") from None
-    return ";".join(f"{s.st_size}-{s.st_mtime_ns}" for s in stats)
+    """A pretrained model's version for the caches: its files' sizes and modification times (core knows
+    which files make the model)."""
+    return model_version(path)
 
 
 def delete(entry: Entry) -> None:

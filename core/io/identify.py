@@ -1,0 +1,142 @@
+"""What is this file or folder, and can Attnscope open it? Asked of core, so the app never looks at
+suffixes or folder layouts.
+
+* an Attnscope checkpoint: a ``.safetensors`` file whose header says ``format: attnscope``;
+* a PyTorch ``nn.Transformer`` state dict in a ``.safetensors`` file (opened after ``import``);
+* a pretrained model: a Hugging Face model folder (``config.json`` + safetensors + tokenizer) or a
+  ``.gguf`` file (magic bytes ``GGUF``).
+
+:func:`find_models` lists every model under a folder (the app's ``--models DIR``), read in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.io.checkpoint import FORMAT, CheckpointError
+from core.io.convert.nn_import import nn_transformer_layout
+from core.io.pretrained.hf_files import weight_files
+from core.io.pretrained.hf_folder import is_model_folder
+
+KINDS = ("checkpoint", "nn-transformer", "pretrained")
+MAX_HEADER_BYTES = 100 * 2**20  # a safetensors header larger than this is refused unread
+MAX_FOUND = 200  # models listed from one folder at most
+MAX_DEPTH = 4  # folder levels searched below it
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A file or folder Attnscope can open.
+
+    Attributes:
+        path: where it is. kind: ``checkpoint``, ``nn-transformer`` or ``pretrained``.
+        name: a display name (the folder or file name without its suffix).
+    """
+
+    path: Path
+    kind: str
+    name: str
+
+
+def _safetensors_metadata(path: Path) -> dict | None:
+    """The ``__metadata__`` of a safetensors header, {} without one, None when it is not safetensors."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(8)
+            if len(raw) < 8:
+                return None
+            (size,) = struct.unpack("<Q", raw)
+            if size > MAX_HEADER_BYTES or size > os.path.getsize(path) - 8:
+                return None
+            header = json.loads(handle.read(size))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(header, dict):
+        return None
+    meta = header.get("__metadata__") or {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _is_gguf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"GGUF"
+    except OSError:
+        return False
+
+
+def identify(path: str | os.PathLike) -> ModelFile:
+    """What ``path`` holds.
+
+    Raises:
+        CheckpointError: it does not exist, or holds nothing Attnscope opens (the message says what does,
+            and for a bare Hugging Face weights file, to open its folder).
+    """
+    path = Path(path)
+    if is_model_folder(path):
+        return ModelFile(path, "pretrained", path.name)
+    if not path.is_file():
+        raise CheckpointError(f"not found: {path.name}")
+    if _is_gguf(path):
+        return ModelFile(path, "pretrained", path.stem)
+    metadata = _safetensors_metadata(path)
+    if metadata is None:
+        raise CheckpointError(f"{path.name} is not a model Attnscope opens: an Attnscope checkpoint or an "
+                              "nn.Transformer state dict (.safetensors), a Hugging Face model folder or a .gguf file")
+    if metadata.get("format") == FORMAT:
+        return ModelFile(path, "checkpoint", path.stem)
+    try:
+        nn_transformer_layout(path)
+        return ModelFile(path, "nn-transformer", path.stem)
+    except (ValueError, MemoryError, RecursionError, OverflowError, OSError):
+        pass
+    raise CheckpointError(f"{path.name} is a bare weights file without its description: open the Hugging Face "
+                          "folder that holds it (config.json, tokenizer), or import it with `python -m core import`")
+
+
+def model_version(path: str | os.PathLike) -> str:
+    """What identifies this version of a model's files for caches: their sizes and modification times.
+
+    Raises:
+        CheckpointError: the files are missing.
+    """
+    path = Path(path)
+    try:
+        files = [path / "config.json", *weight_files(path)] if is_model_folder(path) else [path]
+        stats = [f.stat() for f in files]
+    except OSError:
+        raise CheckpointError(f"not found: {path.name}") from None
+    return ";".join(f"{s.st_size}-{s.st_mtime_ns}" for s in stats)
+
+
+def find_models(folder: str | os.PathLike) -> list[ModelFile]:
+    """Every model under ``folder`` (at most :data:`MAX_FOUND`, :data:`MAX_DEPTH` levels down), sorted by
+    path; links are not followed and a model folder is not searched inside."""
+    root, found = Path(folder), []
+    if not root.is_dir():
+        return []
+    stack = [(root, 0)]
+    while stack and len(found) < MAX_FOUND:
+        current, depth = stack.pop()
+        try:
+            children = sorted(current.iterdir())
+        except OSError:
+            continue
+        for child in children:
+            if child.is_symlink() or child.name.startswith("."):
+                continue
+            if child.is_dir():
+                if is_model_folder(child):
+                    found.append(ModelFile(child, "pretrained", child.name))
+                elif depth + 1 < MAX_DEPTH:
+                    stack.append((child, depth + 1))
+            elif child.suffix.lower() in (".gguf", ".safetensors"):
+                try:
+                    found.append(identify(child))
+                except CheckpointError:
+                    continue  # a shard or a bare weights file: not a model on its own
+    return sorted(found, key=lambda m: str(m.path))[:MAX_FOUND]

@@ -5,6 +5,8 @@ alternation to run the workload once and report the milliseconds, so load on a s
 hits both alike. Prints the two medians and after ÷ before.
 
 Workloads: ``explain:NAME`` (a shipped checkpoint, 32 tokens, 1 thread, as ``python -m bench``),
+``pretrained:NAME`` (an installed pretrained model by name, e.g. ``pretrained:all-MiniLM-L6-v2``, a
+32-word sentence, 1 thread),
 ``forward:D:maps|plain`` (2+2 layers, 8×64 tokens), ``long:T`` (the 6-layer d512
 decoder on T tokens with every map), ``longplain:T`` (the same without maps).
 Example: ``python -m bench.ab /work/main . explain:reverse forward:64:maps long:512``.
@@ -36,6 +38,11 @@ def _workload(spec: str):
         text = text_of(ckpt.source_tokenizer or ckpt.target_tokenizer,
                        32 - (1 if ckpt.config.architecture == "decoder" else 0))
         return lambda: explain(ckpt, text)
+    if kind == "pretrained":
+        torch.set_num_threads(1)
+        from core import load_pretrained, pretrained_models
+        model = load_pretrained(next(e.path for e in pretrained_models() if e.name == arg))
+        return lambda: explain(model, " ".join(["the animal did not cross the street"] * 4 + ["because"] * 4))
     torch.set_num_threads(THREADS)
     torch.manual_seed(0)
     if kind == "forward":

@@ -30,6 +30,7 @@ from core.inspect.records import row_labels
 from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
 from core.io.checkpoint import Checkpoint, CheckpointError, CheckpointInfo, read_info
 from core.io.atomic import clean_stale_temp_files
+from core.io.run_record import RunRecord
 from core.io.identify import ModelFile, find_models, identify, model_version
 from core.io.checkpoint import load as load_checkpoint
 from core.io.checkpoint import save as save_checkpoint
@@ -75,7 +76,7 @@ from core.training.trainer import StepInfo, TrainResult, train
 __all__ = [
     "input_vocabulary", "trained_lengths_note",
     "NNImportOptions", "NNTransformerLayout", "import_nn_transformer", "nn_transformer_layout", "vocab_lines",
-    "run_checkpoint_path", "run_checkpoints", "ModelFile", "find_models", "identify", "model_version",
+    "run_checkpoint_path", "run_checkpoints", "ModelFile", "RunRecord", "find_models", "identify", "model_version",
     "row_labels",
     "LOAD_BUDGET", "Budget", "check_budget", "clean_stale_temp_files",
     "ARCHITECTURES", "KINDS", "KIND_LABELS", "PRESETS", "SPECIAL_TOKENS", "TASKS", "AttentionControls",

@@ -79,7 +79,7 @@ def map_token_limit(spec: ModelSpec) -> int:
 
 def _own(ckpt: Checkpoint) -> Subject:
     config = ckpt.config
-    names = ckpt.info.extra.get("labels") or [f"class {i}" for i in range(config.n_classes)]
+    names = ckpt.info.run.labels or [f"class {i}" for i in range(config.n_classes)]
     return Subject(
         ckpt.model, config, ckpt.info.task, OWN_HEADS[config.architecture], tuple(names),
         ckpt.source_tokenizer, ckpt.target_tokenizer, config.max_len,

@@ -31,6 +31,7 @@ from core.config import ModelConfig
 from core.budget import LOAD_BUDGET, Budget, check_budget
 from core.text.tokenizer import Tokenizer
 from core.io.atomic import clean_stale_temp_files, write_atomic
+from core.io.run_record import RunRecord
 from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_finite, check_layout,
                             check_probe, digest, probe_record)
 from core.model.transformer import Transformer
@@ -57,6 +58,11 @@ class CheckpointInfo:
     extra: dict[str, Any]
     sha256: str
     probe: str | None = field(default=None, repr=False, compare=False)  # see core.io.verify.check_probe
+
+    @property
+    def run(self) -> RunRecord:
+        """The typed view of ``extra``: labels, best step, training settings, history."""
+        return RunRecord.of(self.extra)
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,12 @@ def test_a_shipped_run_reads_its_labels_history_and_command():
 
 
 def test_wrong_types_read_as_absent():
-    record = RunRecord.of({"labels": "abc", "best_step": True, "train": [1], "history": [{"step": "1"}],
-                           "imported_from": 3})
-    assert record == RunRecord()
-    assert RunRecord.of({"train": {"seed": 7, "sizes": [3, 2, 1], "command": "x"}}).seed == 7
-    assert RunRecord.of({"train": {"sizes": [3, "2"]}}).sizes is None
-    assert RunRecord.of({"best_step": 12}).best_step == 12
+    record = RunRecord({"labels": "abc", "best_step": True, "train": [1], "history": [{"step": "1"}],
+                        "imported_from": 3})
+    empty = RunRecord()
+    for name in ("labels", "best_step", "train", "command", "seed", "sizes", "history", "imported_from"):
+        assert getattr(record, name) == getattr(empty, name), name
+    assert RunRecord({"train": {"seed": 7, "sizes": [3, 2, 1], "command": "x"}}).seed == 7
+    assert RunRecord({"train": {"sizes": [3, "2"]}}).sizes is None
+    assert RunRecord({"train": {"sizes": [3, 2]}}).sizes == (3, 2)
+    assert RunRecord({"best_step": 12}).best_step == 12

@@ -62,7 +62,7 @@ class CheckpointInfo:
     @property
     def run(self) -> RunRecord:
         """The typed view of ``extra``: labels, best step, training settings, history."""
-        return RunRecord.of(self.extra)
+        return RunRecord(self.extra)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """`RunRecord`: the typed view of what a checkpoint records about its run (its ``extra`` metadata).
 
-Readers use these fields instead of the JSON dict: a value of the wrong type reads as absent, so a
-hand-edited or foreign checkpoint can never break a page.
+Readers use these properties instead of the JSON dict: a value of the wrong type reads as absent, so a
+hand-edited or foreign checkpoint can never break a page. Each property reads only what it needs.
 """
 
 from __future__ import annotations
@@ -17,39 +17,29 @@ def _typed(value: Any, kind: type | tuple[type, ...], default: Any) -> Any:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What a run recorded.
+    """What a run recorded, read from a checkpoint's ``extra`` metadata."""
 
-    Attributes:
-        labels: a classifier's class names, in id order (empty when not recorded).
-        best_step: the step whose weights the checkpoint holds, when the trainer kept the best.
-        train: every training setting (seed, sizes, schedule, …) as recorded.
-        command: the command that trained it.
-        history: the validation records, each with ``step``, ``loss`` and ``validation`` metrics.
-        imported_from: for an imported model, where it came from (format, file, keys).
-    """
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    labels: tuple[str, ...] = ()
-    best_step: int | None = None
-    train: dict[str, Any] = field(default_factory=dict)
-    command: str | None = None
-    history: tuple[dict[str, Any], ...] = ()
-    imported_from: dict[str, Any] | None = None
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """A classifier's class names, in id order (empty when not recorded)."""
+        return tuple(str(label) for label in _typed(self.extra.get("labels"), list, []))
 
-    @classmethod
-    def of(cls, extra: dict[str, Any]) -> RunRecord:
-        """The record in a checkpoint's ``extra`` metadata, wrong types read as absent."""
-        labels = _typed(extra.get("labels"), list, [])
-        train = _typed(extra.get("train"), dict, {})
-        history = _typed(extra.get("history"), list, [])
-        return cls(
-            labels=tuple(str(label) for label in labels),
-            best_step=_typed(extra.get("best_step"), int, None),
-            train=train,
-            command=_typed(train.get("command"), str, None),
-            history=tuple(r for r in history if isinstance(r, dict) and isinstance(r.get("step"), int)
-                          and isinstance(r.get("loss"), (int, float)) and isinstance(r.get("validation"), dict)),
-            imported_from=_typed(extra.get("imported_from"), dict, None),
-        )
+    @property
+    def best_step(self) -> int | None:
+        """The step whose weights the checkpoint holds, when the trainer kept the best."""
+        return _typed(self.extra.get("best_step"), int, None)
+
+    @property
+    def train(self) -> dict[str, Any]:
+        """Every training setting (seed, sizes, schedule, command, …) as recorded."""
+        return _typed(self.extra.get("train"), dict, {})
+
+    @property
+    def command(self) -> str | None:
+        """The command that trained it."""
+        return _typed(self.train.get("command"), str, None)
 
     @property
     def seed(self) -> int:
@@ -60,4 +50,17 @@ class RunRecord:
     def sizes(self) -> tuple[int, ...] | None:
         """The split sizes the run generated, when recorded."""
         sizes = self.train.get("sizes")
-        return tuple(sizes) if isinstance(sizes, list) and all(isinstance(s, int) for s in sizes) else None
+        return tuple(sizes) if isinstance(sizes, list) and all(_typed(s, int, None) is not None for s in sizes) \
+            else None
+
+    @property
+    def history(self) -> tuple[dict[str, Any], ...]:
+        """The validation records, each with an int ``step``, a number ``loss`` and ``validation`` metrics."""
+        history = _typed(self.extra.get("history"), list, [])
+        return tuple(r for r in history if isinstance(r, dict) and _typed(r.get("step"), int, None) is not None
+                     and isinstance(r.get("loss"), (int, float)) and isinstance(r.get("validation"), dict))
+
+    @property
+    def imported_from(self) -> dict[str, Any] | None:
+        """For an imported model, where it came from (format, file, keys)."""
+        return _typed(self.extra.get("imported_from"), dict, None)

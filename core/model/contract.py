@@ -12,7 +12,7 @@ Orientation: row = query (the token attending), column = key (the token attended
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Mapping, Protocol, runtime_checkable
 
 import torch
@@ -99,6 +99,44 @@ class AttentionModel(Protocol):
     def forward(self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
                 controls: AttentionControls = ..., return_attention: bool = False,
                 return_scores: bool = False) -> ModelOutput: ...
+
+
+class FamilySpec:
+    """Mixin for a pretrained family's frozen config dataclass: answers :class:`ModelSpec`'s questions
+    from its ``architecture`` (a class attribute), ``d_model``, ``n_heads`` and ``n_encoder_layers`` /
+    ``n_decoder_layers`` fields, so no family writes them again."""
+
+    architecture: str
+
+    @property
+    def attention_kinds(self) -> tuple[str, ...]:
+        """The kinds of map the model returns, in reading order."""
+        return ARCHITECTURE_KINDS[self.architecture]
+
+    @property
+    def has_encoder(self) -> bool:
+        """Whether the model has an encoder stack."""
+        return "encoder" in self.attention_kinds
+
+    @property
+    def has_decoder(self) -> bool:
+        """Whether the model has a decoder stack."""
+        return "decoder" in self.attention_kinds
+
+    @property
+    def head_dim(self) -> int:
+        """Width of one head (``d_model / n_heads`` unless the family's config says otherwise)."""
+        return self.d_model // self.n_heads
+
+    def n_layers(self, kind: str) -> int:
+        """Layers holding attention of ``kind`` (cross-attention sits in every decoder layer)."""
+        if kind not in self.attention_kinds:
+            return 0
+        return getattr(self, "n_encoder_layers" if kind == "encoder" else "n_decoder_layers")
+
+    def to_dict(self) -> dict:
+        """A plain dict of every field (JSON round trip)."""
+        return asdict(self)
 
 
 def kv_groups(spec: ModelSpec) -> tuple[int, ...]:

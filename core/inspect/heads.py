@@ -51,9 +51,10 @@ def _unit(subject: Subject) -> bool:
 
 
 def _masked_lm(subject: Subject, logits: Tensor, batch: Batch, top_n: int) -> list[Prediction]:
-    """Each ``[MASK]`` filled with its most likely token; the candidates of the first mask ranked."""
+    """Each ``[MASK]`` filled with its most likely ordinary token (special tokens are never a fill-in; the
+    probabilities stay the model's own); the candidates of the first mask ranked."""
     tok = subject.source_tokenizer
-    mask_id = tok.first_id(*MASK_TOKENS)
+    mask_id, specials = tok.first_id(*MASK_TOKENS), sorted(tok.special_ids)
     out = []
     for row, ids in enumerate(batch.ids[:, : max(batch.lengths)].tolist()):
         masked = [t for t in range(batch.lengths[row]) if ids[t] == mask_id]
@@ -62,6 +63,7 @@ def _masked_lm(subject: Subject, logits: Tensor, batch: Batch, top_n: int) -> li
                                           "filled in"))
             continue
         probs = logits[row, masked].float().softmax(-1)  # (M, V)
+        probs[:, specials] = 0.0
         best = probs.argmax(-1).tolist()
         filled = list(ids[: batch.lengths[row]])
         for position, token in zip(masked, best):

@@ -92,3 +92,23 @@ def test_generation_keeps_the_apps_cap(tmp_path, char_tokenizer: Tokenizer):
     result = explain(path, "hello")
     assert len(result.generated_tokens) == GENERATION_CAP and not result.prediction.finished
     assert any("length limit" in note for note in result.notes)
+
+
+def test_every_produced_token_carries_its_probability_and_unknown_words_are_named():
+    translation = Path(__file__).parents[1] / "assets" / "checkpoints" / "translation.safetensors"
+    known = explain(translation, "the black cat")
+    assert known.unknown_words == () and known.token_probabilities.shape == (len(known.generated_tokens),)
+    gen_probs = known.token_probabilities
+    assert bool(((gen_probs > 0) & (gen_probs <= 1)).all())
+    from core import load_checkpoint, greedy
+    ckpt = load_checkpoint(translation)
+    src = torch.tensor([ckpt.source_tokenizer.encode("the black cat").ids])
+    gen = greedy(ckpt.model, src, torch.tensor([[1]]), eos_id=2, max_new_tokens=50)
+    np.testing.assert_allclose(gen_probs, gen.step_log_probs()[0].exp().numpy(), rtol=1e-5)
+    unsure = explain(translation, "the zebra sleeps")
+    assert unsure.unknown_words == (("zebra", ("break", "bread")),)  # nearest known spellings
+    assert unsure.source_tokens[1] == "<unk>"
+    assert unsure.token_probabilities[1] < 0.5  # the word it guessed for "zebra" is faint
+    assert any("unknown to the model" in note for note in unsure.notes)
+    lm = explain(Path(__file__).parents[1] / "assets" / "checkpoints" / "lm.safetensors", "the cat", continuation=3)
+    assert lm.token_probabilities.shape == (len(lm.generated_tokens),) and lm.token_probabilities[-1] > 0

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from core.generate import decode
+from core.generate import decode, stepwise
 from core.inspect.batching import Batch, pad_rows, source_batch
 from core.inspect.heads import encoder_predictions
 from core.inspect.options import ExplainOptions
@@ -79,6 +79,15 @@ def maps_of(output: ModelOutput, kinds: tuple[str, ...], which: str, row: int) -
     return {k: np.ascontiguousarray(maps[k][:, row].float().cpu().numpy()) for k in kinds}  # (L, H, Tq, Tk)
 
 
+def produced_probabilities(subject: Subject, logits: Tensor, produced: list[int]) -> np.ndarray:
+    """float32 (T,): the probability the model gave each produced token at its row of ``logits`` (T, V), the
+    ids decoding never produces ruled out as when decoding; 0 for padding rows."""
+    allowed = logits.float() + stepwise.banned_bias(subject.model, logits.size(-1), logits.device)  # (T, V)
+    ids = torch.tensor(produced[: logits.size(0)], device=logits.device)  # (T,)
+    probs = allowed.softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # (T,)
+    return torch.where(ids == subject.spec.pad_id, 0.0, probs).cpu().numpy().astype(np.float32)
+
+
 def record(subject: Subject, item: TextInput, opts: ExplainOptions, output: ModelOutput, row: int,
            **fields_) -> Explanation:
     """The :class:`Explanation` of one row of a run."""
@@ -87,7 +96,8 @@ def record(subject: Subject, item: TextInput, opts: ExplainOptions, output: Mode
     return Explanation(
         text=item.text, task=subject.task, architecture=subject.spec.architecture,
         attention=maps_of(output, kinds, "attention", row), scores=maps_of(output, kinds, "scores", row),
-        options=asdict(opts), notes=tuple(item.notes), truncated=item.truncated, head_groups=groups, **fields_,
+        options=asdict(opts), notes=tuple(item.notes), truncated=item.truncated, head_groups=groups,
+        unknown_words=tuple(item.unknown), **fields_,
     )
 
 
@@ -122,6 +132,7 @@ def _seq2seq(subject: Subject, inputs: list[TextInput], opts: ExplainOptions) ->
             source_tokens=tuple(src.tokens[row]), source_offsets=tuple(src.offsets[row]),
             target_tokens=tuple(tgt_tok.token_strings(queries)), target_offsets=((0, 0),) * len(queries),
             generated_tokens=tuple(tgt_tok.token_strings(ids[1:])),
+            token_probabilities=produced_probabilities(subject, gen.output.logits[row], ids[1:]),
             prediction=Prediction("text", tgt_tok.decode(ids), finished=finished),
         ))
     return results
@@ -182,6 +193,7 @@ def _decoder(subject: Subject, inputs: list[TextInput], opts: ExplainOptions) ->
             target_tokens=tuple(tok.token_strings(queries[row])),
             target_offsets=tuple(batch.offsets[row][:length] + [(0, 0)] * extra),
             generated_tokens=tuple(tok.token_strings(produced)),
+            token_probabilities=produced_probabilities(subject, output.logits[row, : len(queries[row])], produced),
             prediction=Prediction("next_token", tok.decode(generated) if generated else candidates[0],
                                   candidates, top.values.cpu().numpy().astype(np.float32)),
         ))

@@ -66,6 +66,10 @@ class Explanation:
         truncated: whether the input was cut to fit ``max_len``.
         head_groups: kind → for each head, the key/value head it shares (grouped-query
             attention in Llama-family models); empty when every head has its own.
+        token_probabilities: float32, one per decoder row: the probability the model gave the token
+            produced there (``generated_tokens``); a faint one is a token the model was unsure of.
+        unknown_words: the input words the model reads as its unknown token, each with the nearest
+            words it knows; when any is present the output rests on a guess.
     """
 
     text: str
@@ -83,6 +87,8 @@ class Explanation:
     notes: tuple[str, ...] = ()
     truncated: bool = False
     head_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    token_probabilities: np.ndarray | None = None
+    unknown_words: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.source_tokens) != len(self.source_offsets):
@@ -94,6 +100,8 @@ class Explanation:
         for name, maps in (("attention", self.attention), ("scores", self.scores or {})):
             for kind, array in maps.items():
                 self._check_map(name, kind, array)
+        if self.token_probabilities is not None and self.token_probabilities.shape != (len(self.generated_tokens),):
+            raise ValueError("token_probabilities must give one probability per generated token")
         for kind, groups in self.head_groups.items():
             if kind not in self.attention or len(groups) != self.attention[kind].shape[1]:
                 raise ValueError(f"head_groups[{kind!r}] must name one key/value head per {kind} head")

@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable
 from functools import partial
 
-from core.tasks.base import Example, Task
+from core.tasks.base import Example, Task, TaskData, disjoint_split
 
 ALPHABET = "abcdefghijkl"
 MIN_LENGTH = 1
@@ -51,16 +51,27 @@ def longer_examples(task: Task, seed: int = 0) -> list[Example]:
     return examples
 
 
+def repeat_short(make: Callable[[random.Random, int], list[Example]], repeats: dict[int, int],
+                 rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
+    """The disjoint splits, with every training string of a length in ``repeats`` appearing that many
+    times in the training split (the held-out splits are unchanged and stay disjoint from it)."""
+    data = disjoint_split(make, rng, sizes)
+    extra = [e for e in data.train for _ in range(repeats.get(len(e.source), 1) - 1)]
+    return TaskData(data.train + extra, data.validation, data.test)
+
+
 def letter_task(
     name: str,
     description: str,
     transform: Callable[[str], str],
     examples: tuple[str, ...],
     probe: str,
+    short_repeats: dict[int, int] | None = None,
 ) -> Task:
     """A sequence-to-sequence task mapping a random letter string to ``transform(string)``.
 
     ``transform`` should be a module-level function so that the task stays picklable.
+    ``short_repeats``: length → copies of each training string that short (see :func:`repeat_short`).
     """
     return Task(
         name=name,
@@ -72,6 +83,7 @@ def letter_task(
         probe=probe,
         probe_target=transform(probe),
         make=partial(_make, transform),
+        split=partial(repeat_short, partial(_make, transform), short_repeats) if short_repeats else None,
         default_sizes=(8000, 500, 500),
         trained_lengths=(MIN_LENGTH, MAX_LENGTH),
     )

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from core.tasks.letters import letter_task
 
+#: Only 12 one-letter and 144 two-letter strings exist: among 60,000 training strings each appears once,
+#: too rarely for sort to learn that a single letter is its own answer ("b" became "bb"). Repeating them
+#: in the training split fixes that; the held-out splits are unchanged.
+SHORT_REPEATS = {1: 50, 2: 5}
+
 
 def sort_letters(text: str) -> str:
     """The target of the sort task: the letters of the text in alphabetical order."""
@@ -16,4 +21,5 @@ TASK = letter_task(
     transform=sort_letters,
     examples=("gbdka", "lkjihgfedcba", "cacbab", "hea", "fjdlbkaegc"),
     probe="gbdkajc",
+    short_repeats=SHORT_REPEATS,
 )

@@ -5,7 +5,7 @@ words reported with the nearest words the model knows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 from core.text.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
@@ -26,6 +26,7 @@ class TextInput:
     notes: list[str]
     encoding: Encoding | None = None
     truncated: bool = False
+    unknown: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (word, nearest known words)
 
 
 def prepare(text: str) -> TextInput:
@@ -56,19 +57,24 @@ def normalized(item: TextInput, task: str | None) -> TextInput:
 HINT_VOCABULARY = 5_000  # nearest-word hints only for vocabularies this small (ours are word lists)
 
 
-def _unknown_note(item: TextInput, tokenizer: AnyTokenizer) -> str:
-    """Which words the model does not know, with the nearest words it does know (small vocabularies)."""
-    unknown, shown = tokenizer.unk_id, tokenizer.token_strings([tokenizer.unk_id])[0]
+def _unknown_words(item: TextInput, tokenizer: AnyTokenizer) -> list[tuple[str, tuple[str, ...]]]:
+    """The words the model reads as its unknown token, each with the nearest words it knows (for small,
+    word-list vocabularies; none for a large subword vocabulary)."""
+    unknown = tokenizer.unk_id
     words = sorted({item.work[s:e] for i, (s, e) in zip(item.encoding.ids, item.encoding.offsets) if i == unknown})
     if tokenizer.vocab_size > HINT_VOCABULARY:
-        return f"{len(words)} word(s) unknown to the model are shown as {shown}: {', '.join(map(repr, words[:5]))}."
+        return [(word, ()) for word in words]
     vocabulary = [t for t in tokenizer.token_strings(range(tokenizer.vocab_size)) if t not in SPECIAL_TOKENS]
-    hints = []
-    for word in words[:5]:
-        near = nearest_known(word, vocabulary)
-        hints.append(f"'{word}'" + (f" (did you mean {', '.join(repr(w) for w in near)}?)" if near else ""))
-    more = f" and {len(words) - 5} more" if len(words) > 5 else ""
-    return f"{len(words)} token(s) unknown to the model are shown as {shown}: {'; '.join(hints)}{more}."
+    return [(word, tuple(nearest_known(word, vocabulary)) if i < 5 else ()) for i, word in enumerate(words)]
+
+
+def _unknown_note(item: TextInput, tokenizer: AnyTokenizer) -> str:
+    """Which words the model does not know, with the nearest words it does know."""
+    shown = tokenizer.token_strings([tokenizer.unk_id])[0]
+    hints = [f"'{word}'" + (f" (did you mean {', '.join(repr(w) for w in near)}?)" if near else "")
+             for word, near in item.unknown[:5]]
+    more = f" and {len(item.unknown) - 5} more" if len(item.unknown) > 5 else ""
+    return f"{len(item.unknown)} token(s) unknown to the model are shown as {shown}: {'; '.join(hints)}{more}."
 
 
 def tokenize(item: TextInput, tokenizer: AnyTokenizer, limit: int) -> None:
@@ -86,6 +92,7 @@ def tokenize(item: TextInput, tokenizer: AnyTokenizer, limit: int) -> None:
     if cut:
         item.notes.append(f"The input was truncated to {limit} tokens, the most this model is explained with.")
     if tokenizer.unk_id is not None and tokenizer.unk_id in item.encoding.ids:
+        item.unknown = _unknown_words(item, tokenizer)
         item.notes.append(_unknown_note(item, tokenizer))
 
 

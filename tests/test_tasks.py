@@ -130,17 +130,28 @@ def test_deterministic_across_processes():
 def test_sizes_as_requested(name):
     task = TASKS[name]
     data = default_data(name)
-    assert (len(data.train), len(data.validation), len(data.test)) == task.default_sizes
+    count = (lambda split: len({e.source for e in split})) if name == "sort" else len  # sort repeats short ones
+    assert (count(data.train), len(data.validation), len(data.test)) == task.default_sizes
     small = task.generate(1, (50, 7, 9))
-    assert (len(small.train), len(small.validation), len(small.test)) == (50, 7, 9)
+    assert (count(small.train), len(small.validation), len(small.test)) == (50, 7, 9)
     assert all(isinstance(e, Example) for e in all_examples(data))
+
+
+def test_sort_repeats_its_shortest_training_strings_and_nothing_else():
+    data = TASKS["sort"].generate(0, (60000, 500, 500))
+    counts = Counter(e.source for e in data.train)
+    assert {counts[letter] for letter in letters.ALPHABET} == {sort.SHORT_REPEATS[1]}
+    assert {n for s, n in counts.items() if len(s) == 2} == {sort.SHORT_REPEATS[2]}
+    assert {n for s, n in counts.items() if len(s) > 2} == {1}
+    assert {e.source for e in data.validation + data.test}.isdisjoint(counts)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_no_overlap_between_splits(name):
     data = default_data(name)
-    parts = [data.train, data.validation, data.test, *data.extra_tests.values()]
-    sources = [e.source for part in parts for e in part]
+    train = list({e.source: e for e in data.train}) if name == "sort" else [e.source for e in data.train]
+    parts = [data.validation, data.test, *data.extra_tests.values()]
+    sources = train + [e.source for part in parts for e in part]
     assert len(sources) == len(set(sources))
 
 

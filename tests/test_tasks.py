@@ -141,8 +141,8 @@ def test_sort_repeats_its_shortest_training_strings_and_nothing_else():
     data = TASKS["sort"].generate(0, (60000, 500, 500))
     counts = Counter(e.source for e in data.train)
     assert {counts[letter] for letter in letters.ALPHABET} == {sort.SHORT_REPEATS[1]}
-    assert {n for s, n in counts.items() if len(s) == 2} == {sort.SHORT_REPEATS[2]}
-    assert {n for s, n in counts.items() if len(s) > 2} == {1}
+    for length in range(2, letters.MAX_LENGTH + 1):
+        assert {n for s, n in counts.items() if len(s) == length} == {sort.SHORT_REPEATS.get(length, 1)}
     assert {e.source for e in data.validation + data.test}.isdisjoint(counts)
 
 

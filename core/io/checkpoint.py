@@ -216,6 +216,9 @@ def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInf
     with safe_open(str(path), framework="pt", device="cpu") as handle:
         metadata = handle.metadata() or {}
         if metadata.get("format") != FORMAT:
+            if metadata.get("format") == "pt" or (path.parent / "config.json").is_file():  # transformers' mark
+                raise CheckpointError(f"{name} is a Hugging Face weights file, not an Attnscope checkpoint: open the "
+                                      f"folder that holds it (with its config.json and tokenizer) as a pretrained model")
             raise CheckpointError(f"{name} is a safetensors file but not an Attnscope checkpoint")
         if metadata.get("format_version") != str(FORMAT_VERSION):
             raise CheckpointError(f"{name} has format version {str(metadata.get('format_version'))[:20]!r}; "

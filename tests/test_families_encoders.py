@@ -1,0 +1,103 @@
+"""The BERT-like families as Hugging Face folders, against the reference library (``transformers``, eager,
+``output_attentions=True``) on tiny random models built here: BERT, RoBERTa, XLM-RoBERTa, ELECTRA,
+DistilBERT and ALBERT, each bare and with its task heads; then the folder's robustness."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from core import CheckpointError, load_checkpoint, load_pretrained  # noqa: E402
+from core.model.contract import AttentionControls  # noqa: E402
+from tests.hf_reference import (BERT_SPECIALS, ROBERTA_SPECIALS, REF_WORDS, open_and_compare, randomize,  # noqa: E402
+                                ref_batch, ref_forward, ref_wordpiece, save_ref_folder, assert_maps_equal)
+
+VOCAB = len(BERT_SPECIALS) + len(REF_WORDS)
+LABELS = {0: "negative", 1: "neutral", 2: "positive"}
+_BERTISH = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+                max_position_embeddings=64)
+
+
+def _config(family: str, **extra):
+    """A tiny random config of ``family`` (RoBERTa-likes: pad id 1 and two extra positions)."""
+    labels = dict(id2label=LABELS, label2id={v: k for k, v in LABELS.items()})
+    if family == "bert":
+        return transformers.BertConfig(**_BERTISH, **labels, **extra)
+    if family in ("roberta", "xlm-roberta"):
+        kind = transformers.RobertaConfig if family == "roberta" else transformers.XLMRobertaConfig
+        return kind(**{**_BERTISH, "max_position_embeddings": 66}, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                    type_vocab_size=1, **labels, **extra)
+    if family == "electra":
+        return transformers.ElectraConfig(**_BERTISH, embedding_size=16, **labels, **extra)
+    if family == "distilbert":
+        return transformers.DistilBertConfig(vocab_size=VOCAB, dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                                             max_position_embeddings=64, **labels, **extra)
+    return transformers.AlbertConfig(**{**_BERTISH, "num_hidden_layers": 3}, embedding_size=16, num_hidden_groups=1,
+                                     **labels, **extra)
+
+
+_PREFIX = {"bert": "Bert", "roberta": "Roberta", "xlm-roberta": "XLMRoberta", "electra": "Electra",
+           "distilbert": "DistilBert", "albert": "Albert"}
+_HEADS = {"Model": ("hidden", "last_hidden_state"), "ForMaskedLM": ("masked_lm", "logits"),
+          "ForSequenceClassification": ("classes", "logits"), "ForTokenClassification": ("token_classes", "logits")}
+
+
+def _tokenizer(family: str):
+    return ref_wordpiece(ROBERTA_SPECIALS if "roberta" in family else BERT_SPECIALS)
+
+
+@pytest.mark.parametrize("family", list(_PREFIX))
+@pytest.mark.parametrize("suffix", list(_HEADS))
+def test_family_and_head_equal_the_reference(tmp_path, family, suffix):
+    torch.manual_seed(0)
+    model = randomize(getattr(transformers, _PREFIX[family] + suffix)(_config(family)))
+    head, field = _HEADS[suffix]
+    pretrained = open_and_compare(model, tmp_path / family, _tokenizer(family), field)
+    assert (pretrained.family, pretrained.head) == (family, head)
+    assert pretrained.labels == (tuple(LABELS.values()) if head in ("classes", "token_classes") else ())
+
+
+def test_electra_discriminator_scores_replaced_tokens(tmp_path):
+    model = randomize(transformers.ElectraForPreTraining(_config("electra")))
+    pretrained = open_and_compare(model, tmp_path / "disc", _tokenizer("electra"))
+    assert (pretrained.head, pretrained.labels) == ("token_classes", ("replaced",))
+
+
+def test_bert_pretraining_folder_opens_as_masked_lm(tmp_path):
+    model = randomize(transformers.BertForPreTraining(_config("bert")))
+    pretrained = open_and_compare(model, tmp_path / "pre", _tokenizer("bert"), "prediction_logits")
+    assert pretrained.head == "masked_lm"
+
+
+def test_is_decoder_bert_attends_causally(tmp_path):
+    model = randomize(transformers.BertModel(_config("bert", is_decoder=True)))
+    pretrained = open_and_compare(model, tmp_path / "causal", _tokenizer("bert"), "last_hidden_state")
+    ids, real = ref_batch(pretrained, tmp_path / "causal")
+    maps = pretrained.model(ids, return_attention=True, key_mask=real).attention["encoder"]  # (L, B, H, T, T)
+    assert maps.triu(1).abs().max() == 0  # no query sees a later key
+    open_maps = pretrained.model(ids, controls=AttentionControls(causal=False), return_attention=True,
+                                 key_mask=real).attention["encoder"]
+    assert open_maps.triu(1).abs().max() > 0.01  # the control lifts the look-ahead mask
+
+
+def test_albert_shares_weights_but_maps_are_per_layer(tmp_path):
+    model = randomize(transformers.AlbertModel(_config("albert")))
+    pretrained = open_and_compare(model, tmp_path / "albert", _tokenizer("albert"), "last_hidden_state")
+    assert len(pretrained.model.layers) == 1 and pretrained.config.n_layers("encoder") == 3
+    ids, real = ref_batch(pretrained, tmp_path / "albert")
+    maps = pretrained.model(ids, return_attention=True, key_mask=real).attention["encoder"]
+    assert maps.shape[0] == 3 and (maps[0] - maps[1]).abs().max() > 1e-3
+
+
+def test_roberta_positions_start_after_the_pad_id(tmp_path):
+    model = randomize(transformers.RobertaModel(_config("roberta")))
+    pretrained = open_and_compare(model, tmp_path / "roberta", _tokenizer("roberta"), "last_hidden_state")
+    ids = torch.tensor([[0, 7, 8, 2, 1, 1]])
+    assert pretrained.model.embed.positions(ids).tolist() == [[2, 3, 4, 5, 1, 1]]
+    assert pretrained.config.max_len == 64  # 66 position embeddings, 2 before the first real token
+

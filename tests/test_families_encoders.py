@@ -15,7 +15,8 @@ transformers = pytest.importorskip("transformers")
 from core import CheckpointError, load_checkpoint, load_pretrained  # noqa: E402
 from core.model.contract import AttentionControls  # noqa: E402
 from tests.hf_reference import (BERT_SPECIALS, ROBERTA_SPECIALS, REF_WORDS, open_and_compare, randomize,  # noqa: E402
-                                ref_batch, ref_forward, ref_wordpiece, save_ref_folder, assert_maps_equal)
+                                ref_batch, ref_forward, ref_wordpiece, save_ref_folder, assert_close_scaled,
+                                assert_maps_equal)
 
 VOCAB = len(BERT_SPECIALS) + len(REF_WORDS)
 LABELS = {0: "negative", 1: "neutral", 2: "positive"}
@@ -101,3 +102,103 @@ def test_roberta_positions_start_after_the_pad_id(tmp_path):
     assert pretrained.model.embed.positions(ids).tolist() == [[2, 3, 4, 5, 1, 1]]
     assert pretrained.config.max_len == 64  # 66 position embeddings, 2 before the first real token
 
+
+
+# ------------------------------------------------------------------ folder robustness
+
+
+def _bert_folder(tmp_path, cls: str = "BertForSequenceClassification", name: str = "bert", **save_options):
+    model = randomize(getattr(transformers, cls)(_config("bert")))
+    return model, save_ref_folder(model, tmp_path / name, _tokenizer("bert"), **save_options)
+
+
+def test_sharded_folder_opens(tmp_path):
+    model, folder = _bert_folder(tmp_path, max_shard_size="20KB")
+    assert (folder / "model.safetensors.index.json").is_file() and not (folder / "model.safetensors").exists()
+    assert len(list(folder.glob("model-*.safetensors"))) > 1
+    open_and_compare(model, folder, _tokenizer("bert"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_weights_open_as_float32(tmp_path, dtype):
+    model = randomize(transformers.BertForMaskedLM(_config("bert")))
+    save_ref_folder(model.to(dtype), tmp_path / "half", _tokenizer("bert"))
+    pretrained = load_pretrained(tmp_path / "half")
+    assert next(pretrained.model.parameters()).dtype == torch.float32
+    ids, real = ref_batch(pretrained, tmp_path / "half")
+    theirs = ref_forward(model.float(), ids, real)  # the reference on the same rounded weights, in float32
+    with torch.no_grad():
+        ours = pretrained.model(ids, return_attention=True, key_mask=real)
+    assert_maps_equal(ours.attention["encoder"], theirs.attentions)
+    assert_close_scaled(ours.logits, theirs.logits)
+
+
+def test_pickle_only_folder_is_refused_with_the_conversion(tmp_path, marker_payload):
+    _, folder = _bert_folder(tmp_path)
+    (folder / "model.safetensors").unlink()
+    payload, marker = marker_payload
+    (folder / "pytorch_model.bin").write_bytes(payload)
+    with pytest.raises(CheckpointError, match=r"pytorch_model\.bin is a pickle.*save_pretrained\(.*safe_serialization"):
+        load_pretrained(folder)
+    assert not marker.exists()
+
+
+def test_bare_hf_weights_file_gets_a_hint(tmp_path):
+    _, folder = _bert_folder(tmp_path)
+    with pytest.raises(CheckpointError, match="Hugging Face weights file.*open the folder"):
+        load_checkpoint(folder / "model.safetensors")
+
+
+def test_config_counts_are_checked_before_building(tmp_path):
+    _, folder = _bert_folder(tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 100_000}))
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match="100000 layer.*weights hold 2"):
+        load_pretrained(folder)
+    assert time.perf_counter() - start < 0.5
+    (folder / "config.json").write_text(json.dumps({**config, "intermediate_size": 48}))
+    with pytest.raises(CheckpointError, match=r"up\.weight is \(64, 32\), config says \(48, 32\)"):
+        load_pretrained(folder)
+
+
+def test_unexpected_tensors_are_named(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    _, folder = _bert_folder(tmp_path, cls="BertModel")
+    tensors = load_file(folder / "model.safetensors")
+    tensors["encoder.layer.0.crossattention.self.query.weight"] = torch.zeros(32, 32)
+    tensors["adapter.weight"] = torch.zeros(2)
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(CheckpointError, match="unexpected tensor.*adapter.weight, encoder.layer.0.crossattention"):
+        load_pretrained(folder)
+
+
+def test_unsupported_head_is_refused_naming_those_that_open(tmp_path):
+    _, folder = _bert_folder(tmp_path, cls="BertForQuestionAnswering")
+    with pytest.raises(CheckpointError, match="BertForQuestionAnswering is not supported.*ForMaskedLM"):
+        load_pretrained(folder)
+
+
+def test_head_is_inferred_from_tensors_without_architectures(tmp_path):
+    for cls, head in [("BertForTokenClassification", "token_classes"), ("BertForSequenceClassification", "classes")]:
+        _, folder = _bert_folder(tmp_path, cls=cls, name=cls)
+        config = json.loads((folder / "config.json").read_text())
+        del config["architectures"]
+        (folder / "config.json").write_text(json.dumps(config))
+        assert load_pretrained(folder).head == head
+
+
+def test_core_never_imports_transformers():
+    import ast
+    from pathlib import Path
+
+    def imports(path):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                yield from (a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                yield node.module.split(".")[0]
+
+    offenders = [str(p) for root in ("core", "app") for p in Path(root).rglob("*.py") if "transformers" in imports(p)]
+    assert offenders == []

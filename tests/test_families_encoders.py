@@ -202,3 +202,17 @@ def test_core_never_imports_transformers():
 
     offenders = [str(p) for root in ("core", "app") for p in Path(root).rglob("*.py") if "transformers" in imports(p)]
     assert offenders == []
+
+
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_vocab_txt_folder_tokenizes_as_the_reference(tmp_path, lowercase):
+    model = randomize(transformers.BertModel(_config("bert")))
+    model.save_pretrained(tmp_path / "vocab", safe_serialization=True)
+    words = [w if lowercase else w.capitalize() for w in REF_WORDS] + ["Café", "the"]
+    vocab = [*BERT_SPECIALS, *words[: VOCAB - len(BERT_SPECIALS)]]
+    (tmp_path / "vocab" / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    (tmp_path / "vocab" / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": lowercase}))
+    reference = transformers.BertTokenizer(str(tmp_path / "vocab" / "vocab.txt"), do_lower_case=lowercase)
+    ours = load_pretrained(tmp_path / "vocab").tokenizer
+    for text in ["The animal didn't cross the Street, because it was tired.", "a Cat sat on the mat", "Café crème"]:
+        assert ours.encode(text).ids == reference(text)["input_ids"], text

@@ -216,3 +216,12 @@ def test_vocab_txt_folder_tokenizes_as_the_reference(tmp_path, lowercase):
     ours = load_pretrained(tmp_path / "vocab").tokenizer
     for text in ["The animal didn't cross the Street, because it was tired.", "a Cat sat on the mat", "Café crème"]:
         assert ours.encode(text).ids == reference(text)["input_ids"], text
+
+
+def test_a_renamed_hf_weights_file_outside_its_folder_gets_the_plain_refusal(tmp_path):
+    _, folder = _bert_folder(tmp_path)
+    alone = tmp_path / "weights.safetensors"
+    alone.write_bytes((folder / "model.safetensors").read_bytes())
+    with pytest.raises(CheckpointError, match="not an Attnscope checkpoint") as refused:
+        load_checkpoint(alone)
+    assert "Hugging Face" not in str(refused.value)

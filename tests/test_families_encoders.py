@@ -225,3 +225,10 @@ def test_a_renamed_hf_weights_file_outside_its_folder_gets_the_plain_refusal(tmp
     with pytest.raises(CheckpointError, match="not an Attnscope checkpoint") as refused:
         load_checkpoint(alone)
     assert "Hugging Face" not in str(refused.value)
+
+
+@pytest.mark.parametrize("family, cls", [("bert", "BertLMHeadModel"), ("roberta", "RobertaForCausalLM")])
+def test_causal_lm_heads_equal_the_reference(tmp_path, family, cls):
+    model = randomize(getattr(transformers, cls)(_config(family, is_decoder=True)))
+    pretrained = open_and_compare(model, tmp_path / cls, _tokenizer(family))
+    assert pretrained.head == "masked_lm" and pretrained.config.causal

@@ -80,10 +80,12 @@ BERT = EncoderFamily(
     unused=("pooler.", "cls."),
 )
 
+_ROBERTA_MLM = HeadNames("masked_lm", {"lm_head.dense": "head.dense", "lm_head.layer_norm": "head.norm",
+                                       "lm_head.decoder": "head.decoder", "lm_head.bias": "head.decoder.bias"},
+                         ignored=("pooler.",))
 _ROBERTA_HEADS = {
-    "ForMaskedLM": HeadNames("masked_lm", {"lm_head.dense": "head.dense", "lm_head.layer_norm": "head.norm",
-                                           "lm_head.decoder": "head.decoder", "lm_head.bias": "head.decoder.bias"},
-                             ignored=("pooler.",)),
+    "ForMaskedLM": _ROBERTA_MLM,
+    "ForCausalLM": _ROBERTA_MLM,  # is_decoder: the same head, read causally
     "ForSequenceClassification": HeadNames("classes", {"classifier.dense": "head.dense",
                                                        "classifier.out_proj": "head.out"},
                                            activation="tanh", ignored=("pooler.",)),

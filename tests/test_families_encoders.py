@@ -232,3 +232,14 @@ def test_causal_lm_heads_equal_the_reference(tmp_path, family, cls):
     model = randomize(getattr(transformers, cls)(_config(family, is_decoder=True)))
     pretrained = open_and_compare(model, tmp_path / cls, _tokenizer(family))
     assert pretrained.head == "masked_lm" and pretrained.config.causal
+
+
+def test_a_head_tensor_the_model_lacks_is_refused_before_reading(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    _, folder = _bert_folder(tmp_path, cls="BertForMaskedLM")
+    tensors = load_file(folder / "model.safetensors")
+    tensors["cls.predictions.decoder.extra.weight"] = torch.zeros(2)
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(CheckpointError, match=r"do not match config.json \(unexpected \[.head.decoder.extra.weight.\]"):
+        load_pretrained(folder)

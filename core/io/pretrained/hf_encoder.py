@@ -141,10 +141,11 @@ def check_shapes(folder: Path, config: BertConfig, found: dict[str, tuple[int, .
                               f"weights but the weights hold {stored_layers}")
     with torch.device("meta"):
         expected = {k: tuple(v.shape) for k, v in BertModel(config).state_dict().items()}
-    missing = sorted(set(expected) - set(found))
+    missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
     wrong = [(k, found[k], expected[k]) for k in expected if k in found and found[k] != expected[k]]
-    if missing or wrong:
-        detail = f"missing {missing[:4]}" if missing else f"{wrong[0][0]} is {wrong[0][1]}, config says {wrong[0][2]}"
+    if missing or extra or wrong:
+        detail = (f"missing {missing[:4]}" if missing else f"unexpected {extra[:4]}" if extra
+                  else f"{wrong[0][0]} is {wrong[0][1]}, config says {wrong[0][2]}")
         raise CheckpointError(f"{folder.name}: the weights do not match config.json ({detail})")
 
 

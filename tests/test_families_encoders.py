@@ -34,12 +34,12 @@ def _config(family: str, **extra):
         return kind(**{**_BERTISH, "max_position_embeddings": 66}, pad_token_id=1, bos_token_id=0, eos_token_id=2,
                     type_vocab_size=1, **labels, **extra)
     if family == "electra":
-        return transformers.ElectraConfig(**_BERTISH, embedding_size=16, **labels, **extra)
+        return transformers.ElectraConfig(**_BERTISH, **{"embedding_size": 16, **labels, **extra})
     if family == "distilbert":
         return transformers.DistilBertConfig(vocab_size=VOCAB, dim=32, n_layers=2, n_heads=4, hidden_dim=64,
                                              max_position_embeddings=64, **labels, **extra)
-    return transformers.AlbertConfig(**{**_BERTISH, "num_hidden_layers": 3}, embedding_size=16, num_hidden_groups=1,
-                                     **labels, **extra)
+    return transformers.AlbertConfig(**{**_BERTISH, "num_hidden_layers": 3, "embedding_size": 16,
+                                        "num_hidden_groups": 1, **labels, **extra})
 
 
 _PREFIX = {"bert": "Bert", "roberta": "Roberta", "xlm-roberta": "XLMRoberta", "electra": "Electra",
@@ -243,3 +243,16 @@ def test_a_head_tensor_the_model_lacks_is_refused_before_reading(tmp_path):
     save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(CheckpointError, match=r"do not match config.json \(unexpected \[.head.decoder.extra.weight.\]"):
         load_pretrained(folder)
+
+
+@pytest.mark.parametrize("family, cls", [("albert", "AlbertModel"), ("electra", "ElectraModel")])
+def test_embedding_width_equal_to_the_model_width(tmp_path, family, cls):
+    model = randomize(getattr(transformers, cls)(_config(family, embedding_size=32)))  # E = D = 32
+    pretrained = open_and_compare(model, tmp_path / cls, _tokenizer(family), "last_hidden_state")
+    assert (pretrained.model.embed.project is not None) == (family == "albert")  # ALBERT always projects
+
+
+def test_albert_layer_groups_run_in_turn(tmp_path):
+    model = randomize(transformers.AlbertModel(_config("albert", num_hidden_layers=4, num_hidden_groups=2)))
+    pretrained = open_and_compare(model, tmp_path / "groups", _tokenizer("albert"), "last_hidden_state")
+    assert len(pretrained.model.layers) == 2 and pretrained.config.n_layers("encoder") == 4

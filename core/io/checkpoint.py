@@ -213,7 +213,8 @@ def _short(error: BaseException, limit: int = 300) -> str:
 
 
 def _hf_weights_file(path: Path, metadata: dict[str, str]) -> bool:
-    """Whether ``path`` looks like ``transformers``' weights: beside a config.json, or named and marked as it saves them."""
+    """Whether ``path`` looks like ``transformers``' weights: beside a config.json, or named and marked as
+    ``save_pretrained`` writes them."""
     named = re.fullmatch(r"model(-\d+-of-\d+)?\.safetensors", path.name) is not None
     return (path.parent / "config.json").is_file() or (named and metadata.get("format") == "pt")
 
@@ -224,8 +225,8 @@ def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInf
         metadata = handle.metadata() or {}
         if metadata.get("format") != FORMAT:
             if _hf_weights_file(path, metadata):
-                raise CheckpointError(f"{name} is a Hugging Face weights file, not an Attnscope checkpoint: open the "
-                                      f"folder that holds it (with its config.json and tokenizer) as a pretrained model")
+                raise CheckpointError(f"{name} is a Hugging Face weights file, not an Attnscope checkpoint: open "
+                                      "the folder that holds it (with its config.json and tokenizer) as a pretrained model")
             raise CheckpointError(f"{name} is a safetensors file but not an Attnscope checkpoint")
         if metadata.get("format_version") != str(FORMAT_VERSION):
             raise CheckpointError(f"{name} has format version {str(metadata.get('format_version'))[:20]!r}; "

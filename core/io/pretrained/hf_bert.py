@@ -54,12 +54,14 @@ def _settings(raw: dict[str, Any], *, roberta: bool = False, electra: bool = Fal
     pad = int(raw.get("pad_token_id") or 0)
     offset = pad + 1 if roberta else 0  # RoBERTa: real tokens' positions start after the pad position
     width = int(raw["hidden_size"])
+    embed = int(raw.get("embedding_size", 128)) if electra else 0
     return dict(
         vocab_size=int(raw["vocab_size"]), d_model=width, n_encoder_layers=int(raw["num_hidden_layers"]),
         n_heads=int(raw["num_attention_heads"]), d_ff=int(raw["intermediate_size"]),
-        max_len=int(raw.get("max_position_embeddings", 512)) - offset, type_vocab_size=int(raw.get("type_vocab_size", 2)),
+        max_len=int(raw.get("max_position_embeddings", 512)) - offset,
+        type_vocab_size=int(raw.get("type_vocab_size", 2)),
         norm_eps=float(raw.get("layer_norm_eps", 1e-12)), activation=raw.get("hidden_act", "gelu"), pad_id=pad,
-        embedding_size=int(raw.get("embedding_size", 128)) if electra else 0, position_offset=offset,
+        embedding_size=embed if embed != width else 0, position_offset=offset,  # ELECTRA projects only if E ≠ D
         causal=bool(raw.get("is_decoder", False)),
     )
 

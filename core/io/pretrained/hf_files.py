@@ -177,7 +177,8 @@ def _wordpiece_from_vocab(folder: Path) -> Tokenizer:
     """BERT's tokenizer from ``vocab.txt`` (one token a line, the id its line number): the BERT
     normaliser (lower-casing and accent stripping as ``tokenizer_config.json`` says), BERT's
     pre-tokenizer and the ``[CLS] $A [SEP]`` template."""
-    settings = read_json(folder / "tokenizer_config.json", folder) if (folder / "tokenizer_config.json").is_file() else {}
+    config = folder / "tokenizer_config.json"
+    settings = read_json(config, folder) if config.is_file() else {}
     try:
         with open(folder / "vocab.txt", encoding="utf-8") as handle:  # universal newlines, as BERT's reader
             vocab = {line.rstrip("\n"): i for i, line in enumerate(handle)}

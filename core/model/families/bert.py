@@ -8,7 +8,7 @@ embedding, normalised. The families differ only in settings of :class:`BertConfi
 * RoBERTa / XLM-RoBERTa count positions over the real tokens from ``pad_id + 1``
   (``position_offset``) and pads sit at position ``pad_id``;
 * DistilBERT has no token-type embedding (``type_vocab_size = 0``);
-* ELECTRA and ALBERT embed in a narrower width E, projected to D (``embedding_size``);
+* ELECTRA and ALBERT embed in a width E (usually narrower), projected to D (``embedding_size``);
 * ALBERT shares its layer weights: layer i runs group ``i * G // L`` (``shared_layers = G``),
   and every layer still returns its own maps;
 * a BERT saved with ``is_decoder`` attends causally (``causal``).
@@ -48,7 +48,7 @@ class BertConfig:
     norm_eps: float = 1e-12
     activation: str = "gelu"
     pad_id: int = 0
-    embedding_size: int = 0  # E; 0 = d_model (no projection)
+    embedding_size: int = 0  # E, projected to D (even when equal, as ALBERT does); 0 = embed at D, no projection
     position_offset: int = 0  # > 0: real tokens' positions start here, pads at position_offset - 1
     shared_layers: int = 0  # G distinct layers shared by the L layers; 0 = every layer its own
     causal: bool = False
@@ -110,7 +110,7 @@ class BertEmbeddings(nn.Module):
         self.position = embedding(c.max_len + c.position_offset, c.embed_width)
         self.token_type = embedding(c.type_vocab_size, c.embed_width) if c.type_vocab_size else None
         self.norm = nn.LayerNorm(c.embed_width, eps=c.norm_eps)
-        self.project = nn.Linear(c.embed_width, c.d_model) if c.embed_width != c.d_model else None
+        self.project = nn.Linear(c.embed_width, c.d_model) if c.embedding_size else None
 
     def positions(self, ids: Tensor) -> Tensor:
         """Position ids (B, T): 0, 1, …; or, with an offset, counted over the real tokens as RoBERTa does."""

@@ -226,7 +226,8 @@ def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInf
         if metadata.get("format") != FORMAT:
             if _hf_weights_file(path, metadata):
                 raise CheckpointError(f"{name} is a Hugging Face weights file, not an Attnscope checkpoint: open "
-                                      "the folder that holds it (with its config.json and tokenizer) as a pretrained model")
+                                      "the folder that holds it (with its config.json and tokenizer) as a pretrained "
+                                      "model")
             raise CheckpointError(f"{name} is a safetensors file but not an Attnscope checkpoint")
         if metadata.get("format_version") != str(FORMAT_VERSION):
             raise CheckpointError(f"{name} has format version {str(metadata.get('format_version'))[:20]!r}; "

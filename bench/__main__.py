@@ -1,7 +1,8 @@
 """``python -m bench [SECTION …]``: run the benchmark sections and print one table.
 
 Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs), ``pretrained`` (MiniLM and
-SmolLM2: load time and a 32-token forward with every map), ``training`` (reverse to 99 % and tokens/s
+SmolLM2: load time and a 32-token forward with every map), ``families`` (random models of real sizes as
+Hugging Face folders: our forward with every map against transformers' eager one, load time and memory), ``training`` (reverse to 99 % and tokens/s
 against an nn.Transformer trainer) and ``soak`` (16 sessions sharing the app's gate, one of them
 hostile: p95 and mismatches) and ``browser`` (the app served and timed in Chromium: page drawn,
 edits, slider moves, long and deep models, 8 sessions; skipped with a line saying why where Chromium
@@ -17,11 +18,11 @@ import sys
 
 import torch
 
-from bench import browser, inference, pretrained, soak, train_speed
+from bench import browser, families, inference, pretrained, soak, train_speed
 from bench.table import markdown
 
-SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "training": train_speed.run, "soak": soak.run,
-            "browser": browser.run}
+SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "families": families.run,
+            "training": train_speed.run, "soak": soak.run, "browser": browser.run}
 
 
 def machine() -> str:

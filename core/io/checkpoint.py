@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,11 +218,22 @@ def _short(error: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _hf_weights_file(path: Path, metadata: dict[str, str]) -> bool:
+    """Whether ``path`` looks like ``transformers``' weights: beside a config.json, or named and marked as
+    ``save_pretrained`` writes them."""
+    named = re.fullmatch(r"model(-\d+-of-\d+)?\.safetensors", path.name) is not None
+    return (path.parent / "config.json").is_file() or (named and metadata.get("format") == "pt")
+
+
 def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
     name, before = path.name, _stat_key(path)
     with safe_open(str(path), framework="pt", device="cpu") as handle:
         metadata = handle.metadata() or {}
         if metadata.get("format") != FORMAT:
+            if _hf_weights_file(path, metadata):
+                raise CheckpointError(f"{name} is a Hugging Face weights file, not an Attnscope checkpoint: open "
+                                      "the folder that holds it (with its config.json and tokenizer) as a pretrained "
+                                      "model")
             raise CheckpointError(f"{name} is a safetensors file but not an Attnscope checkpoint")
         if metadata.get("format_version") != str(FORMAT_VERSION):
             raise CheckpointError(f"{name} has format version {str(metadata.get('format_version'))[:20]!r}; "

@@ -1,25 +1,23 @@
-"""Read a Hugging Face-format BERT-family folder into a :class:`~core.model.families.bert.BertModel`.
+"""Hugging Face folders of the families that store BERT's tensor names: BERT, RoBERTa, XLM-RoBERTa, ELECTRA.
 
-The folder holds ``config.json`` (``model_type: bert``), ``model.safetensors`` and
-``tokenizer.json``, as sentence-transformers and ``transformers`` save them; a
-sentence-transformers folder may add ``modules.json`` and ``1_Pooling/config.json``,
-which say how token states become one sentence vector. Only safetensors weights are
-read: a ``pytorch_model.bin`` (a pickle) is refused.
+A folder holds ``config.json``, safetensors weights and ``tokenizer.json``, as ``transformers`` and
+sentence-transformers save them (a sentence-transformers folder may add ``modules.json`` and
+``1_Pooling/config.json``, which say how token states become one sentence vector). They differ
+in their base-model prefix (``bert.``, ``roberta.``, ``electra.``), RoBERTa's position offset,
+ELECTRA's narrower embeddings, and the names of their task heads; :mod:`hf_encoder` does the rest.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.assign import assign_weights
-from core.io.pretrained.hf_files import FolderRead, folder_config, inside, read_json, read_tokenizer, read_weights
-from core.model.families.bert import ACTIVATIONS, BertConfig, BertModel
+from core.io.pretrained.hf_encoder import EncoderFamily, HeadNames, read_encoder
+from core.io.pretrained.hf_files import FolderRead
+from core.model.families.encoder_heads import ACTIVATIONS
 
-SUPPORTED_MODEL_TYPES = ("bert",)
 _LAYER = re.compile(r"^encoder\.layer\.(\d+)\.(.+)$")
 _LAYER_NAMES = {
     "attention.self.query": "attn.query", "attention.self.key": "attn.key", "attention.self.value": "attn.value",
@@ -29,84 +27,108 @@ _LAYER_NAMES = {
 _EMBED_NAMES = {
     "embeddings.word_embeddings": "embed.word", "embeddings.position_embeddings": "embed.position",
     "embeddings.token_type_embeddings": "embed.token_type", "embeddings.LayerNorm": "embed.norm",
+    "embeddings_project": "embed.project",  # ELECTRA: embedding width E → model width D
 }
-_IGNORED = ("pooler.", "cls.", "embeddings.position_ids")  # heads for other tasks, a constant buffer
 
 
-def bert_config(folder: Path) -> BertConfig:
-    """The :class:`BertConfig` of ``folder/config.json``.
-
-    Raises:
-        CheckpointError: another ``model_type``, or settings this encoder cannot reproduce.
-    """
-    raw = folder_config(folder)
-    kind = raw.get("model_type")
-    if kind not in SUPPORTED_MODEL_TYPES:
-        raise CheckpointError(f"{folder.name}: model_type {kind!r} is not supported; "
-                              f"supported: {', '.join(SUPPORTED_MODEL_TYPES)} (BERT-family encoders)")
-    if raw.get("position_embedding_type", "absolute") != "absolute":
-        raise CheckpointError(f"{folder.name}: only absolute position embeddings are supported")
-    if raw.get("hidden_act", "gelu") not in ACTIVATIONS:
-        raise CheckpointError(f"{folder.name}: activation {raw.get('hidden_act')!r} is not supported")
-    try:
-        return BertConfig(
-            vocab_size=int(raw["vocab_size"]), d_model=int(raw["hidden_size"]),
-            n_encoder_layers=int(raw["num_hidden_layers"]),
-            n_heads=int(raw["num_attention_heads"]), d_ff=int(raw["intermediate_size"]),
-            max_len=int(raw.get("max_position_embeddings", 512)), type_vocab_size=int(raw.get("type_vocab_size", 2)),
-            norm_eps=float(raw.get("layer_norm_eps", 1e-12)), activation=raw.get("hidden_act", "gelu"),
-            pad_id=int(raw.get("pad_token_id") or 0),
-        )
-    except (KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
-
-
-def pooling(folder: Path) -> dict[str, Any]:
-    """How a sentence vector is made: ``{"mode": "mean" | "cls", "normalize": bool}``.
-
-    From sentence-transformers' ``modules.json`` and pooling config when present; a plain
-    BERT folder gets the mean over tokens, normalised (as all-MiniLM-L6-v2 does).
-    """
-    modules = folder / "modules.json"
-    if not modules.is_file():
-        return {"mode": "mean", "normalize": True}
-    entries = json.loads(modules.read_text(encoding="utf-8"))
-    kinds = [str(e.get("type", "")).rsplit(".", 1)[-1] for e in entries if isinstance(e, dict)]
-    mode = "mean"
-    for entry in entries:
-        if isinstance(entry, dict) and str(entry.get("type", "")).endswith("Pooling"):
-            settings = inside(folder, str(entry.get("path", ""))) / "config.json"
-            if settings.is_file():
-                raw = read_json(settings, folder)
-                mode = "cls" if raw.get("pooling_mode_cls_token") else "mean"
-    return {"mode": mode, "normalize": "Normalize" in kinds}
-
-
-def _our_name(name: str) -> str | None:
-    name = name.removeprefix("bert.")
-    if name.startswith(_IGNORED):
-        return None
+def _body(name: str) -> str | None:
+    """A BERT-layout tensor name (prefix removed) → ours; None when it is not an embedding or layer tensor."""
     module, _, param = name.rpartition(".")
     if module in _EMBED_NAMES:
         return f"{_EMBED_NAMES[module]}.{param}"
     match = _LAYER.match(module)
     if match and match.group(2) in _LAYER_NAMES:
         return f"layers.{match.group(1)}.{_LAYER_NAMES[match.group(2)]}.{param}"
-    raise CheckpointError(f"unexpected tensor {name!r} for a BERT encoder")
+    return None
+
+
+def _settings(raw: dict[str, Any], *, roberta: bool = False, electra: bool = False) -> dict[str, Any]:
+    """``config.json`` of a BERT-layout family → :class:`BertConfig` settings (without the head)."""
+    if raw.get("position_embedding_type", "absolute") != "absolute":
+        raise CheckpointError("only absolute position embeddings are supported, "
+                              f"not {raw.get('position_embedding_type')!r}")
+    if raw.get("hidden_act", "gelu") not in ACTIVATIONS:
+        raise CheckpointError(f"activation {raw.get('hidden_act')!r} is not supported")
+    if raw.get("add_cross_attention"):
+        raise CheckpointError("cross-attention layers (add_cross_attention) are not supported")
+    pad = int(raw.get("pad_token_id") or 0)
+    offset = pad + 1 if roberta else 0  # RoBERTa: real tokens' positions start after the pad position
+    width = int(raw["hidden_size"])
+    embed = int(raw.get("embedding_size", 128)) if electra else 0
+    return dict(
+        vocab_size=int(raw["vocab_size"]), d_model=width, n_encoder_layers=int(raw["num_hidden_layers"]),
+        n_heads=int(raw["num_attention_heads"]), d_ff=int(raw["intermediate_size"]),
+        max_len=int(raw.get("max_position_embeddings", 512)) - offset,
+        type_vocab_size=int(raw.get("type_vocab_size", 2)),
+        norm_eps=float(raw.get("layer_norm_eps", 1e-12)), activation=raw.get("hidden_act", "gelu"), pad_id=pad,
+        embedding_size=embed if embed != width else 0, position_offset=offset,  # ELECTRA projects only if E ≠ D
+        causal=bool(raw.get("is_decoder", False)),
+    )
+
+
+_BERT_MLM = {"cls.predictions.transform.dense": "head.dense", "cls.predictions.transform.LayerNorm": "head.norm",
+             "cls.predictions.decoder": "head.decoder", "cls.predictions.bias": "head.decoder.bias"}
+BERT = EncoderFamily(
+    "bert", "bert.", _settings, _body,
+    heads={
+        "ForMaskedLM": HeadNames("masked_lm", _BERT_MLM, activation_key="hidden_act", ignored=("pooler.",)),
+        "ForPreTraining": HeadNames("masked_lm", _BERT_MLM, activation_key="hidden_act",
+                                    ignored=("pooler.", "cls.seq_relationship")),
+        "LMHeadModel": HeadNames("masked_lm", _BERT_MLM, activation_key="hidden_act", ignored=("pooler.",)),
+        "ForSequenceClassification": HeadNames("classes", {"bert.pooler.dense": "head.dense", "classifier": "head.out"},
+                                               activation="tanh"),
+        "ForTokenClassification": HeadNames("token_classes", {"classifier": "head.out"}, ignored=("pooler.",)),
+    },
+    unused=("pooler.", "cls."),
+)
+
+_ROBERTA_MLM = HeadNames("masked_lm", {"lm_head.dense": "head.dense", "lm_head.layer_norm": "head.norm",
+                                       "lm_head.decoder": "head.decoder", "lm_head.bias": "head.decoder.bias"},
+                         ignored=("pooler.",))
+_ROBERTA_HEADS = {
+    "ForMaskedLM": _ROBERTA_MLM,
+    "ForCausalLM": _ROBERTA_MLM,  # is_decoder: the same head, read causally
+    "ForSequenceClassification": HeadNames("classes", {"classifier.dense": "head.dense",
+                                                       "classifier.out_proj": "head.out"},
+                                           activation="tanh", ignored=("pooler.",)),
+    "ForTokenClassification": HeadNames("token_classes", {"classifier": "head.out"}, ignored=("pooler.",)),
+}
+ROBERTA = EncoderFamily("roberta", "roberta.", lambda raw: _settings(raw, roberta=True), _body,
+                        heads=_ROBERTA_HEADS, unused=("pooler.", "lm_head."))
+XLM_ROBERTA = EncoderFamily("xlm-roberta", "roberta.", lambda raw: _settings(raw, roberta=True), _body,
+                            heads=_ROBERTA_HEADS, unused=("pooler.", "lm_head."))
+ELECTRA = EncoderFamily(
+    "electra", "electra.", lambda raw: _settings(raw, electra=True), _body,
+    heads={
+        "ForMaskedLM": HeadNames("masked_lm", {"generator_predictions.dense": "head.dense",
+                                               "generator_predictions.LayerNorm": "head.norm",
+                                               "generator_lm_head": "head.decoder"}, width_key="embedding_size"),
+        "ForPreTraining": HeadNames("token_classes", {"discriminator_predictions.dense": "head.dense",
+                                                      "discriminator_predictions.dense_prediction": "head.out"},
+                                    activation_key="hidden_act", dense=True, labels=("replaced",)),
+        "ForSequenceClassification": HeadNames("classes", {"classifier.dense": "head.dense",
+                                                           "classifier.out_proj": "head.out"}),
+        "ForTokenClassification": HeadNames("token_classes", {"classifier": "head.out"}),
+    },
+    unused=("generator_", "discriminator_"),
+)
 
 
 def read_bert(folder: Path) -> FolderRead:
-    """Load a BERT-family folder: the encoder in eval mode, its tokenizer and pooling settings.
+    """A BERT folder (also MiniLM and sentence-transformers) as :func:`~hf_encoder.read_encoder` reads it."""
+    return read_encoder(Path(folder), BERT)
 
-    Raises:
-        CheckpointError: missing files, another model_type, tensors that do not match config.json.
-    """
-    folder = Path(folder)
-    config = bert_config(folder)
-    tokenizer = read_tokenizer(folder, config.max_len)
-    if tokenizer.vocab_size > config.vocab_size:
-        raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "
-                              f"{config.vocab_size}")
-    weights = read_weights(folder, _our_name)
-    model = assign_weights(lambda: BertModel(config), weights, folder.name)
-    return FolderRead(model, tokenizer, "bert", "hidden", pooling=pooling(folder))
+
+def read_roberta(folder: Path) -> FolderRead:
+    """A RoBERTa folder (positions from ``pad_id + 1``)."""
+    return read_encoder(Path(folder), ROBERTA)
+
+
+def read_xlm_roberta(folder: Path) -> FolderRead:
+    """An XLM-RoBERTa folder (RoBERTa's layout with a SentencePiece vocabulary)."""
+    return read_encoder(Path(folder), XLM_ROBERTA)
+
+
+def read_electra(folder: Path) -> FolderRead:
+    """An ELECTRA folder: the discriminator or generator encoder, with its head."""
+    return read_encoder(Path(folder), ELECTRA)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from safetensors import SafetensorError, safe_open
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 from torch import Tensor, nn
 
 from core.io.checkpoint import CheckpointError
@@ -159,11 +160,43 @@ def read_weights(folder: Path, rename: Callable[[str], str | None],
 
 
 def read_tokenizer(folder: Path, max_len: int, kind: str = "wordpiece") -> PretrainedTokenizer:
-    """``folder/tokenizer.json`` as a :class:`PretrainedTokenizer` truncating at ``max_len``."""
+    """The folder's tokenizer truncating at ``max_len``: ``tokenizer.json``, else a WordPiece ``vocab.txt``
+    with ``tokenizer_config.json``'s settings (as BERT's original tokenizer reads them)."""
     path = folder / "tokenizer.json"
     if not path.is_file():
-        raise CheckpointError(f"{folder.name} has no tokenizer.json")
+        if (folder / "vocab.txt").is_file():
+            return PretrainedTokenizer(_wordpiece_from_vocab(folder), kind="wordpiece", max_len=max_len)
+        raise CheckpointError(f"{folder.name} has no tokenizer.json (nor a WordPiece vocab.txt)")
     try:
         return PretrainedTokenizer.from_file(path, max_len, kind=kind)
     except Exception as error:  # HF raises a bare Exception for a malformed file
         raise CheckpointError(f"{folder.name}/tokenizer.json is not a valid tokenizer ({error})") from None
+
+
+def _wordpiece_from_vocab(folder: Path) -> Tokenizer:
+    """BERT's tokenizer from ``vocab.txt`` (one token a line, the id its line number): the BERT
+    normaliser (lower-casing and accent stripping as ``tokenizer_config.json`` says), BERT's
+    pre-tokenizer and the ``[CLS] $A [SEP]`` template."""
+    config = folder / "tokenizer_config.json"
+    settings = read_json(config, folder) if config.is_file() else {}
+    try:
+        with open(folder / "vocab.txt", encoding="utf-8") as handle:  # universal newlines, as BERT's reader
+            vocab = {line.rstrip("\n"): i for i, line in enumerate(handle)}
+    except (OSError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"{folder.name}: cannot read vocab.txt ({error})") from None
+    special = {role: str(settings.get(f"{role}_token") or default) for role, default in
+               (("unk", "[UNK]"), ("cls", "[CLS]"), ("sep", "[SEP]"), ("pad", "[PAD]"), ("mask", "[MASK]"))}
+    missing = [token for token in (special["unk"], special["cls"], special["sep"]) if token not in vocab]
+    if missing:
+        raise CheckpointError(f"{folder.name}: vocab.txt lacks the special token(s) {', '.join(missing)}")
+    lowercase = bool(settings.get("do_lower_case", True))
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token=special["unk"]))
+    tokenizer.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=bool(settings.get("tokenize_chinese_chars", True)),
+        strip_accents=settings.get("strip_accents"), lowercase=lowercase)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    cls, sep = special["cls"], special["sep"]
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"{cls} $A {sep}", special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])])
+    tokenizer.add_special_tokens([t for t in special.values() if t in vocab])
+    return tokenizer

@@ -11,12 +11,17 @@ from pathlib import Path
 from typing import Callable
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained import hf_bert
+from core.io.pretrained import hf_albert, hf_bert, hf_distilbert
 from core.io.pretrained.hf_files import FolderRead, folder_config
 
 #: model_type → reader (folder → :class:`FolderRead`).
 READERS: dict[str, Callable[[Path], FolderRead]] = {
     "bert": hf_bert.read_bert,
+    "roberta": hf_bert.read_roberta,
+    "xlm-roberta": hf_bert.read_xlm_roberta,
+    "electra": hf_bert.read_electra,
+    "distilbert": hf_distilbert.read_distilbert,
+    "albert": hf_albert.read_albert,
 }
 
 

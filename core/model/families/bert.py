@@ -1,13 +1,24 @@
-"""A BERT-family encoder (BERT, MiniLM, …) that returns every head's attention.
+"""The BERT-like encoders (BERT, MiniLM, RoBERTa, XLM-RoBERTa, ELECTRA, DistilBERT, ALBERT), every map returned.
 
 Post-norm blocks as in the paper: x = LayerNorm(x + Attention(x)), then
 x = LayerNorm(x + FFN(x)) with a GELU feed-forward network. The input is the sum of
 a token embedding, a learned absolute position embedding and a token-type (segment)
-embedding, normalised. :func:`sentence_embedding` mean-pools the last hidden states
-over the real tokens and normalises them, as sentence-transformers does.
+embedding, normalised. The families differ only in settings of :class:`BertConfig`:
 
-Glossary: B batch, T length, L layers, H heads, dk head width, D model width, F
-feed-forward width, V vocabulary.
+* RoBERTa / XLM-RoBERTa count positions over the real tokens from ``pad_id + 1``
+  (``position_offset``) and pads sit at position ``pad_id``;
+* DistilBERT has no token-type embedding (``type_vocab_size = 0``);
+* ELECTRA and ALBERT embed in a width E (usually narrower), projected to D (``embedding_size``);
+* ALBERT shares its layer weights: layer i runs group ``i * G // L`` (``shared_layers = G``),
+  and every layer still returns its own maps;
+* a BERT saved with ``is_decoder`` attends causally (``causal``).
+
+A task head (:mod:`core.model.families.encoder_heads`) turns the hidden states into the logits.
+:func:`sentence_embedding` mean-pools the last hidden states over the real tokens and
+normalises them, as sentence-transformers does.
+
+Glossary: B batch, T length, L layers, H heads, dk head width, D model width, E embedding
+width, F feed-forward width, V vocabulary.
 """
 
 from __future__ import annotations
@@ -18,16 +29,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from core.model.contract import AttentionControls, ModelOutput, check_ids, single_stack_head_mask
+from core.model.families.encoder_heads import ACTIVATIONS, HeadConfig, build_head
 from core.model.families.grouped import HeadCall, embedding, grouped_attention, stack_field
-from core.model.contract import check_ids, single_stack_head_mask
-from core.model.contract import AttentionControls, ModelOutput
-
-ACTIVATIONS = {
-    "gelu": lambda x: F.gelu(x),
-    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
-    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "relu": F.relu,
-}
 
 
 @dataclass(frozen=True)
@@ -44,11 +48,23 @@ class BertConfig:
     norm_eps: float = 1e-12
     activation: str = "gelu"
     pad_id: int = 0
+    embedding_size: int = 0  # E, projected to D (even when equal, as ALBERT does); 0 = embed at D, no projection
+    position_offset: int = 0  # > 0: real tokens' positions start here, pads at position_offset - 1
+    shared_layers: int = 0  # G distinct layers shared by the L layers; 0 = every layer its own
+    causal: bool = False
+    head: HeadConfig = HeadConfig()
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_encoder_layers", "n_heads", "d_ff", "max_len", "type_vocab_size"):
+        if isinstance(self.head, dict):  # from a JSON round trip
+            object.__setattr__(self, "head", HeadConfig(**self.head))
+        for name in ("vocab_size", "d_model", "n_encoder_layers", "n_heads", "d_ff", "max_len"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("type_vocab_size", "embedding_size", "position_offset", "shared_layers"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
+        if self.shared_layers > self.n_encoder_layers:
+            raise ValueError(f"{self.shared_layers} shared layers for {self.n_encoder_layers} layers")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         if self.activation not in ACTIVATIONS:
@@ -66,6 +82,16 @@ class BertConfig:
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
 
+    @property
+    def embed_width(self) -> int:
+        """E, the width tokens are embedded in (D unless the family factorises its embeddings)."""
+        return self.embedding_size or self.d_model
+
+    @property
+    def distinct_layers(self) -> int:
+        """How many layers have their own weights (G for ALBERT, else L)."""
+        return self.shared_layers or self.n_encoder_layers
+
     def n_layers(self, kind: str) -> int:
         """Layers holding attention of ``kind`` (as :meth:`ModelConfig.n_layers`)."""
         return self.n_encoder_layers if kind == "encoder" else 0
@@ -75,19 +101,31 @@ class BertConfig:
 
 
 class BertEmbeddings(nn.Module):
-    """LayerNorm(token + position + token type) embeddings."""
+    """LayerNorm(token + position (+ token type)) embeddings, projected from E to D when they differ."""
 
     def __init__(self, c: BertConfig) -> None:
         super().__init__()
-        self.word = embedding(c.vocab_size, c.d_model)
-        self.position = embedding(c.max_len, c.d_model)
-        self.token_type = embedding(c.type_vocab_size, c.d_model)
-        self.norm = nn.LayerNorm(c.d_model, eps=c.norm_eps)
+        self.pad_id, self.offset = c.pad_id, c.position_offset
+        self.word = embedding(c.vocab_size, c.embed_width)
+        self.position = embedding(c.max_len + c.position_offset, c.embed_width)
+        self.token_type = embedding(c.type_vocab_size, c.embed_width) if c.type_vocab_size else None
+        self.norm = nn.LayerNorm(c.embed_width, eps=c.norm_eps)
+        self.project = nn.Linear(c.embed_width, c.d_model) if c.embedding_size else None
+
+    def positions(self, ids: Tensor) -> Tensor:
+        """Position ids (B, T): 0, 1, …; or, with an offset, counted over the real tokens as RoBERTa does."""
+        if not self.offset:
+            return torch.arange(ids.size(1), device=ids.device).expand_as(ids)  # (B, T)
+        real = (ids != self.pad_id).long()  # (B, T)
+        return torch.cumsum(real, dim=1) * real + (self.offset - 1)  # pads at offset - 1
 
     def forward(self, ids: Tensor, token_types: Tensor | None) -> Tensor:
-        types = torch.zeros_like(ids) if token_types is None else token_types  # (B, T): one segment
-        x = self.word(ids) + self.position.weight[: ids.size(1)] + self.token_type(types)  # (B, T, D)
-        return self.norm(x)
+        x = self.word(ids) + self.position(self.positions(ids))  # (B, T, E)
+        if self.token_type is not None:
+            types = torch.zeros_like(ids) if token_types is None else token_types  # (B, T): one segment
+            x = x + self.token_type(types)
+        x = self.norm(x)
+        return x if self.project is None else self.project(x)  # (B, T, D)
 
 
 class BertAttention(nn.Module):
@@ -130,17 +168,20 @@ class BertLayer(nn.Module):
 
 
 class BertModel(nn.Module):
-    """A BERT-family encoder; ``forward`` matches :class:`~core.model.transformer.Transformer`'s.
+    """A BERT-like encoder; ``forward`` matches :class:`~core.model.transformer.Transformer`'s.
 
-    Its ``logits`` are the last hidden states (B, T, D): BERT has no output head here, and
-    :func:`sentence_embedding` turns them into one vector per input.
+    Its ``logits`` are what ``config.head`` says: the last hidden states (B, T, D) for ``hidden``
+    (:func:`sentence_embedding` turns them into one vector per input), vocabulary scores
+    (B, T, V) for ``masked_lm``, class scores (B, C) for ``classes`` or (B, T, C) for
+    ``token_classes``. :meth:`encode` always gives the hidden states.
     """
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
         self.config = c = config
         self.embed = BertEmbeddings(c)
-        self.layers = nn.ModuleList(BertLayer(c) for _ in range(c.n_encoder_layers))
+        self.layers = nn.ModuleList(BertLayer(c) for _ in range(c.distinct_layers))
+        self.head = build_head(c.head, c.d_model, c.vocab_size, c.norm_eps)
 
     def _check_ids(self, ids: Tensor) -> None:
         check_ids(ids, self.config.max_len, self.config.vocab_size)
@@ -158,12 +199,18 @@ class BertModel(nn.Module):
             token_types: (B, T) segment ids (default: all 0, one sentence).
         """
         self._check_ids(src)
-        real = src != self.config.pad_id if key_mask is None else key_mask  # (B, T)
+        c = self.config
+        real = src != c.pad_id if key_mask is None else key_mask  # (B, T)
         mask = real[:, None, None, :] if controls.padding else None  # (B, 1, 1, T): keys only
+        if c.causal and controls.causal:
+            length = src.size(1)
+            look_back = torch.ones(length, length, dtype=torch.bool, device=src.device).tril()  # (T, T)
+            mask = look_back if mask is None else mask & look_back  # (B, 1, T, T)
         call = HeadCall(controls.temperature, controls.hard, need_weights)
         heads = self._head_mask(controls)
         x, results = self.embed(src, token_types), []  # (B, T, D)
-        for i, layer in enumerate(self.layers):
+        for i in range(c.n_encoder_layers):
+            layer = self.layers[i * c.distinct_layers // c.n_encoder_layers]  # ALBERT: layers share weights
             x, result = layer(x, mask, call, None if heads is None else heads[i])
             results.append(result)
         return x, results
@@ -173,16 +220,16 @@ class BertModel(nn.Module):
         controls: AttentionControls = AttentionControls(), return_attention: bool = False,
         return_scores: bool = False, key_mask: Tensor | None = None,
     ) -> ModelOutput:
-        """Hidden states (B, T, D) for ``src`` (B, T) as ``logits``; maps under ``"encoder"`` on request.
+        """The head's logits for ``src`` (B, T) (see the class); maps under ``"encoder"`` on request.
 
-        The causal control does not apply (an encoder has no look-ahead mask); ``tgt`` and
-        ``targets`` must be None.
+        The causal control applies only to a causal model (``config.causal``: a BERT saved with
+        ``is_decoder``); ``tgt`` and ``targets`` must be None.
         """
         if src is None or tgt is not None or targets is not None:
             raise ValueError("an encoder-only model takes src ids only")
         hidden, results = self.encode(src, controls, return_attention or return_scores, key_mask)
         return ModelOutput(
-            logits=hidden,
+            logits=hidden if self.head is None else self.head(hidden),
             attention={"encoder": stack_field(results, "weights")} if return_attention else None,
             scores={"encoder": stack_field(results, "scores")} if return_scores else None,
         )

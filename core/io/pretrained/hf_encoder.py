@@ -1,0 +1,228 @@
+"""What every BERT-like family's reader shares: the task head, tensor names, checks, then the model.
+
+A family (``hf_bert.py``, ``hf_distilbert.py``, ``hf_albert.py``) describes itself as an
+:class:`EncoderFamily`: how its ``config.json`` becomes :class:`BertConfig` settings, how its
+stored tensor names become ours, and its head modules. :func:`read_encoder` then
+
+1. picks the head from ``architectures`` in ``config.json`` (else from the tensors present);
+2. names every stored tensor, refusing unknown ones in one line that names them;
+3. checks the config's layer count and every shape against the safetensors headers, before the
+   model is built or any tensor data is read (a config claiming 100,000 layers costs milliseconds);
+4. reads the weights, builds the model and returns a :class:`FolderRead`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from core.io.checkpoint import CheckpointError
+from core.io.pretrained.assign import assign_weights
+from core.io.pretrained.hf_files import (FolderRead, folder_config, inside, read_json, read_tokenizer, read_weights,
+                                         tensor_shapes)
+from core.model.families.bert import BertConfig, BertModel
+from core.model.families.encoder_heads import HeadConfig
+
+_ALWAYS_IGNORED = ("embeddings.position_ids", "embeddings.token_type_ids")  # constant buffers of old saves
+_LAYER_INDEX = re.compile(r"^layers\.(\d+)\.")
+
+
+@dataclass(frozen=True)
+class HeadNames:
+    """One head of a family: its kind, stored module (or parameter) names → ours, and its settings."""
+
+    kind: str
+    names: dict[str, str]
+    activation: str = "gelu"
+    activation_key: str = ""  # config.json key naming the activation instead (``hidden_act``), if any
+    width_key: str = ""  # config.json key of a masked-LM head's inner width (ELECTRA/ALBERT: embedding_size)
+    dense: bool = False  # a token head with a dense layer before ``out`` (ELECTRA's discriminator)
+    ignored: tuple[str, ...] = ()  # stored prefixes this head leaves unused (BERT's next-sentence head)
+    labels: tuple[str, ...] = ()  # fixed class names (ELECTRA's discriminator: "replaced")
+
+
+@dataclass(frozen=True)
+class EncoderFamily:
+    """How one BERT-like family's folder maps onto :class:`BertModel`.
+
+    Attributes:
+        name: the family's short name (``bert``, ``roberta``, …).
+        prefix: the stored base-model prefix (``bert.``), absent in a bare base model's folder.
+        settings: ``config.json`` → :class:`BertConfig` keyword arguments (no ``head``); raises
+            ``KeyError``/``TypeError``/``ValueError`` or :class:`CheckpointError`.
+        body: a stored name without prefix → our name (embeddings and layers), None if not a body tensor.
+        heads: ``architectures`` suffix (``ForMaskedLM``) → its :class:`HeadNames`; ``…Model`` has none.
+        unused: stored prefixes of heads the ``hidden`` model leaves unused (poolers, pre-training heads).
+    """
+
+    name: str
+    prefix: str
+    settings: Callable[[dict[str, Any]], dict[str, Any]]
+    body: Callable[[str], str | None]
+    heads: dict[str, HeadNames] = field(default_factory=dict)
+    unused: tuple[str, ...] = ()
+
+
+def _head_name(name: str, names: dict[str, str]) -> str | None:
+    """A stored head tensor's name under ours, by its parameter name or its longest module prefix."""
+    if name in names:
+        return names[name]
+    module, _, param = name.rpartition(".")
+    for stored in sorted(names, key=len, reverse=True):
+        if module == stored or module.startswith(stored + "."):
+            return f"{names[stored]}{module[len(stored):]}.{param}"
+    return None
+
+
+def choose_head(folder: Path, raw: dict[str, Any], stored: list[str], family: EncoderFamily) -> HeadNames | None:
+    """The head (None: the bare encoder) from ``architectures``' first entry, else from the head tensors present.
+
+    Raises:
+        CheckpointError: an architecture whose head is not supported.
+    """
+    architectures = raw.get("architectures")
+    if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
+        architecture = architectures[0]
+        suffix = next((s for s in sorted(family.heads, key=len, reverse=True) if architecture.endswith(s)), None)
+        if suffix is None and not architecture.endswith("Model"):
+            raise CheckpointError(f"{folder.name}: {architecture} is not supported; the {family.name} heads that "
+                                  f"open: Model, {', '.join(family.heads)}")
+        return family.heads[suffix] if suffix else None
+    best, score = None, (0.0, 0)
+    for head in family.heads.values():  # the head whose modules are most completely present
+        present = {k for k in head.names for name in stored if _head_name(name, {k: k})}
+        if present and (len(present) / len(head.names), len(present)) > score:
+            best, score = head, (len(present) / len(head.names), len(present))
+    return best
+
+
+def name_tensors(folder: Path, stored: list[str], family: EncoderFamily, head: HeadNames | None) -> dict[str, str]:
+    """Stored name → our name for every tensor the model uses (the others skipped by name).
+
+    Raises:
+        CheckpointError: one line naming the tensors this family and head do not know.
+    """
+    skipped = _ALWAYS_IGNORED + (head.ignored if head else family.unused)
+    ours, unknown = {}, []
+    for name in stored:
+        bare = name.removeprefix(family.prefix)
+        mapped = (_head_name(name, head.names) if head else None) or family.body(bare)
+        if mapped is not None:
+            ours[name] = mapped
+        elif not bare.startswith(skipped):
+            unknown.append(name)
+    if unknown:
+        kind = head.kind if head else "hidden"
+        raise CheckpointError(f"{folder.name}: unexpected tensor(s) for a {family.name} {kind} model: "
+                              f"{', '.join(unknown[:5])}{' …' if len(unknown) > 5 else ''}")
+    return ours
+
+
+def _layer_count(ours: dict[str, str]) -> int:
+    """How many layers the stored tensors hold (1 + the highest index), from names alone."""
+    indices = {int(m.group(1)) for name in ours.values() if (m := _LAYER_INDEX.match(name))}
+    return max(indices) + 1 if indices else 0
+
+
+def check_shapes(folder: Path, config: BertConfig, found: dict[str, tuple[int, ...]]) -> None:
+    """The config's layer count, then every tensor's shape, against the headers; before any tensor is read.
+
+    Raises:
+        CheckpointError: one line naming the first disagreement.
+    """
+    stored_layers = _layer_count({k: k for k in found})
+    if stored_layers != config.distinct_layers:
+        raise CheckpointError(f"{folder.name}: config.json says {config.distinct_layers} layer(s) with their own "
+                              f"weights but the weights hold {stored_layers}")
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in BertModel(config).state_dict().items()}
+    missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+    wrong = [(k, found[k], expected[k]) for k in expected if k in found and found[k] != expected[k]]
+    if missing or extra or wrong:
+        detail = (f"missing {missing[:4]}" if missing else f"unexpected {extra[:4]}" if extra
+                  else f"{wrong[0][0]} is {wrong[0][1]}, config says {wrong[0][2]}")
+        raise CheckpointError(f"{folder.name}: the weights do not match config.json ({detail})")
+
+
+def labels_of(raw: dict[str, Any], count: int) -> tuple[str, ...]:
+    """The class names in id order: ``id2label`` when it names ``count`` classes, else ``LABEL_i``."""
+    table = raw.get("id2label")
+    if isinstance(table, dict) and len(table) == count:
+        try:
+            return tuple(str(table[k]) for k in sorted(table, key=int))
+        except (TypeError, ValueError):
+            pass
+    return tuple(f"LABEL_{i}" for i in range(count))
+
+
+def pooling(folder: Path) -> dict[str, Any]:
+    """How a sentence vector is made: ``{"mode": "mean" | "cls", "normalize": bool}``.
+
+    From sentence-transformers' ``modules.json`` and pooling config when present; a plain
+    folder gets the mean over tokens, normalised (as all-MiniLM-L6-v2 does).
+    """
+    modules = folder / "modules.json"
+    if not modules.is_file():
+        return {"mode": "mean", "normalize": True}
+    entries = json.loads(modules.read_text(encoding="utf-8"))
+    kinds = [str(e.get("type", "")).rsplit(".", 1)[-1] for e in entries if isinstance(e, dict)]
+    mode = "mean"
+    for entry in entries:
+        if isinstance(entry, dict) and str(entry.get("type", "")).endswith("Pooling"):
+            settings = inside(folder, str(entry.get("path", ""))) / "config.json"
+            if settings.is_file():
+                raw = read_json(settings, folder)
+                mode = "cls" if raw.get("pooling_mode_cls_token") else "mean"
+    return {"mode": mode, "normalize": "Normalize" in kinds}
+
+
+def _head_config(raw: dict[str, Any], head: HeadNames | None, found: dict[str, tuple[int, ...]]) -> HeadConfig:
+    if head is None:
+        return HeadConfig()
+    if not any(name.startswith("head.") for name in found):
+        raise CheckpointError(f"config.json names a {head.kind} model but the weights hold no head tensors")
+    out = found.get("head.out.weight")
+    activation = str(raw.get(head.activation_key, head.activation)) if head.activation_key else head.activation
+    return HeadConfig(head.kind, n_labels=out[0] if out else 0, activation=activation,
+                      width=int(raw.get(head.width_key) or 0) if head.width_key else 0, dense=head.dense)
+
+
+def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
+    """Open a BERT-like folder of ``family`` (see the module's steps).
+
+    Raises:
+        CheckpointError: missing files, unsupported settings or heads, tensors that do not match config.json.
+    """
+    folder = Path(folder)
+    raw = folder_config(folder)
+    shapes = tensor_shapes(folder)
+    head = choose_head(folder, raw, sorted(shapes), family)
+    kind = head.kind if head else "hidden"
+    ours = name_tensors(folder, sorted(shapes), family, head)
+    found = {mine: shapes[name] for name, mine in ours.items()}
+    if kind == "masked_lm" and "head.decoder.weight" not in found and "embed.word.weight" in found:
+        found["head.decoder.weight"] = found["embed.word.weight"]  # tied to the word embeddings
+    try:
+        settings = family.settings(raw)
+        config = BertConfig(**settings, head=_head_config(raw, head, found))
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
+    except CheckpointError as error:
+        raise CheckpointError(f"{folder.name}: {error}") from None
+    check_shapes(folder, config, found)
+    tokenizer = read_tokenizer(folder, config.max_len)
+    if tokenizer.vocab_size > config.vocab_size:
+        raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "
+                              f"{config.vocab_size}")
+    weights = read_weights(folder, ours.get)
+    if kind == "masked_lm" and "head.decoder.weight" not in weights:
+        weights["head.decoder.weight"] = weights["embed.word.weight"]
+    model = assign_weights(lambda: BertModel(config), weights, folder.name)
+    labels = (head.labels or labels_of(raw, config.head.n_labels)) if kind in ("classes", "token_classes") else ()
+    return FolderRead(model, tokenizer, family.name, kind, labels=labels,
+                      pooling=pooling(folder) if kind == "hidden" else {})

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Callable
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained import hf_bert
+from core.io.pretrained import hf_bert, hf_llama
 from core.io.pretrained.hf_files import FolderRead, folder_config
 
 #: model_type → reader (folder → :class:`FolderRead`).
 READERS: dict[str, Callable[[Path], FolderRead]] = {
     "bert": hf_bert.read_bert,
+    **{kind: hf_llama.read_llama for kind in hf_llama.SUPPORTED_MODEL_TYPES},
 }
 
 

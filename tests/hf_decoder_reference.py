@@ -52,7 +52,7 @@ def reference_model(config, seed: int = 0, std: float = 0.15):
     with torch.no_grad():
         for name, param in model.named_parameters():
             noise = torch.randn(param.shape, generator=generator) * std
-            is_gain = param.dim() == 1 and "norm" in name and name.endswith("weight")
+            is_gain = param.dim() == 1 and name.endswith("weight") and ("norm" in name or ".ln_" in name)
             param.copy_(noise + (0.0 if is_gain and config.model_type == "gemma" else 1.0) if is_gain else noise)
     return model.eval()
 

@@ -41,3 +41,32 @@ def test_llama_family_folder_matches_transformers(name, tmp_path):
     assert result.map_error <= 1e-5
     assert result.logit_error <= 1e-4 * result.logit_scale
     assert result.ours_continuation == result.reference_continuation
+
+
+LAYERNORM_FAMILY = {
+    "gpt2": lambda: transformers.GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                            bos_token_id=EOS, eos_token_id=EOS),
+    "gpt_neox": lambda: transformers.GPTNeoXConfig(**TINY, rotary_pct=0.5),
+    "gpt_neox-sequential": lambda: transformers.GPTNeoXConfig(**TINY, use_parallel_residual=False,
+                                                              tie_word_embeddings=True),
+    "opt": lambda: transformers.OPTConfig(**_opt_sizes()),
+    "opt-post-norm": lambda: transformers.OPTConfig(**_opt_sizes(), do_layer_norm_before=False),
+    "phi": lambda: transformers.PhiConfig(**TINY, partial_rotary_factor=0.5),
+    "phi-grouped": lambda: transformers.PhiConfig(**TINY, num_key_value_heads=2, partial_rotary_factor=0.75),
+}
+
+
+def _opt_sizes() -> dict:
+    sizes = {k: v for k, v in TINY.items() if k != "intermediate_size"}
+    return dict(sizes, ffn_dim=64, word_embed_proj_dim=32, bos_token_id=EOS)
+
+
+@pytest.mark.parametrize("name", sorted(LAYERNORM_FAMILY))
+def test_layernorm_family_folder_matches_transformers(name, tmp_path):
+    reference = reference_model(LAYERNORM_FAMILY[name]())
+    folder = save_folder(reference, tmp_path / name, add_bos=name.startswith("opt"))
+    result = compare(folder, reference)
+    assert result.ids_equal
+    assert result.map_error <= 1e-5
+    assert result.logit_error <= 1e-4 * result.logit_scale
+    assert result.ours_continuation == result.reference_continuation

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Callable
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained import hf_bert, hf_llama
+from core.io.pretrained import hf_bert, hf_gpt, hf_llama
 from core.io.pretrained.hf_files import FolderRead, folder_config
 
 #: model_type → reader (folder → :class:`FolderRead`).
 READERS: dict[str, Callable[[Path], FolderRead]] = {
     "bert": hf_bert.read_bert,
     **{kind: hf_llama.read_llama for kind in hf_llama.SUPPORTED_MODEL_TYPES},
+    **{kind: hf_gpt.read_gpt for kind in hf_gpt.SUPPORTED_MODEL_TYPES},
 }
 
 

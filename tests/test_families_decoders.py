@@ -7,9 +7,20 @@ equal, every layer's maps within 1e-5, logits within 1e-4 × their scale, greedy
 
 from __future__ import annotations
 
-import pytest
+import json
+import math
+import struct
 
-from tests.hf_decoder_reference import BOS, EOS, PAD, VOCAB, compare, reference_model, save_folder
+import pytest
+import torch
+
+from core import load_pretrained
+from core.io.checkpoint import CheckpointError
+from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
+from core.model.contract import AttentionControls
+from core.model.families.gpt import GptConfig, GptModel
+from core.model.families.llama import LlamaConfig, LlamaModel
+from tests.hf_decoder_reference import BOS, EOS, PAD, TEXT, VOCAB, compare, reference_model, save_folder
 
 transformers = pytest.importorskip("transformers")
 
@@ -70,3 +81,118 @@ def test_layernorm_family_folder_matches_transformers(name, tmp_path):
     assert result.map_error <= 1e-5
     assert result.logit_error <= 1e-4 * result.logit_scale
     assert result.ours_continuation == result.reference_continuation
+
+
+@pytest.fixture(scope="module")
+def mistral_folder(tmp_path_factory):
+    reference = reference_model(LLAMA_FAMILY["mistral"]())
+    return save_folder(reference, tmp_path_factory.mktemp("mistral") / "mistral", add_bos=True)
+
+
+@torch.no_grad()
+def test_sliding_window_cells_are_exactly_zero_and_rows_sum_to_one(mistral_folder):
+    loaded = load_pretrained(mistral_folder)
+    ids = torch.tensor([loaded.tokenizer.encode(TEXT).ids])  # (1, T)
+    maps = loaded.model(None, ids, return_attention=True).attention["decoder"]  # (L, 1, H, T, T)
+    rows = torch.arange(ids.size(1))
+    allowed = (rows[:, None] >= rows[None, :]) & (rows[:, None] - rows[None, :] < 4)  # causal, window 4
+    assert ids.size(1) > 8 and bool((maps[..., ~allowed] == 0).all())
+    assert bool((maps[..., allowed] > 0).all())
+    torch.testing.assert_close(maps.sum(-1), torch.ones(maps.shape[:-1]))
+
+
+@torch.no_grad()
+def test_controls_are_honoured(mistral_folder):
+    model = load_pretrained(mistral_folder).model
+    ids = torch.tensor([[1, 40, 41, 42, 43, 44]])  # (1, 6)
+    base = model(None, ids, return_attention=True)
+    uniform = model(None, ids, return_attention=True, controls=AttentionControls(temperature=0.0))
+    window = uniform.attention["decoder"][0, 0, 0, -1]  # the last query sees its 4 latest keys
+    torch.testing.assert_close(window, torch.tensor([0, 0, 0.25, 0.25, 0.25, 0.25]))
+    hard = model(None, ids, return_attention=True, controls=AttentionControls(hard=True)).attention["decoder"]
+    assert bool(((hard == 0) | (hard == 1)).all()) and bool((hard.sum(-1) == 1).all())
+    knocked = torch.ones(2, 4)
+    knocked[1, 2] = 0.0
+    masked = model(None, ids, controls=AttentionControls(head_mask={"decoder": knocked}))
+    assert float((masked.logits - base.logits).abs().max()) > 1e-3
+    open_ = model(None, ids, return_attention=True, controls=AttentionControls(causal=False)).attention["decoder"]
+    assert float(open_[0, 0, 0, 0, 1:].sum()) > 0  # the first token now sees later keys (within its window)
+
+
+@torch.no_grad()
+def test_right_padding_leaves_the_real_tokens_unchanged(mistral_folder):
+    model = load_pretrained(mistral_folder).model
+    ids = torch.tensor([[1, 40, 41, 42, 43, 44], [1, 50, 51, PAD, PAD, PAD]])  # (2, 6)
+    key_mask = ids != PAD
+    batch = model(None, ids, return_attention=True, key_mask=key_mask)
+    alone = model(None, ids[1:, :3], return_attention=True)
+    torch.testing.assert_close(batch.logits[1, :3], alone.logits[0], atol=1e-5, rtol=1e-5)
+    assert bool((batch.attention["decoder"][:, 1, :, :, 3:] == 0).all())
+
+
+def test_loaded_decoder_reports_family_head_and_readable_tokens(mistral_folder):
+    loaded = load_pretrained(mistral_folder)
+    assert (loaded.family, loaded.head, loaded.architecture) == ("mistral", "next_token", "decoder")
+    assert loaded.head_groups() == (0, 0, 1, 1)
+    assert loaded.tokenizer.encode("the street").tokens == ["<s>", "the", " s", "tre", "et"]  # no "Ġ"
+
+
+def _folder_with_config(tmp_path, config: dict):
+    folder = tmp_path / config["model_type"]
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_unsupported_rope_scaling_is_refused_by_name(tmp_path):
+    config = LLAMA_FAMILY["llama"]().to_dict()
+    config["rope_parameters"] = {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0}
+    with pytest.raises(CheckpointError, match="rope scaling type 'yarn' is not supported; supported: default"):
+        load_pretrained(_folder_with_config(tmp_path, config))
+
+
+def test_opt_with_an_embedding_projection_is_refused_in_one_line(tmp_path):
+    config = transformers.OPTConfig(**dict(_opt_sizes(), word_embed_proj_dim=16)).to_dict()
+    with pytest.raises(CheckpointError, match=r"^opt: an OPT embedding projection .* is not supported$"):
+        load_pretrained(_folder_with_config(tmp_path, config))
+
+
+def _sparse_safetensors(path, shapes: dict[str, tuple[int, ...]]) -> None:
+    """A safetensors file whose header names float32 ``shapes``; the data is a hole (no disk, no memory)."""
+    header, offset = {}, 0
+    for name, shape in shapes.items():
+        size = 4 * math.prod(shape)
+        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as handle:
+        handle.write(struct.pack("<Q", len(raw)) + raw)
+        handle.truncate(8 + len(raw) + offset)
+
+
+def test_a_model_over_the_load_budget_is_refused_with_its_size_and_the_limit(tmp_path):
+    config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=32768, n_layer=1, n_head=4, n_positions=64,
+                                     bos_token_id=EOS, eos_token_id=EOS).to_dict()
+    folder = _folder_with_config(tmp_path, config)
+    _sparse_safetensors(folder / "model.safetensors", {"transformer.wte.weight": (VOCAB, 32768),
+                                                       "transformer.h.0.mlp.c_fc.weight": (32768, 40000)})
+    with pytest.raises(CheckpointError, match=r"4\.9 GiB of weights as float32 is over the 4\.0 GiB limit"):
+        load_pretrained(folder)
+
+
+@pytest.mark.parametrize("model, expected_millions", [
+    (lambda: GptModel(GptConfig(vocab_size=50257, d_model=768, n_decoder_layers=12, n_heads=12, d_ff=3072,
+                                max_len=1024, n_positions=1024)), 124),  # GPT-2 small
+    (lambda: GptModel(GptConfig(vocab_size=50304, d_model=768, n_decoder_layers=12, n_heads=12, d_ff=3072,
+                                max_len=2048, positions="rotary", rotary_dim=16, block="parallel",
+                                tie_embeddings=False)), 162),  # Pythia-160M
+    (lambda: LlamaModel(LlamaConfig(vocab_size=151936, d_model=896, n_decoder_layers=24, n_heads=14, n_kv_heads=2,
+                                    d_ff=4864, qkv_bias=True)), 494),  # Qwen2-0.5B
+])
+def test_the_common_small_decoders_fit_the_load_budget(model, expected_millions):
+    with torch.device("meta"):
+        built = model()
+    count = sum(p.numel() for p in built.parameters())  # tied weights counted once
+    assert round(count / 1e6) == expected_millions
+    assert 4 * count <= WEIGHT_BUDGET_BYTES

@@ -167,9 +167,13 @@ def _split_qkv(fused: Tensor, n_heads: int, per_head: bool) -> tuple[Tensor, Ten
 
 
 def _unfuse(weights: dict[str, Tensor], kind: str, n_heads: int) -> dict[str, Tensor]:
-    """GPT-2's Conv1D weights transposed to (out, in), and every fused qkv split into q/k/v projections."""
+    """GPT-2's Conv1D weights transposed to (out, in), and every fused qkv split into q/k/v projections.
+
+    ``weights`` is emptied as it goes, so each stored tensor is freed once its replacement exists.
+    """
     out = {}
-    for name, tensor in weights.items():
+    for name in list(weights):
+        tensor = weights.pop(name)
         if kind == "gpt2" and name.endswith(".weight") and tensor.dim() == 2 and name.startswith("layers."):
             tensor = tensor.t()  # Conv1D stores (in, out)
         if ".attn.qkv." in name:

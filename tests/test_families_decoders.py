@@ -14,9 +14,11 @@ import struct
 import pytest
 import torch
 
-from core import load_pretrained
+from core import explain, load_pretrained
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
+from core.io.pretrained.hf_gpt import gpt_config
+from core.io.pretrained.hf_llama import llama_config
 from core.model.contract import AttentionControls
 from core.model.families.gpt import GptConfig, GptModel
 from core.model.families.llama import LlamaConfig, LlamaModel
@@ -196,3 +198,24 @@ def test_the_common_small_decoders_fit_the_load_budget(model, expected_millions)
     count = sum(p.numel() for p in built.parameters())  # tied weights counted once
     assert round(count / 1e6) == expected_millions
     assert 4 * count <= WEIGHT_BUDGET_BYTES
+
+
+def test_transformers_4_rotary_keys_are_read(tmp_path):
+    neox = transformers.GPTNeoXConfig(**TINY).to_dict()
+    del neox["rope_parameters"]
+    neox.update(rotary_pct=0.5, rotary_emb_base=500.0)
+    config = gpt_config(_folder_with_config(tmp_path, neox))
+    assert (config.rotary_dim, config.rope_base, config.block) == (4, 500.0, "parallel")
+    llama = transformers.LlamaConfig(**TINY).to_dict()
+    del llama["rope_parameters"]
+    llama.update(rope_theta=20000.0, rope_scaling={"type": "linear", "factor": 2.0})
+    config = llama_config(_folder_with_config(tmp_path, llama))
+    assert (config.rope_base, config.rope_type, config.rope_factor) == (20000.0, "linear", 2.0)
+
+
+def test_a_decoder_folder_is_explained(mistral_folder):
+    explanation = explain(mistral_folder, TEXT)
+    maps = torch.as_tensor(explanation.attention["decoder"])  # (L, H, T, T)
+    assert maps.shape[:2] == (2, 4) and maps.shape[2] == maps.shape[3] > 8
+    torch.testing.assert_close(maps.sum(-1), torch.ones(maps.shape[:-1]))
+    assert explanation.head_groups == (0, 0, 1, 1)

@@ -218,4 +218,4 @@ def test_a_decoder_folder_is_explained(mistral_folder):
     maps = torch.as_tensor(explanation.attention["decoder"])  # (L, H, T, T)
     assert maps.shape[:2] == (2, 4) and maps.shape[2] == maps.shape[3] > 8
     torch.testing.assert_close(maps.sum(-1), torch.ones(maps.shape[:-1]))
-    assert explanation.head_groups == (0, 0, 1, 1)
+    assert explanation.architecture == "decoder" and explanation.target_tokens[0] == "<s>"

@@ -31,7 +31,7 @@ TEXT = "the animal didn't cross the street because it was tired"
 
 
 def byte_bpe(add_bos: bool) -> Tokenizer:
-    """A byte-level BPE tokenizer trained on :data:`CORPUS` (≤ :data:`VOCAB` tokens); ``<s>`` first when ``add_bos``."""
+    """A byte-level BPE tokenizer trained on :data:`CORPUS` (at most :data:`VOCAB` tokens); ``<s>`` first if asked."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()

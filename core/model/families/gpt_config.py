@@ -74,7 +74,8 @@ class GptConfig:
             raise ValueError(f"{self.n_positions} learned positions cannot cover max_len {self.max_len} "
                              f"+ offset {self.position_offset}")
         if self.positions == "rotary" and not (2 <= self.rotary_dim <= self.head_dim and self.rotary_dim % 2 == 0):
-            raise ValueError(f"rotary_dim must be even and within the head width {self.head_dim}, got {self.rotary_dim}")
+            raise ValueError(f"rotary_dim must be even and within the head width {self.head_dim}, "
+                             f"got {self.rotary_dim}")
         if not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"pad_id {self.pad_id} is outside the vocabulary")
 

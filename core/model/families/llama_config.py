@@ -76,7 +76,8 @@ class LlamaConfig:
             raise ValueError(f"activation {self.activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
         if self.sliding_window is not None and self.sliding_window < 1:
             raise ValueError(f"sliding_window must be at least 1, got {self.sliding_window}")
-        self.rope_scaling  # raises on an unsupported type or factor
+        RopeScaling(self.rope_type, self.rope_factor, self.rope_low_freq_factor, self.rope_high_freq_factor,
+                    self.rope_original_max_len)  # raises on an unsupported type or factor
 
     # The same questions core asks a ModelConfig.
     architecture = "decoder"

@@ -57,9 +57,10 @@ def reference_model(config, seed: int = 0, std: float = 0.15):
     return model.eval()
 
 
-def save_folder(model, folder: Path, add_bos: bool) -> Path:
-    """``model`` saved as a Hugging Face folder with safetensors weights and a tokenizer.json."""
-    model.save_pretrained(folder, safe_serialization=True)
+def save_folder(model, folder: Path, add_bos: bool, max_shard_size: str = "5GB") -> Path:
+    """``model`` saved as a Hugging Face folder with safetensors weights (sharded past ``max_shard_size``)
+    and a tokenizer.json."""
+    model.save_pretrained(folder, max_shard_size=max_shard_size)
     byte_bpe(add_bos).save(str(folder / "tokenizer.json"))
     return folder
 

@@ -7,6 +7,7 @@ equal, every layer's maps within 1e-5, logits within 1e-4 × their scale, greedy
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import struct
@@ -219,3 +220,16 @@ def test_a_decoder_folder_is_explained(mistral_folder):
     assert maps.shape[:2] == (2, 4) and maps.shape[2] == maps.shape[3] > 8
     torch.testing.assert_close(maps.sum(-1), torch.ones(maps.shape[:-1]))
     assert explanation.architecture == "decoder" and explanation.target_tokens[0] == "<s>"
+
+
+def test_a_sharded_half_precision_folder_matches_its_reference(tmp_path):
+    reference = reference_model(LLAMA_FAMILY["qwen2"]())
+    with torch.no_grad():
+        for param in reference.parameters():  # weights a bf16 file holds exactly (buffers stay float32)
+            param.copy_(param.bfloat16().float())
+    folder = save_folder(copy.deepcopy(reference).to(torch.bfloat16), tmp_path / "qwen2", add_bos=True,
+                         max_shard_size="20KB")
+    assert (folder / "model.safetensors.index.json").is_file() and not (folder / "model.safetensors").exists()
+    result = compare(folder, reference)
+    assert result.map_error <= 1e-5 and result.logit_error <= 1e-4 * result.logit_scale
+    assert result.ours_continuation == result.reference_continuation

@@ -7,10 +7,12 @@ equal, every layer's maps within 1e-5, logits within 1e-4 × their scale, greedy
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import math
 import struct
+from pathlib import Path
 
 import pytest
 import torch
@@ -233,3 +235,15 @@ def test_a_sharded_half_precision_folder_matches_its_reference(tmp_path):
     result = compare(folder, reference)
     assert result.map_error <= 1e-5 and result.logit_error <= 1e-4 * result.logit_scale
     assert result.ours_continuation == result.reference_continuation
+
+
+def test_core_and_app_never_import_transformers():
+    root = Path(__file__).resolve().parent.parent
+    importers = []
+    for path in [*root.glob("core/**/*.py"), *root.glob("app/**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "transformers" or n.startswith("transformers.") for n in names):
+                importers.append(str(path.relative_to(root)))
+    assert len(list(root.glob("core/**/*.py"))) > 20 and importers == []

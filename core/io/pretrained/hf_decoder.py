@@ -1,0 +1,114 @@
+"""What the decoder-only folder readers share: reading config.json values with one-line refusals,
+the rotary settings (both ``rope_parameters`` and the older ``rope_theta``/``rope_scaling`` keys),
+the special ids, the tokenizer and the final assembly into a :class:`FolderRead`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from torch import Tensor, nn
+
+from core.io.checkpoint import CheckpointError
+from core.io.pretrained.assign import assign_weights
+from core.io.pretrained.hf_files import FolderRead, read_json, read_tokenizer
+from core.model.families.rope import ROPE_TYPES
+
+#: The longest input explained (maps grow as T²), within the model's trained context.
+MAX_LEN = 2048
+
+
+def setting(raw: dict[str, Any], folder: Path, *keys: str, default: Any = None, kind: type = int) -> Any:
+    """The first of ``keys`` present (and not null) in config.json, converted to ``kind``.
+
+    Raises:
+        CheckpointError: none present and no default, or a value of the wrong type.
+    """
+    for key in keys:
+        value = raw.get(key)
+        if value is None:
+            continue
+        if kind is bool and not isinstance(value, bool):
+            _bad(folder, key, value)
+        try:
+            return kind(value)
+        except (TypeError, ValueError):
+            _bad(folder, key, value)
+    if default is None:
+        raise CheckpointError(f"{folder.name}: config.json has no {keys[0]!r}")
+    return default
+
+
+def _bad(folder: Path, key: str, value: Any):
+    raise CheckpointError(f"{folder.name}: config.json's {key!r} has an invalid value {value!r}")
+
+
+def rope_settings(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Rotary base, partial fraction and scaling from config.json (transformers 4 or 5 layout).
+
+    Returns:
+        ``{"base", "fraction", "type", "factor", "low", "high", "original"}``.
+
+    Raises:
+        CheckpointError: a scaling type other than :data:`ROPE_TYPES`, named.
+    """
+    params = raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else {}
+    scaling = raw.get("rope_scaling") if isinstance(raw.get("rope_scaling"), dict) else {}
+    merged = {**scaling, **params}
+    kind = str(merged.get("rope_type", merged.get("type", "default")))
+    if kind not in ROPE_TYPES:
+        raise CheckpointError(f"{folder.name}: rope scaling type {kind!r} is not supported; "
+                              f"supported: {', '.join(ROPE_TYPES)}")
+    values = {**raw, **merged}
+    return {
+        "base": setting(values, folder, "rope_theta", "rotary_emb_base", default=10000.0, kind=float),
+        "fraction": setting(values, folder, "partial_rotary_factor", "rotary_pct", default=1.0, kind=float),
+        "type": kind,
+        "factor": setting(merged, folder, "factor", default=1.0, kind=float),
+        "low": setting(merged, folder, "low_freq_factor", default=1.0, kind=float),
+        "high": setting(merged, folder, "high_freq_factor", default=4.0, kind=float),
+        "original": setting(merged, folder, "original_max_position_embeddings",
+                            default=setting(raw, folder, "max_position_embeddings", default=8192)),
+    }
+
+
+def special_ids(raw: dict[str, Any], folder: Path, vocab_size: int) -> dict[str, int | None]:
+    """``bos_id``, ``eos_id`` and ``pad_id`` (pad falls back to eos, then 0) from config.json."""
+    def one(key: str) -> int | None:
+        value = raw.get(key)
+        if isinstance(value, list):  # several end ids (Llama 3 instruct): the first ends decoding
+            value = value[0] if value else None
+        if value is None:
+            return None
+        if not isinstance(value, int) or not 0 <= value < vocab_size:
+            raise CheckpointError(f"{folder.name}: {key} {value!r} is outside the vocabulary of {vocab_size}")
+        return value
+
+    bos, eos, pad = one("bos_token_id"), one("eos_token_id"), one("pad_token_id")
+    return {"bos_id": bos, "eos_id": eos, "pad_id": pad if pad is not None else (eos if eos is not None else 0)}
+
+
+def refuse_if(condition: bool, folder: Path, what: str) -> None:
+    """Raise one :class:`CheckpointError` line ``folder: what is not supported`` when ``condition``."""
+    if condition:
+        raise CheckpointError(f"{folder.name}: {what} is not supported")
+
+
+def _token_kind(folder: Path) -> str:
+    """``gguf-bpe`` (tokens shown as text: ``Ġthe`` → `` the``) for a byte-level BPE tokenizer.json, else ``bpe``."""
+    path = folder / "tokenizer.json"
+    decoder = read_json(path, folder).get("decoder") if path.is_file() else None
+    return "gguf-bpe" if "ByteLevel" in json.dumps(decoder) else "bpe"
+
+
+def decoder_read(folder: Path, family: str, config: Any, build: Callable[[], nn.Module],
+                 weights: dict[str, Tensor]) -> FolderRead:
+    """The model (built on meta, ``weights`` assigned and checked) and its byte-level BPE tokenizer."""
+    tokenizer = read_tokenizer(folder, config.max_len, kind=_token_kind(folder))
+    if tokenizer.vocab_size > config.vocab_size:
+        raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "
+                              f"{config.vocab_size}")
+    model = assign_weights(build, weights, folder.name)
+    return FolderRead(model, tokenizer, family, "next_token")

@@ -1,0 +1,201 @@
+"""Read a Hugging Face LayerNorm-decoder folder (GPT-2, GPT-NeoX/Pythia, OPT, Phi) into a
+:class:`~core.model.families.gpt.GptModel`.
+
+Their checkpoints differ in names and in two layouts undone here: GPT-2's ``Conv1D`` weights are
+stored transposed (in × out) with q, k and v fused side by side in ``c_attn``; GPT-NeoX fuses them
+per head (``query_key_value`` rows: head 0's q, k, v, then head 1's …).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torch import Tensor
+
+from core.io.checkpoint import CheckpointError
+from core.io.pretrained.hf_decoder import MAX_LEN, decoder_read, refuse_if, rope_settings, setting, special_ids
+from core.io.pretrained.hf_files import FolderRead, folder_config, read_weights
+from core.model.families.gpt import GptConfig, GptModel
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one model_type names its tensors: a prefix to drop, top-level and per-layer module names."""
+
+    prefix: str
+    top: dict[str, str]
+    layer: re.Pattern
+    layer_names: dict[str, str]
+    ignored: tuple[str, ...] = ()
+
+
+_ATTN = {"self_attn.q_proj": "attn.q_proj", "self_attn.k_proj": "attn.k_proj", "self_attn.v_proj": "attn.v_proj"}
+LAYOUTS = {
+    "gpt2": Layout("transformer.", {"wte": "embed", "wpe": "position", "ln_f": "norm", "lm_head": "lm_head"},
+                   re.compile(r"^h\.(\d+)\.(.+)$"),
+                   {"ln_1": "attn_norm", "attn.c_attn": "attn.qkv", "attn.c_proj": "attn.o_proj", "ln_2": "ffn_norm",
+                    "mlp.c_fc": "mlp.up", "mlp.c_proj": "mlp.down"}, (".attn.bias", ".attn.masked_bias")),
+    "gpt_neox": Layout("gpt_neox.", {"embed_in": "embed", "final_layer_norm": "norm", "embed_out": "lm_head"},
+                       re.compile(r"^layers\.(\d+)\.(.+)$"),
+                       {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+                        "attention.query_key_value": "attn.qkv", "attention.dense": "attn.o_proj",
+                        "mlp.dense_h_to_4h": "mlp.up", "mlp.dense_4h_to_h": "mlp.down"},
+                       (".attention.bias", ".attention.masked_bias", "rotary_emb.inv_freq")),
+    "opt": Layout("model.", {"decoder.embed_tokens": "embed", "decoder.embed_positions": "position",
+                             "decoder.final_layer_norm": "norm", "lm_head": "lm_head"},
+                  re.compile(r"^decoder\.layers\.(\d+)\.(.+)$"),
+                  {**_ATTN, "self_attn.out_proj": "attn.o_proj", "self_attn_layer_norm": "attn_norm",
+                   "fc1": "mlp.up", "fc2": "mlp.down", "final_layer_norm": "ffn_norm"}),
+    "phi": Layout("model.", {"embed_tokens": "embed", "final_layernorm": "norm", "lm_head": "lm_head"},
+                  re.compile(r"^layers\.(\d+)\.(.+)$"),
+                  {**_ATTN, "self_attn.dense": "attn.o_proj", "input_layernorm": "attn_norm",
+                   "mlp.fc1": "mlp.up", "mlp.fc2": "mlp.down"}, ("rotary_emb.inv_freq",)),
+}
+SUPPORTED_MODEL_TYPES = tuple(sorted(LAYOUTS))
+
+
+def _sizes(raw: dict[str, Any], folder: Path, *keys: str) -> dict[str, Any]:
+    """vocab_size, d_model, n_decoder_layers, n_heads from config.json's ``keys`` (in that order)."""
+    names = ("vocab_size", "d_model", "n_decoder_layers", "n_heads")
+    return {ours: setting(raw, folder, theirs) for ours, theirs in zip(names, keys)}
+
+
+def _gpt2(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    refuse_if(setting(raw, folder, "scale_attn_by_inverse_layer_idx", default=False, kind=bool), folder,
+              "scale_attn_by_inverse_layer_idx")
+    refuse_if(not setting(raw, folder, "scale_attn_weights", default=True, kind=bool), folder, "unscaled attention")
+    refuse_if(setting(raw, folder, "add_cross_attention", default=False, kind=bool), folder, "cross-attention")
+    sizes = _sizes(raw, folder, "vocab_size", "n_embd", "n_layer", "n_head")
+    positions = setting(raw, folder, "n_positions")
+    return dict(**sizes, d_ff=setting(raw, folder, "n_inner", default=4 * sizes["d_model"]),
+                max_len=min(MAX_LEN, positions), n_positions=positions,
+                norm_eps=setting(raw, folder, "layer_norm_epsilon", default=1e-5, kind=float),
+                activation=str(raw.get("activation_function", "gelu_new")))
+
+
+def _rotary(raw: dict[str, Any], folder: Path, head_dim: int) -> dict[str, Any]:
+    rope = rope_settings(raw, folder)
+    refuse_if(rope["type"] != "default", folder, f"rope scaling type {rope['type']!r} in this family")
+    return dict(positions="rotary", rotary_dim=int(head_dim * rope["fraction"]), rope_base=rope["base"])
+
+
+def _neox(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    sizes = _sizes(raw, folder, "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads")
+    bias = setting(raw, folder, "attention_bias", default=True, kind=bool)
+    parallel = setting(raw, folder, "use_parallel_residual", default=True, kind=bool)
+    return dict(**sizes, d_ff=setting(raw, folder, "intermediate_size"),
+                max_len=min(MAX_LEN, setting(raw, folder, "max_position_embeddings", default=MAX_LEN)),
+                norm_eps=setting(raw, folder, "layer_norm_eps", default=1e-5, kind=float),
+                activation=str(raw.get("hidden_act", "gelu")), block="parallel" if parallel else "sequential",
+                qkv_bias=bias, out_bias=bias, **_rotary(raw, folder, sizes["d_model"] // sizes["n_heads"]))
+
+
+def _opt(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    sizes = _sizes(raw, folder, "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads")
+    refuse_if(setting(raw, folder, "word_embed_proj_dim", default=sizes["d_model"]) != sizes["d_model"], folder,
+              "an OPT embedding projection (word_embed_proj_dim ≠ hidden_size)")
+    refuse_if(not setting(raw, folder, "layer_norm_elementwise_affine", default=True, kind=bool), folder,
+              "LayerNorm without gain and bias")
+    before = setting(raw, folder, "do_layer_norm_before", default=True, kind=bool)
+    positions = setting(raw, folder, "max_position_embeddings")
+    bias = setting(raw, folder, "enable_bias", default=True, kind=bool)
+    return dict(**sizes, d_ff=setting(raw, folder, "ffn_dim"), max_len=min(MAX_LEN, positions),
+                n_positions=positions + 2, position_offset=2, activation=str(raw.get("activation_function", "relu")),
+                block="sequential" if before else "post_norm", qkv_bias=bias, out_bias=bias, mlp_bias=bias,
+                final_norm=before and not setting(raw, folder, "_remove_final_layer_norm", default=False, kind=bool))
+
+
+def _phi(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    refuse_if(setting(raw, folder, "qk_layernorm", default=False, kind=bool), folder, "Phi's qk_layernorm")
+    sizes = _sizes(raw, folder, "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads")
+    return dict(**sizes, d_ff=setting(raw, folder, "intermediate_size"),
+                n_kv_heads=setting(raw, folder, "num_key_value_heads", default=sizes["n_heads"]),
+                max_len=min(MAX_LEN, setting(raw, folder, "max_position_embeddings", default=MAX_LEN)),
+                norm_eps=setting(raw, folder, "layer_norm_eps", default=1e-5, kind=float),
+                activation=str(raw.get("hidden_act", "gelu_new")), block="parallel_shared", lm_head_bias=True,
+                **_rotary(raw, folder, sizes["d_model"] // sizes["n_heads"]))
+
+
+_SETTINGS = {"gpt2": _gpt2, "gpt_neox": _neox, "opt": _opt, "phi": _phi}
+_TIED_BY_DEFAULT = {"gpt2": True, "opt": True, "gpt_neox": False, "phi": False}
+
+
+def gpt_config(folder: Path) -> GptConfig:
+    """The :class:`GptConfig` of ``folder/config.json``.
+
+    Raises:
+        CheckpointError: another model_type, a setting this model cannot reproduce, or invalid sizes.
+    """
+    raw = folder_config(folder)
+    kind = raw.get("model_type")
+    if kind not in LAYOUTS:
+        raise CheckpointError(f"{folder.name}: model_type {kind!r} is not a LayerNorm decoder; "
+                              f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    values = _SETTINGS[kind](raw, folder)
+    tied = setting(raw, folder, "tie_word_embeddings", default=_TIED_BY_DEFAULT[kind], kind=bool)
+    try:
+        return GptConfig(**values, tie_embeddings=tied, **special_ids(raw, folder, values["vocab_size"]))
+    except ValueError as error:
+        raise CheckpointError(f"{folder.name}: config.json describes no valid {kind} model ({error})") from None
+
+
+def _our_name(name: str, layout: Layout, tied: bool) -> str | None:
+    """Our parameter name for a stored tensor; None for buffers and a tied head."""
+    if name.endswith(layout.ignored):
+        return None
+    module, _, param = name.removeprefix(layout.prefix).rpartition(".")
+    if module == "lm_head" and tied:
+        return None  # the tied head is the embedding
+    if module in layout.top:
+        return f"{layout.top[module]}.{param}"
+    match = layout.layer.match(module)
+    if match and match.group(2) in layout.layer_names:
+        return f"layers.{match.group(1)}.{layout.layer_names[match.group(2)]}.{param}"
+    raise CheckpointError(f"unexpected tensor {name!r} for a {layout.prefix.rstrip('.') or 'decoder'} model")
+
+
+def _split_qkv(fused: Tensor, n_heads: int, per_head: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """q, k, v rows of a fused (3·D, …) projection: side by side (GPT-2) or per head (GPT-NeoX)."""
+    if not per_head:
+        return fused.chunk(3, dim=0)  # 3 × (D, …)
+    rows = fused.shape[0] // 3
+    heads = fused.reshape(n_heads, 3, rows // n_heads, *fused.shape[1:])  # (H, 3, dk, …)
+    return tuple(heads[:, i].reshape(rows, *fused.shape[1:]) for i in range(3))
+
+
+def _unfuse(weights: dict[str, Tensor], kind: str, n_heads: int) -> dict[str, Tensor]:
+    """GPT-2's Conv1D weights transposed to (out, in), and every fused qkv split into q/k/v projections.
+
+    ``weights`` is emptied as it goes, so each stored tensor is freed once its replacement exists.
+    """
+    out = {}
+    for name in list(weights):
+        tensor = weights.pop(name)
+        if kind == "gpt2" and name.endswith(".weight") and tensor.dim() == 2 and name.startswith("layers."):
+            tensor = tensor.t()  # Conv1D stores (in, out)
+        if ".attn.qkv." in name:
+            for part, piece in zip("qkv", _split_qkv(tensor, n_heads, per_head=kind == "gpt_neox")):
+                out[name.replace(".attn.qkv.", f".attn.{part}_proj.")] = piece.contiguous()
+        else:
+            out[name] = tensor.contiguous()
+    return out
+
+
+def read_gpt(folder: Path) -> FolderRead:
+    """Load a GPT-2, GPT-NeoX, OPT or Phi folder: the decoder in eval mode and its tokenizer.
+
+    Raises:
+        CheckpointError: missing files, unsupported settings, tensors that do not match config.json.
+    """
+    folder = Path(folder)
+    config = gpt_config(folder)
+    kind = str(folder_config(folder)["model_type"])
+    layout = LAYOUTS[kind]
+    weights = _unfuse(read_weights(folder, lambda name: _our_name(name, layout, config.tie_embeddings)),
+                      kind, config.n_heads)
+    if config.tie_embeddings and "embed.weight" in weights:
+        weights["lm_head.weight"] = weights["embed.weight"]
+    return decoder_read(folder, kind, config, lambda: GptModel(config), weights)

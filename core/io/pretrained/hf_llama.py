@@ -1,0 +1,110 @@
+"""Read a Hugging Face Llama-family folder (Llama, Mistral, Qwen2, Qwen3, Gemma) into a
+:class:`~core.model.families.llama.LlamaModel`.
+
+The weights keep the Hugging Face layout (query and key rows in the rotate-half order; no
+GGUF permutation). Each ``model_type`` maps to the :class:`LlamaConfig` flags of its variant.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from core.io.checkpoint import CheckpointError
+from core.io.pretrained.hf_decoder import MAX_LEN, decoder_read, refuse_if, rope_settings, setting, special_ids
+from core.io.pretrained.hf_files import FolderRead, folder_config, read_weights
+from core.model.families.llama import LlamaConfig, LlamaModel
+
+SUPPORTED_MODEL_TYPES = ("gemma", "llama", "mistral", "qwen2", "qwen3")
+_LAYER = re.compile(r"^model\.layers\.(\d+)\.(.+)$")
+_LAYER_NAMES = {
+    "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+    "self_attn.q_proj": "attn.q_proj", "self_attn.k_proj": "attn.k_proj", "self_attn.v_proj": "attn.v_proj",
+    "self_attn.o_proj": "attn.o_proj", "self_attn.q_norm": "attn.q_norm", "self_attn.k_norm": "attn.k_norm",
+    "mlp.gate_proj": "mlp.gate_proj", "mlp.up_proj": "mlp.up_proj", "mlp.down_proj": "mlp.down_proj",
+}
+_TOP_NAMES = {"model.embed_tokens": "embed", "model.norm": "norm", "lm_head": "lm_head"}
+
+
+def _variant(kind: str, raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The :class:`LlamaConfig` flags of one model_type."""
+    bias = setting(raw, folder, "attention_bias", default=False, kind=bool)
+    flags: dict[str, Any] = {"qkv_bias": bias, "out_bias": bias,
+                             "mlp_bias": setting(raw, folder, "mlp_bias", default=False, kind=bool)}
+    if kind in ("qwen2", "qwen3"):
+        refuse_if(setting(raw, folder, "use_sliding_window", default=False, kind=bool), folder,
+                  f"{kind} with use_sliding_window")
+    if kind == "qwen2":
+        flags.update(qkv_bias=True, out_bias=False)
+    elif kind == "qwen3":
+        flags.update(qk_norm=True)
+    elif kind == "mistral":
+        window = raw.get("sliding_window")
+        flags.update(sliding_window=None if window is None else setting(raw, folder, "sliding_window"))
+    elif kind == "gemma":
+        flags.update(norm_plus_one=True, embed_scale=True, activation=str(
+            raw.get("hidden_activation") or raw.get("hidden_act") or "gelu_pytorch_tanh"))
+    if kind != "gemma":
+        flags["activation"] = str(raw.get("hidden_act", "silu"))
+    return flags
+
+
+def llama_config(folder: Path) -> LlamaConfig:
+    """The :class:`LlamaConfig` of ``folder/config.json``.
+
+    Raises:
+        CheckpointError: another model_type, an unsupported rope scaling or setting, or invalid sizes.
+    """
+    raw = folder_config(folder)
+    kind = raw.get("model_type")
+    if kind not in SUPPORTED_MODEL_TYPES:
+        raise CheckpointError(f"{folder.name}: model_type {kind!r} is not a Llama-family folder; "
+                              f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    rope = rope_settings(raw, folder)
+    refuse_if(rope["fraction"] != 1.0, folder, "partial rotary in a Llama-family model")
+    vocab = setting(raw, folder, "vocab_size")
+    n_heads = setting(raw, folder, "num_attention_heads")
+    try:
+        return LlamaConfig(
+            vocab_size=vocab, d_model=setting(raw, folder, "hidden_size"),
+            n_decoder_layers=setting(raw, folder, "num_hidden_layers"), n_heads=n_heads,
+            n_kv_heads=setting(raw, folder, "num_key_value_heads", default=n_heads),
+            d_ff=setting(raw, folder, "intermediate_size"), rope_base=rope["base"],
+            norm_eps=setting(raw, folder, "rms_norm_eps", default=1e-6, kind=float),
+            max_len=min(MAX_LEN, setting(raw, folder, "max_position_embeddings", default=MAX_LEN)),
+            tie_embeddings=setting(raw, folder, "tie_word_embeddings", default=kind == "gemma", kind=bool),
+            explicit_head_dim=raw.get("head_dim") if isinstance(raw.get("head_dim"), int) else None,
+            rope_type=rope["type"], rope_factor=rope["factor"], rope_low_freq_factor=rope["low"],
+            rope_high_freq_factor=rope["high"], rope_original_max_len=rope["original"],
+            **special_ids(raw, folder, vocab), **_variant(kind, raw, folder),
+        )
+    except ValueError as error:
+        raise CheckpointError(f"{folder.name}: config.json describes no valid {kind} model ({error})") from None
+
+
+def _our_name(name: str, tied: bool) -> str | None:
+    module, _, param = name.rpartition(".")
+    if module == "lm_head" and tied or name.endswith("rotary_emb.inv_freq"):
+        return None  # the tied head is the embedding; inv_freq is recomputed
+    if module in _TOP_NAMES:
+        return f"{_TOP_NAMES[module]}.{param}"
+    match = _LAYER.match(module)
+    if match and match.group(2) in _LAYER_NAMES:
+        return f"layers.{match.group(1)}.{_LAYER_NAMES[match.group(2)]}.{param}"
+    raise CheckpointError(f"unexpected tensor {name!r} for a Llama-family decoder")
+
+
+def read_llama(folder: Path) -> FolderRead:
+    """Load a Llama-family folder: the decoder in eval mode and its tokenizer.
+
+    Raises:
+        CheckpointError: missing files, unsupported settings, tensors that do not match config.json.
+    """
+    folder = Path(folder)
+    config = llama_config(folder)
+    weights = read_weights(folder, lambda name: _our_name(name, config.tie_embeddings))
+    if config.tie_embeddings and "embed.weight" in weights:
+        weights["lm_head.weight"] = weights["embed.weight"]
+    family = str(folder_config(folder)["model_type"])
+    return decoder_read(folder, family, config, lambda: LlamaModel(config), weights)

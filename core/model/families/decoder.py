@@ -1,0 +1,127 @@
+"""What every pretrained decoder-only family shares: the self-attention sublayer, the mask, and the
+model-contract methods (``forward``, ``next_token_logits``) around a family's own ``decode``.
+
+The families (:mod:`~core.model.families.llama` for Llama, Mistral, Qwen2/3 and Gemma;
+:mod:`~core.model.families.gpt` for GPT-2, GPT-NeoX, OPT and Phi) differ in their blocks; the
+attention is the same computation everywhere: projections (with or without biases), optional
+per-head normalisation of queries and keys (Qwen3), rotary positions on all or the first r
+dimensions of a head, then :func:`~core.model.families.grouped.grouped_attention`.
+
+Glossary: B batch, T length, H query heads, Hkv key/value heads, dk head width, D model width, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from core.model.contract import AttentionControls, ModelOutput, check_ids, single_stack_head_mask
+from core.model.families.grouped import HeadCall, grouped_attention, stack_field
+from core.model.families.rope import rotate_partial
+from core.model.masks import combine_masks, subsequent_mask
+
+#: Feed-forward activations by their Hugging Face names.
+ACTIVATIONS = {
+    "gelu": F.gelu,
+    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
+    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "gelu_fast": lambda x: F.gelu(x, approximate="tanh"),
+    "relu": F.relu,
+    "silu": F.silu,
+}
+
+
+class DecoderAttention(nn.Module):
+    """Grouped-query self-attention: q/k/v/o projections, optional q/k norms, (partial) rotary positions."""
+
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int, head_dim: int, *, qkv_bias: bool = False,
+                 out_bias: bool = False, qk_norm: type[nn.Module] | None = None, norm_eps: float = 1e-6) -> None:
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, head_dim
+        self.q_proj = nn.Linear(d_model, n_heads * head_dim, bias=qkv_bias)
+        self.k_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=qkv_bias)
+        self.v_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=qkv_bias)
+        self.o_proj = nn.Linear(n_heads * head_dim, d_model, bias=out_bias)
+        self.q_norm = qk_norm(head_dim, norm_eps) if qk_norm is not None else None
+        self.k_norm = qk_norm(head_dim, norm_eps) if qk_norm is not None else None
+
+    def _heads(self, projected: Tensor, count: int, norm: nn.Module | None = None) -> Tensor:
+        batch, length, _ = projected.shape
+        x = projected.view(batch, length, count, self.head_dim)  # (B, T, H, dk)
+        if norm is not None:
+            x = norm(x)
+        return x.transpose(1, 2)  # (B, H, T, dk)
+
+    def forward(self, x: Tensor, rotary: tuple[Tensor, Tensor] | None, mask: Tensor | None, call: HeadCall,
+                head_mask: Tensor | None):
+        """(output (B, T, D), the :class:`AttentionResult`) for x (B, T, D); ``rotary`` (T, r) tables or None."""
+        q = self._heads(self.q_proj(x), self.n_heads, self.q_norm)  # (B, H, T, dk)
+        k = self._heads(self.k_proj(x), self.n_kv_heads, self.k_norm)  # (B, Hkv, T, dk)
+        v = self._heads(self.v_proj(x), self.n_kv_heads)  # (B, Hkv, T, dk)
+        if rotary is not None:
+            q, k = rotate_partial(q, *rotary), rotate_partial(k, *rotary)
+        result = grouped_attention(q, k, v, mask, call, head_mask)
+        return self.o_proj(result.output), result  # (B, T, D)
+
+
+def decoder_mask(length: int, controls: AttentionControls, key_mask: Tensor | None, window: int | None,
+                 device: torch.device) -> Tensor | None:
+    """The bool mask (B|1, 1|H, T, T), ``True`` = may attend: causal, a sliding window, padding.
+
+    Args:
+        key_mask: (B, T) bool, ``False`` on padding (used while ``controls.padding``).
+        window: with a sliding window (Mistral), query i sees only keys j with i − j < window.
+    """
+    causal = subsequent_mask(length, device) if controls.causal else None  # (T, T)
+    band = None
+    if window is not None:
+        offsets = torch.arange(length, device=device)
+        band = (offsets[:, None] - offsets[None, :]) < window  # (T, T)
+    pad = key_mask[:, None, None, :] if key_mask is not None and controls.padding else None  # (B, 1, 1, T)
+    return combine_masks(causal, band, pad)
+
+
+class DecoderLM(nn.Module):
+    """The model contract of a decoder-only language model, around the family's ``decode``.
+
+    Subclasses set ``config`` (with ``max_len``, ``vocab_size``, ``n_decoder_layers``, ``n_heads``),
+    ``lm_head`` and ``decode(tgt, controls, need_weights, key_mask) -> (hidden (B, T, D), results)``.
+    """
+
+    def _check_ids(self, ids: Tensor) -> None:
+        check_ids(ids, self.config.max_len, self.config.vocab_size)
+
+    def _head_mask(self, controls: AttentionControls) -> Tensor | None:
+        return single_stack_head_mask(controls, "decoder", self.config.n_decoder_layers, self.config.n_heads,
+                                      "a decoder-only model")
+
+    def forward(
+        self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
+        controls: AttentionControls = AttentionControls(), return_attention: bool = False,
+        return_scores: bool = False, key_mask: Tensor | None = None,
+    ) -> ModelOutput:
+        """Next-token logits (B, T, V) for ``tgt`` (B, T); maps under ``"decoder"`` on request.
+
+        ``src`` must be None (there is no encoder); ``targets`` (B, T) gives the mean
+        cross-entropy, ignoring positions where ``key_mask`` is False.
+        """
+        if src is not None or tgt is None:
+            raise ValueError("a decoder-only model takes tgt ids and no src")
+        hidden, results = self.decode(tgt, controls, return_attention or return_scores, key_mask)
+        logits = self.lm_head(hidden)  # (B, T, V)
+        loss = None
+        if targets is not None:
+            ignore = targets if key_mask is None else targets.masked_fill(~key_mask, -100)
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), ignore.reshape(-1))
+        return ModelOutput(
+            logits=logits, loss=loss,
+            attention={"decoder": stack_field(results, "weights")} if return_attention else None,
+            scores={"decoder": stack_field(results, "scores")} if return_scores else None,
+        )
+
+    def next_token_logits(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
+                          controls: AttentionControls = AttentionControls()) -> Tensor:
+        """Scores (B, V) for the token after ``tgt`` (B, T) (``memory`` is unused: no encoder)."""
+        hidden, _ = self.decode(tgt, controls)
+        return self.lm_head(hidden[:, -1])  # (B, V)

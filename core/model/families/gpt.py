@@ -1,0 +1,103 @@
+"""A LayerNorm decoder (GPT-2, GPT-NeoX/Pythia, OPT, Phi) that returns every head's attention.
+
+Each block holds a LayerNorm'd self-attention and a two-layer MLP, arranged as
+:class:`~core.model.families.gpt_config.GptConfig`'s ``block`` says (sequential pre-norm,
+post-norm, or attention and MLP in parallel on the same input). Positions are a learned
+table added to the token embeddings, or rotary on part of each head.
+
+Glossary: B batch, T length, L layers, H heads, dk head width, D model width, F feed-forward width, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from core.model.contract import AttentionControls
+from core.model.families.decoder import ACTIVATIONS, DecoderAttention, DecoderLM, decoder_mask
+from core.model.families.gpt_config import GptConfig
+from core.model.families.grouped import HeadCall, embedding
+from core.model.families.norms import layer_norm
+from core.model.families.rope import rope_tables
+
+__all__ = ["GptConfig", "GptModel"]
+
+
+class MLP(nn.Module):
+    """down(act(up(x))): the two-layer feed-forward network."""
+
+    def __init__(self, d_model: int, d_ff: int, activation: str, bias: bool) -> None:
+        super().__init__()
+        self.up = nn.Linear(d_model, d_ff, bias=bias)
+        self.down = nn.Linear(d_ff, d_model, bias=bias)
+        self.act = ACTIVATIONS[activation]
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.down(self.act(self.up(x)))  # (B, T, D)
+
+
+class GptLayer(nn.Module):
+    """One block: attention and MLP, arranged as ``config.block`` says."""
+
+    def __init__(self, c: GptConfig) -> None:
+        super().__init__()
+        self.block = c.block
+        self.attn_norm = layer_norm(c.d_model, c.norm_eps)
+        self.attn = DecoderAttention(c.d_model, c.n_heads, c.kv_heads, c.head_dim, qkv_bias=c.qkv_bias,
+                                     out_bias=c.out_bias)
+        self.ffn_norm = None if c.block == "parallel_shared" else layer_norm(c.d_model, c.norm_eps)
+        self.mlp = MLP(c.d_model, c.d_ff, c.activation, c.mlp_bias)
+
+    def forward(self, x, rotary, mask, call, head_mask):
+        if self.block == "post_norm":
+            attended, result = self.attn(x, rotary, mask, call, head_mask)
+            x = self.attn_norm(x + attended)  # (B, T, D)
+            return self.ffn_norm(x + self.mlp(x)), result
+        normed = self.attn_norm(x)
+        attended, result = self.attn(normed, rotary, mask, call, head_mask)
+        if self.block == "parallel_shared":
+            return x + attended + self.mlp(normed), result
+        if self.block == "parallel":
+            return x + attended + self.mlp(self.ffn_norm(x)), result
+        x = x + attended
+        return x + self.mlp(self.ffn_norm(x)), result
+
+
+class GptModel(DecoderLM):
+    """A LayerNorm causal language model; ``forward`` matches :class:`~core.model.transformer.Transformer`'s."""
+
+    def __init__(self, config: GptConfig) -> None:
+        super().__init__()
+        self.config = c = config
+        self.embed = embedding(c.vocab_size, c.d_model)
+        self.position = embedding(c.n_positions, c.d_model) if c.positions == "learned" else None
+        self.layers = nn.ModuleList(GptLayer(c) for _ in range(c.n_decoder_layers))
+        self.norm = layer_norm(c.d_model, c.norm_eps) if c.final_norm else None
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=c.lm_head_bias)
+        if c.tie_embeddings:
+            self.lm_head.weight = self.embed.weight
+
+    def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+               key_mask: Tensor | None = None) -> tuple[Tensor, list]:
+        """Hidden states (B, T, D) after the final norm, and per-layer attention results.
+
+        Args:
+            key_mask: (B, T) bool, ``False`` on right-padding (used while ``controls.padding``).
+        """
+        c = self.config
+        self._check_ids(tgt)
+        length = tgt.size(1)
+        mask = decoder_mask(length, controls, key_mask, None, tgt.device)
+        x = self.embed(tgt)  # (B, T, D)
+        rotary = None
+        if self.position is not None:
+            x = x + self.position(torch.arange(length, device=tgt.device) + c.position_offset)  # (T, D) broadcast
+        else:
+            rotary = rope_tables(length, c.rotary_dim, c.rope_base, device=tgt.device)  # (T, r) each
+        call = HeadCall(controls.temperature, controls.hard, need_weights)
+        heads = self._head_mask(controls)
+        results = []
+        for i, layer in enumerate(self.layers):
+            x, result = layer(x, rotary, mask, call, None if heads is None else heads[i])
+            results.append(result)
+        return (x if self.norm is None else self.norm(x)), results

@@ -1,0 +1,113 @@
+"""The configuration of a Llama-family decoder, and what it says about the model's variant.
+
+One :class:`LlamaConfig` covers Llama 2/3, SmolLM2, Mistral (``sliding_window``), Qwen2
+(``qkv_bias``), Qwen3 (``qk_norm``, explicit ``explicit_head_dim``) and Gemma (``norm_plus_one``,
+``embed_scale``, ``activation="gelu_pytorch_tanh"``, explicit head width): every flag defaults
+to plain Llama. It round-trips through JSON with ``asdict``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from core.model.families.decoder import ACTIVATIONS
+from core.model.families.grouped import kv_head_of
+from core.model.families.rope import RopeScaling
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    """Sizes and constants of a Llama-family decoder (JSON round trip with ``asdict``).
+
+    Attributes:
+        max_len: the longest input the model is run on (at most its trained context).
+        pad_id: the id padding a batch (never attended to while ``padding`` is on).
+        bos_id / eos_id: begin/end of sequence ids (None when the model has none).
+        explicit_head_dim: the head width when it is not d_model / n_heads (Gemma, Qwen3).
+        qkv_bias / out_bias / mlp_bias: biases on the q/k/v, output and feed-forward projections.
+        qk_norm: an RMSNorm on each head's queries and keys before the rotation (Qwen3).
+        norm_plus_one: RMSNorm gains stored as offsets from 1 (Gemma).
+        embed_scale: token embeddings multiplied by √d_model (Gemma).
+        activation: the gated feed-forward's activation (SiLU = SwiGLU; Gemma's tanh GELU = GeGLU).
+        sliding_window: each query sees only the last ``sliding_window`` keys (Mistral).
+        rope_type … rope_original_max_len: rotary scaling (:class:`~core.model.families.rope.RopeScaling`).
+    """
+
+    vocab_size: int
+    d_model: int
+    n_decoder_layers: int
+    n_heads: int
+    n_kv_heads: int
+    d_ff: int
+    rope_base: float = 10000.0
+    norm_eps: float = 1e-5
+    max_len: int = 2048
+    tie_embeddings: bool = True
+    pad_id: int = 0
+    bos_id: int | None = None
+    eos_id: int | None = None
+    explicit_head_dim: int | None = None
+    qkv_bias: bool = False
+    out_bias: bool = False
+    mlp_bias: bool = False
+    qk_norm: bool = False
+    norm_plus_one: bool = False
+    embed_scale: bool = False
+    activation: str = "silu"
+    sliding_window: int | None = None
+    rope_type: str = "default"
+    rope_factor: float = 1.0
+    rope_low_freq_factor: float = 1.0
+    rope_high_freq_factor: float = 4.0
+    rope_original_max_len: int = 8192
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "n_decoder_layers", "n_heads", "n_kv_heads", "d_ff", "max_len"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.explicit_head_dim is None and self.d_model % self.n_heads:
+            raise ValueError(f"d_model {self.d_model} does not split into {self.n_heads} heads")
+        if self.head_dim < 2 or self.head_dim % 2:
+            raise ValueError(f"the head width must be even for rotary positions, got {self.head_dim}")
+        kv_head_of(self.n_heads, self.n_kv_heads)  # raises when the groups are uneven
+        if not 0 <= self.pad_id < self.vocab_size:
+            raise ValueError(f"pad_id {self.pad_id} is outside the vocabulary")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation {self.activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+        if self.sliding_window is not None and self.sliding_window < 1:
+            raise ValueError(f"sliding_window must be at least 1, got {self.sliding_window}")
+        RopeScaling(self.rope_type, self.rope_factor, self.rope_low_freq_factor, self.rope_high_freq_factor,
+                    self.rope_original_max_len)  # raises on an unsupported type or factor
+
+    # The same questions core asks a ModelConfig.
+    architecture = "decoder"
+    attention_kinds = ("decoder",)
+    has_encoder = False
+    has_decoder = True
+
+    @property
+    def head_dim(self) -> int:
+        return self.explicit_head_dim or self.d_model // self.n_heads
+
+    @property
+    def rope_scaling(self) -> RopeScaling:
+        """The rotary scaling these fields describe."""
+        return RopeScaling(self.rope_type, self.rope_factor, self.rope_low_freq_factor, self.rope_high_freq_factor,
+                           self.rope_original_max_len)
+
+    @property
+    def never_generated(self) -> tuple[int, ...]:
+        """Ids decoding must not produce: none, the model's distribution is used as it is."""
+        return ()
+
+    @property
+    def kv_head_of(self) -> list[int]:
+        """For each query head, the key/value head it shares."""
+        return kv_head_of(self.n_heads, self.n_kv_heads)
+
+    def n_layers(self, kind: str) -> int:
+        """Layers holding attention of ``kind`` (as :meth:`ModelConfig.n_layers`)."""
+        return self.n_decoder_layers if kind == "decoder" else 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -11,12 +11,16 @@ from pathlib import Path
 from typing import Callable
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained import hf_bert
+from core.io.pretrained import hf_bart, hf_bert, hf_marian, hf_t5
 from core.io.pretrained.hf_files import FolderRead, folder_config
 
 #: model_type → reader (folder → :class:`FolderRead`).
 READERS: dict[str, Callable[[Path], FolderRead]] = {
     "bert": hf_bert.read_bert,
+    "bart": hf_bart.read_bart,
+    "mbart": hf_bart.read_bart,
+    "marian": hf_marian.read_marian,
+    "t5": hf_t5.read_t5,
 }
 
 

@@ -95,13 +95,13 @@ def test_greedy_decoding_equals_generate(family):
 
 
 def test_beam_search_equals_generate_without_length_penalty(family):
-    name, _, reference, _, loaded = family
-    if name == "t5":
-        pytest.skip("this random t5 ends at once: generate returns the empty output, ours the best non-empty one")
+    _, _, reference, _, loaded = family
     src = torch.tensor([loaded.tokenizer.encode(TEXT).ids])
     prefix, c = _prefix(loaded.model), loaded.model.config
     theirs = reference.generate(src, do_sample=False, num_beams=3, max_new_tokens=12, forced_eos_token_id=None,
                                 length_penalty=0.0, early_stopping=True)
+    if theirs.size(1) == prefix.size(1) + 1 and int(theirs[0, -1]) == c.eos_id:
+        pytest.skip("generate's best is the empty output; ours returns the best non-empty one by design")
     ours = decode.beam_search(loaded.model, src, prefix, eos_id=c.eos_id, max_new_tokens=13 - prefix.size(1),
                               beam_size=3, length_penalty=0.0, min_new_tokens=0)
     assert ours.ids[0].tolist() == theirs[0].tolist()
@@ -124,19 +124,9 @@ def test_marian_spm_target_side_uses_target_vocabulary(tmp_path):
     folder, _, reference = ref.marian(tmp_path / "m", spm_files=True)
     loaded = load_pretrained(folder)
     assert loaded.target_tokenizer is not loaded.tokenizer
-    with reference.as_target_tokenizer() if hasattr(reference, "as_target_tokenizer") else _nothing():
-        pass
-    ids = reference(text_target="THE CAT SAT").labels
+    ids = reference(text_target="THE CAT SAT").input_ids
     assert loaded.target_tokenizer.encode("THE CAT SAT").ids == list(ids)
     assert loaded.target_tokenizer.decode(ids) == "THE CAT SAT"
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def test_pickle_only_folder_is_refused_without_unpickling(tmp_path):

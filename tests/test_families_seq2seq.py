@@ -135,3 +135,38 @@ def test_pickle_only_folder_is_refused_without_unpickling(tmp_path):
     (folder / "pytorch_model.bin").write_bytes(b"not a pickle: must never be opened")
     with pytest.raises(CheckpointError, match="pytorch_model.bin is a pickle and is never loaded"):
         load_pretrained(folder)
+
+
+def test_kv_cache_steps_equal_the_full_decoder_pass(family):
+    _, _, _, _, loaded = family
+    model, c = loaded.model, loaded.model.config
+    src = torch.tensor([loaded.tokenizer.encode(TEXT).ids])
+    tgt = torch.tensor([[c.decoder_start_id, 5, 7, 9, 3, 4, 11, 6]])
+    with torch.no_grad():
+        memory, memory_mask, _ = model.encode(src)
+        hidden, _, _ = model.decode(tgt, memory, memory_mask)
+        full = model.lm_head(hidden)  # (1, T, V)
+        cache = model.kv_cache()
+        steps = [model.next_token_logits(tgt[:, : t + 1], memory, memory_mask, cache=cache) for t in range(tgt.size(1))]
+    assert cache.length == tgt.size(1)
+    assert torch.allclose(torch.stack(steps, dim=1), full, atol=1e-5)
+
+
+def test_controls_are_honoured(family):
+    _, _, _, _, loaded = family
+    model, c = loaded.model, loaded.model.config
+    src = torch.tensor([loaded.tokenizer.encode(TEXT).ids])
+    tgt = torch.tensor([[c.decoder_start_id, 5, 7, 9]])
+    with torch.no_grad():
+        plain = model(src, tgt, return_attention=True)
+        uniform = model(src, tgt, return_attention=True, controls=core.AttentionControls(temperature=0.0))
+        hard = model(src, tgt, return_attention=True, controls=core.AttentionControls(hard=True))
+        no_cross = model(src, tgt, controls=core.AttentionControls(
+            head_mask={"cross": torch.zeros(c.n_decoder_layers, c.n_heads)}))
+        open_future = model(src, tgt, return_attention=True, controls=core.AttentionControls(causal=False))
+    n = src.size(1)
+    assert torch.allclose(uniform.attention["encoder"], torch.full((), 1.0 / n))
+    assert ((hard.attention["cross"] == 0) | (hard.attention["cross"] == 1)).all()
+    assert (hard.attention["cross"].sum(-1) == 1).all()
+    assert not torch.allclose(no_cross.logits, plain.logits, atol=1e-3)
+    assert (plain.attention["decoder"].triu(1) == 0).all() and (open_future.attention["decoder"].triu(1) > 0).any()

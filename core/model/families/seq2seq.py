@@ -21,6 +21,7 @@ from core.model.families.grouped import HeadCall, embedding, stack_field
 from core.model.families.marian import SinusoidalPositions
 from core.model.families.seq2seq_layers import Seq2SeqConfig, Seq2SeqLayer, make_norm
 from core.model.families.t5 import RelativeBias
+from core.model.kv_cache import KVCache
 
 
 class Stack(nn.Module):
@@ -43,19 +44,22 @@ class Stack(nn.Module):
         self.final_norm = make_norm(c) if c.final_norm else None
 
     def forward(self, x: Tensor, self_mask: Tensor | None, memory: Tensor | None, memory_mask: Tensor | None,
-                call: HeadCall, heads: tuple[Tensor | None, Tensor | None]) -> tuple[Tensor, list, list]:
-        """Run the stack over embedded tokens ``x`` (B, T, D); returns (hidden, self results, cross results)."""
+                call: HeadCall, heads: tuple[Tensor | None, Tensor | None],
+                cache: KVCache | None = None, start: int = 0) -> tuple[Tensor, list, list]:
+        """Run the stack over embedded tokens ``x`` (B, T, D) at positions start … start + T − 1 (``start`` > 0
+        only with a decoder ``cache`` holding the earlier ones); returns (hidden, self results, cross results)."""
         length, device = x.size(1), x.device
         x = x * self.embed_scale
         if self.positions is not None:
-            x = x + self.positions(0, length, device)  # (B, T, D)
-        bias = None if self.relative is None else self.relative(0, length, length, device)  # (1, H, T, T)
+            x = x + self.positions(start, length, device)  # (B, T, D)
+        bias = None if self.relative is None else self.relative(start, length, start + length, device)  # (1, H, T, Tk)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x)
         self_results, cross_results = [], []
         for i, layer in enumerate(self.layers):
             layer_heads = tuple(None if h is None else h[i] for h in heads)
-            x, self_result, cross_result = layer(x, self_mask, bias, memory, memory_mask, call, layer_heads)
+            x, self_result, cross_result = layer(x, self_mask, bias, memory, memory_mask, call, layer_heads,
+                                                 None if cache is None else cache.layers[i])
             self_results.append(self_result)
             cross_results.append(cross_result)
         return (x if self.final_norm is None else self.final_norm(x)), self_results, cross_results
@@ -86,8 +90,8 @@ class Seq2SeqModel(nn.Module):
             raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
         return mask
 
-    def _ids(self, ids: Tensor) -> Tensor:
-        check_ids(ids, self.config.max_len, self.config.vocab_size)
+    def _ids(self, ids: Tensor, start: int = 0) -> Tensor:
+        check_ids(ids, self.config.max_len - start, self.config.vocab_size)
         return self.embed(ids)  # (B, T, D)
 
     def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
@@ -111,26 +115,34 @@ class Seq2SeqModel(nn.Module):
 
     def decode(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
                controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               need_scores: bool = False, key_mask: Tensor | None = None) -> tuple[Tensor, list, list]:
+               need_scores: bool = False, key_mask: Tensor | None = None,
+               cache: KVCache | None = None) -> tuple[Tensor, list, list]:
         """Run the decoder over ``tgt`` (B, T) attending to ``memory`` (B, S, D).
 
         Decoder keys are masked only by look-ahead and ``key_mask`` (B, T), never by the pad id:
-        Marian's and T5's decoders start from it.
+        Marian's and T5's decoders start from it. With a ``cache`` (causal only, no ``key_mask``),
+        ``tgt`` holds just the positions after those the cache has seen, and the result covers just them.
 
         Returns:
             hidden states (B, T, D), per-layer self-attention and cross-attention results.
         """
         if memory is None:
             raise ValueError("an encoder-decoder's decoder needs the encoder's memory")
-        length = tgt.size(1)
-        mask = torch.ones(length, length, dtype=torch.bool, device=tgt.device).tril() if controls.causal else None
+        if cache is not None and (not controls.causal or key_mask is not None):
+            raise ValueError("a KV cache needs the causal mask and no decoder key mask")
+        start, length = (0 if cache is None else cache.length), tgt.size(1)
+        if cache is not None:
+            cache.extend_ids(tgt)
+        mask = None
+        if controls.causal and not (start > 0 and length == 1):  # one new query may see every key
+            mask = torch.ones(length, start + length, dtype=torch.bool, device=tgt.device).tril(start)  # (T, Tk)
         if key_mask is not None and controls.padding:
             keys = key_mask[:, None, None, :]  # (B, 1, 1, T)
             mask = keys if mask is None else mask & keys
         call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores)
         cross_mask = None if memory_mask is None else memory_mask[:, None]  # (B, 1, 1, S)
         heads = (self._head_mask(controls, "decoder"), self._head_mask(controls, "cross"))
-        return self.decoder(self._ids(tgt), mask, memory, cross_mask, call, heads)
+        return self.decoder(self._ids(tgt, start), mask, memory, cross_mask, call, heads, cache, start)
 
     def lm_head(self, hidden: Tensor) -> Tensor:
         """Next-token logits (…, V) of decoder states (…, D)."""
@@ -138,10 +150,21 @@ class Seq2SeqModel(nn.Module):
         return logits + self.logits_bias if self.config.logits_bias else logits
 
     def next_token_logits(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
-                          controls: AttentionControls = AttentionControls()) -> Tensor:
-        """Scores (B, V) for the token after ``tgt`` (B, T): one decoding step (the whole prefix runs)."""
-        hidden, _, _ = self.decode(tgt, memory, memory_mask, controls)
+                          controls: AttentionControls = AttentionControls(), cache: KVCache | None = None) -> Tensor:
+        """Scores (B, V) for the token after ``tgt`` (B, T): one decoding step.
+
+        Pass the same :meth:`kv_cache` with the growing ``tgt`` at every step of one decoding call: only
+        the ids it has not seen run. Without the causal mask the cache is left unused and the whole prefix runs.
+        """
+        if cache is not None and controls.causal:
+            hidden, _, _ = self.decode(tgt[:, cache.length :], memory, memory_mask, controls, cache=cache)
+        else:
+            hidden, _, _ = self.decode(tgt, memory, memory_mask, controls)
         return self.lm_head(hidden[:, -1])  # (B, V)
+
+    def kv_cache(self) -> KVCache:
+        """A fresh key/value cache for ONE decoding call (never stored on the model)."""
+        return KVCache(self.config.n_decoder_layers)
 
     def forward(self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
                 controls: AttentionControls = AttentionControls(), return_attention: bool = False,

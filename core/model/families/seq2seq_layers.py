@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, attention_weights
 from core.model.families.grouped import HeadCall
+from core.model.kv_cache import AttentionCache
 
 ACTIVATIONS = {
     "gelu": F.gelu,
@@ -192,10 +193,24 @@ class Attention(nn.Module):
         return x.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, dk)
 
     def forward(self, x: Tensor, source: Tensor, mask: Tensor | None, bias: Tensor | None, call: HeadCall,
-                head_mask: Tensor | None) -> tuple[Tensor, AttentionResult]:
-        """Queries from ``x`` (B, Tq, D), keys and values from ``source`` (B, Tk, D)."""
-        result = biased_attention(self._heads(self.q(x)), self._heads(self.k(source)), self._heads(self.v(source)),
-                                  mask, bias, self.scale, call, head_mask)
+                head_mask: Tensor | None, cache: AttentionCache | None = None,
+                fixed: bool = False) -> tuple[Tensor, AttentionResult]:
+        """Queries from ``x`` (B, Tq, D), keys and values from ``source`` (B, Tk, D).
+
+        With a ``cache``, self-attention appends the new positions' keys and values and attends over
+        all of them; cross-attention (``fixed``) projects the memory once and reuses it.
+        """
+        stored = cache.fixed() if cache is not None and fixed else None
+        if stored is not None:
+            k, v = stored  # (B, H, S, dk)
+        else:
+            k, v = self._heads(self.k(source)), self._heads(self.v(source))  # (B, H, Tk, dk)
+            if cache is not None:
+                if fixed:
+                    cache.store(k, v)
+                else:
+                    k, v = cache.append(k, v)  # (B, H, start + Tq, dk)
+        result = biased_attention(self._heads(self.q(x)), k, v, mask, bias, self.scale, call, head_mask)
         return self.o(result.output), result  # (B, Tq, D)
 
 
@@ -232,13 +247,16 @@ class Seq2SeqLayer(nn.Module):
         return (x if self.pre_norm else norm(x)), result
 
     def forward(self, x: Tensor, self_mask: Tensor | None, self_bias: Tensor | None, memory: Tensor | None,
-                memory_mask: Tensor | None, call: HeadCall, heads: tuple[Tensor | None, Tensor | None]):
-        """One layer over ``x`` (B, T, D); returns (x, self-attention result, cross-attention result or None)."""
+                memory_mask: Tensor | None, call: HeadCall, heads: tuple[Tensor | None, Tensor | None],
+                cache: tuple[AttentionCache, AttentionCache] | None = None):
+        """One layer over ``x`` (B, T, D); returns (x, self-attention result, cross-attention result or None).
+        ``cache``: this layer's (self, cross) key/value caches when decoding incrementally."""
+        self_cache, cross_cache = (None, None) if cache is None else cache
         x, self_result = self._residual(
-            x, self.self_norm, lambda h: self.self_attn(h, h, self_mask, self_bias, call, heads[0]))
+            x, self.self_norm, lambda h: self.self_attn(h, h, self_mask, self_bias, call, heads[0], self_cache))
         cross_result = None
         if self.cross_attn is not None:
-            x, cross_result = self._residual(
-                x, self.cross_norm, lambda h: self.cross_attn(h, memory, memory_mask, None, call, heads[1]))
+            x, cross_result = self._residual(x, self.cross_norm, lambda h: self.cross_attn(
+                h, memory, memory_mask, None, call, heads[1], cross_cache, fixed=True))
         x, _ = self._residual(x, self.ffn_norm, lambda h: (self.ffn(h), None))
         return x, self_result, cross_result

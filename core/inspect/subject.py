@@ -92,6 +92,8 @@ def _pretrained(pretrained: PretrainedModel) -> Subject:
     spec, tokenizer = pretrained.config, pretrained.tokenizer
     eos = getattr(spec, "eos_id", None)
     start = () if pretrained.decoder_start_id is None else (pretrained.decoder_start_id,)
+    forced = getattr(spec, "forced_bos_id", None)  # a first output token the config forces (mBART's language)
+    start += () if forced is None or not start else (forced,)
     return Subject(
         pretrained.model, spec, None, pretrained.head, pretrained.labels, tokenizer,
         pretrained.target_tokenizer or tokenizer, map_token_limit(spec), decoder_start=start,

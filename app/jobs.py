@@ -17,7 +17,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ RUNNING, FINISHED, STOPPED, FAILED = "running", "finished", "stopped", "failed"
 DONE = (FINISHED, STOPPED, FAILED)
 MAX_KEPT = 20  # finished jobs remembered by the registry (the oldest are forgotten first)
 MAX_NAME = 64
+SAVE_EVERY = 200  # the most steps an app run goes without writing its resume state
 
 
 class JobRefused(ValueError):
@@ -72,6 +73,12 @@ def describe_error(error: BaseException) -> str:
 
 
 # ----------------------------------------------------------------------------- jobs
+def with_resume_states(config: TrainConfig) -> TrainConfig:
+    """``config`` writing a resume state at least every :data:`SAVE_EVERY` steps and at every
+    validation, so a server killed mid-run loses at most that much (resume with ``resume=True``)."""
+    return replace(config, save_every=max(1, min(config.save_every, config.eval_every, SAVE_EVERY)))
+
+
 @dataclass(frozen=True)
 class JobView:
     """A consistent, immutable copy of a job's state for drawing (safe to read from any thread)."""
@@ -128,8 +135,8 @@ class JobView:
 class Job:
     """One training run in a background thread. Read it through :meth:`view`."""
 
-    def __init__(self, name: str, config: TrainConfig) -> None:
-        self.name, self.config = name, config
+    def __init__(self, name: str, config: TrainConfig, *, resume: bool = False) -> None:
+        self.name, self.config, self.resume = name, with_resume_states(config), resume
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._status = RUNNING
@@ -188,7 +195,7 @@ class Job:
         set_threads(training_threads())  # per thread: inference keeps its own setting
         failure = None
         try:
-            result = train(self.config, on_step=self._on_step, on_eval=self._on_eval,
+            result = train(self.config, resume=self.resume, on_step=self._on_step, on_eval=self._on_eval,
                            on_snapshot=self._on_snapshot, should_stop=self._stop.is_set)
         except Exception as error:  # the page shows the message; the log keeps the traceback
             log.exception("training job %s failed", self.name)
@@ -229,8 +236,8 @@ class JobRegistry:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
 
-    def start(self, name: str, config: TrainConfig) -> Job:
-        """Start training ``config`` as the job ``name``.
+    def start(self, name: str, config: TrainConfig, *, resume: bool = False) -> Job:
+        """Start training ``config`` as the job ``name`` (continuing its resume state when ``resume``).
 
         Raises:
             JobRefused: ``max_running`` jobs are already running, or ``name`` is running.
@@ -243,7 +250,7 @@ class JobRegistry:
                 names = ", ".join(repr(j.name) for j in running)
                 raise JobRefused(f"{names} is still training; wait for it to finish or stop it first "
                                  f"(this machine trains one model at a time)")
-            job = Job(name, config)
+            job = Job(name, config, resume=resume)
             self._jobs.pop(name, None)
             self._jobs[name] = job
             self._forget_oldest()

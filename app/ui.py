@@ -28,17 +28,25 @@ def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, 
     give every key of ``defaults`` still unset its default value.
 
     ``keys`` maps a widget key to a parser (``int``, ``str``, ``float``, ``parse_bool``, ``bounded(…)``).
-    Unparseable values are ignored, so a hand-edited link never breaks the page.
+    Unparseable, non-finite or out-of-range values are ignored with a notice, so a hand-edited
+    link never breaks the page.
     """
     marker = "_restored_" + ",".join(sorted(keys))
     if not st.session_state.get(marker):
         st.session_state[marker] = True
+        ignored = []
         for key, parse in keys.items():
             if key in st.query_params:
                 try:
-                    st.session_state[key] = parse(st.query_params[key])
-                except (TypeError, ValueError):
+                    value = parse(st.query_params[key])
+                    if isinstance(value, float) and not math.isfinite(value):  # nan, 1e400
+                        raise ValueError(value)
+                    st.session_state[key] = value
+                except (TypeError, ValueError, OverflowError):
                     log.info("ignoring query parameter %s=%r", key, st.query_params[key])
+                    ignored.append(key)
+        if ignored:
+            st.toast(f"The link's {', '.join(ignored)} could not be used; the defaults are shown instead.")
     for key, default in (defaults or {}).items():
         st.session_state.setdefault(key, default)
 

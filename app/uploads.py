@@ -20,19 +20,18 @@ refuses is refused with the loader's :class:`core.CheckpointError` message. No S
 from __future__ import annotations
 
 import hashlib
-import io
+import json
 import logging
 import re
 import secrets
 import shutil
-import stat
 import tempfile
-import zipfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from core import (CheckpointError, NNImportOptions, NNTransformerLayout, import_nn_transformer, load_checkpoint,
                   load_pretrained, nn_transformer_layout)
+from app.unzip import unzip
 
 log = logging.getLogger(__name__)
 
@@ -107,45 +106,37 @@ def is_upload_digest(name: str) -> bool:
 def safe_unzip(data: bytes, target: Path) -> Path:
     """Unzip a BERT-family folder into ``target``; returns the folder holding ``config.json``.
 
-    Only regular files are written; names must be relative without ``..``; at most
-    ``MAX_ZIP_FILES`` files and ``MAX_UNZIPPED_BYTES`` bytes (counted while reading, not
-    trusted from the archive's header).
+    Only regular files are written (see :func:`app.unzip.unzip`): names relative without ``..``,
+    at most ``MAX_ZIP_FILES`` files and ``MAX_UNZIPPED_BYTES`` bytes counted while inflating
+    (deflate, bzip2 and LZMA alike); a ``modules.json`` must list folders inside the upload.
 
     Raises:
         CheckpointError: not a zip, or any rule above broken (the message says which).
     """
+    unzip(data, target, max_bytes=MAX_UNZIPPED_BYTES, max_files=MAX_ZIP_FILES)
+    root = _bert_root(target)
+    _check_modules(root)
+    return root
+
+
+def _check_modules(root: Path) -> None:
+    """A sentence-transformers ``modules.json``: a list of objects whose paths stay inside ``root``."""
+    modules = root / "modules.json"
+    if not modules.exists():
+        return
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        members = [m for m in archive.infolist() if not m.is_dir()]
-    except (zipfile.BadZipFile, ValueError, OSError) as error:
-        raise CheckpointError(f"the .zip file cannot be read ({error})") from None
-    if len(members) > MAX_ZIP_FILES:
-        raise CheckpointError(f"the .zip file holds {len(members)} files; at most {MAX_ZIP_FILES} are accepted")
-    written = 0
-    for member in members:
-        parts = _member_parts(member)
-        path = target.joinpath(*parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with archive.open(member) as source, open(path, "wb") as sink:
-            while chunk := source.read(1 << 20):
-                written += len(chunk)
-                if written > MAX_UNZIPPED_BYTES:
-                    raise CheckpointError(f"the .zip file unpacks to more than "
-                                          f"{MAX_UNZIPPED_BYTES // 2**20} MB")
-                sink.write(chunk)
-    return _bert_root(target)
-
-
-def _member_parts(member: zipfile.ZipInfo) -> tuple[str, ...]:
-    name = member.filename
-    path = PurePosixPath(name)
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or "\\" in name:
-        raise CheckpointError(f"the .zip file holds an absolute path: {name[:80]!r}")
-    if any(part in ("..", "") for part in path.parts) or not path.parts:
-        raise CheckpointError(f"the .zip file holds a path leaving its folder: {name[:80]!r}")
-    if stat.S_ISLNK(member.external_attr >> 16):
-        raise CheckpointError(f"the .zip file holds a link: {name[:80]!r}")
-    return path.parts
+        entries = json.loads(modules.read_bytes()[:1 << 20])
+    except (ValueError, RecursionError):
+        raise CheckpointError("the .zip file's modules.json is not valid JSON") from None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise CheckpointError("the .zip file's modules.json must be a list of objects")
+    for entry in entries:
+        path = entry.get("path", "")
+        if not isinstance(path, str) or not isinstance(entry.get("type", ""), str):
+            raise CheckpointError("the .zip file's modules.json has a path or type that is not text")
+        resolved = (root / path).resolve()
+        if resolved != root.resolve() and root.resolve() not in resolved.parents:
+            raise CheckpointError(f"the .zip file's modules.json points outside the upload: {path[:80]!r}")
 
 
 def _bert_root(target: Path) -> Path:

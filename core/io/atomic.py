@@ -8,6 +8,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from core.io.verify import CheckpointError
 
@@ -17,6 +18,7 @@ except ImportError:  # pragma: no cover - not on Linux
     fcntl = None
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _TEMP = re.compile(r"\..+\.[A-Za-z0-9_]{8}\.tmp")  # tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")
 _TEMP_GRACE_S = 2.0  # a temp file this fresh may be a save that has not locked it yet
@@ -50,6 +52,39 @@ def write_atomic(path: Path, data: bytes) -> None:
         if isinstance(error, OSError):
             raise CheckpointError(f"cannot save {path.name}: {error.strerror or error}") from None
         raise
+    _fsync_folder(folder)
+
+
+def replace_when_done(path: Path, write: Callable[[Path], T]) -> T:
+    """``write`` a temp file beside ``path`` and check it (``write`` raises if a check fails), then
+    put it in place of ``path`` atomically, keeping the replaced file's permissions.
+
+    On any failure the temp file is removed and ``path`` is untouched; a ``CheckpointError`` or
+    ``ValueError`` from ``write`` is raised again with the temp file's name replaced by ``path``'s.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        os.close(fd)
+    except OSError as error:
+        raise CheckpointError(f"cannot write {path.name}: {error.strerror or error}") from None
+    tmp = Path(name)
+    try:
+        result = write(tmp)
+        os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else _default_mode())
+        os.replace(tmp, path)
+    except BaseException as error:
+        tmp.unlink(missing_ok=True)
+        if isinstance(error, (CheckpointError, ValueError, OSError)):
+            message = str(error).replace(str(tmp), str(path)).replace(tmp.name, path.name)
+            raise (CheckpointError if isinstance(error, OSError) else type(error))(message) from None
+        raise
+    _fsync_folder(folder)
+    return result
+
+
+def _fsync_folder(folder: Path) -> None:
     dir_fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

@@ -24,6 +24,7 @@ from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as _HFTokenizer
 
 from core.text.tokenizer import Encoding, _check_text
+from core.text.tokenizer_check import check_tokenizer_spec, native
 
 # llama.cpp's word-splitting regexes (llama-vocab.cpp), by ``tokenizer.ggml.pre``.
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -107,8 +108,16 @@ class PretrainedTokenizer:
 
     @classmethod
     def from_file(cls, path: str | Path, max_len: int, kind: str = "wordpiece") -> PretrainedTokenizer:
-        """Any ``tokenizer.json`` (WordPiece, BPE, Unigram), padding off and truncation at ``max_len``."""
-        return cls(_HFTokenizer.from_file(str(path)), kind=kind, max_len=max_len)
+        """Any ``tokenizer.json`` (WordPiece, BPE, Unigram), padding off and truncation at ``max_len``.
+
+        The file is untrusted: :func:`~core.text.tokenizer_check.check_tokenizer_spec` runs first.
+
+        Raises:
+            ValueError: not JSON, refused by the check, or refused by the tokenizers library (one line).
+        """
+        text = Path(path).read_text(encoding="utf-8")
+        check_tokenizer_spec(json.loads(text))
+        return cls(native(lambda: _HFTokenizer.from_str(text), "reading tokenizer.json"), kind=kind, max_len=max_len)
 
     @classmethod
     def from_gguf(cls, vocab: GGUFVocab, max_len: int) -> PretrainedTokenizer:
@@ -138,7 +147,7 @@ class PretrainedTokenizer:
         _check_text(text)
         if not text.strip():
             return Encoding([], [], [])
-        enc = self._hf.encode(text)
+        enc = native(lambda: self._hf.encode(text), "tokenizing")
         ids, offsets = list(enc.ids), [(int(s), int(e)) for s, e in enc.offsets]
         if self.bos_id is not None:
             ids, offsets = [self.bos_id, *ids][: self.max_len], [(0, 0), *offsets][: self.max_len]
@@ -146,7 +155,7 @@ class PretrainedTokenizer:
 
     def truncated(self, text: str) -> bool:
         """Whether :meth:`encode` cut ``text`` at ``max_len``."""
-        return bool(self._hf.encode(text).overflowing) if text.strip() else False
+        return bool(native(lambda: self._hf.encode(text), "tokenizing").overflowing) if text.strip() else False
 
     def decode(self, ids: Sequence[int], *, skip_special: bool = True) -> str:
         """Text of ``ids`` (special tokens dropped when ``skip_special``)."""
@@ -196,9 +205,15 @@ class PretrainedTokenizer:
 
     @classmethod
     def from_json(cls, text: str) -> PretrainedTokenizer:
+        """The tokenizer :meth:`to_json` wrote (checked as untrusted: it comes from a cache file).
+
+        Raises:
+            ValueError: malformed, refused by the check or by the tokenizers library (one line).
+        """
         data = json.loads(text)
-        return cls(_HFTokenizer.from_str(json.dumps(data["hf"])), kind=data["kind"], max_len=int(data["max_len"]),
-                   bos_id=data["bos_id"])
+        check_tokenizer_spec(data["hf"])
+        hf = native(lambda: _HFTokenizer.from_str(json.dumps(data["hf"])), "reading a cached tokenizer")
+        return cls(hf, kind=data["kind"], max_len=int(data["max_len"]), bos_id=data["bos_id"])
 
     def __repr__(self) -> str:
         return f"PretrainedTokenizer(kind={self.kind!r}, vocab_size={self.vocab_size})"

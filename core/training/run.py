@@ -8,13 +8,14 @@ import logging
 import os
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
 import torch.distributed as dist
 
 from core.device import resolve_device
-from core.io.checkpoint import load, save
+from core.io.checkpoint import CheckpointError, load, save
 from core.model.transformer import Transformer
 from core.tasks import get_task
 from core.training.config import TrainConfig
@@ -88,6 +89,11 @@ class Run:
     def __init__(self, config: TrainConfig, ctx: Distributed, resume: bool,
                  on_snapshot: SnapshotCallback | None) -> None:
         self.config, self.ctx, self.on_snapshot = config, ctx, on_snapshot
+        self.state_file = resume_state_path(config.out)
+        if resume and not self.state_file.exists():  # never start afresh over the run it meant to continue
+            raise CheckpointError(f"cannot resume {Path(config.out).name}: there is no resume state "
+                                  f"{self.state_file.name} beside it; train without --resume to start "
+                                  "afresh (it replaces that checkpoint) or choose another --out")
         self.task = task = get_task(config.task)
         torch.manual_seed(config.seed)
         sizes = None if config.train_size is None else (config.train_size, *task.default_sizes[1:])
@@ -103,8 +109,8 @@ class Run:
             "train": {**asdict(config), "sizes": used, "command": config.command(), "world_size": ctx.world},
             "labels": list(task.labels or ()), "history": [], "snapshots": {"steps": []}}
         self.snapshots: dict[str, torch.Tensor] = {}
-        self.start, self.state_file = 0, resume_state_path(config.out)
-        if resume and self.state_file.exists():
+        self.start = 0
+        if resume:
             self._restore()
         self.best, self.stale = _best_so_far(self.record["history"], task.metric)
         if ctx.main and self.start == 0:

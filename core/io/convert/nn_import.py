@@ -26,6 +26,7 @@ from torch import Tensor
 
 from core.budget import LOAD_BUDGET, Budget, check_budget
 from core.config import ModelConfig
+from core.io.atomic import replace_when_done
 from core.io.checkpoint import Checkpoint, load, save
 from core.io.convert.nn_layout import ROLES, NNTransformerLayout, Shapes, guess_roles, read_layout
 from core.io.convert.nn_transformer import from_nn_transformer, load_state_dict_file
@@ -241,6 +242,11 @@ def import_nn_transformer(source: str | os.PathLike, out: str | os.PathLike, opt
         tgt_embed=tensors[keys["tgt_embed"]][tgt_order] * scale, lm_head=tensors[keys["lm_head"]][tgt_order],
         lm_head_bias=tensors[bias_key][tgt_order] if bias_key else None,  # (V_tgt,), specials first
     )
-    save(out, model, {"source": src_tok, "target": tgt_tok},
-         extra={"imported_from": {"format": "nn.Transformer", "file": Path(source).name, "keys": keys}})
+    extra = {"imported_from": {"format": "nn.Transformer", "file": Path(source).name, "keys": keys}}
+
+    def write_and_check(tmp: Path) -> None:  # every check on the temp file before it replaces out
+        save(tmp, model, {"source": src_tok, "target": tgt_tok}, extra=extra)
+        load(tmp, budget=budget)
+
+    replace_when_done(Path(out), write_and_check)
     return load(out, budget=budget)

@@ -1,0 +1,122 @@
+"""Check an untrusted ``tokenizer.json`` before the native ``tokenizers`` library sees it.
+
+An uploaded tokenizer is code the server runs on every input: a ``Split`` or ``Replace`` regex
+such as ``(a+)+$`` backtracks for minutes on 20,000 characters inside native code, where no
+Python time limit can stop it, and a regex over the engine's own limits panics (a pyo3
+``PanicException``, a ``BaseException``). :func:`check_tokenizer_spec` accepts only normalizer
+and pre-tokenizer types on an allow-list and refuses regexes that are too long or that nest one
+unbounded quantifier inside another; :func:`native` turns any exception out of native code,
+``BaseException`` included, into one ``ValueError`` line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, TypeVar
+
+try:  # the standard library's regex parser, used only to read a pattern's structure
+    import re._parser as _sre_parse
+except ImportError:  # pragma: no cover - Python < 3.11
+    import sre_parse as _sre_parse
+
+T = TypeVar("T")
+
+NORMALIZERS = frozenset({"BertNormalizer", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "StripAccents",
+                         "Prepend", "Replace", "Nmt", "Precompiled", "ByteLevel", "Sequence"})
+PRE_TOKENIZERS = frozenset({"BertPreTokenizer", "ByteLevel", "Whitespace", "WhitespaceSplit", "Punctuation",
+                            "Metaspace", "Split", "Digits", "UnicodeScripts", "CharDelimiterSplit", "Sequence"})
+MAX_PATTERN_CHARS = 1_000
+MAX_DEPTH = 8  # nested Sequences
+_REPEATS = {_sre_parse.MAX_REPEAT, _sre_parse.MIN_REPEAT, getattr(_sre_parse, "POSSESSIVE_REPEAT", None)} - {None}
+_PROPERTY = re.compile(r"\\[pP]\{[^}]{1,40}\}|\\[pP][A-Za-z]")  # Oniguruma's \p{L}: a class for Python's parser
+
+
+def check_tokenizer_spec(spec: Any) -> None:
+    """Refuse a tokenizer description that could hold the server (see the module docstring).
+
+    Raises:
+        ValueError: one line naming the component and what is wrong with it.
+    """
+    if not isinstance(spec, dict):
+        raise ValueError("tokenizer.json must hold a JSON object")
+    _check_component(spec.get("normalizer"), "normalizers", NORMALIZERS, "normalizer", 0)
+    _check_component(spec.get("pre_tokenizer"), "pretokenizers", PRE_TOKENIZERS, "pre-tokenizer", 0)
+
+
+def _check_component(part: Any, children: str, allowed: frozenset[str], what: str, depth: int) -> None:
+    if part is None:
+        return
+    kind = part.get("type") if isinstance(part, dict) else None
+    if kind not in allowed:
+        raise ValueError(f"tokenizer {what} type {str(kind)[:40]!r} is not accepted; accepted: {', '.join(sorted(allowed))}")
+    if kind == "Sequence":
+        items = part.get(children)
+        if depth >= MAX_DEPTH or not isinstance(items, list):
+            raise ValueError(f"tokenizer {what} Sequence is malformed or nested more than {MAX_DEPTH} deep")
+        for item in items:
+            _check_component(item, children, allowed, what, depth + 1)
+    pattern = part.get("pattern")
+    if pattern is not None:
+        if not isinstance(pattern, dict) or len(pattern) != 1 or not isinstance(next(iter(pattern.values())), str):
+            raise ValueError(f"tokenizer {what} {kind} has a malformed pattern")
+        if "Regex" in pattern:
+            check_regex(pattern["Regex"], f"tokenizer {what} {kind}")
+
+
+def check_regex(pattern: str, where: str = "the") -> None:
+    """Refuse a regex longer than :data:`MAX_PATTERN_CHARS` or with nested unbounded quantifiers
+    (``(a+)+``, ``(\\w*\\s?)*``): the shapes that backtrack exponentially.
+
+    Raises:
+        ValueError: one line naming ``where``.
+    """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ValueError(f"{where} regex is {len(pattern):,} characters long (at most {MAX_PATTERN_CHARS:,})")
+    try:
+        parsed = _sre_parse.parse(_PROPERTY.sub("w", pattern))
+    except (re.error, RecursionError, OverflowError) as error:
+        raise ValueError(f"{where} regex cannot be checked ({error})") from None
+    if _nested_repeat(parsed, inside=False):
+        raise ValueError(f"{where} regex {pattern[:60]!r} nests one repeated part inside another, "
+                         "which can backtrack for minutes; it is refused")
+
+
+def _nested_repeat(items: Any, inside: bool) -> bool:
+    """Whether a repeat of unbounded or large count holds another such repeat."""
+    for op, arg in items:
+        if op in _REPEATS:
+            low, high, sub = arg
+            repeats = high == _sre_parse.MAXREPEAT or high > 16
+            if repeats and inside:
+                return True
+            if _nested_repeat(sub, inside or repeats):
+                return True
+        elif op == _sre_parse.SUBPATTERN:
+            if _nested_repeat(arg[-1], inside):
+                return True
+        elif op == _sre_parse.BRANCH:
+            if any(_nested_repeat(branch, inside) for branch in arg[1]):
+                return True
+        elif op in (_sre_parse.ASSERT, _sre_parse.ASSERT_NOT):
+            if _nested_repeat(arg[1], inside):
+                return True
+        elif op == getattr(_sre_parse, "ATOMIC_GROUP", None):
+            if _nested_repeat(arg, inside):
+                return True
+    return False
+
+
+def native(call: Callable[[], T], what: str) -> T:
+    """``call()``, any exception out of native tokenizer code (a pyo3 ``PanicException`` is a
+    ``BaseException``) raised again as one ``ValueError`` line; interrupts pass through.
+
+    Raises:
+        ValueError: ``what`` failed, with the first line of the native message.
+    """
+    try:
+        return call()
+    except (KeyboardInterrupt, SystemExit, GeneratorExit, MemoryError):
+        raise
+    except BaseException as error:  # noqa: B036 - PanicException derives from BaseException
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"{what} failed in the tokenizers library: {first[:200]}") from None

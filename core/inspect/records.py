@@ -64,6 +64,10 @@ class Explanation:
         truncated: whether the input was cut to fit ``max_len``.
         head_groups: kind → for each head, the key/value head it shares (grouped-query
             attention in Llama-family models); empty when every head has its own.
+        features: for speech, the float32 (mel bins, columns) log-mel spectrogram the encoder
+            read, two columns per source frame shown (else None).
+        alignment_heads: for speech, the (layer, head) cross-attention heads the checkpoint
+            names as following the audio in time (0-based).
     """
 
     text: str
@@ -81,6 +85,8 @@ class Explanation:
     notes: tuple[str, ...] = ()
     truncated: bool = False
     head_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    features: np.ndarray | None = None
+    alignment_heads: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.source_tokens) != len(self.source_offsets):
@@ -95,6 +101,19 @@ class Explanation:
         for kind, groups in self.head_groups.items():
             if kind not in self.attention or len(groups) != self.attention[kind].shape[1]:
                 raise ValueError(f"head_groups[{kind!r}] must name one key/value head per {kind} head")
+        self._check_speech()
+
+    def _check_speech(self) -> None:
+        if self.features is not None:
+            if not isinstance(self.features, np.ndarray) or self.features.dtype != np.float32 \
+                    or self.features.ndim != 2 or self.features.shape[1] != 2 * len(self.source_tokens):
+                raise ValueError("features must be a float32 (mel bins, 2 × source frames) array")
+            if not np.isfinite(self.features).all():
+                raise ValueError("features contain non-finite values")
+        if self.alignment_heads:
+            layers, heads = self.attention["cross"].shape[:2] if "cross" in self.attention else (0, 0)
+            if any(not (0 <= layer < layers and 0 <= head < heads) for layer, head in self.alignment_heads):
+                raise ValueError("alignment_heads must name cross-attention heads of the maps")
 
     def _check_map(self, name: str, kind: str, array: np.ndarray) -> None:
         if not isinstance(array, np.ndarray) or array.dtype != np.float32 or array.ndim != 4:

@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 import torch
 
-from core.audio.decode import Audio, load_audio
+from core.audio.decode import MAX_SECONDS, Audio, load_audio
 from core.audio.mel import frame_labels, frames_filled, log_mel
 from core.generate import decode
 from core.inspect.records import Explanation, Prediction
@@ -36,15 +36,17 @@ def _model(source: PretrainedModel | str | os.PathLike) -> PretrainedModel:
     return model
 
 
-def _audio(audio: Audio | bytes | str | os.PathLike) -> tuple[Audio, str]:
+def _audio(audio: Audio | bytes | str | os.PathLike, max_seconds: float) -> tuple[Audio, str]:
     if isinstance(audio, Audio):
+        if audio.seconds > max_seconds:
+            raise ValueError(f"the audio is {audio.seconds:.1f} s long; at most {max_seconds:g} s")
         return audio, "audio"
     if isinstance(audio, bytes):
-        return load_audio(audio), "audio"
+        return load_audio(audio, max_seconds=max_seconds), "audio"
     path = Path(audio)
     if not path.is_file():
         raise ValueError(f"no audio file {path.name}")
-    return load_audio(path.read_bytes(), name=path.name), path.name
+    return load_audio(path.read_bytes(), name=path.name, max_seconds=max_seconds), path.name
 
 
 def detect_language(model: PretrainedModel, features: torch.Tensor) -> tuple[str, float]:
@@ -85,7 +87,7 @@ def explain_speech(
     task: str = "transcribe", language: str | None = None, decoding: str = "greedy", beam_size: int = 4,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, frames: str = "audio", temperature: float = 1.0,
     hard: bool = False, causal: bool = True, head_mask: Mapping[str, list[list[float]]] | None = None,
-    return_scores: bool = False,
+    return_scores: bool = False, max_seconds: float = MAX_SECONDS,
 ) -> Explanation:
     """Transcribe (or translate into English) ``audio`` and return every map as an :class:`Explanation`.
 
@@ -98,6 +100,7 @@ def explain_speech(
         frames: ``audio``: the encoder frames the audio fills (the rest of the 30 s window is
             silence padding; cropped rows then sum to less than 1) or ``all`` 1,500.
         temperature, hard, causal, head_mask, return_scores: the inference controls.
+        max_seconds: longer audio is refused (at most Whisper's 30 s window).
 
     Raises:
         ValueError: unreadable, too long or too large audio, or an option out of range.
@@ -106,7 +109,7 @@ def explain_speech(
     if decoding not in DECODINGS or frames not in FRAME_CHOICES or beam_size < 1 or max_new_tokens < 1:
         raise ValueError(f"decoding must be {' or '.join(DECODINGS)}, frames {' or '.join(FRAME_CHOICES)}, "
                          "beam_size and max_new_tokens at least 1")
-    pretrained, (clip, name) = _model(model_or_path), _audio(audio)
+    pretrained, (clip, name) = _model(model_or_path), _audio(audio, min(max_seconds, MAX_SECONDS))
     config, tokenizer = pretrained.config, pretrained.tokenizer
     device = next(pretrained.model.parameters()).device
     features = torch.from_numpy(log_mel(clip.samples, config.n_mels))[None].to(device)  # (1, M, 3000)

@@ -1,0 +1,121 @@
+"""Whisper, a real encoder-decoder on speech: a shipped clip, an upload or a recording in; the transcript
+(or the English translation) out, with the log-mel spectrogram and each output token's cross-attention
+over the audio frames on the spectrogram's time axis, the decoder's self-attention and the encoder's.
+Always the chosen Whisper model, whatever the sidebar shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from app import resources, ui
+from app.charts import attention as attention_charts
+from app.charts.speech import head_choice, spectrogram_and_cross
+from app.views.pretrained import common
+
+CLIPS = Path(__file__).resolve().parents[2] / "assets" / "audio"
+SENTENCES = {"the_black_cat_sleeps.flac": "The black cat sleeps. (English)",
+             "i_have_two_cats.flac": "I have two cats. (English)",
+             "yo_tengo_gatos.flac": "Hola. Yo tengo gatos en mi casa. (Spanish)"}
+MAX_SECONDS = 10.0  # the encoder's maps grow with the square of the frames: 10 s = 500 frames
+MAX_BYTES = 5 << 20
+SOURCES = ("Sample clip", "Upload a file", "Record")
+ALIGNMENT = "Alignment heads (mean)"
+
+st.title("Whisper: speech in, text out")
+models = {e.name: e for e in resources.speech_entries()}
+if not models:
+    common.installed("Whisper tiny.en")
+    st.stop()
+st.markdown(
+    "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
+    "log-mel spectrogram — two convolutions turn it into 1,500 frames of 20 ms — and the decoder writes the "
+    "text one token at a time, its **cross-attention** looking back at the frames. Some heads follow the speech "
+    "word by word; the checkpoint names them (*alignment heads*). Runs here, offline.")
+name = st.radio("Model", list(models), key="speech_model", horizontal=True)
+entry = models[name]
+st.caption(entry.description)
+multilingual = entry.name != "Whisper tiny.en"
+
+# ----------------------------------------------------------------------------- input
+source = st.radio("Audio", SOURCES, key="speech_source", horizontal=True)
+audio, label = None, None
+if source == "Sample clip":
+    clip = st.selectbox("Clip", list(SENTENCES), format_func=SENTENCES.get, key="speech_clip")
+    audio, label = (CLIPS / clip).read_bytes(), SENTENCES[clip]
+    st.caption("Synthesised offline with espeak-ng by assets/make_audio_clips.sh.")
+elif source == "Upload a file":
+    upload = st.file_uploader(f"WAV, FLAC or OGG, at most {MAX_SECONDS:g} s", type=["wav", "flac", "ogg"],
+                              key="speech_upload")
+    if upload is not None:
+        if upload.size > MAX_BYTES:
+            st.error(f"{ui.plain(upload.name)} is {upload.size / 2**20:.1f} MiB; at most {MAX_BYTES >> 20} MiB.")
+        else:
+            audio, label = upload.getvalue(), upload.name
+else:
+    recording = st.audio_input(f"Record up to {MAX_SECONDS:g} s", key="speech_record")
+    if recording is not None:
+        audio, label = recording.getvalue(), "your recording"
+if audio is None:
+    st.info("Pick a clip, upload a file or record to hear what Whisper makes of it.")
+    st.stop()
+st.audio(audio)
+
+left, middle, right = st.columns(3)
+with left:
+    task = st.radio("Task", ["transcribe", "translate"] if multilingual else ["transcribe"], key="speech_task",
+                    horizontal=True, help="Translate: into English, from any language the model knows.")
+with middle:
+    language = st.selectbox("Spoken language", ["detect", "en", "es", "fr", "de", "it", "pt"] if multilingual
+                            else ["en"], key="speech_language")
+with right:
+    beam = st.toggle("Beam search (4 beams)", key="speech_beam", help="Greedy takes the likeliest token each step.")
+options = {"task": task, "language": None if language == "detect" else language,
+           "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS}
+exp = ui.attempt("run Whisper", resources.speech_explanation, entry.name, audio, options)
+if exp is None:
+    st.stop()
+st.subheader("Translation" if task == "translate" else "Transcript")
+ui.show_user_text(exp.prediction.text or "(nothing)", f"{label} → {entry.name}:")
+for note in exp.notes:
+    st.caption(ui.plain(note))
+
+# ----------------------------------------------------------------------------- cross-attention on the time axis
+cross = exp.attention["cross"]  # (L, H, T, F)
+layers, heads = exp.shape("cross")
+st.subheader("Where each token listens")
+pick_left, pick_right, pick_step = st.columns(3)
+with pick_left:
+    choice = st.selectbox("Heads", [ALIGNMENT, "One head"], key="speech_heads")
+layer = head = None
+if choice == "One head":
+    with pick_right:
+        layer = st.number_input("Layer", 1, layers, layers, key="speech_layer") - 1
+        head = st.number_input("Head", 1, heads, 1, key="speech_head") - 1
+rows = exp.row_labels("cross")
+with pick_step:
+    step = st.slider("Step", 1, len(rows), len(rows) - 1 if len(rows) > 1 else 1, key="speech_step") - 1
+matrix, what = head_choice(cross, exp.alignment_heads, layer, head)
+st.plotly_chart(spectrogram_and_cross(exp.features, matrix, rows, title=f"Cross-attention over the audio: {what}",
+                                      step=step, font_scale=ui.font_scale()), key="speech_cross")
+st.caption(f"Alignment heads (layer, head, from 1): {', '.join(f'{l + 1}.{h + 1}' for l, h in exp.alignment_heads)}. "
+           "The first rows read the prompt (start, language, task, no timestamps).")
+
+# ----------------------------------------------------------------------------- self-attention
+st.subheader("Self-attention")
+self_layer = st.slider("Layer", 1, layers, layers, key="speech_self_layer") - 1
+self_head = st.slider("Head", 1, heads, 1, key="speech_self_head") - 1
+dec_left, enc_right = st.columns(2)
+with dec_left:
+    queries, keys, _ = attention_charts.axes(exp, "decoder")
+    st.plotly_chart(attention_charts.head_map(exp.attention["decoder"][self_layer, self_head], queries, keys,
+                                              title="Decoder masked self-attention", font_scale=ui.font_scale()),
+                    key="speech_decoder")
+with enc_right:
+    frames = exp.source_tokens
+    st.plotly_chart(attention_charts.head_map(exp.attention["encoder"][self_layer, self_head], frames, frames,
+                                              title=f"Encoder self-attention ({len(frames)} frames)",
+                                              font_scale=ui.font_scale()), key="speech_encoder")
+    st.caption("The frames the audio fills; maps over 400 frames are drawn as block means.")

@@ -17,6 +17,9 @@ from plotly.subplots import make_subplots
 from app.charts.maps import SEQUENTIAL
 
 COLUMN_S, FRAME_S = 0.01, 0.02
+# Magma, but its first stop #000004 is one of the placeholder colours Streamlit's theme repaints: start at #050416
+SPECTROGRAM = [[i / 9, c] for i, c in enumerate(["#050416", "#180f3d", "#440f76", "#721f81", "#9e2f7f", "#cd4071",
+                                                 "#f1605d", "#fd9668", "#feca8d", "#fcfdbf"])]
 
 
 def head_choice(cross: np.ndarray, alignment_heads: Sequence[tuple[int, int]], layer: int | None,
@@ -43,7 +46,9 @@ def spectrogram_and_cross(features: np.ndarray, cross: np.ndarray, rows: Sequenc
     panels = 3 if step is not None else 2
     heights = [0.3, 0.45, 0.25] if panels == 3 else [0.4, 0.6]
     figure = make_subplots(rows=panels, cols=1, shared_xaxes=True, vertical_spacing=0.04, row_heights=heights)
-    figure.add_trace(go.Heatmap(z=features, x=column_t, y=np.arange(bins), colorscale="Magma", showscale=False,
+    low, high = float(features.min()), float(max(features.max(), features.min() + 1e-6))
+    figure.add_trace(go.Heatmap(z=features, x=column_t, y=np.arange(bins), colorscale=SPECTROGRAM,
+                                zmin=low, zmax=high, showscale=False,
                                 hovertemplate="%{x:.2f} s<br>mel bin %{y}<br>log-mel %{z:.2f}<extra></extra>"), 1, 1)
     labels = [f"{i + 1}. {r}" for i, r in enumerate(rows)]
     figure.add_trace(go.Heatmap(z=cross, x=frame_t, y=labels, colorscale=SEQUENTIAL, zmin=0.0,

@@ -29,23 +29,27 @@ models = {e.name: e for e in resources.speech_entries()}
 if not models:
     common.installed("Whisper tiny.en")
     st.stop()
-st.markdown(
-    "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
-    "log-mel spectrogram — two convolutions turn it into 1,500 frames of 20 ms — and the decoder writes the "
-    "text one token at a time, its **cross-attention** looking back at the frames. Some heads follow the speech "
-    "word by word; the checkpoint names them (*alignment heads*). Runs here, offline.")
-name = st.radio("Model", list(models), key="speech_model", horizontal=True)
+with st.expander("What is Whisper?"):
+    st.markdown(
+        "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
+        "log-mel spectrogram — two convolutions turn it into 1,500 frames of 20 ms — and the decoder writes the "
+        "text one token at a time, its **cross-attention** looking back at the frames. Some heads follow the "
+        "speech word by word; the checkpoint names them (*alignment heads*). It runs here, offline.")
+model_col, source_col = st.columns([1, 2])
+with model_col:
+    name = st.radio("Model", list(models), key="speech_model", horizontal=True,
+                    help="\n\n".join(f"**{e.name}**: {e.description}" for e in models.values()))
 entry = models[name]
-st.caption(entry.description)
 multilingual = entry.name != "Whisper tiny.en"
 
 # ----------------------------------------------------------------------------- input
-source = st.radio("Audio", SOURCES, key="speech_source", horizontal=True)
+with source_col:
+    source = st.radio("Audio", SOURCES, key="speech_source", horizontal=True)
 audio, label = None, None
 if source == "Sample clip":
-    clip = st.selectbox("Clip", list(SENTENCES), format_func=SENTENCES.get, key="speech_clip")
+    clip = st.selectbox("Clip", list(SENTENCES), format_func=SENTENCES.get, key="speech_clip",
+                        help="Synthesised offline with espeak-ng by assets/make_audio_clips.sh.")
     audio, label = (CLIPS / clip).read_bytes(), SENTENCES[clip]
-    st.caption("Synthesised offline with espeak-ng by assets/make_audio_clips.sh.")
 elif source == "Upload a file":
     upload = st.file_uploader(f"WAV, FLAC or OGG, at most {MAX_SECONDS:g} s", type=["wav", "flac", "ogg"],
                               key="speech_upload")
@@ -61,47 +65,52 @@ else:
 if audio is None:
     st.info("Pick a clip, upload a file or record to hear what Whisper makes of it.")
     st.stop()
-st.audio(audio)
 
-left, middle, right = st.columns(3)
-with left:
-    task = st.radio("Task", ["transcribe", "translate"] if multilingual else ["transcribe"], key="speech_task",
-                    horizontal=True, help="Translate: into English, from any language the model knows.")
-with middle:
-    language = st.selectbox("Spoken language", ["detect", "en", "es", "fr", "de", "it", "pt"] if multilingual
-                            else ["en"], key="speech_language")
-with right:
-    beam = st.toggle("Beam search (4 beams)", key="speech_beam", help="Greedy takes the likeliest token each step.")
+task, language = "transcribe", "en"
+if multilingual:
+    left, right = st.columns(2)
+    task = left.radio("Task", ["transcribe", "translate"], key="speech_task", horizontal=True,
+                      help="Translate: into English, from any language the model knows.")
+    language = right.selectbox("Spoken language", ["detect", "en", "es", "fr", "de", "it", "pt"],
+                               key="speech_language")
+beam = st.session_state.get("speech_beam", False)
 options = {"task": task, "language": None if language == "detect" else language,
            "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS}
 exp = ui.attempt("run Whisper", resources.speech_explanation, entry.name, audio, options)
 if exp is None:
     st.stop()
-st.subheader("Translation" if task == "translate" else "Transcript")
-ui.show_user_text(exp.prediction.text or "(nothing)", f"{label} → {entry.name}:")
-for note in exp.notes:
-    st.caption(ui.plain(note))
+player, said = st.columns(2)
+with player:
+    st.audio(audio)
+    st.toggle("Beam search (4 beams)", key="speech_beam", help="Greedy takes the likeliest token each step.")
+with said:
+    ui.show_user_text(exp.prediction.text or "(nothing)",
+                      f"{'Translation' if task == 'translate' else 'Transcript'} of {label} by {entry.name}:")
 
 # ----------------------------------------------------------------------------- cross-attention on the time axis
 cross = exp.attention["cross"]  # (L, H, T, F)
 layers, heads = exp.shape("cross")
-st.subheader("Where each token listens")
-pick_left, pick_right, pick_step = st.columns(3)
+pick_left, pick_step = st.columns(2)
 with pick_left:
     choice = st.selectbox("Heads", [ALIGNMENT, "One head"], key="speech_heads")
-layer = head = None
-if choice == "One head":
-    with pick_right:
-        layer = st.number_input("Layer", 1, layers, layers, key="speech_layer") - 1
-        head = st.number_input("Head", 1, heads, 1, key="speech_head") - 1
+    layer = head = None
+    if choice == "One head":
+        layer_col, head_col = st.columns(2)
+        layer = layer_col.number_input("Layer", 1, layers, layers, key="speech_layer") - 1
+        head = head_col.number_input("Head", 1, heads, 1, key="speech_head") - 1
 rows = exp.row_labels("cross")
 with pick_step:
-    step = st.slider("Step", 1, len(rows), len(rows) - 1 if len(rows) > 1 else 1, key="speech_step") - 1
+    first_text = min(int(exp.options["prompt_tokens"]), len(rows))  # the first row that writes text (1-based)
+    step = st.slider("Step", 1, len(rows), first_text, key="speech_step",
+                     help="One decoding step: its row is drawn as a curve under the spectrogram.") - 1
 matrix, what = head_choice(cross, exp.alignment_heads, layer, head)
 st.plotly_chart(spectrogram_and_cross(exp.features, matrix, rows, title=f"Cross-attention over the audio: {what}",
-                                      step=step, font_scale=ui.font_scale()), key="speech_cross")
-st.caption(f"Alignment heads (layer, head, from 1): {', '.join(f'{l + 1}.{h + 1}' for l, h in exp.alignment_heads)}. "
+                                      step=step, font_scale=ui.font_scale()),
+                key="speech_cross")
+st.caption(f"Alignment heads (layer.head, from 1): {', '.join(f'{l + 1}.{h + 1}' for l, h in exp.alignment_heads)}. "
            "The first rows read the prompt (start, language, task, no timestamps).")
+for note in exp.notes:
+    st.caption(ui.plain(note))
 
 # ----------------------------------------------------------------------------- self-attention
 st.subheader("Self-attention")

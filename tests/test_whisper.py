@@ -149,3 +149,20 @@ def test_the_greedy_transcript_matches_transformers_token_for_token(tiny, refere
     assert ours.ids.tolist() == seq.tolist()
     assert bool(ours.finished[0])
     assert tiny.tokenizer.decode(ours.ids[0].tolist()) == TRANSCRIPT
+
+
+def test_explain_speech_gives_the_transcript_and_every_map_over_the_frames_the_audio_fills(tiny, audio):
+    from core import explain_speech
+
+    exp = explain_speech(tiny, CLIPS / CLIP)
+    frames = int(np.ceil(audio.seconds / 0.02))
+    assert exp.prediction.text == TRANSCRIPT.strip() and exp.prediction.finished
+    assert exp.source_tokens[:2] == ("0.00 s", "0.02 s") and len(exp.source_tokens) == frames
+    assert exp.target_tokens[:2] == ("<|startoftranscript|>", "<|notimestamps|>")
+    assert exp.generated_tokens[-1] == "<|endoftext|>" and exp.generated_tokens[1] == " The"
+    assert exp.attention["encoder"].shape == (4, 6, frames, frames)
+    assert exp.attention["cross"].shape == (4, 6, len(exp.target_tokens), frames)
+    assert exp.features.shape == (80, 2 * frames) and exp.alignment_heads == tiny.config.alignment_heads
+    assert (exp.attention["cross"].sum(-1) <= 1 + 1e-5).all() and any("silence padding" in n for n in exp.notes)
+    with pytest.raises(ValueError, match="English-only"):
+        explain_speech(tiny, audio, task="translate")

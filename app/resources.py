@@ -34,8 +34,8 @@ from app import catalog, uploads
 from app.jobs import JobRegistry
 from app.limits import ByteLRU, Gate, freeze
 from core import (Checkpoint, Explanation, LessonTrace, PretrainedEntry, PretrainedModel, SnapshotTimeline, explain,
-                  explain_batch, explain_speech, head_finder, load_checkpoint, load_pretrained, pretrained_models, rotary_frequencies,
-                  rotary_relative_scores, sentence_similarity, set_threads, snapshot_timeline, thread_count,
+                  explain_batch, explain_speech, head_finder, load_checkpoint, load_pretrained, pretrained_models,
+                  rotary_frequencies, rotary_relative_scores, sentence_similarity, set_threads, snapshot_timeline, thread_count,
                   trace_translation)
 
 T = TypeVar("T")

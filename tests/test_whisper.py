@@ -68,8 +68,8 @@ def _hf_state(model) -> dict[str, torch.Tensor]:
             ours_p, theirs = f"{stack}_layers.{i}", f"model.{stack}.layers.{i}"
             self_attn = "attn" if stack == "encoder" else "self_attn"
             self_norm = "attn_norm" if stack == "encoder" else "self_norm"
-            split(f"{theirs}.self_attn", ours[f"{ours_p}.{self_attn}.qkv.weight"], ours[f"{ours_p}.{self_attn}.qkv.bias"],
-                  ("q_proj", "k_proj", "v_proj"))
+            qkv = f"{ours_p}.{self_attn}.qkv"
+            split(f"{theirs}.self_attn", ours[f"{qkv}.weight"], ours[f"{qkv}.bias"], ("q_proj", "k_proj", "v_proj"))
             pairs = {f"{self_attn}.out": "self_attn.out_proj", self_norm: "self_attn_layer_norm",
                      "ffn.up": "fc1", "ffn.down": "fc2", "ffn_norm": "final_layer_norm"}
             if stack == "decoder":

@@ -120,41 +120,55 @@ def explain_speech(
     start = prompt(pretrained, task, language)
     controls = AttentionControls(causal, True, temperature, hard,
                                  {k: torch.tensor(v, dtype=torch.float32) for k, v in (head_mask or {}).items()})
-    common = dict(eos_id=config.eot_id, max_new_tokens=max_new_tokens, controls=controls, return_scores=return_scores)
-    prefix = torch.tensor([start], device=device)
-    with torch.inference_mode():
-        if decoding == "beam":
-            gen = decode.beam_search(pretrained.model, features, prefix, beam_size=beam_size, **common)
-        else:
-            gen = decode.greedy(pretrained.model, features, prefix, **common)
+    gen = _generate(pretrained, features, start, decoding, beam_size,
+                    dict(eos_id=config.eot_id, max_new_tokens=max_new_tokens, controls=controls,
+                         return_scores=return_scores))
     shown = frames_filled(clip.seconds, config.n_frames) if frames == "audio" else config.n_frames
-    if shown < config.n_frames:
-        notes.append(f"The maps show the {shown} encoder frames ({shown * 0.02:.2f} s) the audio fills, of the "
-                     f"{config.n_frames} (30 s) Whisper reads; the rest is silence padding, so a cropped "
-                     "cross-attention row sums to less than 1.")
     finished = bool(gen.finished[0])
-    if not finished:
-        notes.append("The output reached the length limit without <|endoftext|>.")
+    notes.extend(_notes(shown, config.n_frames, finished))
     ids = gen.ids[0].tolist()
-
-    def maps(which: str) -> dict[str, np.ndarray] | None:
-        out = getattr(gen.output, which)
-        if out is None:
-            return None
-        crop = {"encoder": (slice(None),) * 3 + (slice(0, shown), slice(0, shown)),
-                "decoder": (slice(None),) * 5, "cross": (slice(None),) * 4 + (slice(0, shown),)}
-        return {k: np.ascontiguousarray(out[k][crop[k]][:, 0].float().cpu().numpy()) for k in crop}  # (L, H, Tq, Tk)
-
     return Explanation(
         text=name, task=task, architecture="encoder-decoder",
         source_tokens=frame_labels(shown), source_offsets=((0, 0),) * shown,
         target_tokens=tuple(tokenizer.token_strings(ids[:-1])), target_offsets=((0, 0),) * (len(ids) - 1),
         generated_tokens=tuple(tokenizer.token_strings(ids[1:])),
         prediction=Prediction("text", tokenizer.decode(ids).strip(), finished=finished),
-        attention=maps("attention"), scores=maps("scores"),
+        attention=_cropped(gen.output.attention, shown), scores=_cropped(gen.output.scores, shown),
         options={"task": task, "language": language, "decoding": decoding, "beam_size": beam_size,
                  "frames": frames, "seconds": round(clip.seconds, 3), "prompt_tokens": len(start),
                  "model": pretrained.name, "temperature": temperature, "hard": hard, "causal": causal},
         notes=tuple(notes), features=np.ascontiguousarray(features[0, :, : 2 * shown].cpu().numpy()),
         alignment_heads=tuple(config.alignment_heads),
     )
+
+
+def _notes(shown: int, n_frames: int, finished: bool) -> list[str]:
+    notes = []
+    if shown < n_frames:
+        notes.append(f"The maps show the {shown} encoder frames ({shown * 0.02:.2f} s) the audio fills, of the "
+                     f"{n_frames} (30 s) Whisper reads; the rest is silence padding, so a cropped "
+                     "cross-attention row sums to less than 1.")
+    if not finished:
+        notes.append("The output reached the length limit without <|endoftext|>.")
+    return notes
+
+
+def _generate(pretrained: PretrainedModel, features: torch.Tensor, start: list[int], decoding: str,
+              beam_size: int, common: dict) -> decode.Generation:
+    """Greedy or beam decoding of the features (1, M, 3000) from the prompt ``start``, every map returned."""
+    prefix = torch.tensor([start], device=features.device)
+    with torch.inference_mode():
+        if decoding == "beam":
+            return decode.beam_search(pretrained.model, features, prefix, beam_size=beam_size, **common)
+        return decode.greedy(pretrained.model, features, prefix, **common)
+
+
+def _cropped(maps: dict[str, torch.Tensor] | None, shown: int) -> dict[str, np.ndarray] | None:
+    """Each kind's (L, 1, H, Tq, Tk) maps as float32 (L, H, Tq, Tk), keys (and encoder queries) cut to the
+    first ``shown`` frames."""
+    if maps is None:
+        return None
+    frames = slice(0, shown)
+    crop = {"encoder": (slice(None), 0, slice(None), frames, frames), "decoder": (slice(None), 0),
+            "cross": (slice(None), 0, slice(None), slice(None), frames)}
+    return {k: np.ascontiguousarray(maps[k][index].float().cpu().numpy()) for k, index in crop.items()}

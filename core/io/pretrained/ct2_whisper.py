@@ -23,10 +23,11 @@ from core.text.pretrained_tokenizer import PretrainedTokenizer
 
 _GELU = 3  # CTranslate2's ActivationType::GELU
 _STACK = {  # our module path → CTranslate2's variable scope, per layer
-    "attn_norm": "self_attention/layer_norm", "attn.qkv": "self_attention/linear_0", "attn.out": "self_attention/linear_1",
-    "self_norm": "self_attention/layer_norm", "self_attn.qkv": "self_attention/linear_0",
+    "attn_norm": "self_attention/layer_norm", "attn.qkv": "self_attention/linear_0",
+    "attn.out": "self_attention/linear_1", "self_norm": "self_attention/layer_norm", "self_attn.qkv": "self_attention/linear_0",
     "self_attn.out": "self_attention/linear_1", "cross_norm": "attention/layer_norm",
-    "cross_attn.query": "attention/linear_0", "cross_attn.kv": "attention/linear_1", "cross_attn.out": "attention/linear_2",
+    "cross_attn.query": "attention/linear_0", "cross_attn.kv": "attention/linear_1",
+    "cross_attn.out": "attention/linear_2",
     "ffn_norm": "ffn/layer_norm", "ffn.up": "ffn/linear_0", "ffn.down": "ffn/linear_1",
 }
 _TOP = {"conv1": "encoder/conv1", "conv2": "encoder/conv2", "encoder_norm": "encoder/layer_norm",

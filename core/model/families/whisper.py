@@ -13,95 +13,15 @@ D model width, V vocabulary. Rows are queries, columns keys.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.contract import KINDS, AttentionControls, ModelOutput, check_ids
+from core.model.families.whisper_config import WhisperConfig
 from core.model.families.grouped import HeadCall, grouped_attention, stack_field
 from core.model.kv_cache import AttentionCache, KVCache
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
-
-
-@dataclass(frozen=True)
-class WhisperConfig:
-    """Sizes, special ids and decoding constants of a Whisper checkpoint (``asdict`` round trip).
-
-    Attributes:
-        eot_id: ``<|endoftext|>`` (ends the output; also pads a batch). sot_id: ``<|startoftranscript|>``.
-        no_timestamps_id: ``<|notimestamps|>``. transcribe_id / translate_id: the task tokens
-            (None in an English-only model). languages: (code, token id) pairs (empty when English-only).
-        suppress_ids: ids the checkpoint never lets decoding produce. alignment_heads: (layer,
-            head) pairs of cross-attention that follow the speech in time (0-based).
-    """
-
-    vocab_size: int
-    d_model: int
-    n_encoder_layers: int
-    n_decoder_layers: int
-    n_heads: int
-    d_ff: int
-    eot_id: int
-    sot_id: int
-    no_timestamps_id: int
-    n_mels: int = 80
-    n_frames: int = 1500
-    max_len: int = 448
-    norm_eps: float = 1e-5
-    transcribe_id: int | None = None
-    translate_id: int | None = None
-    languages: tuple[tuple[str, int], ...] = ()
-    suppress_ids: tuple[int, ...] = ()
-    alignment_heads: tuple[tuple[int, int], ...] = ()
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_encoder_layers", "n_decoder_layers", "n_heads", "d_ff", "n_mels",
-                     "n_frames", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
-        ids = [self.eot_id, self.sot_id, self.no_timestamps_id, *self.suppress_ids, *(i for _, i in self.languages),
-               *(i for i in (self.transcribe_id, self.translate_id) if i is not None)]
-        if any(not 0 <= i < self.vocab_size for i in ids):
-            raise ValueError(f"a special token id is outside the vocabulary of {self.vocab_size}")
-        if any(not (0 <= layer < self.n_decoder_layers and 0 <= head < self.n_heads)
-               for layer, head in self.alignment_heads):
-            raise ValueError("an alignment head is outside the decoder's layers and heads")
-
-    architecture = "encoder-decoder"
-    attention_kinds = KINDS
-    has_encoder = True
-    has_decoder = True
-
-    @property
-    def pad_id(self) -> int:
-        """Whisper pads a batch with ``<|endoftext|>``."""
-        return self.eot_id
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
-
-    @property
-    def multilingual(self) -> bool:
-        """Whether the model has language and task tokens (English-only ``.en`` models have none)."""
-        return self.translate_id is not None
-
-    @property
-    def never_generated(self) -> tuple[int, ...]:
-        """The checkpoint's suppressed ids and every special token after ``<|endoftext|>`` (start,
-        languages, tasks, timestamps): decoding produces text then ``<|endoftext|>``."""
-        return tuple(sorted(set(self.suppress_ids) | set(range(self.eot_id + 1, self.vocab_size))))
-
-    def n_layers(self, kind: str) -> int:
-        """Layers holding attention of ``kind``."""
-        return self.n_encoder_layers if kind == "encoder" else self.n_decoder_layers
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class WhisperAttention(nn.Module):
@@ -251,7 +171,8 @@ class WhisperModel(nn.Module):
         self_results, cross_results = [], []
         for i, layer in enumerate(self.decoder_layers):
             heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
-            x, self_result, cross_result = layer(x, memory, mask, call, heads, None if cache is None else cache.layers[i])
+            layer_cache = None if cache is None else cache.layers[i]
+            x, self_result, cross_result = layer(x, memory, mask, call, heads, layer_cache)
             self_results.append(self_result)
             cross_results.append(cross_result)
         return self.decoder_norm(x), self_results, cross_results
@@ -297,11 +218,9 @@ class WhisperModel(nn.Module):
 
     def parameter_counts(self) -> dict[str, int]:
         """Parameters per block (front end, encoder, decoder; the tied output counted once)."""
-        blocks = {"conv1": "front end", "conv2": "front end", "encoder_positions": "encoder", "encoder_layers": "encoder",
-                  "encoder_norm": "encoder", "embed": "token embedding", "decoder_positions": "decoder",
-                  "decoder_layers": "decoder", "decoder_norm": "decoder"}
+        blocks = {"conv1": "front end", "conv2": "front end", "embed": "token embedding"}
         counts: dict[str, int] = {}
         for name, param in self.named_parameters():
-            block = blocks[name.split(".")[0]]
+            block = blocks.get(name.split(".")[0], name.split("_")[0])  # encoder_… / decoder_…
             counts[block] = counts.get(block, 0) + param.numel()
         return counts

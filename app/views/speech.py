@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
-from app import resources, ui
+from app import export, resources, ui
 from app.charts import attention as attention_charts
 from app.charts.speech import head_choice, spectrogram_and_cross
 from app.views.pretrained import common
@@ -29,6 +30,9 @@ models = {e.name: e for e in resources.speech_entries()}
 if not models:
     common.installed("Whisper tiny.en")
     st.stop()
+ui.restore_from_url({"speech_model": ui.one_of(list(models)), "speech_source": ui.one_of(SOURCES),
+                     "speech_clip": ui.one_of(list(SENTENCES)), "speech_task": ui.one_of(["transcribe", "translate"]),
+                     "speech_language": ui.one_of(["detect", "en", "es", "fr", "de", "it", "pt"])})
 with st.expander("What is Whisper?"):
     st.markdown(
         "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
@@ -104,9 +108,13 @@ with pick_step:
     step = st.slider("Step", 1, len(rows), first_text, key="speech_step",
                      help="One decoding step: its row is drawn as a curve under the spectrogram.") - 1
 matrix, what = head_choice(cross, exp.alignment_heads, layer, head)
-st.plotly_chart(spectrogram_and_cross(exp.features, matrix, rows, title=f"Cross-attention over the audio: {what}",
-                                      step=step, font_scale=ui.font_scale()),
-                key="speech_cross")
+figure = spectrogram_and_cross(exp.features, matrix, rows, title=f"Cross-attention over the audio: {what}",
+                               step=step, font_scale=ui.font_scale())
+st.plotly_chart(figure, key="speech_cross")
+export.exports(figure, {"cross": cross, "shown": matrix, "features": exp.features},
+               lambda: pd.DataFrame([{"step": t + 1, "row": rows[t], "frame_start_s": f * 0.02, "weight": float(w)}
+                                     for t in range(matrix.shape[0]) for f, w in enumerate(matrix[t])]),
+               "whisper-cross-attention", "speech_export")
 st.caption(f"Alignment heads (layer.head, from 1): {', '.join(f'{l + 1}.{h + 1}' for l, h in exp.alignment_heads)}. "
            "The first rows read the prompt (start, language, task, no timestamps).")
 for note in exp.notes:
@@ -128,3 +136,4 @@ with enc_right:
                                               title=f"Encoder self-attention ({len(frames)} frames)",
                                               font_scale=ui.font_scale()), key="speech_encoder")
     st.caption("The frames the audio fills; maps over 400 frames are drawn as block means.")
+ui.write_to_url(["speech_model", "speech_source", "speech_clip", "speech_task", "speech_language"])

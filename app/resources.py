@@ -19,6 +19,7 @@ layer or head control never re-runs it).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -33,8 +34,8 @@ from app import catalog, uploads
 from app.jobs import JobRegistry
 from app.limits import ByteLRU, Gate, freeze
 from core import (Checkpoint, Explanation, LessonTrace, PretrainedEntry, PretrainedModel, SnapshotTimeline, explain,
-                  explain_batch, head_finder, load_checkpoint, load_pretrained, pretrained_models, rotary_frequencies,
-                  rotary_relative_scores, sentence_similarity, set_threads, snapshot_timeline, thread_count,
+                  explain_batch, explain_speech, head_finder, load_checkpoint, load_pretrained, pretrained_models,
+                  rotary_frequencies, rotary_relative_scores, sentence_similarity, set_threads, snapshot_timeline, thread_count,
                   trace_translation)
 
 T = TypeVar("T")
@@ -260,3 +261,26 @@ def rotary_scores(head_dim: int, base: float, length: int, seed: int) -> np.ndar
 def rotary_thetas(head_dim: int, base: float) -> np.ndarray:
     """``core.rotary_frequencies``: θ_i (radians per position) of each dimension pair, fastest first."""
     return np.asarray(rotary_frequencies(head_dim, base), dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------- speech (issue 25)
+def speech_entries() -> list[PretrainedEntry]:
+    """The installed Whisper models (possibly none)."""
+    return pretrained_models("audio")
+
+
+def _speech_version(entry: PretrainedEntry) -> str:
+    files = [entry.path / "config.json", entry.path / "tokenizer.json", *(entry.parts or [entry.path / "model.bin"])]
+    return ";".join(f"{s.st_size}-{s.st_mtime_ns}" for s in (f.stat() for f in files))
+
+
+def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Explanation:
+    """``core.explain_speech`` of the ``audio`` bytes by the installed Whisper model ``name`` (loaded once
+    and shared; through the gate; cached by the audio's SHA-256 and the options)."""
+    entry = next((e for e in speech_entries() if e.name == name), None)
+    if entry is None:
+        raise ValueError(f"{name} is not installed")
+    loaded = pretrained_model(str(entry.path), _speech_version(entry))
+    options = _sorted({**options, "max_new_tokens": min(options.get("max_new_tokens", DECODE_TOKENS), DECODE_TOKENS)})
+    key = ("speech", str(entry.path), hashlib.sha256(audio).hexdigest(), repr(options))
+    return _cached(key, lambda: explain_speech(loaded, audio, **options), "Listening…")

@@ -26,6 +26,7 @@ MASKS = "views/masks.py"
 ARCHITECTURE = "views/architecture.py"
 MINILM = "views/pretrained/minilm.py"  # issue 11: the pretrained models' pages
 SMOLLM = "views/pretrained/smollm.py"
+SPEECH = "views/speech.py"  # issue 25: Whisper
 
 SECTIONS: dict[str, list[Route]] = {
     "Explore": [
@@ -43,6 +44,7 @@ SECTIONS: dict[str, list[Route]] = {
     "Pretrained models": [
         Route(MINILM, "MiniLM: sentence meaning", ":material/hub:", "minilm"),
         Route(SMOLLM, "SmolLM2: next words", ":material/edit_note:", "smollm2"),
+        Route(SPEECH, "Whisper: speech to text", ":material/mic:", "whisper"),
     ],
 }
 

@@ -25,6 +25,9 @@ from core.inspect.embeddings import Embeddings, model_embeddings
 from core.inspect.explainer import explain, explain_batch
 from core.inspect.options import ExplainOptions
 from core.inspect.sentences import sentence_embeddings, sentence_similarity
+from core.inspect.speech import detect_language, explain_speech
+from core.audio.decode import Audio, load_audio
+from core.audio.mel import log_mel
 from core.text.inputs import input_vocabulary, trained_lengths_note
 from core.inspect.records import row_labels
 from core.inspect.records import KIND_LABELS, Explanation, Prediction, axis_tokens
@@ -103,4 +106,6 @@ __all__ = [
     # teaching additions (issue 13)
     "KLCheck", "LectureComparison", "LengthAccuracy", "ModelProjection", "PEBeyond", "kl_check",
     "lecture_comparison", "length_accuracy", "model_projection", "other_share", "pe_beyond", "wavelength_range",
+    # speech (issue 25)
+    "Audio", "detect_language", "explain_speech", "load_audio", "log_mel",
 ]

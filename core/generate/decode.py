@@ -83,7 +83,8 @@ def greedy(
     """Pick the most likely token at every step.
 
     Args:
-        src: (B, S) source ids for ``encoder-decoder``; None for ``decoder``.
+        src: the encoder input of an ``encoder-decoder``: (B, S) source ids, or (B, M, F) audio features
+            for a speech model (Whisper); None for ``decoder``.
         prefix: (B, T0) the decoder's start (``<bos>``, or ``<bos>`` + a prompt).
         eos_id: the token that ends a sequence.
         max_new_tokens: at most this many tokens are added (and never past ``max_len``).

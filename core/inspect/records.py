@@ -70,6 +70,10 @@ class Explanation:
             produced there (``generated_tokens``); a faint one is a token the model was unsure of.
         unknown_words: the input words the model reads as its unknown token, each with the nearest
             words it knows; when any is present the output rests on a guess.
+        features: for speech, the float32 (mel bins, columns) log-mel spectrogram the encoder
+            read, two columns per source frame shown (else None).
+        alignment_heads: for speech, the (layer, head) cross-attention heads the checkpoint
+            names as following the audio in time (0-based).
     """
 
     text: str
@@ -89,6 +93,8 @@ class Explanation:
     head_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)
     token_probabilities: np.ndarray | None = None
     unknown_words: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    features: np.ndarray | None = None
+    alignment_heads: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.source_tokens) != len(self.source_offsets):
@@ -105,6 +111,19 @@ class Explanation:
         for kind, groups in self.head_groups.items():
             if kind not in self.attention or len(groups) != self.attention[kind].shape[1]:
                 raise ValueError(f"head_groups[{kind!r}] must name one key/value head per {kind} head")
+        self._check_speech()
+
+    def _check_speech(self) -> None:
+        if self.features is not None:
+            if not isinstance(self.features, np.ndarray) or self.features.dtype != np.float32 \
+                    or self.features.ndim != 2 or self.features.shape[1] != 2 * len(self.source_tokens):
+                raise ValueError("features must be a float32 (mel bins, 2 × source frames) array")
+            if not np.isfinite(self.features).all():
+                raise ValueError("features contain non-finite values")
+        if self.alignment_heads:
+            layers, heads = self.attention["cross"].shape[:2] if "cross" in self.attention else (0, 0)
+            if any(not (0 <= layer < layers and 0 <= head < heads) for layer, head in self.alignment_heads):
+                raise ValueError("alignment_heads must name cross-attention heads of the maps")
 
     def _check_map(self, name: str, kind: str, array: np.ndarray) -> None:
         if not isinstance(array, np.ndarray) or array.dtype != np.float32 or array.ndim != 4:

@@ -108,7 +108,8 @@ class PretrainedTokenizer:
 
     @classmethod
     def from_file(cls, path: str | Path, max_len: int, kind: str = "wordpiece") -> PretrainedTokenizer:
-        """Any ``tokenizer.json`` (WordPiece, BPE, Unigram), padding off and truncation at ``max_len``.
+        """Any ``tokenizer.json`` (WordPiece, BPE, Unigram), padding off and truncation at ``max_len``;
+        ``kind="bpe"`` for a byte-level BPE (GPT-2 style, e.g. Whisper's): its tokens are shown as text.
 
         The file is untrusted: :func:`~core.text.tokenizer_check.check_tokenizer_spec` runs first.
 
@@ -169,7 +170,7 @@ class PretrainedTokenizer:
             token = self._hf.id_to_token(int(i))
             if token is None:
                 raise ValueError(f"token id {int(i)} out of range [0, {self.vocab_size})")
-            if self.kind == "gguf-bpe" and token not in self._specials:
+            if self.kind in ("gguf-bpe", "bpe") and token not in self._specials:
                 token = _readable(token)
             out.append(token)
         return out

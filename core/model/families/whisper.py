@@ -1,0 +1,226 @@
+"""Whisper: the paper's encoder-decoder on audio, returning every head's attention.
+
+The encoder reads an 80-bin log-mel spectrogram (B, 80, 3000) of a 30 s window: two 1-D
+convolutions with GELU (the second of stride 2: 3,000 spectrogram columns → 1,500 frames of
+20 ms), sinusoidal positions, pre-norm blocks and a final LayerNorm. The decoder embeds the
+tokens with learned positions and runs pre-norm blocks of masked self-attention,
+cross-attention into the 1,500 frames and a GELU feed-forward network; a final LayerNorm,
+then the logits against the token embedding (tied output).
+
+Glossary: B batch, M mel bins, F frames, T tokens, L layers, H heads, dk head width,
+D model width, V vocabulary. Rows are queries, columns keys.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from core.model.contract import KINDS, AttentionControls, ModelOutput, check_ids
+from core.model.families.whisper_config import WhisperConfig
+from core.model.families.grouped import HeadCall, grouped_attention, stack_field
+from core.model.kv_cache import AttentionCache, KVCache
+from core.model.masks import combine_masks, padding_mask, subsequent_mask
+
+
+class WhisperAttention(nn.Module):
+    """Multi-head attention in CTranslate2's layout: self-attention projects Q, K, V with one
+    (D → 3D) matrix; cross-attention projects Q from the decoder and K, V (D → 2D) from the frames."""
+
+    def __init__(self, d_model: int, n_heads: int, cross: bool = False) -> None:
+        super().__init__()
+        self.n_heads, self.cross = n_heads, cross
+        if cross:
+            self.query, self.kv = nn.Linear(d_model, d_model), nn.Linear(d_model, 2 * d_model)
+        else:
+            self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def _heads(self, x: Tensor) -> Tensor:
+        batch, length, width = x.shape
+        return x.view(batch, length, self.n_heads, width // self.n_heads).transpose(1, 2)  # (B, H, T, dk)
+
+    def forward(self, x: Tensor, memory: Tensor | None, mask: Tensor | None, call: HeadCall,
+                head_mask: Tensor | None, cache: AttentionCache | None):
+        if self.cross:
+            q = self._heads(self.query(x))  # (B, H, Tq, dk)
+            stored = None if cache is None else cache.fixed()
+            if stored is None:
+                k, v = (self._heads(t) for t in self.kv(memory).chunk(2, dim=-1))  # (B, H, F, dk) each
+                if cache is not None:
+                    cache.store(k, v)
+            else:
+                k, v = stored
+        else:
+            q, k, v = (self._heads(t) for t in self.qkv(x).chunk(3, dim=-1))  # (B, H, T, dk) each
+            if cache is not None:
+                k, v = cache.append(k, v)  # (B, H, Tk, dk): every position so far
+        result = grouped_attention(q, k, v, mask, call, head_mask)
+        return self.out(result.output), result  # (B, Tq, D)
+
+
+class FeedForward(nn.Module):
+    """up, GELU, down."""
+
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        self.up, self.down = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.down(F.gelu(self.up(x)))  # (B, T, D)
+
+
+class EncoderBlock(nn.Module):
+    """Pre-norm: x + attention(LN(x)), then x + FFN(LN(x))."""
+
+    def __init__(self, c: WhisperConfig) -> None:
+        super().__init__()
+        self.attn_norm, self.attn = nn.LayerNorm(c.d_model, eps=c.norm_eps), WhisperAttention(c.d_model, c.n_heads)
+        self.ffn_norm, self.ffn = nn.LayerNorm(c.d_model, eps=c.norm_eps), FeedForward(c.d_model, c.d_ff)
+
+    def forward(self, x: Tensor, call: HeadCall, head_mask: Tensor | None):
+        attended, result = self.attn(self.attn_norm(x), None, None, call, head_mask, None)
+        x = x + attended  # (B, F, D)
+        return x + self.ffn(self.ffn_norm(x)), result
+
+
+class DecoderBlock(nn.Module):
+    """Pre-norm: masked self-attention, cross-attention into the frames, FFN, each added to the stream."""
+
+    def __init__(self, c: WhisperConfig) -> None:
+        super().__init__()
+        self.self_norm, self.self_attn = nn.LayerNorm(c.d_model, eps=c.norm_eps), WhisperAttention(c.d_model, c.n_heads)
+        self.cross_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps)
+        self.cross_attn = WhisperAttention(c.d_model, c.n_heads, cross=True)
+        self.ffn_norm, self.ffn = nn.LayerNorm(c.d_model, eps=c.norm_eps), FeedForward(c.d_model, c.d_ff)
+
+    def forward(self, x, memory, self_mask, call, heads, cache):
+        self_cache, cross_cache = (None, None) if cache is None else cache
+        attended, self_result = self.self_attn(self.self_norm(x), None, self_mask, call, heads[0], self_cache)
+        x = x + attended  # (B, T, D)
+        attended, cross_result = self.cross_attn(self.cross_norm(x), memory, None, call, heads[1], cross_cache)
+        x = x + attended
+        return x + self.ffn(self.ffn_norm(x)), self_result, cross_result
+
+
+class WhisperModel(nn.Module):
+    """A Whisper checkpoint on the model contract (``encode``, ``decode``, ``lm_head``,
+    ``next_token_logits`` with an optional KV cache, ``forward`` with every kind's maps)."""
+
+    def __init__(self, config: WhisperConfig) -> None:
+        super().__init__()
+        self.config = c = config
+        self.conv1 = nn.Conv1d(c.n_mels, c.d_model, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(c.d_model, c.d_model, kernel_size=3, stride=2, padding=1)
+        self.encoder_positions = nn.Parameter(torch.zeros(c.n_frames, c.d_model), requires_grad=False)
+        self.encoder_layers = nn.ModuleList(EncoderBlock(c) for _ in range(c.n_encoder_layers))
+        self.encoder_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps)
+        self.embed = nn.Embedding(c.vocab_size, c.d_model)
+        self.decoder_positions = nn.Parameter(torch.zeros(c.max_len, c.d_model))
+        self.decoder_layers = nn.ModuleList(DecoderBlock(c) for _ in range(c.n_decoder_layers))
+        self.decoder_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps)
+
+    def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
+        unknown = sorted(set(controls.head_mask) - set(KINDS))
+        if unknown:
+            raise ValueError(f"head_mask has unknown kinds {unknown}")
+        mask = controls.head_mask.get(kind)
+        expected = (self.config.n_layers(kind), self.config.n_heads)
+        if mask is not None and tuple(mask.shape) != expected:
+            raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
+        return mask
+
+    def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+               need_scores: bool = False) -> tuple[Tensor, None, list]:
+        """Frames (B, F, D) of log-mel features ``src`` (B, M, 2F); no source mask (every frame is
+        real: silence too); per-layer results with maps when asked."""
+        c = self.config
+        if src is None or src.dim() != 3 or tuple(src.shape[1:]) != (c.n_mels, 2 * c.n_frames) \
+                or not src.is_floating_point():
+            raise ValueError(f"src must be log-mel features (batch, {c.n_mels}, {2 * c.n_frames}), "
+                             f"got {None if src is None else tuple(src.shape)}")
+        x = F.gelu(self.conv2(F.gelu(self.conv1(src.to(self.conv1.weight.dtype)))))  # (B, D, F)
+        x = x.transpose(1, 2) + self.encoder_positions  # (B, F, D)
+        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores)
+        heads, results = self._head_mask(controls, "encoder"), []
+        for i, layer in enumerate(self.encoder_layers):
+            x, result = layer(x, call, None if heads is None else heads[i])
+            results.append(result)
+        return self.encoder_norm(x), None, results
+
+    def decode(self, tgt: Tensor, memory: Tensor, memory_mask: Tensor | None = None,
+               controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+               need_scores: bool = False, cache: KVCache | None = None) -> tuple[Tensor, list, list]:
+        """Hidden states (B, T, D) of ``tgt`` (B, T) attending to the frames ``memory`` (B, F, D),
+        and per-layer self- and cross-attention results. With a ``cache`` (causal only) ``tgt``
+        holds just the positions the cache has not seen. ``memory_mask`` is unused (no padding frames)."""
+        if cache is not None and not controls.causal:
+            raise ValueError("a KV cache needs the causal mask: without it earlier positions see later ones")
+        start = 0 if cache is None else cache.length
+        check_ids(tgt, self.config.max_len - start, self.config.vocab_size)
+        ids = tgt if cache is None else cache.extend_ids(tgt)  # (B, Tk): every key position
+        x = self.embed(tgt) + self.decoder_positions[start: start + tgt.size(1)]  # (B, T, D)
+        pad = padding_mask(ids, self.config.pad_id) if controls.padding else None  # (B, 1, Tk)
+        pad = None if pad is None or bool(pad.all()) else pad
+        causal = subsequent_mask(ids.size(1), tgt.device)[start:] if controls.causal else None  # (T, Tk)
+        mask = combine_masks(causal, pad)
+        mask = None if mask is None else mask.unsqueeze(-3)  # (B|1, 1, T, Tk)
+        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores)
+        self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
+        self_results, cross_results = [], []
+        for i, layer in enumerate(self.decoder_layers):
+            heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
+            layer_cache = None if cache is None else cache.layers[i]
+            x, self_result, cross_result = layer(x, memory, mask, call, heads, layer_cache)
+            self_results.append(self_result)
+            cross_results.append(cross_result)
+        return self.decoder_norm(x), self_results, cross_results
+
+    def lm_head(self, hidden: Tensor) -> Tensor:
+        """Logits (B, T, V) of hidden states (B, T, D): the output is tied to the token embedding."""
+        return hidden @ self.embed.weight.t()
+
+    def next_token_logits(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
+                          controls: AttentionControls = AttentionControls(), cache: KVCache | None = None) -> Tensor:
+        """Scores (B, V) for the token after ``tgt`` (B, T); with a cache only the unseen ids run."""
+        if cache is not None and controls.causal:
+            hidden, _, _ = self.decode(tgt[:, cache.length:], memory, memory_mask, controls, cache=cache)
+        else:
+            hidden, _, _ = self.decode(tgt, memory, memory_mask, controls)
+        return self.lm_head(hidden[:, -1])  # (B, V)
+
+    def kv_cache(self) -> KVCache:
+        """A fresh key/value cache for ONE decoding call (never stored on the model)."""
+        return KVCache(len(self.decoder_layers))
+
+    def forward(self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
+                controls: AttentionControls = AttentionControls(), return_attention: bool = False,
+                return_scores: bool = False) -> ModelOutput:
+        """Logits (B, T, V) for ``tgt`` (B, T) given log-mel ``src`` (B, M, 2F); maps under
+        ``encoder`` (L, B, H, F, F), ``decoder`` (L, B, H, T, T) and ``cross`` (L, B, H, T, F) on request."""
+        if tgt is None:
+            raise ValueError("Whisper needs src features and tgt ids")
+        need = return_attention or return_scores
+        memory, _, encoder = self.encode(src, controls, need)
+        hidden, decoder, cross = self.decode(tgt, memory, None, controls, need)
+        logits = self.lm_head(hidden)
+        loss = None
+        if targets is not None:
+            flat = logits.reshape(-1, logits.size(-1)).float()
+            loss = F.cross_entropy(flat, targets.reshape(-1), ignore_index=self.config.pad_id)
+        per_kind = {"encoder": encoder, "decoder": decoder, "cross": cross}
+        return ModelOutput(
+            logits=logits, loss=loss,
+            attention={k: stack_field(v, "weights") for k, v in per_kind.items()} if return_attention else None,
+            scores={k: stack_field(v, "scores") for k, v in per_kind.items()} if return_scores else None,
+        )
+
+    def parameter_counts(self) -> dict[str, int]:
+        """Parameters per block (front end, encoder, decoder; the tied output counted once)."""
+        blocks = {"conv1": "front end", "conv2": "front end", "embed": "token embedding"}
+        counts: dict[str, int] = {}
+        for name, param in self.named_parameters():
+            block = blocks.get(name.split(".")[0], name.split("_")[0])  # encoder_… / decoder_…
+            counts[block] = counts.get(block, 0) + param.numel()
+        return counts

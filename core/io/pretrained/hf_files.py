@@ -5,6 +5,7 @@ Weights are read only from safetensors, single (``model.safetensors``) or sharde
 (``model.safetensors.index.json`` naming shards inside the folder); a folder that has only
 ``pytorch_model.bin`` (a pickle) is refused with the one-line way to convert it. Every header is
 read and checked (dtypes, total size against the byte budget) before any tensor data is.
+The tokenizer is ``tokenizer.json``, or for an older BERT-style folder a WordPiece ``vocab.txt``.
 """
 
 from __future__ import annotations

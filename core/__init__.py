@@ -53,6 +53,8 @@ from core.lessons.beyond import LengthAccuracy, PEBeyond, length_accuracy, pe_be
 from core.lessons.positional import LectureComparison, lecture_comparison, wavelength_range
 from core.lessons.projections import ModelProjection, model_projection
 from core.lessons.schedule import KLCheck, kl_check, other_share
+# teaching additions (issue 22): measured head links, sampling, schedules, code beside the maths
+from core.lessons.coreference import HeadLink, LinkReport, head_links, links_from_ranking
 from core.model.attention import MultiHeadAttention, attention, attention_weights
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import sinusoidal_encoding
@@ -100,4 +102,6 @@ __all__ = [
     # teaching additions (issue 13)
     "KLCheck", "LectureComparison", "LengthAccuracy", "ModelProjection", "PEBeyond", "kl_check",
     "lecture_comparison", "length_accuracy", "model_projection", "other_share", "pe_beyond", "wavelength_range",
+    # teaching additions (issue 22)
+    "HeadLink", "LinkReport", "head_links", "links_from_ranking",
 ]

@@ -129,9 +129,10 @@ st.latex(r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{
 st.header("4 · The position-wise feed-forward network")
 st.markdown(
     "After attention has mixed information *between* tokens, the FFN processes each token *on its own*: the "
-    "same two-layer network with a ReLU, applied at every position with the same weights. Sliding one small "
-    "network along the sequence is exactly what a convolution with kernel size 1 does, so the FFN is often "
-    "called a 1×1 (one-dimensional) convolution. The hidden width d_ff is usually 4 × d_model.")
+    "same two-layer network with a ReLU, applied at every position with the same weights. Each of its two "
+    "linear layers, slid along the sequence, is exactly a convolution with kernel size 1, so the paper "
+    "describes the FFN as **two convolutions with kernel size 1, with a ReLU between them**. The hidden width "
+    "d_ff is usually 4 × d_model.")
 st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2, \qquad W_1 \in \mathbb{R}^{d_{model}\times d_{ff}},"
          r"\; W_2 \in \mathbb{R}^{d_{ff}\times d_{model}}")
 f1, f2 = st.columns(2)
@@ -145,7 +146,7 @@ dims = [f"d{j}" for j in range(4)]
 ffn_cols = st.columns(3)
 for col, (title, matrix) in zip(ffn_cols, (("x (tokens × d_model)", ffn.x),
                                            ("FFN applied token by token", ffn.per_token),
-                                           ("Conv1d, kernel size 1", ffn.conv))):
+                                           ("two Conv1d, kernel 1, ReLU between", ffn.conv))):
     with col:
         st.altair_chart(charts.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token",
                                             rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs),

@@ -157,6 +157,9 @@ for b, name in enumerate(sentence_names):
     with grid[b % 2]:
         st.altair_chart(charts.mask_heatmap(masks.combined[b], labels, labels,
                                             title=f"{name}: combined mask", font_scale=fs), width="content")
+st.markdown("**What about the rows of `<pad>` queries?** They still have ✓ cells (a pad query may see the real "
+            "tokens before it), so they still compute a row of weights and an output. Nothing uses it: the target "
+            "at a pad position is pad, and the loss ignores those positions, so pad rows never affect training.")
 with st.expander("The combined masks as numbers (1 = may attend)"):
     for b, name in enumerate(sentence_names):
         st.caption(name)

@@ -3,6 +3,8 @@ property, the notes' worked example and what the loaded model adds to its embedd
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -68,8 +70,9 @@ st.caption(
     "Each row is the vector added to the token at that position. Early dimensions change from one position to "
     "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
     f"Wavelengths run from 2π ≈ {shortest:.1f} positions (pair 0) up to 2π·base^((d−2)/d) ≈ {longest:,.1f} "
-    f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = {(d_model - 2) / d_model:.4g} "
-    "is just below 1, so the slowest wave is a little shorter than 2π·base).")
+    f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = (d−2)/d = "
+    f"{(d_model - 2) / d_model:.4g} < 1, so the slowest wave is shorter than 2π·base ≈ {2 * math.pi * base:,.1f} "
+    f"by a factor base^(2/d) = {base ** (2 / d_model):,.4g}).")
 ex1, ex2 = st.columns(2)
 with ex1:
     export.export_chart(pe_chart, "positional-encoding", "pe_table_chart", cells=pe.size)

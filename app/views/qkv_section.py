@@ -60,18 +60,23 @@ def render(seed: int, fs: float) -> None:
     loaded = ui.current_checkpoint()
     ckpt = loaded[1] if loaded else None
     if ckpt is not None and ckpt.info.task == "translation":
-        st.number_input("Head", 0, max(ckpt.config.n_heads - 1, 0), key="pg_qkv_head", step=1)
+        heads = ckpt.config.n_heads
+        st.session_state["pg_qkv_head"] = min(int(st.session_state.get("pg_qkv_head", 0)), heads - 1)
+        st.selectbox("Head", range(heads), key="pg_qkv_head", format_func=lambda n: f"head {n + 1}")
     real = _real(ckpt, mode, int(st.session_state.get("pg_qkv_head", 0)))
-    st.latex(r"Q = XW_Q + b_Q,\quad K = SW_K + b_K,\quad V = SW_V + b_V,\quad S = "
-             + (r"\text{encoder output}" if mode == "cross" else r"X"))
+    other = r"X" if mode != "cross" else (r"\text{encoder output}" if real is not None else r"\text{a second sequence}")
+    if real is not None:
+        st.latex(r"Q = XW_Q + b_Q,\quad K = SW_K + b_K,\quad V = SW_V + b_V,\quad S = " + other)
+    else:  # the random demo has no biases
+        st.latex(r"Q = XW_Q,\quad K = SW_K,\quad V = SW_V,\quad S = " + other)
     st.latex(r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V, \quad M_{ij} = "
              + (r"-\infty \text{ for } j > i" if mode == "decoder self" else r"0"))
     if real is not None:
-        st.success(f"These are the loaded model's own learned W_Q, W_K, W_V (layer 0, head {real.head}), applied "
+        st.success(f"These are the loaded model's own learned W_Q, W_K, W_V (layer 1, head {real.head + 1}), applied "
                    f"to the English sentence “{glossary.SOURCE_SENTENCE}” and its Spanish translation "
                    f"“{glossary.TARGET_SENTENCE}”.")
         x, src = real.x, real.source
-        rows, cols = label_tokens(list(real.query_tokens)), label_tokens(list(real.key_tokens))
+        rows, cols = label_tokens(list(real.row_labels)), label_tokens(list(real.key_tokens))
         q, k, v, weights, output = real.q, real.k, real.v, real.weights, real.output
         check = (f"The model's own forward pass gives the same map for this head: the largest difference is "
                  f"{real.max_error:.1e}.")

@@ -80,6 +80,7 @@ class LessonTrace:
         cross_weights: (T, S) cross-attention of the last decoder layer, ``head``.
         cross_heads: (H, T, S) cross-attention of the last decoder layer, every head.
         final_norm: whether each stack ends with a LayerNorm (inside "encoder output").
+        output_bias: whether the output layer adds a bias (P = softmax(h W_out + b)).
         notes: what was done to the text before tokenizing (e.g. lower-cased), as for Explore.
         probabilities: (T, V) the output distribution at every decoder row.
         target_vocab: the token string of every output id.
@@ -119,6 +120,7 @@ class LessonTrace:
     probabilities: np.ndarray
     target_vocab: tuple[str, ...]
     final_norm: bool
+    output_bias: bool
     notes: tuple[str, ...]
 
     @property
@@ -241,5 +243,5 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
         cross_heads=_numpy(gen.output.attention["cross"][-1, 0]),  # (H, T, S)
         probabilities=_numpy(gen.output.logits[0].float().softmax(-1)),  # (T, V)
         target_vocab=tuple(tgt_tok.token_strings(list(range(tgt_tok.vocab_size)))),
-        final_norm=cfg.has_final_norm, notes=tuple(item.notes), **encoder,
+        final_norm=cfg.has_final_norm, output_bias=cfg.output_bias, notes=tuple(item.notes), **encoder,
     )

@@ -9,6 +9,7 @@ import streamlit as st
 from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
+from app.views.training_recipe import recipe_section
 from core import ffn_as_convolution, norm_demo, norm_stats, parameter_table
 
 NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
@@ -115,7 +116,10 @@ else:
 st.header("3 · Add & Norm")
 st.markdown(
     "**Add** is a residual connection: the sublayer's output is added to its input, so the sublayer only has "
-    "to learn a correction and gradients flow straight through the stack. **Norm** is a LayerNorm that keeps "
+    "to learn a correction and gradients flow straight through the stack. The addition x + Sublayer(x) only "
+    "works because every sublayer returns a vector of the same width d_model as its input: that is why W^O maps "
+    "the concatenated heads back to d_model, why the FFN narrows d_ff back to d_model, and why the embeddings "
+    "and the positional encoding share that width too. **Norm** is a LayerNorm that keeps "
     "every token's vector at a steady scale. The paper normalises *after* the addition (post-norm); many later "
     "models normalise the sublayer's *input* instead (pre-norm), which trains more easily when the stack is "
     "deep. Because pre-norm never normalises the residual stream itself, it adds one **final LayerNorm** after "
@@ -205,4 +209,5 @@ st.success(f"torch's layer_norm matches the formula to {demo.layer_error:.1e}, b
 export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_stats, "layernorm-vs-batchnorm",
                "arch_norm_data")
 
+recipe_section(fs)
 ui.write_to_url(URL_KEYS)

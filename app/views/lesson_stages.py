@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from app import glossary
 from app.charts import attention
 from app.charts import lesson as charts
 from app.charts.teaching import mask_heatmap
@@ -167,6 +168,7 @@ def concatenated(trace: LessonTrace, v: View) -> None:
              rf"{vec(trace.heads_concat[i])}\,W^O + {vec(trace.out_bias)} = {vec(trace.attention_out[i])}")
     st.latex(rf"[z^1; \dots; z^{{{H}}}] \in \mathbb{{R}}^{{{len(src)} \times {H}\cdot{dk}}},\quad "
              rf"W^O \in \mathbb{{R}}^{{{H}\cdot{dk} \times {d}}},\quad b^O \in \mathbb{{R}}^{{{d}}}")
+    glossary.erratum("w_o_shape")
 
 
 def add_norm(trace: LessonTrace, v: View) -> None:

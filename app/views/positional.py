@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, tables, ui
+from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import (get_task, lecture_comparison, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check,
+from core import (get_task, sinusoidal_encoding, lecture_comparison, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check,
                   rotation_matrix, wavelength_range, worked_example)
 
 BASES = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
@@ -47,6 +47,9 @@ st.markdown(
 st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
          r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
          r"(\text{base} = 10000 \text{ in the paper})")
+glossary.erratum("pe_index")
+glossary.erratum("pe_odd_exponent")
+glossary.show_code(sinusoidal_encoding, "The code: core.sinusoidal_encoding (the table the model adds)")
 
 # ----------------------------------------------------------------------------- the table
 st.header("1 · The encoding table")

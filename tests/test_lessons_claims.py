@@ -108,7 +108,7 @@ def test_lesson_numbers_heads_and_layers_from_one(runs):
 
 def test_lesson_formulas_show_biases_and_the_normalised_vector(runs, trace):
     at = open_stage(2)
-    q_line = next(l.value for l in at.latex if "q_{0} =" in l.value)
+    q_line = next(l.value for l in at.latex if "q_{0}" in l.value and "b^Q" in l.value)
     xw = trace.encoder_head.q[0] - trace.q_bias
     assert f"{xw[0]:.2f}" in q_line and f"{trace.encoder_head.q[0][0]:.2f}" in q_line
     spec, frame = find_chart(at, "stacked W_qkv")

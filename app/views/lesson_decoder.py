@@ -59,7 +59,8 @@ def output(trace: LessonTrace, v: View, greedy: bool) -> None:
     best, p = candidates[0]
     bias = " + b" if trace.output_bias else ""
     st.latex(rf"\hat y_{{{t + 1}}} = \arg\max_w P(w \mid y_0 \dots y_{{{t}}},\, x) = \text{{{tex(best)}}}"
-             rf"\ (p = {num(p)}),\quad P = \mathrm{{softmax}}(h_{{{t}}} W_{{out}}{bias}),\ W_{{out}} \in "
+             rf"\ (p = {num(p)})")
+    st.latex(rf"P = \mathrm{{softmax}}(h_{{{t}}} W_{{out}}{bias}),\quad W_{{out}} \in "
              rf"\mathbb{{R}}^{{{trace.d_model} \times {len(trace.target_vocab)}}}")
 
 
@@ -84,8 +85,9 @@ def sampling(trace: LessonTrace, v: View) -> None:
                                          font_scale=v.fs), width="content")
     best = int(np.argmax(step.original))
     st.latex(rf"P_T(w) = \frac{{e^{{z_w / T}}}}{{\sum_u e^{{z_u / T}}}},\quad \text{{{int(step.kept.sum())} of "
-             rf"{vocab} tokens kept}},\quad P(\text{{{tex(trace.target_vocab[best])}}}) = "
-             rf"{num(step.original[best])} \rightarrow {num(step.final[best])}")
+             rf"{vocab} tokens kept}}")
+    st.latex(rf"P(\text{{{tex(trace.target_vocab[best])}}}) = {num(step.original[best])} \rightarrow "
+             rf"{num(step.final[best])}")
     glossary.show_code(sampling_step, "The code: core.sampling_step")
 
 

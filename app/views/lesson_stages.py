@@ -48,9 +48,17 @@ def tex(token: str) -> str:
 
 
 def weights_map(weights: np.ndarray, rows, cols, title: str, fs: float):
-    """A small attention map on the 0–1 scale, sized to the lesson's few tokens."""
+    """A small attention map on the 0–1 scale, sized to the lesson's few tokens; long row labels
+    ("after ‹x› → predicts ‹y›") are shown whole."""
     size = min(60 * max(len(rows), len(cols)) + 40, 420)
-    return attention.head_heatmap(weights, rows, cols, title=title, font_scale=fs, size=size)
+    chart = attention.head_heatmap(weights, rows, cols, title=title, font_scale=fs, size=size)
+    return chart.configure_axis(labelLimit=int(320 * fs))
+
+
+def chain(lhs: str, *steps: str) -> str:
+    """A LaTeX equation broken into lines, one "= …" per step, so it never runs off a 1280-px screen."""
+    body = r" \\ ".join(f"&= {step}" for step in steps)
+    return rf"\begin{{aligned}} {lhs} {body} \end{{aligned}}"
 
 
 def tokens(trace: LessonTrace, v: View) -> None:
@@ -70,8 +78,8 @@ def embeddings(trace: LessonTrace, v: View) -> None:
                 "its position is added, so the same word at another position gives another vector.")
     st.altair_chart(charts.vectors(trace.embedded, src, title="x = embedding·√d_model + PE", highlight=i,
                                    font_scale=v.fs), width="content")
-    st.latex(rf"x_{{{i}}} = E[\text{{{tex(src[i])}}}]\sqrt{{{trace.d_model}}} + PE_{{{i}}} = "
-             rf"{vec(trace.token_embedding[i])} + {vec(trace.positional[i])} = {vec(trace.embedded[i])}")
+    st.latex(chain(rf"x_{{{i}}}", rf"E[\text{{{tex(src[i])}}}]\sqrt{{{trace.d_model}}} + PE_{{{i}}}",
+                   rf"{vec(trace.token_embedding[i])} + {vec(trace.positional[i])}", vec(trace.embedded[i])))
     st.latex(rf"E \in \mathbb{{R}}^{{V \times {trace.d_model}}},\quad x_{{{i}}},\ PE_{{{i}}} \in "
              rf"\mathbb{{R}}^{{{trace.d_model}}}")
 
@@ -92,13 +100,13 @@ def projections(trace: LessonTrace, v: View) -> None:
              rf"\xrightarrow{{\text{{transpose}}}} (B, {H}, T, {dk})")
     cols = st.columns(3)
     for col, name, matrix in zip(cols, "QKV", (head.q, head.k, head.v)):
-        col.altair_chart(charts.vectors(matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=16,
+        col.altair_chart(charts.vectors(matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=12,
                                         font_scale=v.fs), width="content")
     xw = head.q[i] - trace.q_bias
-    st.latex(rf"q_{{{i}}} = x_{{{i}}} W^Q_{{{h + 1}}} + b^Q_{{{h + 1}}} = {vec(xw)} + {vec(trace.q_bias)} = "
-             rf"{vec(head.q[i])}")
-    st.latex(rf"k_{{{i}}} = {vec(head.k[i])},\quad v_{{{i}}} = {vec(head.v[i])};\qquad "
-             rf"W^Q_{{{h + 1}}}, W^K_{{{h + 1}}}, W^V_{{{h + 1}}} \in \mathbb{{R}}^{{{d} \times {dk}}},\ "
+    st.latex(chain(rf"q_{{{i}}}", rf"x_{{{i}}} W^Q_{{{h + 1}}} + b^Q_{{{h + 1}}}",
+                   rf"{vec(xw)} + {vec(trace.q_bias)}", vec(head.q[i])))
+    st.latex(rf"k_{{{i}}} = {vec(head.k[i])},\quad v_{{{i}}} = {vec(head.v[i])}")
+    st.latex(rf"W^Q_{{{h + 1}}}, W^K_{{{h + 1}}}, W^V_{{{h + 1}}} \in \mathbb{{R}}^{{{d} \times {dk}}},\quad "
              rf"Q, K, V \in \mathbb{{R}}^{{{len(src)} \times {dk}}}")
 
 
@@ -164,8 +172,8 @@ def concatenated(trace: LessonTrace, v: View) -> None:
                                   x_title="column", y_title="token", font_scale=v.fs), width="content")
     st.altair_chart(charts.vectors(trace.attention_out, src, title="MultiHead(X) = [z¹; …; zᴴ] Wᴼ + bᴼ",
                                    highlight=i, font_scale=v.fs), width="content")
-    st.latex(rf"\mathrm{{MultiHead}}_{{{i}}} = [z^1_{{{i}}}; \dots; z^{{{H}}}_{{{i}}}]\,W^O + b^O = "
-             rf"{vec(trace.heads_concat[i])}\,W^O + {vec(trace.out_bias)} = {vec(trace.attention_out[i])}")
+    st.latex(chain(rf"\mathrm{{MultiHead}}_{{{i}}}", rf"[z^1_{{{i}}}; \dots; z^{{{H}}}_{{{i}}}]\,W^O + b^O",
+                   rf"{vec(trace.heads_concat[i])}\,W^O + {vec(trace.out_bias)}", vec(trace.attention_out[i])))
     st.latex(rf"[z^1; \dots; z^{{{H}}}] \in \mathbb{{R}}^{{{len(src)} \times {H}\cdot{dk}}},\quad "
              rf"W^O \in \mathbb{{R}}^{{{H}\cdot{dk} \times {d}}},\quad b^O \in \mathbb{{R}}^{{{d}}}")
     glossary.erratum("w_o_shape")
@@ -196,8 +204,9 @@ def add_norm(trace: LessonTrace, v: View) -> None:
              rf"\sigma = {num(summed.std())}")
     st.latex(rf"\hat x_{{{i}}} = \frac{{x - \mu}}{{\sigma}} = {vec(hat)}\ \ (\text{{mean }} {abs(hat.mean()):.2f},"
              rf"\ \text{{variance }} {hat.var():.2f})")
-    st.latex(rf"\gamma \odot \hat x_{{{i}}} + b = {vec(trace.norm_gain1)} \odot \hat x_{{{i}}} + "
-             rf"{vec(trace.norm_shift1)} = {vec(trace.add_norm1[i])}")
+    st.latex(chain(rf"\gamma \odot \hat x_{{{i}}} + b",
+                   rf"{vec(trace.norm_gain1)} \odot \hat x_{{{i}}} + {vec(trace.norm_shift1)}",
+                   vec(trace.add_norm1[i])))
     st.caption("In training, dropout also zeroes a random share of the sublayer's output before the Add (and "
                "rescales the rest); at inference, as here, dropout is off and changes nothing.")
 

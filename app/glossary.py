@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import inspect
+from typing import Callable
+
 import streamlit as st
 
 # One definition of β, used on every page that offers it (Playground, Explore's experiments, Concepts).
@@ -27,3 +30,28 @@ def beta_note(where: str) -> None:
     st.markdown(BETA_TEXT)
     st.latex(BETA_LATEX)
     st.caption(f"Where it applies here: {where}")
+
+
+# Where the lecture notes (shared/seeds) print a formula with a typo, the page using the correct form says so.
+NOTES_ERRATA = {
+    "pe_index": "Notes 000 print the sine row as E(p, 2); it is E(p, 2i), one row per even dimension 2i.",
+    "pe_odd_exponent": "Notes 001 print the cosine's exponent as (2i+1)/d_model; the paper (and this app) use "
+                       "2i/d_model for both dimensions of a pair, which is what makes each pair rotate.",
+    "w_o_shape": "Notes 001 print W^O ∈ ℝ^{h·d_v × d_k}; it is ℝ^{h·d_v × d_model}: it maps the concatenated "
+                 "heads back to the model's width (notes 002 have it right).",
+    "cross_sources": "Notes 004 say that in the decoder Q comes from the encoder output and K, V from the decoder "
+                     "input; it is the other way round: the decoder asks the queries, the encoder output gives "
+                     "the keys and values.",
+}
+
+
+def erratum(key: str) -> None:
+    """Flag a typo in the lecture notes beside the app's (correct) formula."""
+    st.caption(f":warning: **Typo in the notes.** {NOTES_ERRATA[key]}")
+
+
+def show_code(function: Callable, label: str | None = None) -> None:
+    """An expander quoting the source of the public ``core`` function that computes this formula."""
+    name = f"{function.__module__}.{function.__qualname__}"
+    with st.expander(label or f"The code: {name}", icon=":material/code:"):
+        st.code(inspect.getsource(function), language="python")

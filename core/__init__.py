@@ -59,6 +59,11 @@ from core.lessons.beyond import LengthAccuracy, PEBeyond, length_accuracy, pe_be
 from core.lessons.positional import LectureComparison, lecture_comparison, wavelength_range
 from core.lessons.projections import ModelProjection, model_projection
 from core.lessons.schedule import KLCheck, kl_check, other_share
+# teaching additions (issue 22): measured head links, sampling, schedules, code beside the maths
+from core.lessons.coreference import HeadLink, LinkReport, head_links, links_from_ranking
+from core.lessons.recipe import (ConfidencePenalty, PaperRecipe, confidence_penalty, paper_recipe,
+                                 warmup_schedules)
+from core.lessons.sampling import SamplingStep, sampling_step
 from core.model.attention import MultiHeadAttention, attention, attention_weights
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import sinusoidal_encoding
@@ -108,4 +113,7 @@ __all__ = [
     "lecture_comparison", "length_accuracy", "model_projection", "other_share", "pe_beyond", "wavelength_range",
     # speech (issue 25)
     "Audio", "detect_language", "explain_speech", "load_audio", "log_mel",
+    # teaching additions (issue 22)
+    "HeadLink", "LinkReport", "head_links", "links_from_ranking", "ConfidencePenalty", "PaperRecipe",
+    "confidence_penalty", "paper_recipe", "warmup_schedules", "SamplingStep", "sampling_step",
 ]

@@ -337,7 +337,9 @@ def test_projections_use_the_translation_models_learned_weights(runs, mode):
     if mode == "decoder self":
         assert np.all(np.triu(shown.to_numpy(dtype=float), 1) == 0)
     if mode != "encoder self":
-        assert list(shown.index) == ["0:<bos>", "1:yo", "2:tengo", "3:gatos"]  # the decoder writes Spanish
+        rows = [r.replace("␣", " ") for r in shown.index]  # row t reads decoder input t and predicts t + 1
+        assert rows == ["0:after ‹<bos>› → predicts ‹yo›", "1:after ‹yo› → predicts ‹tengo›",
+                        "2:after ‹tengo› → predicts ‹gatos›", "3:after ‹gatos› → predicts ‹<eos>›"]
 
 
 # ----------------------------------------------------------------------------- masks
@@ -454,7 +456,7 @@ def test_layernorm_rows_and_batchnorm_columns(runs):
 def test_ffn_is_a_one_by_one_convolution(runs):
     at = open_page("architecture")
     at.slider(key="ffn_tokens").set_value(7).run()
-    _, frame = chart(at, "Conv1d, kernel size 1")
+    _, frame = chart(at, "two Conv1d, kernel 1, ReLU between")
     assert frame["row_index"].max() + 1 == 7
     assert any("Both give the same output" in s.value for s in at.success)
 

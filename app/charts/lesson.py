@@ -10,14 +10,15 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import DIVERGING, heatmap, label_tokens
+from app.charts.base import DIVERGING, heatmap, label_tokens, matrix_frame
 
 
 def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight: int | None = None,
             max_dims: int = 32, font_scale: float = 1.0) -> alt.Chart:
     """Rows of ``matrix`` (T, D) as coloured strips, one per token (first ``max_dims`` dimensions).
 
-    A signed, diverging scale centred on 0; the highlighted token's label is marked with ▶.
+    A signed, diverging scale centred on 0; the highlighted token's label is marked with ▶; the
+    subtitle gives the array's size (T × D).
     """
     shown = np.asarray(matrix)[:, :max_dims]
     rows = [("▶ " if i == highlight else "") + label for i, label in enumerate(label_tokens(tokens))]
@@ -25,9 +26,58 @@ def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight:
     cols = [str(d) for d in range(shown.shape[1])]
     width = max(1, shown.shape[1])
     title_text = title if matrix.shape[1] <= max_dims else f"{title} (first {max_dims} of {matrix.shape[1]} dims)"
-    return heatmap(shown, rows, cols, title=title_text, x_title="dimension", y_title="token", value="value",
-                   scheme=DIVERGING, domain=(-limit, limit), size=min(16 * width, 560),
-                   font_scale=font_scale).properties(height=min(26 * len(rows) + 10, 420))
+    chart = heatmap(shown, rows, cols, title=title_text, x_title="dimension", y_title="token", value="value",
+                    scheme=DIVERGING, domain=(-limit, limit), size=min(16 * width, 560),
+                    font_scale=font_scale).properties(height=min(26 * len(rows) + 10, 420))
+    return chart.properties(title=alt.Title(title_text, subtitle=shape_text(matrix), fontSize=14 * font_scale,
+                                            subtitleFontSize=12 * font_scale))
+
+
+def shape_text(matrix: np.ndarray) -> str:
+    """An array's size as the notes write it: ``3 × 64``."""
+    return "size " + " × ".join(str(n) for n in np.shape(matrix))
+
+
+def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, title: str, x_title: str,
+           y_title: str, font_scale: float = 1.0, width: int = 560) -> alt.LayerChart:
+    """A matrix whose columns fall into ``len(names)`` equal blocks (the stacked [W^Q | W^K | W^V],
+    or the heads side by side): one diverging heatmap with a rule and a name over each block.
+
+    Columns are labelled ``name:j`` (j from 0 inside the block); the size is in the subtitle.
+    """
+    matrix = np.asarray(matrix)
+    n_blocks, n_cols = len(names), matrix.shape[1]
+    per = n_cols // n_blocks
+    cols = [f"{names[c // per]}:{c % per}" for c in range(n_cols)]
+    limit = float(np.abs(matrix).max()) or 1.0
+    frame = matrix_frame(matrix, list(rows), cols, "value")
+    frame["block"] = [names[c // per] for c in frame["col_index"]]
+    frame["x1"] = frame["col_index"] + 1
+    x_scale = alt.Scale(domain=[0, n_cols], nice=False, zero=True)
+    cells = alt.Chart(frame).mark_rect().encode(
+        x=alt.X("col_index:Q", scale=x_scale, title=x_title,
+                axis=alt.Axis(values=[b * per for b in range(n_blocks + 1)], titleFontSize=12 * font_scale,
+                              labelFontSize=11 * font_scale)),
+        x2="x1:Q",
+        y=alt.Y("row_index:O", title=y_title, axis=alt.Axis(labelExpr=_label_expr(rows),
+                                                            labelFontSize=11 * font_scale,
+                                                            titleFontSize=12 * font_scale)),
+        color=alt.Color("value:Q", scale=alt.Scale(scheme=DIVERGING, domain=[-limit, limit])),
+        tooltip=["block:N", alt.Tooltip("col:N", title="column"), alt.Tooltip("row:N", title=y_title),
+                 alt.Tooltip("value:Q", format=".3f")])
+    edges = pd.DataFrame({"edge": [b * per for b in range(1, n_blocks)]})
+    rules = alt.Chart(edges).mark_rule(color="black", strokeWidth=2).encode(x=alt.X("edge:Q", scale=x_scale))
+    height = min(max(8, 300 // max(len(rows), 1)) * len(rows), 360)
+    return alt.layer(cells, rules).properties(
+        title=alt.Title(title, subtitle=f"{shape_text(matrix)} · {n_blocks} blocks of {per} columns: "
+                        + " | ".join(names), fontSize=14 * font_scale, subtitleFontSize=12 * font_scale),
+        width=width, height=height)
+
+
+def _label_expr(rows: Sequence[str]) -> str:
+    """A Vega expression mapping a row index to its label (for an ordinal axis on indices)."""
+    labels = ", ".join(repr(str(r)) for r in rows)
+    return f"[{labels}][datum.value]"
 
 
 def candidates_bar(candidates: list[tuple[str, float]], *, title: str, font_scale: float = 1.0) -> alt.Chart:
@@ -46,4 +96,29 @@ def candidates_bar(candidates: list[tuple[str, float]], *, title: str, font_scal
             tooltip=["token:N", alt.Tooltip("probability:Q", format=".4f")],
         )
         .properties(width=420, height=34 * len(frame) + 10)
+    )
+
+
+def sampling_bars(vocab: Sequence[str], original: np.ndarray, final: np.ndarray, *, title: str,
+                  font_scale: float = 1.0, top: int = 10) -> alt.Chart:
+    """The ``top`` most likely tokens: the model's probability beside the sampler's (after temperature,
+    top-k and top-p, renormalised; 0 for a token cut off)."""
+    order = np.argsort(-np.asarray(original), kind="stable")[:top]
+    frame = pd.concat([pd.DataFrame({"token": [vocab[i] for i in order], "probability": np.asarray(dist)[order],
+                                     "distribution": name})
+                       for name, dist in (("model P", original), ("sampler draws from", final))])
+    return (
+        alt.Chart(frame, title=alt.Title(title, fontSize=14 * font_scale))
+        .mark_bar()
+        .encode(
+            y=alt.Y("token:N", sort=[vocab[i] for i in order],
+                    axis=alt.Axis(labelFontSize=12 * font_scale, titleFontSize=12 * font_scale)),
+            yOffset="distribution:N",
+            x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]),
+                    axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
+            color=alt.Color("distribution:N", scale=alt.Scale(domain=["model P", "sampler draws from"],
+                                                              range=["#bbbbbb", "#1f77b4"])),
+            tooltip=["token:N", "distribution:N", alt.Tooltip("probability:Q", format=".4f")],
+        )
+        .properties(width=420, height=44 * len(order) + 10)
     )

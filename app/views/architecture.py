@@ -9,6 +9,7 @@ import streamlit as st
 from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
+from app.views.training_recipe import recipe_section
 from core import ffn_as_convolution, norm_demo, norm_stats, parameter_table
 
 NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
@@ -115,7 +116,10 @@ else:
 st.header("3 · Add & Norm")
 st.markdown(
     "**Add** is a residual connection: the sublayer's output is added to its input, so the sublayer only has "
-    "to learn a correction and gradients flow straight through the stack. **Norm** is a LayerNorm that keeps "
+    "to learn a correction and gradients flow straight through the stack. The addition x + Sublayer(x) only "
+    "works because every sublayer returns a vector of the same width d_model as its input: that is why W^O maps "
+    "the concatenated heads back to d_model, why the FFN narrows d_ff back to d_model, and why the embeddings "
+    "and the positional encoding share that width too. **Norm** is a LayerNorm that keeps "
     "every token's vector at a steady scale. The paper normalises *after* the addition (post-norm); many later "
     "models normalise the sublayer's *input* instead (pre-norm), which trains more easily when the stack is "
     "deep. Because pre-norm never normalises the residual stream itself, it adds one **final LayerNorm** after "
@@ -129,9 +133,10 @@ st.latex(r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{
 st.header("4 · The position-wise feed-forward network")
 st.markdown(
     "After attention has mixed information *between* tokens, the FFN processes each token *on its own*: the "
-    "same two-layer network with a ReLU, applied at every position with the same weights. Sliding one small "
-    "network along the sequence is exactly what a convolution with kernel size 1 does, so the FFN is often "
-    "called a 1×1 (one-dimensional) convolution. The hidden width d_ff is usually 4 × d_model.")
+    "same two-layer network with a ReLU, applied at every position with the same weights. Each of its two "
+    "linear layers, slid along the sequence, is exactly a convolution with kernel size 1, so the paper "
+    "describes the FFN as **two convolutions with kernel size 1, with a ReLU between them**. The hidden width "
+    "d_ff is usually 4 × d_model.")
 st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2, \qquad W_1 \in \mathbb{R}^{d_{model}\times d_{ff}},"
          r"\; W_2 \in \mathbb{R}^{d_{ff}\times d_{model}}")
 f1, f2 = st.columns(2)
@@ -145,7 +150,7 @@ dims = [f"d{j}" for j in range(4)]
 ffn_cols = st.columns(3)
 for col, (title, matrix) in zip(ffn_cols, (("x (tokens × d_model)", ffn.x),
                                            ("FFN applied token by token", ffn.per_token),
-                                           ("Conv1d, kernel size 1", ffn.conv))):
+                                           ("two Conv1d, kernel 1, ReLU between", ffn.conv))):
     with col:
         st.altair_chart(charts.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token",
                                             rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs),
@@ -204,4 +209,5 @@ st.success(f"torch's layer_norm matches the formula to {demo.layer_error:.1e}, b
 export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_stats, "layernorm-vs-batchnorm",
                "arch_norm_data")
 
+recipe_section(fs)
 ui.write_to_url(URL_KEYS)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import export, tables, ui
+from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import batch_masks, look_ahead_mask, masked_softmax_demo, tokenizer_batch, whitespace_batch
+from core import batch_masks, look_ahead_mask, subsequent_mask, masked_softmax_demo, tokenizer_batch, whitespace_batch
 
 TOKENIZERS = {"whitespace": "Split on spaces", "checkpoint": "The loaded checkpoint's tokenizer"}
 DEFAULT_SENTENCES = "I have cats\nthe big dog sees a small cat\nhello"
@@ -39,6 +39,7 @@ st.markdown(
     "mask lets position i see positions 0 … i only, exactly what it will have at generation time.")
 st.latex(r"m_{ij} = \begin{cases} \text{True} & j \le i \\ \text{False} & j > i \end{cases}"
          r"\qquad\text{(lower triangle, diagonal included)}")
+glossary.show_code(subsequent_mask, "The code: core.subsequent_mask")
 st.slider("Sequence length", 1, 24, key="mask_len")
 n = st.session_state["mask_len"]
 look_ahead = look_ahead_mask(n)
@@ -157,6 +158,9 @@ for b, name in enumerate(sentence_names):
     with grid[b % 2]:
         st.altair_chart(charts.mask_heatmap(masks.combined[b], labels, labels,
                                             title=f"{name}: combined mask", font_scale=fs), width="content")
+st.markdown("**What about the rows of `<pad>` queries?** They still have ✓ cells (a pad query may see the real "
+            "tokens before it), so they still compute a row of weights and an output. Nothing uses it: the target "
+            "at a pad position is pad, and the loss ignores those positions, so pad rows never affect training.")
 with st.expander("The combined masks as numbers (1 = may attend)"):
     for b, name in enumerate(sentence_names):
         st.caption(name)

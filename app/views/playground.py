@@ -10,7 +10,7 @@ import streamlit as st
 from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.views import qkv_section
-from core import attention_row, kv_lookup, random_vectors, saturation, score_functions
+from core import attention, attention_row, kv_lookup, random_vectors, saturation, score_functions
 
 DIMS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
 N_VECTORS = 5
@@ -120,6 +120,7 @@ st.markdown(
 st.latex(r"\operatorname{Var}(q^\top k) = \sum_{j=1}^{d} \operatorname{Var}(q_j k_j) = d "
          r"\quad\Rightarrow\quad \operatorname{std}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1")
 st.latex(r"\mathrm{Attention}(Q,K,V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
+glossary.show_code(attention, "The code: core.attention (scores, √d_k, β, masks, softmax)")
 # A range slider is a range only when given a pair as its value; the key's state still wins.
 st.select_slider("Dimensions d", options=DIMS, value=(DIMS[0], DIMS[-1]), key="pg_dims")
 low, high = st.session_state["pg_dims"]

@@ -3,14 +3,16 @@ property, the notes' worked example and what the loaded model adds to its embedd
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, tables, ui
+from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import (get_task, lecture_comparison, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check,
+from core import (get_task, sinusoidal_encoding, lecture_comparison, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check,
                   rotation_matrix, wavelength_range, worked_example)
 
 BASES = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
@@ -45,6 +47,9 @@ st.markdown(
 st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
          r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
          r"(\text{base} = 10000 \text{ in the paper})")
+glossary.erratum("pe_index")
+glossary.erratum("pe_odd_exponent")
+glossary.show_code(sinusoidal_encoding, "The code: core.sinusoidal_encoding (the table the model adds)")
 
 # ----------------------------------------------------------------------------- the table
 st.header("1 · The encoding table")
@@ -68,8 +73,9 @@ st.caption(
     "Each row is the vector added to the token at that position. Early dimensions change from one position to "
     "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
     f"Wavelengths run from 2π ≈ {shortest:.1f} positions (pair 0) up to 2π·base^((d−2)/d) ≈ {longest:,.1f} "
-    f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = {(d_model - 2) / d_model:.4g} "
-    "is just below 1, so the slowest wave is a little shorter than 2π·base).")
+    f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = (d−2)/d = "
+    f"{(d_model - 2) / d_model:.4g} < 1, so the slowest wave is shorter than 2π·base ≈ {2 * math.pi * base:,.1f} "
+    f"by a factor base^(2/d) = {base ** (2 / d_model):,.4g}).")
 ex1, ex2 = st.columns(2)
 with ex1:
     export.export_chart(pe_chart, "positional-encoding", "pe_table_chart", cells=pe.size)

@@ -60,18 +60,23 @@ def render(seed: int, fs: float) -> None:
     loaded = ui.current_checkpoint()
     ckpt = loaded[1] if loaded else None
     if ckpt is not None and ckpt.info.task == "translation":
-        st.number_input("Head", 0, max(ckpt.config.n_heads - 1, 0), key="pg_qkv_head", step=1)
+        heads = ckpt.config.n_heads
+        st.session_state["pg_qkv_head"] = min(int(st.session_state.get("pg_qkv_head", 0)), heads - 1)
+        st.selectbox("Head", range(heads), key="pg_qkv_head", format_func=lambda n: f"head {n + 1}")
     real = _real(ckpt, mode, int(st.session_state.get("pg_qkv_head", 0)))
-    st.latex(r"Q = XW_Q + b_Q,\quad K = SW_K + b_K,\quad V = SW_V + b_V,\quad S = "
-             + (r"\text{encoder output}" if mode == "cross" else r"X"))
+    other = r"X" if mode != "cross" else (r"\text{encoder output}" if real is not None else r"\text{a second sequence}")
+    if real is not None:
+        st.latex(r"Q = XW_Q + b_Q,\quad K = SW_K + b_K,\quad V = SW_V + b_V,\quad S = " + other)
+    else:  # the random demo has no biases
+        st.latex(r"Q = XW_Q,\quad K = SW_K,\quad V = SW_V,\quad S = " + other)
     st.latex(r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V, \quad M_{ij} = "
              + (r"-\infty \text{ for } j > i" if mode == "decoder self" else r"0"))
     if real is not None:
-        st.success(f"These are the loaded model's own learned W_Q, W_K, W_V (layer 0, head {real.head}), applied "
+        st.success(f"These are the loaded model's own learned W_Q, W_K, W_V (layer 1, head {real.head + 1}), applied "
                    f"to the English sentence “{glossary.SOURCE_SENTENCE}” and its Spanish translation "
                    f"“{glossary.TARGET_SENTENCE}”.")
         x, src = real.x, real.source
-        rows, cols = label_tokens(list(real.query_tokens)), label_tokens(list(real.key_tokens))
+        rows, cols = label_tokens(list(real.row_labels)), label_tokens(list(real.key_tokens))
         q, k, v, weights, output = real.q, real.k, real.v, real.weights, real.output
         check = (f"The model's own forward pass gives the same map for this head: the largest difference is "
                  f"{real.max_error:.1e}.")
@@ -83,6 +88,9 @@ def render(seed: int, fs: float) -> None:
         q, k, v, weights, output = proj.q, proj.k, proj.v, proj.weights, proj.output
         check = (f"core.attention(Q, K, V) matches softmax(QKᵀ/√d_k + M)V computed by hand: the largest "
                  f"difference is {proj.max_error:.1e}.")
+    _shapes(x.shape[0], src.shape[0], x.shape[1], q.shape[1], ckpt.config.n_heads if real is not None else 1)
+    if mode == "cross":
+        glossary.erratum("cross_sources")
     _draw(mode, x, src, rows, cols, (q, k, v, weights, output), fs)
     st.success(check)
     st.markdown(
@@ -90,7 +98,21 @@ def render(seed: int, fs: float) -> None:
         "d_k = d_model / h, concatenates the h outputs and mixes them with one more matrix W_O. In practice the "
         "three matrices of every head are stacked into one big matrix, so one multiplication computes them all.")
     st.latex(r"\mathrm{head}_i = \mathrm{Attention}(XW_Q^{i}, SW_K^{i}, SW_V^{i}), \qquad "
-             r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h]\, W_O")
+             r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h]\, W_O + b_O,\quad "
+             r"W_O \in \mathbb{R}^{h d_v \times d_{model}}")
+    glossary.erratum("w_o_shape")
+    st.caption("The Lesson (stage 3) draws the loaded model's stacked W_qkv as one matrix, the split into heads "
+               "(B, T, d_model) → (B, h, T, d_k), and (stage 9) the heads concatenated back to (B, T, h·d_k).")
+
+
+def _shapes(m: int, n: int, d: int, dk: int, heads: int) -> None:
+    """The sizes of every array of this section, as the notes write them, with this example's numbers."""
+    st.latex(rf"X \in \mathbb{{R}}^{{m \times d_{{model}}}} = \mathbb{{R}}^{{{m} \times {d}}},\ "
+             rf"S \in \mathbb{{R}}^{{{n} \times {d}}},\ W_Q, W_K \in \mathbb{{R}}^{{{d} \times {dk}}},\ "
+             rf"Q \in \mathbb{{R}}^{{m \times d_k}} = \mathbb{{R}}^{{{m} \times {dk}}},\ "
+             rf"K \in \mathbb{{R}}^{{{n} \times {dk}}},\ V \in \mathbb{{R}}^{{n \times d_v}} = "
+             rf"\mathbb{{R}}^{{{n} \times {dk}}},\ A \in \mathbb{{R}}^{{m \times n}} = "
+             rf"\mathbb{{R}}^{{{m} \times {n}}}" + (rf",\ h = {heads}" if heads > 1 else ""))
 
 
 def _draw(mode: str, x, src, rows, cols, projected: tuple, fs: float) -> None:

@@ -10,5 +10,8 @@ and small frozen dataclasses (the app only draws them):
 - ``schedule``: the Noam learning-rate curve and label smoothing;
 - ``parameters``: parameter counts per block against the formulas;
 - ``self_attention``: permutation equivariance, the paper's Table 1, the cost of attention;
-- ``walkthrough``: one sentence through the translation model, stage by stage.
+- ``walkthrough``: one sentence through the translation model, stage by stage;
+- ``sampling``: one decoder step's distribution under temperature, top-k and top-p;
+- ``recipe``: Adam's settings, warm-up schedules side by side, label smoothing's confidence penalty;
+- ``coreference``: which heads of a real encoder link one word to another, and their measured ranks.
 """

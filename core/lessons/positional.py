@@ -14,6 +14,7 @@ import numpy as np
 
 from core.inspect.embeddings import model_embeddings
 from core.io.checkpoint import Checkpoint
+from core.text.inputs import normalized, prepare
 from core.model.positional import sinusoidal_encoding
 
 # The worked example of the lecture notes: "I like to code", d_model 4, base 100.
@@ -148,12 +149,13 @@ def model_encoding(ckpt: Checkpoint, text: str) -> ModelEncoding:
     config = ckpt.config
     if not text.strip():
         raise ValueError("type a short text first")
+    item = normalized(prepare(text), ckpt.info.task)  # the task's convention (lower case), as Explore applies it
     table = "source" if config.has_encoder else "target"
     tokenizer = ckpt.source_tokenizer if config.has_encoder else ckpt.target_tokenizer
-    encoding = tokenizer.encode(text, add_bos=not config.has_encoder)
+    encoding = tokenizer.encode(item.work, add_bos=not config.has_encoder)
     if not encoding.ids:
         raise ValueError("the text has no recognisable tokens")
-    ids, tokens, notes = encoding.ids, list(encoding.tokens), []
+    ids, tokens, notes = encoding.ids, list(encoding.tokens), list(item.notes)
     if len(ids) > config.max_len:
         notes.append(f"Only the first {config.max_len} tokens are shown (the model's max_len).")
         ids, tokens = ids[: config.max_len], tokens[: config.max_len]

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from core.inspect.records import row_labels
 from core.io.checkpoint import Checkpoint
 from core.text.tokenizer import BOS_ID
 from core.model.attention import attention_weights
@@ -40,6 +41,8 @@ class ModelProjection:
         dot: (Tq, Tk) q·k. scaled: (Tq, Tk) q·k/√d_k. mask: bool (Tq, Tk), True = may attend.
         weights: (Tq, Tk) softmax of the masked, scaled scores. output: (Tq, dk) weights @ v.
         max_error: max |weights − the model's own map for this head| from its forward pass.
+        row_labels: what each row does: decoder and cross rows read "after ‹input› → predicts ‹output›"
+            (the model's own most likely next token at that row), encoder rows are their tokens.
     """
 
     mode: str
@@ -63,6 +66,7 @@ class ModelProjection:
     weights: np.ndarray
     output: np.ndarray
     max_error: float
+    row_labels: tuple[str, ...]
 
 
 def _np(x: Tensor) -> np.ndarray:
@@ -128,7 +132,9 @@ def model_projection(ckpt: Checkpoint, source: str, target: str, mode: str, head
         w_q, b_q = _head_slices(pq.weight, pq.bias, iq, head, d, dk)
         w_k, b_k = _head_slices(pk.weight, pk.bias, ik, head, d, dk)
         w_v, b_v = _head_slices(pv.weight, pv.bias, iv, head, d, dk)
-        own = ckpt.model(src, tgt, return_attention=True).attention[kind][0, 0, head]  # (Tq, Tk)
+        out = ckpt.model(src, tgt, return_attention=True)
+        own = out.attention[kind][0, 0, head]  # (Tq, Tk)
+        predicted = out.logits[0].argmax(-1).tolist()  # (T,) what each decoder row predicts
     x, s = _np(inp), _np(kv_in)
     q, k, v = x @ w_q + b_q, s @ w_k + b_k, s @ w_v + b_v  # (Tq, dk), (Tk, dk), (Tk, dk)
     dot = q @ k.T  # (Tq, Tk)
@@ -139,5 +145,6 @@ def model_projection(ckpt: Checkpoint, source: str, target: str, mode: str, head
     tgt_tokens = tuple(ckpt.target_tokenizer.token_strings(tgt_ids))
     rows = src_tokens if mode == "encoder self" else tgt_tokens
     cols = tgt_tokens if mode == "decoder self" else src_tokens
+    labels = rows if mode == "encoder self" else row_labels(tgt_tokens, ckpt.target_tokenizer.token_strings(predicted))
     return ModelProjection(mode, head, rows, cols, x, s, w_q, w_k, w_v, b_q, b_k, b_v, q, k, v, dot, scaled,
-                           allowed, weights, weights @ v, float(np.abs(weights - _np(own)).max()))
+                           allowed, weights, weights @ v, float(np.abs(weights - _np(own)).max()), tuple(labels))

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from core.io.checkpoint import Checkpoint
+from core.text.inputs import normalized, prepare
 from core.model.attention import attention
 from core.model.layers import LayerCall
 
@@ -36,6 +37,7 @@ class PermutationDemo:
             (equal to ``original`` exactly when positions are off).
         positions: whether the positional encoding was added.
         largest_difference: max |unshuffled − original|.
+        notes: what was done to the text before tokenizing (e.g. lower-cased, as Explore does).
     """
 
     tokens: tuple[str, ...]
@@ -46,6 +48,7 @@ class PermutationDemo:
     unshuffled: np.ndarray
     positions: bool
     largest_difference: float
+    notes: tuple[str, ...] = ()
 
 
 def _encoder_maps(ckpt: Checkpoint, ids: list[int], positions: bool) -> np.ndarray:
@@ -76,7 +79,8 @@ def permutation_demo(ckpt: Checkpoint, text: str, permutation: list[int] | None 
     """
     if not ckpt.config.has_encoder:
         raise ValueError("Permutation needs a model with an encoder (encoder-decoder or encoder).")
-    encoding = ckpt.source_tokenizer.encode(text)
+    item = normalized(prepare(text), ckpt.info.task)  # the task's convention (lower case), as Explore applies it
+    encoding = ckpt.source_tokenizer.encode(item.work)
     ids, tokens = encoding.ids[:ckpt.config.max_len], tuple(encoding.tokens[:ckpt.config.max_len])
     if len(ids) < 2:
         raise ValueError("Type at least two tokens to shuffle.")
@@ -93,7 +97,8 @@ def permutation_demo(ckpt: Checkpoint, text: str, permutation: list[int] | None 
     inverse = np.argsort(order)
     unshuffled = shuffled[:, :, inverse][:, :, :, inverse]  # (L, H, T, T) rows and columns back in order
     return PermutationDemo(tokens, tuple(int(i) for i in order), tuple(tokens[i] for i in order), original,
-                           shuffled, unshuffled, positions, float(np.abs(unshuffled - original).max()))
+                           shuffled, unshuffled, positions, float(np.abs(unshuffled - original).max()),
+                           tuple(item.notes))
 
 
 @dataclass(frozen=True)

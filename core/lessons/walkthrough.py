@@ -21,11 +21,12 @@ import torch
 from torch import Tensor
 
 from core.generate.decode import greedy
+from core.inspect.records import row_labels
 from core.io.checkpoint import Checkpoint
+from core.text.inputs import normalized, prepare
 from core.text.tokenizer import BOS_ID, EOS_ID
 from core.model.attention import attention_weights
 from core.model.masks import subsequent_mask
-from core.tasks import TASKS
 
 
 @dataclass(frozen=True)
@@ -64,13 +65,23 @@ class LessonTrace:
         token_embedding: (S, D) embedding rows × √D. positional: (S, D) the encoding added.
         embedded: (S, D) their sum, the encoder's input.
         encoder_head: :class:`HeadTrace` of encoder layer 0, ``head``.
+        qkv_weight: (D, 3D) layer 0's stacked projection [W^Q | W^K | W^V] as one matrix (x @ W).
+        q_bias: (dk,) b^Q of ``head`` (q = x W^Q_h + b^Q_h). out_bias: (D,) b^O of the output projection.
         heads_concat: (S, D) all heads' outputs side by side (before W_o).
-        attention_out: (S, D) after the output projection W_o.
+        attention_out: (S, D) after the output projection W_o (its bias b^O included).
+        residual1: (S, D) what the first LayerNorm reads: x + MultiHead(x) (post-norm), or, pre-norm,
+            x + MultiHead(LN(x)), which is the first Add & Norm's output itself (not normalised).
+        norm_hat1: (S, D) (residual1 − μ)/σ before the gain and shift (post-norm only; rows have mean 0,
+            variance 1). norm_gain1 / norm_shift1: (D,) the first LayerNorm's γ and b.
         add_norm1: (S, D) after the first Add & Norm. ffn_hidden: (S, F) after ReLU.
         ffn_out: (S, D) the FFN's output. layer_out: (S, D) after the second Add & Norm.
         memory: (S, D) the encoder's output (every layer, final norm included where the model has one).
         decoder_head: :class:`HeadTrace` of decoder layer 0 masked self-attention, ``head``.
         cross_weights: (T, S) cross-attention of the last decoder layer, ``head``.
+        cross_heads: (H, T, S) cross-attention of the last decoder layer, every head.
+        final_norm: whether each stack ends with a LayerNorm (inside "encoder output").
+        output_bias: whether the output layer adds a bias (P = softmax(h W_out + b)).
+        notes: what was done to the text before tokenizing (e.g. lower-cased), as for Explore.
         probabilities: (T, V) the output distribution at every decoder row.
         target_vocab: the token string of every output id.
     """
@@ -89,8 +100,15 @@ class LessonTrace:
     positional: np.ndarray
     embedded: np.ndarray
     encoder_head: HeadTrace
+    qkv_weight: np.ndarray
+    q_bias: np.ndarray
+    out_bias: np.ndarray
     heads_concat: np.ndarray
     attention_out: np.ndarray
+    residual1: np.ndarray
+    norm_hat1: np.ndarray | None
+    norm_gain1: np.ndarray
+    norm_shift1: np.ndarray
     add_norm1: np.ndarray
     ffn_hidden: np.ndarray
     ffn_out: np.ndarray
@@ -98,8 +116,26 @@ class LessonTrace:
     memory: np.ndarray
     decoder_head: HeadTrace
     cross_weights: np.ndarray
+    cross_heads: np.ndarray
     probabilities: np.ndarray
     target_vocab: tuple[str, ...]
+    final_norm: bool
+    output_bias: bool
+    notes: tuple[str, ...]
+
+    @property
+    def row_labels(self) -> tuple[str, ...]:
+        """Decoder rows as "after ‹input› → predicts ‹output›" (row t reads ``target_tokens[t]``)."""
+        return tuple(row_labels(self.target_tokens, self.generated_tokens))
+
+    @property
+    def cross_mean(self) -> np.ndarray:
+        """(T, S) the last layer's cross-attention averaged over heads (rows still sum to 1)."""
+        return self.cross_heads.mean(axis=0)
+
+    def cross_peaks(self, row: int) -> list[int]:
+        """For decoder ``row``, the source position each head of the last layer attends to most."""
+        return [int(np.argmax(head[row])) for head in self.cross_heads]
 
     def top_candidates(self, row: int, k: int = 5) -> list[tuple[str, float]]:
         """The ``k`` most likely output tokens at decoder ``row``, with their probabilities."""
@@ -138,12 +174,20 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
     concat = torch.cat([torch.from_numpy(t.output) for t in traces], dim=-1)  # (S, D)
     attention_out = layer.self_attn.out_proj(concat)  # (S, D)
     add_norm1 = layer._add(embedded, attention_out, layer.norm1)
+    residual1 = embedded + attention_out  # (S, D) the LayerNorm's input (post-norm); pre-norm: the output
+    norm = layer.norm1
+    hat = (residual1 - residual1.mean(-1, keepdim=True)) / torch.sqrt(
+        residual1.var(-1, unbiased=False, keepdim=True) + norm.eps)  # (S, D) before γ and b
     ffn_in = layer.norm2(add_norm1) if cfg.norm == "pre" else add_norm1
     hidden = torch.relu(layer.ff.linear1(ffn_in))  # (S, F)
     ffn_out = layer.ff.linear2(hidden)  # (S, D)
     return dict(token_embedding=_numpy(scaled_embedding), positional=_numpy(embedded - scaled_embedding),
                 embedded=_numpy(embedded), encoder_head=traces[head], heads_concat=_numpy(concat),
-                attention_out=_numpy(attention_out), add_norm1=_numpy(add_norm1), ffn_hidden=_numpy(hidden),
+                qkv_weight=_numpy(layer.self_attn.qkv_proj.weight.T),  # (D, 3D)
+                q_bias=_numpy(_split(layer.self_attn.qkv_proj.bias[None, : cfg.d_model], cfg.n_heads)[head, 0]),
+                out_bias=_numpy(layer.self_attn.out_proj.bias), residual1=_numpy(residual1),
+                norm_hat1=_numpy(hat) if cfg.norm == "post" else None, norm_gain1=_numpy(norm.weight),
+                norm_shift1=_numpy(norm.bias), attention_out=_numpy(attention_out), add_norm1=_numpy(add_norm1), ffn_hidden=_numpy(hidden),
                 ffn_out=_numpy(ffn_out), layer_out=_numpy(layer._add(add_norm1, ffn_out, layer.norm2)))
 
 
@@ -176,9 +220,8 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
     if not 0 <= head < cfg.n_heads:
         raise ValueError(f"head must be in 0..{cfg.n_heads - 1}, got {head}")
     model, device = ckpt.model, next(ckpt.model.parameters()).device
-    if ckpt.info.task in TASKS:  # e.g. lower case, as the model was trained
-        text, _ = TASKS[ckpt.info.task].normalize_input(text)
-    ids = ckpt.source_tokenizer.encode(text).ids[:cfg.max_len]  # raises ValueError on lone surrogates
+    item = normalized(prepare(text), ckpt.info.task)  # e.g. lower case, as the model was trained (and Explore does)
+    ids = ckpt.source_tokenizer.encode(item.work).ids[:cfg.max_len]  # raises ValueError on lone surrogates
     if not ids:
         raise ValueError("Type some text: the input has no tokens.")
     src = torch.tensor([ids], device=device)  # (1, S)
@@ -197,6 +240,8 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
         d_model=cfg.d_model, d_k=cfg.d_model // cfg.n_heads, n_heads=cfg.n_heads, d_ff=cfg.d_ff, norm=cfg.norm,
         memory=_numpy(memory[0]), decoder_head=decoder_head,
         cross_weights=_numpy(gen.output.attention["cross"][-1, 0, head]),  # (T, S)
+        cross_heads=_numpy(gen.output.attention["cross"][-1, 0]),  # (H, T, S)
         probabilities=_numpy(gen.output.logits[0].float().softmax(-1)),  # (T, V)
-        target_vocab=tuple(tgt_tok.token_strings(list(range(tgt_tok.vocab_size)))), **encoder,
+        target_vocab=tuple(tgt_tok.token_strings(list(range(tgt_tok.vocab_size)))),
+        final_norm=cfg.has_final_norm, output_bias=cfg.output_bias, notes=tuple(item.notes), **encoder,
     )

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from app import catalog, resources, ui
+from app import catalog, glossary, resources, ui
 from app import compare as sides
 from app.charts import attention as charts
 from app.views.explore import inputs
@@ -45,8 +45,7 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], 
                              help="Each query puts all its weight on its single best key.")
         with second:
             beta = st.slider("Inverse temperature β", 0.0, 5.0, step=0.1, key="beta",
-                             help="Multiplies every score before softmax: 0 spreads attention evenly, large "
-                                  "values approach hard attention.")
+                             help=glossary.BETA_TEXT)
         with third:
             knocked = st.multiselect(f"Knock out heads of the {kind} attention", labels, key="knockout",
                                      help="A knocked-out head contributes nothing to its layer's output.")

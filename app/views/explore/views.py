@@ -98,7 +98,7 @@ def head_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> 
                              font_scale=fs, y_title=y_title)
     if st.session_state.get("show_scores") and exp.scores:
         scores = charts.signed_map(exp.scores[kind][layer, head], rows, cols, value="score", y_title=y_title,
-                                   title="Scores before softmax", font_scale=fs)
+                                   title="Scores q·k/√d_k (× β) before softmax", font_scale=fs)
         figure = maps.side_by_side([figure, scores], font_scale=fs)
         ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True)
     else:
@@ -107,7 +107,8 @@ def head_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> 
                + (" A decoder row reads “after this token → predicts”: the token it takes in, then the token "
                   "it produces." if y_title == charts.PREDICTS_TITLE else ""))
     st.toggle("Show the scores before softmax", key="show_scores",  # read above: the chart comes first
-              help="The raw query·key scores (β-scaled, before masking) that softmax turns into weights.")
+              help="The scores q·k/√d_k (times β), before masking: what softmax turns into weights. They are already "
+                   "scaled by 1/√d_k, not raw dot products.")
     _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}H{head + 1}")
 
 

@@ -12,6 +12,7 @@ from app import resources, ui
 from app.charts import pretrained as charts
 from app.views.pretrained import common
 from app.views.pretrained.heads import head_finder
+from core import links_from_ranking
 
 COREFERENCE = "The animal didn't cross the street because it was too tired."
 MAX_CHARS = 300
@@ -71,8 +72,20 @@ else:
 st.header("3 · Head finder: which heads link a word to another?")
 st.markdown(
     "Pick a word and every one of the 72 heads is ranked by how strongly that word attends to a single other "
-    "word. With *it* in the classic sentence, heads whose strongest link is *it → animal* rise to the top "
-    "by themselves: nobody told the model about pronouns, yet some heads resolve them.")
+    "word. The top of the ranking is often a *position* head (a word looking at its neighbour) rather than a "
+    "head that links meanings; the sentence below says where the *it → animal* heads of the classic example "
+    "actually rank.")
 head_finder(path, exp, fs)
+if "it" in exp.source_tokens[1:-1] and "animal" in exp.source_tokens:
+    ranked = ui.attempt("rank the heads", resources.pretrained_heads, path, exp.text, exp.source_tokens.index("it"))
+    if ranked:
+        report = links_from_ranking(ranked, exp.source_tokens, "it", "animal")
+        best = ", ".join(f"{link.name} (#{link.rank}, {link.weight:.2f})" for link in report.links[:3]) or "none"
+        first = report.top[0]
+        st.info(f"Measured on this sentence: the head ranked #1 from “it” is layer {first[1] + 1} head "
+                f"{first[2] + 1} → “{first[3]}” ({first[4]:.2f}). {len(report.links)} of {report.n_heads} heads "
+                f"have “animal” as their strongest link from “it”; the strongest of them: {best}.")
+st.caption("Attention weights are not an explanation: a head that looks at “animal” shows where information "
+           "can flow in one layer, not that the model's output depends on it or that it “resolved” the pronoun.")
 common.explore_link(entry, text, key="mini_explore")
 ui.write_to_url(["mini_text", "mini_a", "mini_b"])

@@ -1,0 +1,104 @@
+"""The Lesson's decoder stages: masked self-attention, cross-attention, the output distribution, the
+greedy choice, sampling instead of greedy, and the next step. Rows of decoder maps read
+"after ‹input› → predicts ‹output›"; heads and layers are shown from 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from app import glossary, ui
+from app.charts import lesson as charts
+from app.views.lesson_stages import View, num, tex, weights_map
+from core import LessonTrace, attention, sampling_step
+
+
+def masked_self(trace: LessonTrace, v: View) -> None:
+    t, dec, tgt = v.t, trace.decoder_head, trace.target_tokens
+    st.markdown("The decoder reads `<bos>` and the translation so far. Its self-attention is masked: step t may "
+                "look only at steps 0…t, never at words not yet produced — the weights above the diagonal are "
+                "exactly 0. Each row is labelled by the token it reads and the token it goes on to predict.")
+    st.altair_chart(weights_map(dec.weights, trace.row_labels, tgt, f"decoder layer 1, head {v.h + 1} (masked)",
+                                v.fs), width="content")
+    st.latex(rf"a_{{{t}j}} = 0 \ \text{{for}}\ j > {t},\qquad \textstyle\sum_{{j \le {t}}} a_{{{t}j}} = "
+             rf"{num(dec.weights[t, : t + 1].sum())}")
+
+
+def cross(trace: LessonTrace, v: View) -> None:
+    t, src, tgt = v.t, trace.source_tokens, trace.target_tokens
+    st.markdown("Cross-attention: queries come from the decoder, keys and values from the encoder output. Row t "
+                "reads decoder input t and predicts the next output token, so its weights show which source "
+                "words the model looks at while choosing that token. **Heads differ**: some align each output "
+                "word with the source word it translates, others do not — the mean over heads is the steadier "
+                "picture.")
+    glossary.erratum("cross_sources")
+    st.radio("Show", ["mean", "one"], key="lesson_cross", horizontal=True,
+             format_func=lambda c: "mean of the heads" if c == "mean" else f"head {v.h + 1} (the Head selector)")
+    mean = st.session_state["lesson_cross"] == "mean"
+    weights = trace.cross_mean if mean else trace.cross_weights
+    name = f"mean of {trace.n_heads} heads" if mean else f"head {v.h + 1}"
+    st.altair_chart(weights_map(weights, trace.row_labels, src, f"cross-attention, last layer, {name}", v.fs),
+                    width="content")
+    j = int(np.argmax(weights[t]))
+    st.latex(rf"\text{{row {t} (after {tex(tgt[t])} → predicts {tex(trace.generated_tokens[t])}) attends most to "
+             rf"{tex(src[j])}}}: a = {num(weights[t, j])}")
+    peaks = ", ".join(f"head {n + 1} → {src[p]}" for n, p in enumerate(trace.cross_peaks(t)))
+    st.caption(f"Where each head of the last layer looks most from this row: {peaks}.")
+    glossary.show_code(attention, "The code: core.attention (every head, every kind)")
+
+
+def output(trace: LessonTrace, v: View, greedy: bool) -> None:
+    t, tgt = v.t, trace.target_tokens
+    candidates = trace.top_candidates(t, k=5)
+    st.markdown("Greedy decoding takes the most likely token at every step." if greedy else
+                "A linear layer and a softmax turn the last decoder layer's vector at this step into a "
+                "probability for every Spanish token.")
+    st.altair_chart(charts.candidates_bar(candidates, title=f"after {tgt[t]} → predicts", font_scale=v.fs),
+                    width="content")
+    best, p = candidates[0]
+    bias = " + b" if trace.output_bias else ""
+    st.latex(rf"\hat y_{{{t + 1}}} = \arg\max_w P(w \mid y_0 \dots y_{{{t}}},\, x) = \text{{{tex(best)}}}"
+             rf"\ (p = {num(p)})")
+    st.latex(rf"P = \mathrm{{softmax}}(h_{{{t}}} W_{{out}}{bias}),\quad W_{{out}} \in "
+             rf"\mathbb{{R}}^{{{trace.d_model} \times {len(trace.target_vocab)}}}")
+
+
+def sampling(trace: LessonTrace, v: View) -> None:
+    t, tgt = v.t, trace.target_tokens
+    vocab = len(trace.target_vocab)
+    st.markdown("Instead of always taking the most likely token, a sampler **draws** the next token from the "
+                "distribution, after reshaping it: the **temperature** T divides the logits (T < 1 sharpens, "
+                "T > 1 flattens), **top-k** keeps only the k most likely tokens, **top-p** keeps the smallest set "
+                "of most likely tokens whose probability reaches p. What is kept is renormalised to sum to 1. "
+                "This is the loaded decoder's real distribution at the chosen step.")
+    st.session_state["lesson_top_k"] = int(np.clip(st.session_state["lesson_top_k"], 1, vocab))  # "all" by default
+    a, b, c = st.columns(3)
+    a.slider("Temperature T", 0.1, 3.0, step=0.1, key="lesson_temperature")
+    b.slider("top-k (k = all: off)", 1, vocab, key="lesson_top_k")
+    c.slider("top-p (1.0: off)", 0.05, 1.0, step=0.05, key="lesson_top_p")
+    k, p = int(st.session_state["lesson_top_k"]), float(st.session_state["lesson_top_p"])
+    step = sampling_step(trace.probabilities[t], float(st.session_state["lesson_temperature"]),
+                         k if k < vocab else None, p if p < 1.0 else None)
+    st.altair_chart(charts.sampling_bars(trace.target_vocab, step.original, step.final,
+                                         title=f"after {tgt[t]}: the model's P and what the sampler draws from",
+                                         font_scale=v.fs), width="content")
+    best = int(np.argmax(step.original))
+    st.latex(rf"P_T(w) = \frac{{e^{{z_w / T}}}}{{\sum_u e^{{z_u / T}}}},\quad \text{{{int(step.kept.sum())} of "
+             rf"{vocab} tokens kept}}")
+    st.latex(rf"P(\text{{{tex(trace.target_vocab[best])}}}) = {num(step.original[best])} \rightarrow "
+             rf"{num(step.final[best])}")
+    glossary.show_code(sampling_step, "The code: core.sampling_step")
+
+
+def next_step(trace: LessonTrace, v: View) -> None:
+    T = len(trace.target_tokens)
+    st.markdown("The chosen token is appended to the decoder's input and the decoder runs again, until it "
+                "produces `<eos>`.")
+    st.dataframe({"step": list(range(1, T + 1)), "after": list(trace.target_tokens),
+                  "predicts": list(trace.generated_tokens)}, hide_index=True)
+    ui.show_user_text(trace.output_text, label="Translation")
+
+
+STAGES = (masked_self, cross, lambda tr, v: output(tr, v, False), lambda tr, v: output(tr, v, True), sampling,
+          next_step)

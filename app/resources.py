@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 MODEL_EVENTS: Counter[str] = Counter()  # "loaded" and "run", for this server process
 MAX_MODELS, MAX_PRETRAINED = 4, 2
 RESULT_BYTES, RESULT_ITEM_BYTES = 256 * 2**20, 32 * 2**20
+FIGURES = 256  # built charts kept (each at most a 400 × 400 heatmap or a grid of 24 × 24 thumbnails)
 DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer max_len are cut here)
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S)
@@ -180,14 +181,27 @@ def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> l
 
 
 class _Clear:
-    """``resources.explanation.clear()``: forget every cached result (kept for the tests' spies)."""
+    """``resources.explanation.clear()``: forget every cached result and chart (kept for the tests' spies)."""
 
     @staticmethod
     def clear() -> None:
         results().clear()
+        _figure.clear()
 
 
 explanation = batch_explanation = _Clear()
+
+
+@st.cache_resource(max_entries=FIGURES, show_spinner=False)
+def _figure(key: Hashable, _build: Callable[[], T]) -> T:
+    return _build()
+
+
+def figure(e: catalog.Entry, text: str, options: dict[str, Any], what: tuple, build: Callable[[], T]) -> T:
+    """The chart ``build()`` makes of the explanation of ``text`` by ``e`` under ``options``, built once per
+    (checkpoint version, text, options, ``what``) and shared read-only by every session: a slider moved
+    back, a second session or a fragment rerun draws it without rebuilding (or re-validating) it."""
+    return _figure(("figure", str(e.path), catalog.version(e), text, repr(_sorted(options)), *what), build)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

@@ -82,6 +82,11 @@ def base_options(architecture: str) -> dict[str, Any]:
     return options
 
 
+def default_options(architecture: str) -> dict[str, Any]:
+    """The explain options of a fresh session (what :func:`base_options` returns before any change)."""
+    return {"encoder-decoder": {"decoding": "greedy"}, "decoder": {"continuation": 0}}.get(architecture, {})
+
+
 def tokens(exp: Explanation) -> None:
     """The tokens the model read, as a table of chips; unknown tokens flagged; notes."""
     items = exp.source_tokens or exp.target_tokens

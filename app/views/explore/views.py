@@ -135,6 +135,13 @@ def _head_figure(exp: Explanation, kind: str, layer: int, head: int, fs: float, 
     return maps.side_by_side([figure, raw], font_scale=fs)
 
 
+def head_figure(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
+                head: int, fs: float, scores: bool = False):
+    """The head view's figure, built once per (input, options, kind, layer, head, scale, scores)."""
+    return resources.figure(entry, exp.text, options, ("head", kind, layer, head, fs, scores),
+                            lambda: _head_figure(exp, kind, layer, head, fs, scores))
+
+
 def head_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int, head: int,
               fs: float) -> None:
     """The chosen head's map (and its scores before softmax when asked), its exports and how to read it.
@@ -147,8 +154,7 @@ def head_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], k
         exp = ui.attempt("run the model", resources.explain_entry, entry, exp.text,
                          **(options | {"return_scores": True})) or exp
         scores = bool(exp.scores)
-    figure = resources.figure(entry, exp.text, options, ("head", kind, layer, head, fs, scores),
-                              lambda: _head_figure(exp, kind, layer, head, fs, scores))
+    figure = head_figure(entry, exp, options, kind, layer, head, fs, scores)
     if scores:
         ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True)
     else:

@@ -32,10 +32,10 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from app import catalog, uploads
 from app.jobs import JobRegistry
 from app.limits import ByteLRU, Gate, freeze
-from core import (Checkpoint, Explanation, LessonTrace, PretrainedEntry, PretrainedModel, SnapshotTimeline, explain,
-                  explain_batch, head_finder, load_checkpoint, load_pretrained, pretrained_models, rotary_frequencies,
-                  rotary_relative_scores, sentence_similarity, set_threads, snapshot_timeline, thread_count,
-                  trace_translation)
+from core import (AttentionCost, Checkpoint, Explanation, LessonTrace, PretrainedEntry, PretrainedModel,
+                  SnapshotTimeline, attention_cost, explain, explain_batch, head_finder, load_checkpoint,
+                  load_pretrained, pretrained_models, rotary_frequencies, rotary_relative_scores, sentence_similarity,
+                  set_threads, snapshot_timeline, thread_count, trace_translation)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -226,6 +226,25 @@ def lesson_trace(e: catalog.Entry, text: str, head: int) -> LessonTrace:
     loaded = checkpoint(e)
     key = ("lesson", str(e.path), _sha(e.path), text, head)
     return _cached(key, lambda: trace_translation(loaded, text, head), "Following the sentence through the model…")
+
+
+def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: Any) -> T:
+    """``fn(ckpt, *args, **kwargs)`` (a ``core.lessons`` function that runs or reads the model), cached per
+    checkpoint file version (path and SHA-256, never the model object) and arguments, through the gate:
+    a Learn page's widget that does not touch it draws it from the cache."""
+    info = getattr(ckpt, "info", None)  # a checkpoint's header; a pretrained model has its files' version
+    version = ((str(info.path), info.sha256) if info is not None
+               else (str(ckpt.path), catalog.pretrained_version(ckpt.path)))
+    key = ("lesson-" + fn.__name__, *version, repr(args), repr(sorted(kwargs.items())))
+    return _cached(key, lambda: fn(ckpt, *args, **kwargs), "Running the model…")
+
+
+@st.cache_resource(max_entries=8, show_spinner="Timing attention…")
+def attention_timing(lengths: tuple[int, ...]) -> AttentionCost:
+    """``core.attention_cost`` at ``lengths`` (median of 7, after a warm-up call), measured once per set
+    of lengths: a widget that does not change them shows the same measurement."""
+    attention_cost([16], repeats=2)  # the first call pays for allocation, not for n²
+    return attention_cost(list(lengths), repeats=7)
 
 
 # ----------------------------------------------------------------------------- pretrained models (issue 11)

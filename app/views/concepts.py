@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, routes, ui
+from app import export, resources, routes, ui
 from app.charts import concepts as charts
 from app.charts import teaching
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import attention_cost, get_task, length_accuracy, path_comparison, pe_beyond, permutation_demo
+from core import get_task, length_accuracy, path_comparison, pe_beyond, permutation_demo
 
 URL_KEYS = ["cc_n", "cc_d", "cc_text", "cc_pos", "cc_layer", "cc_head", "cc_max"]
 ui.restore_from_url({"cc_n": ui.bounded(2, 512), "cc_d": ui.bounded(8, 1024), "cc_text": ui.clipped_text(100),
@@ -80,7 +80,7 @@ def permutation_section(ckpt) -> None:
     st.session_state["cc_head"] = min(st.session_state["cc_head"], cfg.n_heads - 1)
     a.number_input("Encoder layer", 0, cfg.n_encoder_layers - 1, key="cc_layer")
     b.number_input("Head", 0, cfg.n_heads - 1, key="cc_head")
-    demo = ui.attempt("shuffle the input", permutation_demo, ckpt, st.session_state["cc_text"],
+    demo = ui.attempt("shuffle the input", resources.model_lesson, permutation_demo, ckpt, st.session_state["cc_text"],
                       positions=bool(st.session_state["cc_pos"]))
     if demo is None:
         return
@@ -175,8 +175,7 @@ def cost_section() -> None:
     st.select_slider("Longest length", [64, 128, 256, 512, 1024, 2048], key="cc_max")
     top = int(st.session_state["cc_max"])
     lengths = [t for t in (16, 32, 64, 128, 256, 512, 1024, 2048) if t <= top]
-    attention_cost([16], repeats=2)  # warm-up: the first call pays for allocation, not for n²
-    cost = ui.attempt("time attention", attention_cost, lengths, repeats=7)
+    cost = ui.attempt("time attention", resources.attention_timing, tuple(lengths))  # measured once per lengths
     if cost is None:
         return
     table = pd.DataFrame({"n": cost.lengths, "milliseconds": cost.milliseconds,

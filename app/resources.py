@@ -33,16 +33,17 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from app import catalog, uploads
 from app.jobs import JobRegistry
 from app.limits import ByteLRU, Gate, freeze
-from core import (Checkpoint, Explanation, LessonTrace, PretrainedEntry, PretrainedModel, SnapshotTimeline, explain,
-                  explain_batch, explain_speech, head_finder, load_checkpoint, load_pretrained, pretrained_models,
-                  rotary_frequencies, rotary_relative_scores, sentence_similarity, set_threads, snapshot_timeline, thread_count,
-                  trace_translation)
+from core import (AttentionCost, Checkpoint, Explanation, LessonTrace, PretrainedEntry, PretrainedModel,
+                  SnapshotTimeline, attention_cost, explain, explain_batch, explain_speech, head_finder, load_checkpoint,
+                  load_pretrained, pretrained_models, rotary_frequencies, rotary_relative_scores, sentence_similarity,
+                  set_threads, snapshot_timeline, thread_count, trace_translation)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 MODEL_EVENTS: Counter[str] = Counter()  # "loaded" and "run", for this server process
 MAX_MODELS, MAX_PRETRAINED = 4, 2
 RESULT_BYTES, RESULT_ITEM_BYTES = 256 * 2**20, 32 * 2**20
+FIGURES = 256  # built charts kept (each at most a 400 × 400 heatmap or a grid of 24 × 24 thumbnails)
 DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer max_len are cut here)
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S)
@@ -181,14 +182,27 @@ def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> l
 
 
 class _Clear:
-    """``resources.explanation.clear()``: forget every cached result (kept for the tests' spies)."""
+    """``resources.explanation.clear()``: forget every cached result and chart (kept for the tests' spies)."""
 
     @staticmethod
     def clear() -> None:
         results().clear()
+        _figure.clear()
 
 
 explanation = batch_explanation = _Clear()
+
+
+@st.cache_resource(max_entries=FIGURES, show_spinner=False)
+def _figure(key: Hashable, _build: Callable[[], T]) -> T:
+    return _build()
+
+
+def figure(e: catalog.Entry, text: str, options: dict[str, Any], what: tuple, build: Callable[[], T]) -> T:
+    """The chart ``build()`` makes of the explanation of ``text`` by ``e`` under ``options``, built once per
+    (checkpoint version, text, options, ``what``) and shared read-only by every session: a slider moved
+    back, a second session or a fragment rerun draws it without rebuilding (or re-validating) it."""
+    return _figure(("figure", str(e.path), catalog.version(e), text, repr(_sorted(options)), *what), build)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -213,6 +227,25 @@ def lesson_trace(e: catalog.Entry, text: str, head: int) -> LessonTrace:
     loaded = checkpoint(e)
     key = ("lesson", str(e.path), _sha(e.path), text, head)
     return _cached(key, lambda: trace_translation(loaded, text, head), "Following the sentence through the model…")
+
+
+def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: Any) -> T:
+    """``fn(ckpt, *args, **kwargs)`` (a ``core.lessons`` function that runs or reads the model), cached per
+    checkpoint file version (path and SHA-256, never the model object) and arguments, through the gate:
+    a Learn page's widget that does not touch it draws it from the cache."""
+    info = getattr(ckpt, "info", None)  # a checkpoint's header; a pretrained model has its files' version
+    version = ((str(info.path), info.sha256) if info is not None
+               else (str(ckpt.path), catalog.pretrained_version(ckpt.path)))
+    key = ("lesson-" + fn.__name__, *version, repr(args), repr(sorted(kwargs.items())))
+    return _cached(key, lambda: fn(ckpt, *args, **kwargs), "Running the model…")
+
+
+@st.cache_resource(max_entries=8, show_spinner="Timing attention…")
+def attention_timing(lengths: tuple[int, ...]) -> AttentionCost:
+    """``core.attention_cost`` at ``lengths`` (median of 7, after a warm-up call), measured once per set
+    of lengths: a widget that does not change them shows the same measurement."""
+    attention_cost([16], repeats=2)  # the first call pays for allocation, not for n²
+    return attention_cost(list(lengths), repeats=7)
 
 
 # ----------------------------------------------------------------------------- pretrained models (issue 11)

@@ -3,6 +3,10 @@
 Run from the repository root: ``python -m streamlit run app/streamlit_app.py``.
 This entry point sets up the page, draws the shared sidebar and routes to the pages
 (``app/routes.py`` lists them; their scripts live in ``app/views/``).
+
+``streamlit run`` finds the ``st.App`` below and serves this same file through it: the App's lifespan
+warms the server (``app.warmup``: imports, the default model, its first explanation and head view)
+before the first browser connects. Each session's run executes the file as ``__main__`` and routes.
 """
 
 from __future__ import annotations
@@ -16,12 +20,23 @@ from app.sidebar import sidebar
 
 # A local image: a Material icon or emoji favicon would be fetched from a CDN (the app makes no outside request).
 FAVICON = str(Path(__file__).resolve().parents[1] / "assets" / "favicon.png")
-st.set_page_config(page_title="Attnscope", page_icon=FAVICON, layout="wide")
 
-navigation = st.navigation({
-    section: [st.Page(r.script, title=r.title, icon=r.icon, url_path=r.url_path, default=r.script == routes.EXPLORE)
-              for r in pages]
-    for section, pages in routes.SECTIONS.items()
-})
-sidebar()
-navigation.run()
+
+def main() -> None:
+    """One session's run: the page settings, the shared sidebar, then the chosen page."""
+    st.set_page_config(page_title="Attnscope", page_icon=FAVICON, layout="wide")
+    navigation = st.navigation({
+        section: [st.Page(r.script, title=r.title, icon=r.icon, url_path=r.url_path,
+                          default=r.script == routes.EXPLORE) for r in pages]
+        for section, pages in routes.SECTIONS.items()
+    })
+    sidebar()
+    navigation.run()
+
+
+if __name__ == "__main__":
+    main()
+else:  # imported by ``streamlit run`` as the server: warm up, then serve this file
+    from app.warmup import lifespan
+
+    app = st.App(__file__, lifespan=lifespan)

@@ -206,8 +206,10 @@ def choose(key: str, options: list[Any], default: Any = None) -> None:
         st.session_state[key] = default if default in options else options[0]
 
 
-def index_slider(label: str, count: int, key: str, help: str | None = None, first: int = 0) -> int:
-    """A slider over ``count`` items numbered from ``first`` (0 or 1); returns the 0-based index.
+def index_slider(label: str, count: int, key: str, help: str | None = None, first: int = 0,
+                 on_change: Callable[[], None] | None = None) -> int:
+    """A slider over ``count`` items numbered from ``first`` (0 or 1); returns the 0-based index
+    (``on_change`` runs when it moves).
 
     A stale value (from another checkpoint or a hand-edited link) is clamped into range; with one
     item there is no slider, only a caption.
@@ -218,7 +220,7 @@ def index_slider(label: str, count: int, key: str, help: str | None = None, firs
         value = first
     st.session_state[key] = min(max(value, first), max(count - 1, 0) + first)
     if count > 1:
-        return st.slider(label, first, count - 1 + first, key=key, help=help) - first
+        return st.slider(label, first, count - 1 + first, key=key, help=help, on_change=on_change) - first
     st.caption(f"{label}: 0 (the only one)" if first == 0 else f"{label}: 1 of 1")
     return st.session_state[key] - first
 

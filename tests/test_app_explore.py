@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import resources
 from app.charts import maps
+from app.views.explore import views
 from core import (ModelConfig, Tokenizer, Transformer, explain, get_task, input_vocabulary, load_checkpoint,
                   save_checkpoint)
 from tests.apptest_helpers import APP, REVERSE, charts, frames, open_page, spec, titles
@@ -201,11 +202,12 @@ def test_summary_numbers_match_core_analysis(calls):
 
 def test_model_view_grid_and_chosen_head(calls):
     at = start(view="model")
+    text = at.text_area(key="text").value
     at.slider(key="layer").set_value(2).run()  # layers and heads count from 1 on screen
     at.slider(key="head").set_value(4).run()
     big, grid = charts(at)  # the head view shows the chosen head beside the grid
     assert "layer 2, head 4" in titles(big)[0] and spec(grid)["layout"]["meta"]["heads"] == 4
-    expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"][1, 3]
+    expected = explain(REVERSE, text).attention["encoder"][1, 3]
     assert np.allclose(frames(big)[0]["weight"], expected.ravel(), atol=1e-6)
 
 
@@ -262,6 +264,41 @@ def test_decoding_choice_and_beam_size(calls):
     at.slider(key="beam_size").set_value(3).run()
     text = at.text_area(key="text").value
     assert codes(at)[0] == explain(REVERSE, text, decoding="beam", beam_size=3).prediction.text
+
+
+def test_a_slider_move_reruns_its_fragments_alone(calls, monkeypatch):
+    """A layer move reruns the head view's fragment (and the panels that follow the head), not the page:
+    neither the text box, the title nor the model description is drawn again, and nothing calls the model."""
+    at = start(view="head")
+    figures = {"built": 0}
+    real_head_map = views.charts.head_map
+
+    def counted(*args, **kwargs):
+        figures["built"] += 1
+        return real_head_map(*args, **kwargs)
+
+    monkeypatch.setattr(views.charts, "head_map", counted)
+    runs = calls["explain"]
+    at.slider(key="layer").set_value(2).run()
+    assert calls["explain"] == runs and not at.exception
+    assert [s.key for s in at.slider][:2] == ["layer", "head"] and not at.text_area and not at.title and not at.table
+    assert "layer 2, head 1" in titles(charts(at)[0])[0] and figures["built"] == 1
+    at.slider(key="layer").set_value(1).run()  # back: its figure comes from the cache
+    at.slider(key="layer").set_value(2).run()
+    assert figures["built"] == 1 and calls["explain"] == runs  # both figures were built before
+    at.run()  # a full run draws the whole page again, still from the caches
+    assert at.text_area(key="text") and at.title and calls["explain"] == runs
+
+
+def test_an_open_intervention_follows_the_chosen_head(calls):
+    at = start()
+    text = at.text_area(key="text").value
+    at.toggle(key="hard").set_value(True).run()
+    runs = calls["explain"]
+    at.slider(key="head").set_value(2).run()  # the fragments that draw the chosen head rerun together
+    _, after, _ = change_chart(at)
+    expected = explain(REVERSE, text, hard=True).attention["encoder"][0, 1]
+    assert np.allclose(after["weight"], expected.ravel(), atol=1e-6) and calls["explain"] == runs
 
 
 # ----------------------------------------------------------------------------- interventions
@@ -367,7 +404,9 @@ def test_language_model_next_token_and_continuation(calls, tiny_runs):
     assert codes(at)[0] == expected.text
     assert frames(charts(at)[0])[0]["label"].iloc[0] == expected.labels[0]
     at.segmented_control(key="view").set_value("generation").run()
-    assert not at.exception and len(charts(at)) == 3  # the candidates, the head view, the decoder row
+    assert not at.exception and len(charts(at)) == 2  # the view switch redraws the head view and the decoder row
+    at.run()
+    assert len(charts(at)) == 3  # the whole page: the candidates too
     at.text_input(key="second_text").input("ab").run()  # a batch cannot continue: the page drops it
     at.toggle(key="padding").set_value(False).run()
     assert not at.error and change_chart(at)

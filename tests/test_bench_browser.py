@@ -23,17 +23,20 @@ def test_p95_of_one_sample_is_that_sample():
     assert browser.p95([42.0]) == 42.0
 
 
-def test_goal_row_takes_the_medians_and_needs_both_the_limit_and_the_condition():
-    row = browser.goal_row("edit", "≤ 250 ms", 250, [300.0, 100.0, 200.0], [50.0, 70.0, 60.0])
-    assert (row.measured, row.baseline, row.ok) == (200.0, 60.0, True)
-    assert row.ratio == pytest.approx(200 / 60)
-    assert browser.goal_row("edit", "", 150, [300.0, 100.0, 200.0], [60.0]).ok is False
-    assert browser.goal_row("move", "", 250, [100.0], [60.0], holds=False).ok is False
+def test_goal_row_takes_the_medians_and_holds_them_to_the_ratio_and_the_condition():
+    row = browser.goal_row("edit", [300.0, 100.0, 200.0], [150.0, 170.0, 160.0])
+    assert (row.measured, row.baseline, row.ok) == (200.0, 160.0, True)
+    assert row.ratio == pytest.approx(200 / 160) and row.goal == "≤ 1.3× bare page"
+    assert browser.goal_row("edit", [300.0, 100.0, 200.0], [60.0]).ok is False  # 3.3× the bare page
+    assert browser.goal_row("move", [100.0], [90.0], holds=False).ok is False  # e.g. a model ran
+    assert browser.goal_row("x", [199.0], [100.0], limit=2.0).ok is True
 
 
 def test_the_sentences_of_a_run_differ_so_each_is_a_new_model_run():
     used = [browser.sentence(i) for i in [*range(100, 100 + browser.EDITS), *range(300, 300 + browser.SESSIONS),
-                                           *range(400, 400 + browser.ROUNDS * browser.SESSIONS)]]
+                                           *range(400, 400 + browser.ROUNDS * browser.SESSIONS),
+                                           *range(500, 500 + browser.SESSIONS),
+                                           *range(510, 510 + browser.ROUNDS * browser.SESSIONS)]]
     assert len(set(used)) == len(used)
 
 

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, routes, ui
+from app import export, resources, routes, ui
 from app.charts import concepts as charts
 from app.charts import teaching
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import attention_cost, get_task, length_accuracy, path_comparison, pe_beyond, permutation_demo
+from core import get_task, length_accuracy, path_comparison, pe_beyond, permutation_demo
 
 # Measured on MiniLM with core.head_links (tests/test_lessons_claims.py recomputes every number).
 CORE_MEASURED = (
@@ -86,7 +86,7 @@ def permutation_section(ckpt) -> None:
     st.session_state["cc_head"] = min(st.session_state["cc_head"], cfg.n_heads - 1)
     a.selectbox("Encoder layer", range(cfg.n_encoder_layers), key="cc_layer", format_func=lambda n: f"layer {n + 1}")
     b.selectbox("Head", range(cfg.n_heads), key="cc_head", format_func=lambda n: f"head {n + 1}")
-    demo = ui.attempt("shuffle the input", permutation_demo, ckpt, st.session_state["cc_text"],
+    demo = ui.attempt("shuffle the input", resources.model_lesson, permutation_demo, ckpt, st.session_state["cc_text"],
                       positions=bool(st.session_state["cc_pos"]))
     if demo is None:
         return
@@ -187,8 +187,7 @@ def cost_section() -> None:
     st.select_slider("Longest length", [64, 128, 256, 512, 1024, 2048], key="cc_max")
     top = int(st.session_state["cc_max"])
     lengths = [t for t in (16, 32, 64, 128, 256, 512, 1024, 2048) if t <= top]
-    attention_cost([16], repeats=2)  # warm-up: the first call pays for allocation, not for n²
-    cost = ui.attempt("time attention", attention_cost, lengths, repeats=7)
+    cost = ui.attempt("time attention", resources.attention_timing, tuple(lengths))  # measured once per lengths
     if cost is None:
         return
     table = pd.DataFrame({"n": cost.lengths, "milliseconds": cost.milliseconds,

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, tables, ui
+from app import export, glossary, resources, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import (get_task, sinusoidal_encoding, lecture_comparison, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check,
@@ -203,7 +203,7 @@ st.markdown(
     "the other.")
 st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
 st.text_input("A short input text", key="pe_text", max_chars=200)
-encoding = ui.attempt("read the model's embeddings", model_encoding, ckpt, st.session_state["pe_text"])
+encoding = ui.attempt("read the model's embeddings", resources.model_lesson, model_encoding, ckpt, st.session_state["pe_text"])
 if encoding is None:
     st.stop()
 for note in encoding.notes:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, ui
+from app import export, glossary, resources, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import model_projection, qkv_projection, random_vectors
@@ -29,7 +29,7 @@ def _real(ckpt, mode: str, head: int):
     cfg = ckpt.config if ckpt is not None else None
     if cfg is None or ckpt.info.task != "translation" or cfg.score != "scaled_dot":
         return None  # the English → Spanish sentences need the translation model's vocabulary
-    return ui.attempt("project the sentences with the model's weights", model_projection, ckpt,
+    return ui.attempt("project the sentences with the model's weights", resources.model_lesson, model_projection, ckpt,
                       glossary.SOURCE_SENTENCE, glossary.TARGET_SENTENCE, mode, min(head, cfg.n_heads - 1))
 
 

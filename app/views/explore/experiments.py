@@ -1,5 +1,8 @@
 """The Explore page's experiments: interventions that re-run the model (before / after /
 difference) and side-by-side comparison of two sentences or two checkpoints.
+
+Each panel is a fragment (named, so a layer or head change reruns it with the head view): its own
+controls rerun it alone. Both draw the kind, layer and head chosen above (``views.selection``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import streamlit as st
 from app import catalog, glossary, resources, ui
 from app import compare as sides
 from app.charts import attention as charts
-from app.views.explore import inputs
+from app.views.explore import inputs, views
 from core import SPECIAL_TOKENS, Explanation, knockout_mask
 
 
@@ -24,10 +27,15 @@ def _show_change(before: Explanation, after: Explanation, kind: str, layer: int,
                        difference_title="Difference (after − before)", name=name)
 
 
-def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind: str, layer: int, head: int,
-                  fs: float) -> None:
+INTERVENTIONS, COMPARE = "explore_interventions", "explore_compare"
+
+
+@st.fragment(key=INTERVENTIONS)
+def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) -> None:
     """Re-run the model with changed attention and show what moved."""
     base = {k: v for k, v in base.items() if k != "return_scores"}
+    kind, layer, head, _ = views.selection(exp)
+    fs = ui.font_scale()
     layers, heads = exp.shape(kind)
     with st.expander("Interventions: change how attention works and re-run the model", icon=":material/tune:",
                      expanded=inputs.intervened()):
@@ -113,10 +121,11 @@ def _padding(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind:
 COMPARE_MODES = {"text": "Another sentence", "ckpt": "Another checkpoint"}
 
 
-def compare(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind: str, layer: int, head: int,
-            fs: float) -> None:
+@st.fragment(key=COMPARE)
+def compare(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) -> None:
     """Two sentences, or two checkpoints, side by side on the same kind, layer and head."""
     base = {k: v for k, v in base.items() if k != "return_scores"}
+    kind, layer, head, _ = views.selection(exp)
     with st.expander("Compare: two sentences or two checkpoints side by side", icon=":material/compare:"):
         ui.choose("compare_mode", list(COMPARE_MODES))
         mode = st.segmented_control("Compare with", list(COMPARE_MODES), key="compare_mode", required=True,

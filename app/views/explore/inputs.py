@@ -59,7 +59,7 @@ def text_input(entry: catalog.Entry) -> str:
     return st.text_area("Input text", key="text", height=90, placeholder="Type a sentence…")
 
 
-def base_options(architecture: str, view: str | None) -> dict[str, Any]:
+def base_options(architecture: str) -> dict[str, Any]:
     """Decoding controls (seq2seq) or continuation (language model) → explain options."""
     options: dict[str, Any] = {}
     if architecture == "encoder-decoder":
@@ -77,9 +77,14 @@ def base_options(architecture: str, view: str | None) -> dict[str, Any]:
     elif architecture == "decoder":
         options["continuation"] = st.slider("Continue for this many tokens", 0, 20, 0, key="continuation",
                                             help="Let the language model keep writing after your text.")
-    if view == "head" and st.session_state.get("show_scores"):
+    if st.session_state.get("show_scores"):
         options["return_scores"] = True  # only then: scores need a separate (cached) run
     return options
+
+
+def default_options(architecture: str) -> dict[str, Any]:
+    """The explain options of a fresh session (what :func:`base_options` returns before any change)."""
+    return {"encoder-decoder": {"decoding": "greedy"}, "decoder": {"continuation": 0}}.get(architecture, {})
 
 
 def tokens(exp: Explanation) -> None:

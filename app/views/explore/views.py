@@ -7,12 +7,13 @@ Each view slices the cached :class:`~core.Explanation`; none of them runs the mo
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, ui
+from app import catalog, export, resources, ui
 from app.charts import attention as charts
 from app.charts import maps
 from core import KIND_LABELS, Explanation, head_statistics, mean_over_heads, rollout_by_layer
@@ -26,31 +27,57 @@ def _exports(figure, arrays: dict[str, np.ndarray], table: pd.DataFrame, name: s
 
 
 # ----------------------------------------------------------------------------- view selection
-def attention_controls(exp: Explanation) -> tuple[str, int, int, str]:
-    """Kind, layer and head (0-based; the sliders count from 1) and view, clamped to this explanation."""
+def _views(exp: Explanation) -> list[str]:
+    return [v for v in VIEWS if v != "generation" or exp.architecture != "encoder"]
+
+
+def attention_controls(exp: Explanation, on_change: Callable[[], None] | None = None) -> tuple[str, int, int, str]:
+    """Kind, layer and head (0-based; the sliders count from 1) and view, clamped to this explanation;
+    ``on_change`` runs when any of them moves."""
     kinds = list(exp.kinds)
     ui.choose("kind", kinds)
-    views = [v for v in VIEWS if v != "generation" or exp.architecture != "encoder"]
+    views = _views(exp)
     ui.choose("view", views, "head")
-    kind = st.segmented_control("Attention", kinds, key="kind", required=True, format_func=KIND_LABELS.get)
-    view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get)
+    kind = st.segmented_control("Attention", kinds, key="kind", required=True, format_func=KIND_LABELS.get,
+                                on_change=on_change)
+    view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get,
+                                on_change=on_change)
     layers, heads = exp.shape(kind)
     first, second = st.columns(2, gap="large")
     with first:
-        layer = ui.index_slider("Layer", layers, "layer", first=1)
+        layer = ui.index_slider("Layer", layers, "layer", first=1, on_change=on_change)
     with second:
-        head = ui.index_slider("Head", heads, "head", first=1)
+        head = ui.index_slider("Head", heads, "head", first=1, on_change=on_change)
     if view != "head":
         st.caption(f"The chosen head stays in the head view; the {VIEWS[view].lower()} is drawn below it.")
     return kind, layer, head, view
 
 
-def _pick_from_grid() -> None:
-    """A click on the model grid opens that head (the sliders count from 1)."""
+def selection(exp: Explanation) -> tuple[str, int, int, str]:
+    """The kind, layer and head (0-based) and view :func:`attention_controls` chose, clamped to ``exp``
+    (read from the session, no widget drawn)."""
+    kinds, views = list(exp.kinds), _views(exp)
+    state = st.session_state
+    kind = state.get("kind") if state.get("kind") in kinds else kinds[0]
+    view = state.get("view") if state.get("view") in views else "head"
+    layers, heads = exp.shape(kind)
+
+    def index(key: str, count: int) -> int:
+        try:
+            return min(max(int(state.get(key, 1)) - 1, 0), count - 1)
+        except (TypeError, ValueError):
+            return 0
+    return kind, index("layer", layers), index("head", heads), view
+
+
+def _pick_from_grid(then: Callable[[], None] | None) -> None:
+    """A click on the model grid opens that head (the sliders count from 1), then ``then`` runs."""
     points = ((st.session_state.get("grid") or {}).get("selection") or {}).get("points") or []
     chosen = maps.picked(points)
     if chosen is not None:
         st.session_state["layer"], st.session_state["head"] = chosen[0] + 1, chosen[1] + 1
+        if then is not None:
+            then()
 
 
 def _data(exp: Explanation, kind: str, layer: int, head: int) -> tuple[dict[str, np.ndarray], Callable]:
@@ -70,8 +97,10 @@ def _head_title(kind: str, layer: int, head: int) -> str:
 
 
 # ----------------------------------------------------------------------------- views
-def model_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
-    """Every layer × head as thumbnails; a click opens that head in the head view."""
+def model_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int, head: int,
+               fs: float, on_pick: Callable[[], None] | None = None) -> None:
+    """Every layer × head as thumbnails (built once per input and selection); a click opens that head in
+    the head view and runs ``on_pick``."""
     every = exp.attention[kind]
     layers = every.shape[0]
     first = 0
@@ -82,24 +111,51 @@ def model_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) ->
         first = st.segmented_control("Layers", pages, key="grid_page", required=True,
                                      format_func=lambda p: f"{p + 1}–{min(p + maps.GRID_PAGE, layers)}")
     shown = every[first:first + maps.GRID_PAGE]
-    grid = maps.model_grid(shown, first_layer=first, chosen=(layer, head), font_scale=fs,
-                           title=f"{KIND_LABELS[kind]}: every layer × head (click one to open it in the head view)")
-    ui.plot(grid, name=f"{kind}-all-heads", key="grid", on_select=_pick_from_grid, selection_mode="points")
+    grid = resources.figure(
+        entry, exp.text, options, ("grid", kind, first, layer, head, fs),
+        lambda: maps.model_grid(shown, first_layer=first, chosen=(layer, head), font_scale=fs,
+                                title=f"{KIND_LABELS[kind]}: every layer × head (click one to open it in the head "
+                                      "view)"))
+    ui.plot(grid, name=f"{kind}-all-heads", key="grid", on_select=lambda: _pick_from_grid(on_pick),
+            selection_mode="points")
     if min(every.shape[2:]) > maps.THUMB or max(every.shape[2:]) > maps.THUMB:
         st.caption(f"Thumbnails are averaged down to at most {maps.THUMB} × {maps.THUMB} cells; the head view "
                    "draws the chosen head in full.")
     _exports(grid, *_data(exp, kind, layer, head), f"{kind}-all-heads")
 
 
-def head_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
-    """The chosen head's map (and its scores before softmax when asked), its exports and how to read it."""
+def _head_figure(exp: Explanation, kind: str, layer: int, head: int, fs: float, scores: bool):
     rows, cols, y_title = charts.axes(exp, kind)
     figure = charts.head_map(exp.attention[kind][layer, head], rows, cols, title=_head_title(kind, layer, head),
                              font_scale=fs, y_title=y_title)
-    if st.session_state.get("show_scores") and exp.scores:
-        scores = charts.signed_map(exp.scores[kind][layer, head], rows, cols, value="score", y_title=y_title,
-                                   title="Scores q·k/√d_k (× β) before softmax", font_scale=fs)
-        figure = maps.side_by_side([figure, scores], font_scale=fs)
+    if not scores:
+        return figure
+    raw = charts.signed_map(exp.scores[kind][layer, head], rows, cols, value="score", y_title=y_title,
+                            title="Scores q·k/√d_k (× β) before softmax", font_scale=fs)
+    return maps.side_by_side([figure, raw], font_scale=fs)
+
+
+def head_figure(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
+                head: int, fs: float, scores: bool = False):
+    """The head view's figure, built once per (input, options, kind, layer, head, scale, scores)."""
+    return resources.figure(entry, exp.text, options, ("head", kind, layer, head, fs, scores),
+                            lambda: _head_figure(exp, kind, layer, head, fs, scores))
+
+
+def head_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int, head: int,
+              fs: float) -> None:
+    """The chosen head's map (and its scores before softmax when asked), its exports and how to read it.
+
+    The figure is built once per (input, options, kind, layer, head, scale) and shared; the scores come
+    from a cached run with ``return_scores`` (the page asks for it once the toggle is on)."""
+    y_title = charts.axes(exp, kind)[2]
+    scores = bool(st.session_state.get("show_scores"))
+    if scores and not exp.scores:
+        exp = ui.attempt("run the model", resources.explain_entry, entry, exp.text,
+                         **(options | {"return_scores": True})) or exp
+        scores = bool(exp.scores)
+    figure = head_figure(entry, exp, options, kind, layer, head, fs, scores)
+    if scores:
         ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True)
     else:
         ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}")

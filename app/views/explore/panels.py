@@ -1,0 +1,57 @@
+"""The Explore page's fragments: each part a control touches reruns alone (issue 23).
+
+* :func:`head_panel` — the kind, view, layer and head controls (in the input column) and the chosen
+  head's map (written into the chart column): a layer or head slider move reruns this, not the page;
+* :func:`view_panel` — the chosen view below (model grid, lines, summary, generation), whose own
+  controls (grid page, overlaid heads, step) rerun it alone;
+* the interventions and compare panels (``experiments``), each a fragment of its own.
+
+A kind, layer, head or view change reruns every fragment that draws the chosen head, by name
+(``st.rerun([...])`` from the control's callback); the text and decoding options rerun the page, as
+everything depends on them. Each fragment keeps the arguments of the last full run: the cached
+:class:`~core.Explanation`, so no fragment runs the model for a selection change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from app import catalog, ui
+from app.views.explore import experiments, views
+from app.views.explore import inputs as w
+from core import Explanation
+
+HEAD, VIEW = "explore_head", "explore_view"
+FOLLOWERS = [HEAD, VIEW, experiments.INTERVENTIONS, experiments.COMPARE]
+
+
+def follow_selection() -> None:
+    """A kind, layer, head or view control moved: rerun the fragments that draw the chosen head."""
+    st.rerun(FOLLOWERS)
+
+
+@st.fragment(key=HEAD)
+def head_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], chart_side: Any) -> None:
+    """The selection controls here, the chosen head's map in ``chart_side``, and the share link."""
+    fs = ui.font_scale()
+    kind, layer, head, _ = views.attention_controls(exp, on_change=follow_selection)
+    with chart_side:
+        views.head_view(entry, exp, options, kind, layer, head, fs)
+    w.share(exp.text)
+
+
+@st.fragment(key=VIEW)
+def view_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]) -> None:
+    """The chosen view, when it is not the head view (nothing is built for a view that is not shown)."""
+    fs = ui.font_scale()
+    kind, layer, head, view = views.selection(exp)
+    if view == "model":
+        views.model_view(entry, exp, options, kind, layer, head, fs, on_pick=follow_selection)
+    elif view == "lines":
+        views.lines_view(exp, kind, layer, head, fs)
+    elif view == "summary":
+        views.summary_view(exp, kind, layer, fs)
+    elif view == "generation":
+        views.generation_view(exp, layer, head, fs)

@@ -1,0 +1,50 @@
+"""Warm the server before the first browser connects (issue 23).
+
+``python -m streamlit run app/streamlit_app.py`` finds the ``st.App`` in ``app/streamlit_app.py`` and
+serves it with uvicorn; the App's lifespan runs :func:`warm` before the server answers its health
+check. It imports torch, core, Plotly and the pages' modules, loads the default checkpoint, explains
+its first example and builds that head view, all into the process-wide caches of ``app.resources``,
+so the first page finds every one of them ready instead of waiting on imports and a first run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def warm() -> None:
+    """Import, load and run what the Explore page's first draw needs (a failure is logged, never raised:
+    the page then does the same work itself and shows its own message)."""
+    started = time.perf_counter()
+    try:
+        from app import catalog, resources
+        from app.views.explore import inputs, panels, views  # noqa: F401  (imports charts, plotly, pandas)
+        from core import get_task
+
+        entries, _ = catalog.list_entries(None, runs_deletable=False)
+        entry = next((e for e in entries if e.key == catalog.DEFAULT_KEY), None)
+        if entry is None:
+            return
+        loaded = resources.checkpoint(entry)
+        text = get_task(entry.task).examples[0]
+        options = inputs.default_options(loaded.config.architecture)
+        exp = resources.explain_entry(entry, text, **options)
+        views.head_figure(entry, exp, options, list(exp.kinds)[0], 0, 0, 1.0)
+    except Exception:  # the server must start whatever the warm-up meets
+        log.exception("warm-up failed; the first page will load what it needs itself")
+        return
+    log.info("warm-up done in %.2f s", time.perf_counter() - started)
+
+
+@asynccontextmanager
+async def lifespan(_app: Any) -> AsyncIterator[None]:
+    """The App's startup: :func:`warm` in a worker thread, before the first request is served."""
+    await asyncio.to_thread(warm)
+    yield

@@ -1,0 +1,67 @@
+"""The Learn and pretrained pages in the browser benchmark (issue 23): each page's first draw and its
+main control, against the bare page's first draw and slider move in the same run.
+
+A page's first draw is timed from navigation to the page settled (``mode="page"`` in
+:mod:`bench.browser_page`: the script done, nothing stale, every Altair chart with its canvas or
+SVG); its main control is a slider nudged one step, or the button that moves it on, timed the same
+way. The model runs ``app.resources`` logs during the control moves are counted: a control that does
+not touch a model must not run one.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+from bench import browser_page as bp
+from bench.table import Row
+
+# url path → (page, what the main control is, the widget key, a button's label or None for a slider)
+PAGES = {
+    "lesson": ("Lesson", "next stage", "lesson_next", "Next"),
+    "positional": ("Positional encoding", "sequence length", "pe_len", None),
+    "playground": ("Attention playground", "β", "pg_beta", None),
+    "masks": ("Masks", "sequence length", "mask_len", None),
+    "architecture": ("Architecture", "tokens", "ffn_tokens", None),
+    "self-attention": ("Strengths and limits", "longest length", "cc_max", None),
+}
+LOADS, MOVES = 2, 4
+
+
+def _control_ms(page, key: str, label: str | None) -> float:
+    if label is None:
+        return bp.nudge_ms(page, key, mode="page")
+    return bp.click_ms(page, key, label, mode="page")
+
+
+def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
+    """Two rows per Learn page (first draw, main control), each against the bare page in the same run."""
+    rows = []
+    floor = bp.new_page(browser)
+    for path, (title, control, key, label) in PAGES.items():
+        page = bp.new_page(browser)
+        try:
+            loads, floor_loads = [], []
+            for _ in range(LOADS):
+                loads.append(bp.load_ms(page, f"{app.url}/{path}", need=0, mode="page"))
+                floor_loads.append(bp.load_ms(floor, base.url))
+            runs_before = len(app.events("run"))
+            moves, floor_moves = [], []
+            for _ in range(MOVES):
+                moves.append(_control_ms(page, key, label))
+                floor_moves.append(bp.nudge_ms(floor, "layer"))
+            runs = len(app.events("run")) - runs_before
+        except Exception as error:  # a page that never settles makes a "not drawn" row, not a crash
+            sys.stderr.write(f"browser: {title}: not drawn ({error})\n")
+            rows.append(Row("browser", f"{title}: not drawn ({type(error).__name__})", "≤ 1.3× bare page",
+                            bp.TIMEOUT_MS, "ms", None, False))
+            continue
+        finally:
+            page.context.close()
+        rows.append(goal_row(f"{title}: first draw (median of {LOADS})", loads, floor_loads))
+        rows.append(goal_row(f"{title}: {control} moved (median of {MOVES}; model runs: {runs})", moves,
+                             floor_moves, holds=runs == 0))
+        sys.stderr.write(f"browser: {title}: first draw {statistics.median(loads):.0f} ms, {control} "
+                         f"{statistics.median(moves):.0f} ms\n")
+    floor.context.close()
+    return rows

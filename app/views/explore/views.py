@@ -14,6 +14,7 @@ import streamlit as st
 
 from app import export, ui
 from app.charts import attention as charts
+from app.charts import comparison
 from app.charts import maps
 from core import KIND_LABELS, Explanation, head_statistics, mean_over_heads, rollout_by_layer
 
@@ -97,9 +98,8 @@ def head_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> 
     figure = charts.head_map(exp.attention[kind][layer, head], rows, cols, title=_head_title(kind, layer, head),
                              font_scale=fs, y_title=y_title)
     if st.session_state.get("show_scores") and exp.scores:
-        scores = charts.signed_map(exp.scores[kind][layer, head], rows, cols, value="score", y_title=y_title,
-                                   title="Scores before softmax", font_scale=fs)
-        figure = maps.side_by_side([figure, scores], font_scale=fs)
+        figure = comparison.weights_and_scores(exp.attention[kind][layer, head], exp.scores[kind][layer, head], rows,
+                                               cols, title=_head_title(kind, layer, head), y_title=y_title, font_scale=fs)
         ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True)
     else:
         ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}")

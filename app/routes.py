@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import streamlit as st
+
 
 class Route(NamedTuple):
     script: str
@@ -49,3 +51,15 @@ SECTIONS: dict[str, list[Route]] = {
 # -- issue 13 (teaching): the strengths-and-limits page, after the other Learn pages
 CONCEPTS = "views/concepts.py"
 SECTIONS["Learn"].append(Route(CONCEPTS, "Self-attention: strengths and limits", ":material/balance:", "self-attention"))
+
+
+def navigation() -> dict[str, list[st.Page]]:
+    """Every page for ``st.navigation``, by section. Explore is the default page, served at ``/``; a hidden
+    twin at ``/explore`` (its own ``url_path``) makes that address open it too instead of "Page not found"."""
+    sections = {section: [st.Page(r.script, title=r.title, icon=r.icon, url_path=r.url_path,
+                                  default=r.script == EXPLORE) for r in pages]
+                for section, pages in SECTIONS.items()}
+    explore = next(r for pages in SECTIONS.values() for r in pages if r.script == EXPLORE)
+    sections["Explore"].append(st.Page(explore.script, title=explore.title, icon=explore.icon,
+                                       url_path=explore.url_path, visibility="hidden"))
+    return sections

@@ -18,10 +18,6 @@ from app.sidebar import sidebar
 FAVICON = str(Path(__file__).resolve().parents[1] / "assets" / "favicon.png")
 st.set_page_config(page_title="Attnscope", page_icon=FAVICON, layout="wide")
 
-navigation = st.navigation({
-    section: [st.Page(r.script, title=r.title, icon=r.icon, url_path=r.url_path, default=r.script == routes.EXPLORE)
-              for r in pages]
-    for section, pages in routes.SECTIONS.items()
-})
+navigation = st.navigation(routes.navigation())
 sidebar()
 navigation.run()

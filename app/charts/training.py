@@ -30,6 +30,12 @@ def thin(n: int, max_points: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
 
 
+def fit_column(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """``chart`` stretched or squeezed to its column's width, labels and legend included (``fit-x``; draw it
+    with ``st.altair_chart(…, width="stretch")``): a curve is never cut at its column's edge."""
+    return chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
 # ----------------------------------------------------------------------------- the Noam schedule
 def noam_frame(curve: NoamCurve) -> pd.DataFrame:
     """(step, lr) of the schedule, one row per point of the curve."""

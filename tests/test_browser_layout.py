@@ -1,0 +1,127 @@
+"""What a class sees (issue 24), in Chromium driving a served app: at 1280 × 720 and 1920 × 1080, in normal
+and presentation mode, the pages with side-by-side maps (an Explore intervention, Checkpoints → Side by side),
+Train and the Lesson show
+
+- no two text boxes of a chart, or of neighbouring charts, intersecting (the rendered SVG text, rotation kept),
+- no chart wider than its container,
+- in presentation mode, the first chart's top above the first screen's bottom (720 px).
+
+Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/layout``, gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.browser import app_in_chromium, problems_on, wait_until_idle
+
+SIZES = [(1280, 720), (1920, 1080)]
+PAGES = {  # name → (path and query, tab to open or None)
+    "explore-intervention": ("explore?beta=2", None),
+    "checkpoints-side-by-side": ("checkpoints", "Side by side"),
+    "train": ("train", None),
+    "lesson": ("lesson", None),
+}
+SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "screenshots-tmp" / "layout")
+
+# Every visible SVG text of the charts as a screen quadrilateral (its rotation kept), and the pairs that
+# overlap by more than 1 px (separating-axis test on the two quadrilaterals).
+OVERLAPS_JS = """() => {
+  const quads = [];
+  const charts = document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])');
+  charts.forEach((chart, n) => {
+    if (chart.offsetParent === null) return;
+    for (const el of chart.querySelectorAll('svg text')) {
+      if (!el.textContent.trim() || el.closest('.hoverlayer')) continue;
+      const style = getComputedStyle(el);
+      if (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0') continue;
+      const b = el.getBBox();
+      if (b.width === 0 || b.height === 0) continue;
+      const m = el.getScreenCTM();
+      const pts = [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+        .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+      quads.push({text: `chart ${n + 1} "${el.textContent.trim().slice(0, 30)}"`, pts});
+    }
+  });
+  const axesOf = pts => [0, 1].map(i => {
+    const dx = pts[i + 1][0] - pts[i][0], dy = pts[i + 1][1] - pts[i][1], n = Math.hypot(dx, dy) || 1;
+    return [-dy / n, dx / n];
+  });
+  const span = (pts, ax) => { const v = pts.map(p => p[0] * ax[0] + p[1] * ax[1]); return [Math.min(...v), Math.max(...v)]; };
+  const hit = (p, q) => [...axesOf(p), ...axesOf(q)].every(ax => {
+    const [a0, a1] = span(p, ax), [b0, b1] = span(q, ax);
+    return Math.min(a1, b1) - Math.max(a0, b0) > 1;
+  });
+  const found = [];
+  for (let i = 0; i < quads.length; i++)
+    for (let j = i + 1; j < quads.length; j++)
+      if (hit(quads[i].pts, quads[j].pts)) found.push(`${quads[i].text} × ${quads[j].text}`);
+  return found;
+}"""
+
+# A chart whose drawing reaches past its container's right edge (Streamlit clips it there).
+TOO_WIDE_JS = """() => {
+  const found = [];
+  const charts = document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])');
+  charts.forEach((chart, n) => {
+    if (chart.offsetParent === null) return;
+    const box = chart.closest('[data-testid="stVerticalBlock"]').getBoundingClientRect();
+    for (const drawn of chart.querySelectorAll('.main-svg, canvas, svg.marks')) {
+      const r = drawn.getBoundingClientRect();
+      if (r.width > 0 && r.right > box.right + 1)
+        found.push(`chart ${n + 1}: ${Math.round(r.width)} px drawn, ${Math.round(box.right - r.left)} px room`);
+    }
+  });
+  return found;
+}"""
+
+FIRST_CHART_TOP_JS = """() => {
+  const chart = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])')]
+    .find(c => c.offsetParent !== null);
+  return chart ? chart.getBoundingClientRect().top + scrollY : null;
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with app_in_chromium(tmp_path_factory.mktemp("browser-layout-runs")) as (url, chromium):
+        yield url, chromium
+
+
+def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> None:
+    page.goto(f"{url}/{path}{'&' if '?' in path else '?'}projector={int(presentation)}")
+    page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
+    wait_until_idle(page)
+    if tab:
+        page.get_by_role("tab", name=tab).click()
+        wait_until_idle(page)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] :is(.js-plotly-plot .main-svg, "
+                           "[data-testid=\"stVegaLiteChart\"] :is(svg, canvas))')", timeout=60_000)
+    page.wait_for_timeout(500)  # Plotly's relayout to the column's width
+
+
+@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation):
+    url, chromium = browser
+    page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
+    mode = "presentation" if presentation else "normal"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    failures = []
+    try:
+        for name, (path, tab) in PAGES.items():
+            _open(page, url, path, tab, presentation)
+            assert problems_on(page) == [], f"/{path} shows errors"
+            top = page.evaluate(FIRST_CHART_TOP_JS)
+            page.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}.png"), full_page=True)
+            overlaps, wide = page.evaluate(OVERLAPS_JS), page.evaluate(TOO_WIDE_JS)
+            failures += [f"{name}: text overlaps {o}" for o in overlaps]
+            failures += [f"{name}: too wide {w}" for w in wide]
+            if presentation and (top is None or top >= 720):
+                failures.append(f"{name}: the first chart starts at {top} px, below the first 720 px")
+    finally:
+        page.close()
+    assert failures == [], "\n".join(failures)

@@ -23,7 +23,7 @@ PAGES = {  # name → (path and query, tab to open or None)
     "explore-intervention": ("explore?beta=2", None),
     "checkpoints-side-by-side": ("checkpoints", "Side by side"),
     "train": ("train", None),
-    "lesson": ("lesson", None),
+    "lesson": ("lesson?lesson_stage=1", None),  # stage 2: its first chart
 }
 SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "screenshots-tmp" / "layout")
 

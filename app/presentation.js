@@ -2,12 +2,26 @@
 // 1. Clicker keys: → / PageDown / Space press the page's Next button, ← / PageUp its Back button (the
 //    buttons whose Streamlit key ends in "_next" / "_prev"), without focusing them; keys typed into a
 //    text box, select box or slider are left alone.
-// 2. The theme chosen in the ⋮ menu is kept on reload of any page: Streamlit stores it under a key named
+// 2. Turning presentation mode on folds the sidebar away once, so the page has the whole screen.
+// 3. The theme chosen in the ⋮ menu is kept on reload of any page: Streamlit stores it under a key named
 //    after the path the app was first opened at, so it is copied to every page's key.
 (() => {
   const state = window.__attnscope = Object.assign(window.__attnscope || {}, __CONFIG__);
-  if (state.installed) return;
+  if (state.installed) {
+    setTimeout(state.fold, 50);
+    return;
+  }
   state.installed = true;
+
+  // Presentation mode folds the sidebar away once when it is turned on (the header's » button opens it again).
+  state.fold = () => {
+    if (!state.clicker) { state.folded = false; return; }
+    const bar = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (state.folded || !bar || !button) return;
+    if (bar.getAttribute('data-collapsed') === 'false') button.click();
+    state.folded = true;
+  };
 
   const typing = el => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)
     || ['slider', 'combobox', 'textbox', 'spinbutton'].includes(el.getAttribute('role')));
@@ -42,7 +56,7 @@
     const app = document.querySelector('[data-testid="stApp"]');
     if (app) document.documentElement.style.setProperty('--attnscope-background', getComputedStyle(app).backgroundColor);
   };
-  const tick = () => { sync(); background(); };
+  const tick = () => { sync(); background(); state.fold(); };
   tick();
-  setInterval(tick, 1000);
+  setInterval(tick, 500);
 })();

@@ -2,8 +2,9 @@
 
 - Large type: the projector style of :mod:`app.ui` (prose 1.25 rem on a 135 % root), and chart text scaled
   with it (``ui.font_scale()``: ticks, labels and colour-bar numbers 1.5 × larger).
-- The first screen holds the chart: the page's top padding and title are compact, so on a 1280 × 720
-  projector the first chart starts on the first screen.
+- The first screen holds the chart: turning the mode on folds the sidebar away (the header's » button opens
+  it again) and the page's padding and title are compact, so on a 1280 × 720 projector the first chart starts
+  on the first screen (Explore keeps its controls beside the chart).
 - Next / Back stay on screen: a row holding a button keyed ``…_next`` sticks below the app's header while its
   content scrolls under it (the Lesson's stage content is always on the same screen as its Next button).
 - Clicker keys: → / PageDown / Space press the page's Next button, ← / PageUp its Back button, without
@@ -27,10 +28,10 @@ SCRIPT = Path(__file__).with_name("presentation.js")
 KEY = "projector"  # the session and share-link key (kept from "projector mode": old links still work)
 
 PRESENTATION_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 3.25rem !important; padding-bottom: 2rem; }
+[data-testid="stMainBlockContainer"] { padding: 3.25rem 1.5rem 2rem 1.5rem !important; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] h2 { font-size: 1.5rem; padding: 0.25rem 0; }
-[data-testid="stMain"] [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [class*="st-key-"][class$="_next"]) {
+[data-testid="stMain"] [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [class*="st-key-"][class*="_next"]) {
   position: sticky; top: 2.75rem; z-index: 100; background-color: var(--attnscope-background, transparent);
   padding: 0.25rem 0;
 }

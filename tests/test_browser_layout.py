@@ -125,3 +125,52 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation):
     finally:
         page.close()
     assert failures == [], "\n".join(failures)
+
+
+STAGE_JS = "() => ([...document.querySelectorAll('[data-testid=\"stMain\"] h2')].map(h => h.innerText.trim())"
+STAGE_JS += ".find(t => /^\\d+\\. /.test(t)) || '')"
+
+
+def _stage_is(page, number: int) -> None:
+    page.wait_for_function(f"() => ({STAGE_JS})().startsWith('{number}. ')", timeout=60_000)
+    wait_until_idle(page)
+
+
+def test_clicker_keys_turn_the_lesson_pages_without_focusing_a_button(browser):
+    """→ / PageDown / Space press Next and ← / PageUp press Back, from the page itself (nothing focused)."""
+    url, chromium = browser
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(f"{url}/lesson?projector=1&lesson_stage=0")
+        _stage_is(page, 1)
+        page.locator('[data-testid="stMain"] h1').first.click()  # focus the page, not a button
+        for key, stage in (("ArrowRight", 2), ("PageDown", 3), ("Space", 4), ("ArrowLeft", 3), ("PageUp", 2)):
+            page.keyboard.press(key)
+            _stage_is(page, stage)
+            assert page.evaluate("() => document.activeElement.tagName") != "BUTTON"
+        next_row = page.locator('.st-key-lesson_next').bounding_box()
+        assert 0 <= next_row["y"] < 720, "the Next button is off the first screen"
+    finally:
+        page.close()
+
+
+def test_the_dark_theme_is_kept_on_reload_of_another_page(browser):
+    url, chromium = browser
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    background = "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+    try:
+        page.goto(f"{url}/train")
+        page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
+        wait_until_idle(page)
+        light = page.evaluate(background)
+        page.get_by_test_id("stMainMenu").click()
+        page.get_by_text("Dark", exact=True).click()
+        page.wait_for_function(f"() => ({background})() !== '{light}'", timeout=10_000)
+        dark = page.evaluate(background)
+        page.wait_for_timeout(1200)  # the page script copies the choice to every page's key
+        for path in ("checkpoints", "lesson", ""):
+            page.goto(f"{url}/{path}")
+            page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
+            assert page.evaluate(background) == dark, f"/{path} reloads in the light theme"
+    finally:
+        page.close()

@@ -62,7 +62,7 @@ def _traces(panels: Sequence[Panel], y_title: str, font_scale: float) -> list[go
 def _wrap(title: str, width_px: float, size: float) -> str:
     """``title`` broken into lines no wider than ``width_px`` at font ``size`` (Plotly's ``<br>``)."""
     per_line = max(8, int(width_px / (CHAR * size)))
-    return "<br>".join(textwrap.wrap(title, per_line)) or title
+    return "<br>".join(textwrap.wrap(title, per_line, break_on_hyphens=False)) or title
 
 
 def _thinned(axis: dict, width_px: float) -> dict:

@@ -5,8 +5,9 @@
 - The first screen holds the chart: turning the mode on folds the sidebar away (the header's » button opens
   it again) and the page's padding and title are compact, so on a 1280 × 720 projector the first chart starts
   on the first screen (Explore keeps its controls beside the chart).
-- Next / Back stay on screen: a row holding a button keyed ``…_next`` sticks below the app's header while its
-  content scrolls under it (the Lesson's stage content is always on the same screen as its Next button).
+- Next / Back stay on screen: a row holding a button keyed ``…_next`` sticks to the bottom of the screen until
+  it is reached and then below the app's header (the Lesson's stage content is always on the same screen as
+  its Next button).
 - Clicker keys: → / PageDown / Space press the page's Next button, ← / PageUp its Back button, without
   focusing them (``app/presentation.js``, shipped here, run in the page; nothing comes from a CDN).
 
@@ -32,7 +33,7 @@ PRESENTATION_CSS = """<style>
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] h2 { font-size: 1.5rem; padding: 0.25rem 0; }
 [data-testid="stMain"] [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [class*="st-key-"][class*="_next"]) {
-  position: sticky; top: 2.75rem; z-index: 100; background-color: var(--attnscope-background, transparent);
+  position: sticky; top: 2.75rem; bottom: 0; z-index: 100; background-color: var(--attnscope-background, transparent);
   padding: 0.25rem 0;
 }
 </style>"""

@@ -131,7 +131,7 @@ def _decorate(result: go.Figure, panels: Sequence[Panel], parts: list[go.Figure]
     titles = [_wrap(p.title, (d[1] - d[0]) * plot_px, title_size) for p, d in zip(panels, domains)]
     lines = max(t.count("<br>") + 1 for t in titles)
     bar_px = int(28 + 30 * fs)  # gap, tick labels, bar, its title (bottom to top)
-    top = int(bar_px + lines * 1.3 * title_size + 12)
+    top = int(bar_px + lines * 1.4 * title_size + 16)  # titles hang from the figure's top edge
     longest_col = max(len(str(label)) for p in parts for label in p.data[0].x)
     tick = max(float(p.layout.xaxis.tickfont.size) for p in parts)
     bottom = int(CHAR * tick * longest_col + 24 * fs + 20)
@@ -146,8 +146,8 @@ def _decorate(result: go.Figure, panels: Sequence[Panel], parts: list[go.Figure]
                                 tickfont=dict(size=11 * fs), title=dict(text=scale, side="top", font=dict(size=12 * fs)))
         result.layout[name] = axis
     result.update_layout(annotations=[
-        dict(text=t, x=(d[0] + d[1]) / 2, xref="paper", y=1, yref="paper", xanchor="center", yanchor="bottom",
-             yshift=bar_px, showarrow=False, font=dict(size=title_size)) for t, d in zip(titles, domains)])
+        dict(text=t, x=(d[0] + d[1]) / 2, xref="paper", y=1, yref="paper", xanchor="center", yanchor="top",
+             yshift=top - 4, showarrow=False, font=dict(size=title_size)) for t, d in zip(titles, domains)])
     notes = [maps.note(p) for p in parts]
     result.update_layout(height=side + top + bottom, font=dict(size=12 * fs),
                          margin=dict(l=10, r=10, t=top, b=bottom),

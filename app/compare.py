@@ -11,6 +11,7 @@ import streamlit as st
 
 from app import catalog, export, resources, ui
 from app.charts import attention as charts
+from app.charts import comparison
 from core import KIND_LABELS, Explanation
 
 UNK = "<unk>"
@@ -24,9 +25,9 @@ def draw(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: A
 
     ``first_axes`` / ``second_axes``: (row labels, column labels), unique (``charts.token_labels``).
     """
-    figure, diff, same = charts.triptych(first, second, first_axes, second_axes, titles=titles,
-                                         difference_title=difference_title, y_title=y_title,
-                                         font_scale=ui.font_scale())
+    figure, diff, same = comparison.triptych(first, second, first_axes, second_axes, titles=titles,
+                                             difference_title=difference_title, y_title=y_title,
+                                             font_scale=ui.font_scale())
     ui.plot(figure, name=name, stretch=True)
     st.metric("Largest change of one weight in this head", f"{np.abs(diff).max(initial=0.0):.3f}")
     if not same:

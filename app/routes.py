@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import streamlit as st
+
 
 class Route(NamedTuple):
     script: str
@@ -51,3 +53,19 @@ SECTIONS: dict[str, list[Route]] = {
 # -- issue 13 (teaching): the strengths-and-limits page, after the other Learn pages
 CONCEPTS = "views/concepts.py"
 SECTIONS["Learn"].append(Route(CONCEPTS, "Self-attention: strengths and limits", ":material/balance:", "self-attention"))
+
+
+DEFAULT_PATH = "start"  # reserved by the default page (served at "/"), never shown
+
+
+def navigation() -> dict[str, list[st.Page]]:
+    """Every page for ``st.navigation``, by section. Explore is the default page, served at ``/`` (Streamlit
+    still reserves a default page's own ``url_path``, so it gets :data:`DEFAULT_PATH`); a hidden twin at
+    ``/explore`` makes that address open it too instead of "Page not found"."""
+    sections = {section: [st.Page(r.script, title=r.title, icon=r.icon, default=r.script == EXPLORE,
+                                  url_path=DEFAULT_PATH if r.script == EXPLORE else r.url_path) for r in pages]
+                for section, pages in SECTIONS.items()}
+    explore = next(r for pages in SECTIONS.values() for r in pages if r.script == EXPLORE)
+    sections["Explore"].append(st.Page(explore.script, title=explore.title, icon=explore.icon,
+                                       url_path=explore.url_path, visibility="hidden"))
+    return sections

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import catalog, resources, ui
+from app import catalog, presentation, resources, ui
 from app.import_form import import_form
 from app.uploads import NeedsImport
 from core import CheckpointError
@@ -79,7 +79,9 @@ def sidebar() -> None:
         for problem in problems:  # file names are user data: escaped
             st.warning(f"Skipped: {ui.plain(problem)}", icon=":material/warning:")
         st.divider()
-        st.toggle("Projector mode", key="projector", help="Large type for a classroom projector.")
+        st.toggle("Presentation mode", key=presentation.KEY,
+                  help="For a classroom projector: large type, the first chart on the first screen, Next and Back "
+                       "always in view, and clicker keys (→, PageDown or Space: Next; ←, PageUp: Back).")
         st.caption("Light or dark theme: the ⋮ menu at the top right → Light, Dark or System.")
-    st.html(ui.page_css(bool(st.session_state.get("projector"))))
+    presentation.apply()
     ui.write_to_url(["ckpt", "projector"])

@@ -25,11 +25,7 @@ FAVICON = str(Path(__file__).resolve().parents[1] / "assets" / "favicon.png")
 def main() -> None:
     """One session's run: the page settings, the shared sidebar, then the chosen page."""
     st.set_page_config(page_title="Attnscope", page_icon=FAVICON, layout="wide")
-    navigation = st.navigation({
-        section: [st.Page(r.script, title=r.title, icon=r.icon, url_path=r.url_path,
-                          default=r.script == routes.EXPLORE) for r in pages]
-        for section, pages in routes.SECTIONS.items()
-    })
+    navigation = st.navigation(routes.navigation())
     sidebar()
     navigation.run()
 

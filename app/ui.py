@@ -261,12 +261,12 @@ def snapshot_map(tl: SnapshotTimeline, step: int, prefix: str) -> None:
 
 def plot(figure: Any, *, name: str, key: str | None = None, stretch: bool = False, **kwargs: Any) -> Any:
     """Draw a Plotly figure: a notice above it when it does not show everything, Plotly's own
-    client-side "download as PNG" in its toolbar (named ``name``), and no logo or network calls."""
+    client-side "download as SVG" (vector, for slides) in its toolbar (named ``name``), and no logo or network calls."""
     meta = figure.layout.meta
     note = meta.get("note") if isinstance(meta, dict) else None
     if note:
         st.info(note, icon=":material/zoom_out_map:")
-    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2, "filename": name},
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": name},
               "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
     return st.plotly_chart(figure, width="stretch" if stretch else "content", config=config, key=key, **kwargs)
 

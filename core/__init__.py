@@ -70,7 +70,7 @@ from core.model.positional import sinusoidal_encoding
 from core.model.rotary import rotary_frequencies, rotary_relative_scores
 from core.model.contract import KINDS, AttentionControls, ModelOutput
 from core.model.transformer import Transformer
-from core.tasks import TASKS, get_task
+from core.tasks import TASKS, get_task, out_of_range
 from core.training.config import TrainConfig
 from core.training.data import Batch, Batcher
 from core.training.evaluation import evaluate
@@ -97,7 +97,7 @@ __all__ = [
     "TrainConfig", "TrainResult", "Transformer", "WorkedExample", "attention", "attention_cost",
     "attention_row", "attention_weights", "available_devices", "axis_tokens", "batch_masks", "beam_search",
     "combine_masks", "difference", "evaluate", "expected_parameter_counts", "explain", "explain_batch",
-    "ffn_as_convolution", "get_task", "gpu_count", "greedy", "head_entropy", "head_finder", "head_statistics",
+    "ffn_as_convolution", "get_task", "gpu_count", "out_of_range", "greedy", "head_entropy", "head_finder", "head_statistics",
     "is_out_of_memory", "is_pretrained", "is_resume_state", "knockout_mask", "kv_lookup", "load_checkpoint", "load_pretrained", "look_ahead_mask",
     "make_optimizer", "masked_softmax_demo", "max_weight", "mean_distance", "mean_over_heads",
     "model_embeddings", "model_encoding", "noam_curve", "noam_lr", "norm_demo", "norm_stats", "pad_sentences",

@@ -30,6 +30,12 @@ def thin(n: int, max_points: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
 
 
+def fit_column(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """``chart`` stretched or squeezed to its column's width, labels and legend included (``fit-x``; draw it
+    with ``st.altair_chart(…, width="stretch")``): a curve is never cut at its column's edge."""
+    return chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
 # ----------------------------------------------------------------------------- the Noam schedule
 def noam_frame(curve: NoamCurve) -> pd.DataFrame:
     """(step, lr) of the schedule, one row per point of the curve."""
@@ -57,7 +63,7 @@ def noam_chart(curve: NoamCurve, *, d_model: int, warmup: int, font_scale: float
     return _pad((line + rule + marker + text).properties(
         width=360, height=240,
         title=_title("Learning rate: warm up, then decay", font_scale,
-                     f"d_model = {d_model}, warm-up = {warmup} steps"),
+                     f"d_model = {d_model}, warm-up = {warmup} steps", subtitlePadding=int(6 * font_scale)),
     ))
 
 
@@ -134,4 +140,5 @@ def live_lr_chart(steps: Sequence[int], lrs: Sequence[float], planned: tuple[Seq
     now = alt.Chart(done.tail(1)).mark_point(filled=True, size=90 * font_scale, color="#e45756").encode(
         x=x, y=y, tooltip=tooltip)
     return _pad((schedule + so_far + now).properties(
-        width=360, height=220, title=_title("Learning rate", font_scale, "so far (solid), planned (dashed), now (dot)")))
+        width=360, height=220, title=_title("Learning rate", font_scale, "so far (solid), planned (dashed), now (dot)",
+                                          subtitlePadding=int(6 * font_scale))))

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from core.inspect.subject import Subject
-from core.text.inputs import AnyTokenizer, TextInput, length_note, tokenize
+from core.text.inputs import AnyTokenizer, TextInput, length_note, range_note, tokenize
 
 
 @dataclass(frozen=True)
@@ -41,5 +41,6 @@ def source_batch(subject: Subject, inputs: list[TextInput]) -> Batch:
     for item in inputs:
         tokenize(item, tokenizer, subject.token_limit)
         length_note(item, subject.task)
+        range_note(item, subject.task)
     rows = [(item.encoding.ids, item.encoding.tokens, item.encoding.offsets) for item in inputs]
     return pad_rows(subject, rows, tokenizer)

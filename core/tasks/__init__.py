@@ -13,7 +13,7 @@ TASKS: dict[str, Task] = {
     for module in (copy, reverse, sort, dates, addition, translation, sentiment, lm)
 }
 
-__all__ = ["TASKS", "Example", "Task", "TaskData", "get_task"]
+__all__ = ["TASKS", "Example", "Task", "TaskData", "get_task", "out_of_range"]
 
 
 def get_task(name: str) -> Task:
@@ -26,3 +26,12 @@ def get_task(name: str) -> Task:
         return TASKS[name]
     except KeyError:
         raise ValueError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}") from None
+
+
+def out_of_range(task: str | None, text: str) -> str | None:
+    """Why ``text`` lies outside the inputs built-in task ``task`` was trained on (its own definition of
+    its domain: ``Task.out_of_range``), or None when it lies inside, the task defines none or is unknown."""
+    known = TASKS.get(task) if isinstance(task, str) else None
+    if known is None or known.out_of_range is None:
+        return None
+    return known.out_of_range(text)

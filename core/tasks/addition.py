@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 
 from core.tasks.base import Example, Task
 
 MAX_DIGITS = 3
+_SUM = re.compile(r"\s*(\d+)\s*\+\s*(\d+)\s*")
 
 
 def random_operand(rng: random.Random) -> int:
@@ -25,6 +27,21 @@ def _make(rng: random.Random, n: int) -> list[Example]:
     return [Example(f"{a}+{b}", str(a + b)) for a, b in pairs]
 
 
+def out_of_range(text: str) -> str | None:
+    """Why ``text`` is not a sum the model was trained on (two whole numbers 0–999 joined by ``+``), or None.
+
+    ``out_of_range("1234+1")`` -> ``"1234 has more than 3 digits: …"``.
+    """
+    match = _SUM.fullmatch(text)
+    if match is None:
+        return "The model was trained on sums like 358+47 (two whole numbers joined by +); expect nonsense."
+    for operand in match.groups():
+        if len(operand.lstrip("0") or "0") > MAX_DIGITS:
+            return (f"{operand} has more than {MAX_DIGITS} digits: the model was trained on numbers from 0 to "
+                    f"{10 ** MAX_DIGITS - 1}, so expect a wrong sum.")
+    return None
+
+
 TASK = Task(
     name="addition",
     description="Add two numbers from 0 to 999: watch attention pair up digits of the same place value.",
@@ -36,4 +53,5 @@ TASK = Task(
     probe_target="405",
     make=_make,
     default_sizes=(20000, 1000, 1000),
+    out_of_range=out_of_range,
 )

@@ -82,6 +82,8 @@ class Task:
             character offsets still point into what was typed. Use :meth:`normalize_input`.
         trained_lengths: ``(shortest, longest)`` input length (in tokens) the generator draws,
             for tasks whose inputs vary in length; the app can warn outside this range.
+        out_of_range: ``out_of_range(text) -> reason or None``: why an input lies outside the domain the
+            generator draws from (a date before 1900, an operand over 999), None inside it.
     """
 
     name: str
@@ -98,6 +100,7 @@ class Task:
     probe_target: str = ""
     normalize: Callable[[str], str] | None = None
     trained_lengths: tuple[int, int] | None = None
+    out_of_range: Callable[[str], str | None] | None = None
 
     def normalize_input(self, text: str) -> tuple[str, bool]:
         """``(text as the model expects it, whether that differs from what was typed)``.

@@ -10,8 +10,10 @@ weekday names come from the tables below, never from the locale. The test split 
 
 from __future__ import annotations
 
+import calendar
 import datetime
 import random
+import re
 from collections.abc import Callable
 
 from core.tasks.base import Example, Task, TaskData, disjoint_split
@@ -107,6 +109,46 @@ def _split(rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
     return TaskData(train=data.train, validation=data.validation, test=test)
 
 
+_WORD = re.compile(r"[a-z]+|\d+")
+
+
+def read_date(text: str) -> tuple[int, int, int] | None:
+    """(year, month, day) as written in any of the task's forms (numeric dates day first, two-digit years
+    read 50-99 -> 19xx, 00-49 -> 20xx), unchecked; None when ``text`` does not read as a date."""
+    words = _WORD.findall(text.lower())
+    numbers = [w for w in words if w.isdigit()]
+    months = [i + 1 for w in words if not w.isdigit() and len(w) >= 3
+              for i, name in enumerate(MONTHS) if name.lower().startswith(w)]
+    if months and len(numbers) == 2:
+        (day, year), month = numbers, str(months[0])
+    elif not months and len(numbers) == 3:
+        day, month, year = numbers[::-1] if len(numbers[0]) == 4 else numbers
+    else:
+        return None
+    if len(year) == 2:
+        year = str(int(year) + (1900 if int(year) >= 50 else 2000))
+    return int(year), int(month), int(day)
+
+
+def out_of_range(text: str) -> str | None:
+    """Why ``text`` is not a date the model was trained on (a real day of 1900-2099 in one of the task's
+    forms), or None: ``out_of_range("2/29/2000")`` -> ``"There is no month 29: …"``."""
+    read = read_date(text)
+    if read is None:
+        return ("The model was trained on dates written like 5 March 2021 or 05/03/2021; this does not read as "
+                "one, so expect nonsense.")
+    year, month, day = read
+    if not 1 <= month <= 12:
+        return (f"There is no month {month}: numeric dates are read day first (05/03/2021 is 5 March 2021), "
+                "so expect a wrong answer.")
+    if not FIRST_DAY.year <= year <= LAST_DAY.year:
+        return (f"The model was trained on years {FIRST_DAY.year}-{LAST_DAY.year}; {year} is outside them, so "
+                "expect a wrong answer.")
+    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return f"{MONTHS[month - 1]} {year} has no day {day}, so expect a wrong answer."
+    return None
+
+
 TASK = Task(
     name="dates",
     description=(
@@ -129,4 +171,5 @@ TASK = Task(
     make=_make,
     default_sizes=(30000, 1000, 4000),
     split=_split,
+    out_of_range=out_of_range,
 )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 from core.text.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
-from core.tasks import TASKS
+from core.tasks import TASKS, out_of_range
 from core.tasks.base import nearest_known
 from core.text.sequences import truncate
 
@@ -123,3 +123,10 @@ def length_note(item: TextInput, task: str | None) -> None:
     if trained and not trained[0] <= len(item.encoding.ids) <= trained[1]:
         item.notes.append(f"The model was trained on inputs of {trained[0]}–{trained[1]} {trained[2]}; this one "
                           f"has {len(item.encoding.ids)}, so expect mistakes (its positions were never trained).")
+
+
+def range_note(item: TextInput, task: str | None) -> None:
+    """Say so when an input lies outside the task's input domain (a date before 1900, an operand over 999)."""
+    reason = out_of_range(task, item.work)
+    if reason:
+        item.notes.append(reason)

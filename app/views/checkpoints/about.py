@@ -41,7 +41,7 @@ def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
                      column_config={"parameters": st.column_config.NumberColumn(format="localized"),
                                     "share": st.column_config.NumberColumn(format="percent")})
         chart = parameter_chart(table, font_scale=ui.font_scale())
-        st.altair_chart(chart, width="content")
+        st.altair_chart(charts.fit_column(chart), width="stretch")
         export.export_chart(chart, f"{entry.name}-parameters", "ckpt_param_chart")
     st.markdown("**Metrics**")
     rows = [(split, charts.METRIC_NAMES.get(name, name), value)
@@ -67,12 +67,12 @@ def training(entry: catalog.Entry, ckpt: Checkpoint) -> None:
             steps = [int(r["step"]) for r in history]
             chart = charts.loss_chart(steps, [float(r["loss"]) for r in history], font_scale=scale,
                                       title="Training loss (at each validation)")
-            st.altair_chart(chart, width="content")
+            st.altair_chart(charts.fit_column(chart), width="stretch")
             export.export_chart(chart, f"{entry.name}-loss", "ckpt_loss_chart")
         with right:
             frame = charts.history_frame(history)
             chart = charts.validation_chart(frame, best_step=best_step, font_scale=scale)
-            st.altair_chart(chart, width="content")
+            st.altair_chart(charts.fit_column(chart), width="stretch")
             export.exports(chart, {"step": frame["step"].to_numpy(), "value": frame["value"].to_numpy()}, frame,
                            f"{entry.name}-validation", "ckpt_validation_chart")
         if best_step:

@@ -85,7 +85,8 @@ def _compare_snapshots(entry: catalog.Entry, tl: SnapshotTimeline) -> None:
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
     queries, keys = tl.axes(kind)
     axes = (token_labels(queries), token_labels(keys))
-    compare.draw(first, second, axes, axes, titles=(f"Step {step_a:,} · {label}", f"Step {step_b:,} · {label}"),
+    st.caption(f"{label}: step {step_a:,} (left) and step {step_b:,} (right).")
+    compare.draw(first, second, axes, axes, titles=(f"Step {step_a:,}", f"Step {step_b:,}"),
                  difference_title="Difference (right − left)", name=f"{entry.name}-steps-{step_a}-{step_b}")
 
 
@@ -113,8 +114,9 @@ def _compare_checkpoints(entry: catalog.Entry) -> None:
     shapes = {k: tuple(min(x, y) for x, y in zip(first.shape(k), second.shape(k))) for k in kinds}
     kind, layer, head = ui.map_controls(shapes, "sbs")
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
+    st.caption(f"{label}: {entry.name} (left) and {other.name} (right).")
     compare.explanations(first, second, kind, layer, head,
-                         titles=(f"{entry.name} · {label}", f"{other.name} · {label}"),
+                         titles=(entry.name, other.name),
                          difference_title="Difference (right − left)", name=f"{entry.name}-vs-{other.name}")
 
 

@@ -15,6 +15,7 @@ import streamlit as st
 
 from app import catalog, export, resources, ui
 from app.charts import attention as charts
+from app.charts import comparison
 from app.charts import maps
 from core import KIND_LABELS, Explanation, head_statistics, mean_over_heads, rollout_by_layer
 
@@ -130,9 +131,8 @@ def _head_figure(exp: Explanation, kind: str, layer: int, head: int, fs: float, 
                              font_scale=fs, y_title=y_title)
     if not scores:
         return figure
-    raw = charts.signed_map(exp.scores[kind][layer, head], rows, cols, value="score", y_title=y_title,
-                            title="Scores q·k/√d_k (× β) before softmax", font_scale=fs)
-    return maps.side_by_side([figure, raw], font_scale=fs)
+    return comparison.weights_and_scores(exp.attention[kind][layer, head], exp.scores[kind][layer, head], rows,
+                                         cols, title=_head_title(kind, layer, head), y_title=y_title, font_scale=fs)
 
 
 def head_figure(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import resources, ui
+from app import presentation, resources, ui
 from app.jobs import JobRefused, default_name, training_threads
 from app.views.train import runs, settings, teaching
 from core import TASKS, gpu_count
@@ -41,6 +41,18 @@ st.title("Train a Transformer")
 st.caption("Pick a task and a model size, look at how the paper trains, then train and watch attention form. "
            "Short runs belong here; long ones to the command line (below).")
 
+def _ideas() -> None:
+    """The paper's two training ideas, drawn for the chosen settings (read from the session)."""
+    sizes = settings.sizes()
+    with st.expander("**Before training: two ideas from the paper**", expanded=not resources.registry().jobs(),
+                     icon=":material/school:"):
+        teaching.teaching_plots(max(1, sizes["d_model"]), int(st.session_state["train_warmup"]),
+                                int(st.session_state["train_steps"]), float(st.session_state["train_smoothing"]),
+                                TASKS[st.session_state["train_task"]].architecture == "encoder")
+
+
+if presentation.enabled():  # on a projector the first chart comes first; the settings follow it
+    _ideas()
 settings.widgets()
 try:
     name, config = settings.config()
@@ -50,11 +62,8 @@ except ValueError as error:
 
 busy = resources.registry().running()
 sizes = settings.sizes()
-with st.expander("**Before training: two ideas from the paper**", expanded=not resources.registry().jobs(),
-                 icon=":material/school:"):
-    teaching.teaching_plots(max(1, sizes["d_model"]), int(st.session_state["train_warmup"]),
-                            int(st.session_state["train_steps"]), float(st.session_state["train_smoothing"]),
-                            TASKS[st.session_state["train_task"]].architecture == "encoder")
+if not presentation.enabled():
+    _ideas()
 
 st.subheader("Train")
 if config is not None:

@@ -49,19 +49,20 @@ def _curves(view: JobView) -> None:
     loss, rate, right = st.columns(3)
     with loss:
         if view.steps:
-            st.altair_chart(charts.loss_chart(view.steps, view.losses, font_scale=scale), width="content")
+            st.altair_chart(charts.fit_column(charts.loss_chart(view.steps, view.losses, font_scale=scale)),
+                            width="stretch")
         else:
             st.caption("The loss appears after the first step.")
     with rate:
         if view.steps:
-            st.altair_chart(charts.live_lr_chart(view.steps, view.lrs, _planned(view), font_scale=scale),
-                            width="content")
+            st.altair_chart(charts.fit_column(charts.live_lr_chart(view.steps, view.lrs, _planned(view),
+                                                                 font_scale=scale)), width="stretch")
         else:
             st.caption("The learning rate appears after the first step.")
     with right:
         frame = charts.history_frame(view.evaluations)
         if not frame.empty:
-            st.altair_chart(charts.validation_chart(frame, font_scale=scale), width="content")
+            st.altair_chart(charts.fit_column(charts.validation_chart(frame, font_scale=scale)), width="stretch")
         else:
             every, _ = schedule(view.total_steps)
             st.caption(f"Validation runs every {min(every, view.total_steps)} steps; its scores appear here.")

@@ -1,0 +1,62 @@
+// Attnscope's presentation mode, run in the page by app/presentation.py (nothing is fetched from anywhere).
+// 1. Clicker keys: → / PageDown / Space press the page's Next button, ← / PageUp its Back button (the
+//    buttons whose Streamlit key ends in "_next" / "_prev"), without focusing them; keys typed into a
+//    text box, select box or slider are left alone.
+// 2. Turning presentation mode on folds the sidebar away once, so the page has the whole screen.
+// 3. The theme chosen in the ⋮ menu is kept on reload of any page: Streamlit stores it under a key named
+//    after the path the app was first opened at, so it is copied to every page's key.
+(() => {
+  const state = window.__attnscope = Object.assign(window.__attnscope || {}, __CONFIG__);
+  if (state.installed) {
+    setTimeout(state.fold, 50);
+    return;
+  }
+  state.installed = true;
+
+  // Presentation mode folds the sidebar away once when it is turned on (the header's » button opens it again).
+  state.fold = () => {
+    if (!state.clicker) { state.folded = false; return; }
+    const bar = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (state.folded || !bar || !button) return;
+    if (bar.getAttribute('data-collapsed') === 'false') button.click();
+    state.folded = true;
+  };
+
+  const typing = el => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)
+    || ['slider', 'combobox', 'textbox', 'spinbutton'].includes(el.getAttribute('role')));
+  document.addEventListener('keydown', event => {
+    if (!state.clicker || event.altKey || event.ctrlKey || event.metaKey || typing(document.activeElement)) return;
+    const forward = ['ArrowRight', 'PageDown', ' '].includes(event.key);
+    const back = ['ArrowLeft', 'PageUp'].includes(event.key);
+    if (!forward && !back) return;
+    const suffix = forward ? '_next' : '_prev';
+    const button = [...document.querySelectorAll('[data-testid="stMain"] [class*="st-key-"] button')]
+      .find(b => !b.disabled && b.offsetParent !== null
+        && [...b.closest('[class*="st-key-"]').classList].some(c => c.startsWith('st-key-') && c.endsWith(suffix)));
+    if (!button) return;
+    event.preventDefault();
+    event.stopPropagation();
+    button.click();
+  }, true);
+
+  const entry = performance.getEntriesByType('navigation')[0];
+  const start = new URL(entry ? entry.name : location.href).pathname;
+  const base = start.replace(/[^/]*$/, '');
+  const key = path => `stActiveTheme-${path}-v2`;
+  const sync = () => {
+    const value = localStorage.getItem(key(start));
+    for (const path of [base, ...state.paths.map(p => base + p)]) {
+      if (path === start) continue;
+      if (value === null) localStorage.removeItem(key(path));
+      else if (localStorage.getItem(key(path)) !== value) localStorage.setItem(key(path), value);
+    }
+  };
+  const background = () => {  // the sticky Next row takes the theme's background, light or dark
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (app) document.documentElement.style.setProperty('--attnscope-background', getComputedStyle(app).backgroundColor);
+  };
+  const tick = () => { sync(); background(); state.fold(); };
+  tick();
+  setInterval(tick, 500);
+})();

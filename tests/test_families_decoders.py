@@ -247,3 +247,11 @@ def test_core_and_app_never_import_transformers():
             if any(n == "transformers" or n.startswith("transformers.") for n in names):
                 importers.append(str(path.relative_to(root)))
     assert len(list(root.glob("core/**/*.py"))) > 20 and importers == []
+
+
+def test_a_layer_count_the_weights_do_not_hold_is_refused_before_building(tmp_path):
+    folder = save_folder(reference_model(LAYERNORM_FAMILY["gpt2"]()), tmp_path / "gpt2", add_bos=False)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(dict(config, n_layer=10**9)))
+    with pytest.raises(CheckpointError, match="config.json says 1000000000 layers but the weights hold 2"):
+        load_pretrained(folder)

@@ -247,3 +247,25 @@ def test_core_and_app_never_import_transformers():
             if any(n == "transformers" or n.startswith("transformers.") for n in names):
                 importers.append(str(path.relative_to(root)))
     assert len(list(root.glob("core/**/*.py"))) > 20 and importers == []
+
+
+def test_a_layer_count_the_weights_do_not_hold_is_refused_before_building(tmp_path):
+    folder = save_folder(reference_model(LAYERNORM_FAMILY["gpt2"]()), tmp_path / "gpt2", add_bos=False)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(dict(config, n_layer=10**9)))
+    with pytest.raises(CheckpointError, match="config.json says 1000000000 layers but the weights hold 2"):
+        load_pretrained(folder)
+
+
+@pytest.mark.parametrize("family, name", [("llama", "mistral"), ("llama", "gemma"), ("gpt", "opt"), ("gpt", "phi")])
+@torch.no_grad()
+def test_kv_cache_steps_equal_full_recomputation(family, name, tmp_path):
+    builders = LLAMA_FAMILY if family == "llama" else LAYERNORM_FAMILY
+    folder = save_folder(reference_model(builders[name]()), tmp_path / name, add_bos=True)
+    model = load_pretrained(folder).model
+    ids = torch.tensor([[1, 40, 41, 42, 43, 44, 45, 46, 47]])  # (1, 9): past Mistral's window of 4
+    cache = model.kv_cache()
+    for end in (3, 4, 6, 9):  # a 3-token prompt, then one and several tokens at a time
+        cached = model.next_token_logits(ids[:, :end], controls=AttentionControls(), cache=cache)
+        torch.testing.assert_close(cached, model.next_token_logits(ids[:, :end]), atol=1e-5, rtol=1e-5)
+    assert cache.length == 9

@@ -19,7 +19,8 @@ from torch import Tensor, nn
 from core.model.contract import AttentionControls, ModelOutput, check_ids, single_stack_head_mask
 from core.model.families.grouped import HeadCall, grouped_attention, stack_field
 from core.model.families.rope import rotate_partial
-from core.model.masks import combine_masks, subsequent_mask
+from core.model.kv_cache import AttentionCache, KVCache
+from core.model.masks import combine_masks
 
 #: Feed-forward activations by their Hugging Face names.
 ACTIVATIONS = {
@@ -54,30 +55,38 @@ class DecoderAttention(nn.Module):
         return x.transpose(1, 2)  # (B, H, T, dk)
 
     def forward(self, x: Tensor, rotary: tuple[Tensor, Tensor] | None, mask: Tensor | None, call: HeadCall,
-                head_mask: Tensor | None):
-        """(output (B, T, D), the :class:`AttentionResult`) for x (B, T, D); ``rotary`` (T, r) tables or None."""
+                head_mask: Tensor | None, cache: AttentionCache | None = None):
+        """(output (B, T, D), the :class:`AttentionResult`) for x (B, T, D); ``rotary`` (T, r) tables or None.
+
+        With a ``cache`` the keys and values of x's positions are appended to those of the earlier
+        ones, and x's queries attend over all of them.
+        """
         q = self._heads(self.q_proj(x), self.n_heads, self.q_norm)  # (B, H, T, dk)
         k = self._heads(self.k_proj(x), self.n_kv_heads, self.k_norm)  # (B, Hkv, T, dk)
         v = self._heads(self.v_proj(x), self.n_kv_heads)  # (B, Hkv, T, dk)
         if rotary is not None:
             q, k = rotate_partial(q, *rotary), rotate_partial(k, *rotary)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, Hkv, start + T, dk)
         result = grouped_attention(q, k, v, mask, call, head_mask)
         return self.o_proj(result.output), result  # (B, T, D)
 
 
 def decoder_mask(length: int, controls: AttentionControls, key_mask: Tensor | None, window: int | None,
-                 device: torch.device) -> Tensor | None:
-    """The bool mask (B|1, 1|H, T, T), ``True`` = may attend: causal, a sliding window, padding.
+                 device: torch.device, start: int = 0) -> Tensor | None:
+    """The bool mask (B|1, 1, T, start + T), ``True`` = may attend: causal, a sliding window, padding.
+
+    Rows are the positions start … start + T − 1 (``start`` > 0 after a KV cache's earlier steps),
+    columns every position from 0.
 
     Args:
         key_mask: (B, T) bool, ``False`` on padding (used while ``controls.padding``).
         window: with a sliding window (Mistral), query i sees only keys j with i − j < window.
     """
-    causal = subsequent_mask(length, device) if controls.causal else None  # (T, T)
-    band = None
-    if window is not None:
-        offsets = torch.arange(length, device=device)
-        band = (offsets[:, None] - offsets[None, :]) < window  # (T, T)
+    queries = torch.arange(start, start + length, device=device)[:, None]  # (T, 1)
+    keys = torch.arange(start + length, device=device)[None, :]  # (1, start + T)
+    causal = keys <= queries if controls.causal else None  # (T, start + T)
+    band = (queries - keys) < window if window is not None else None
     pad = key_mask[:, None, None, :] if key_mask is not None and controls.padding else None  # (B, 1, 1, T)
     return combine_masks(causal, band, pad)
 
@@ -86,11 +95,23 @@ class DecoderLM(nn.Module):
     """The model contract of a decoder-only language model, around the family's ``decode``.
 
     Subclasses set ``config`` (with ``max_len``, ``vocab_size``, ``n_decoder_layers``, ``n_heads``),
-    ``lm_head`` and ``decode(tgt, controls, need_weights, key_mask) -> (hidden (B, T, D), results)``.
+    ``lm_head`` and ``decode(tgt, controls, need_weights, key_mask, cache) -> (hidden (B, T, D), results)``.
     """
 
-    def _check_ids(self, ids: Tensor) -> None:
+    def _begin(self, ids: Tensor, cache: KVCache | None) -> int:
+        """Check ``ids`` (B, T) and return the position of their first token (what ``cache`` holds before them)."""
         check_ids(ids, self.config.max_len, self.config.vocab_size)
+        if cache is None:
+            return 0
+        start = cache.length
+        if start + ids.size(1) > self.config.max_len:
+            raise ValueError(f"sequence of {start + ids.size(1)} tokens exceeds max_len {self.config.max_len}")
+        cache.extend_ids(ids)
+        return start
+
+    def kv_cache(self) -> KVCache:
+        """A fresh key/value cache for ONE decoding call (never stored on the model)."""
+        return KVCache(self.config.n_decoder_layers)
 
     def _head_mask(self, controls: AttentionControls) -> Tensor | None:
         return single_stack_head_mask(controls, "decoder", self.config.n_decoder_layers, self.config.n_heads,
@@ -121,7 +142,14 @@ class DecoderLM(nn.Module):
         )
 
     def next_token_logits(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
-                          controls: AttentionControls = AttentionControls()) -> Tensor:
-        """Scores (B, V) for the token after ``tgt`` (B, T) (``memory`` is unused: no encoder)."""
-        hidden, _ = self.decode(tgt, controls)
+                          controls: AttentionControls = AttentionControls(), cache: KVCache | None = None) -> Tensor:
+        """Scores (B, V) for the token after ``tgt`` (B, T) (``memory`` is unused: no encoder).
+
+        Pass the same :meth:`kv_cache` with the growing ``tgt`` at every step of one decoding call:
+        only the ids it has not seen run. Without the causal mask the whole prefix runs.
+        """
+        if cache is not None and controls.causal:
+            hidden, _ = self.decode(tgt[:, cache.length :], controls, cache=cache)
+        else:
+            hidden, _ = self.decode(tgt, controls)
         return self.lm_head(hidden[:, -1])  # (B, V)

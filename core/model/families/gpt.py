@@ -19,6 +19,7 @@ from core.model.families.gpt_config import GptConfig
 from core.model.families.grouped import HeadCall, embedding
 from core.model.families.norms import layer_norm
 from core.model.families.rope import rope_tables
+from core.model.kv_cache import KVCache
 
 __all__ = ["GptConfig", "GptModel"]
 
@@ -48,13 +49,13 @@ class GptLayer(nn.Module):
         self.ffn_norm = None if c.block == "parallel_shared" else layer_norm(c.d_model, c.norm_eps)
         self.mlp = MLP(c.d_model, c.d_ff, c.activation, c.mlp_bias)
 
-    def forward(self, x, rotary, mask, call, head_mask):
+    def forward(self, x, rotary, mask, call, head_mask, cache=None):
         if self.block == "post_norm":
-            attended, result = self.attn(x, rotary, mask, call, head_mask)
+            attended, result = self.attn(x, rotary, mask, call, head_mask, cache)
             x = self.attn_norm(x + attended)  # (B, T, D)
             return self.ffn_norm(x + self.mlp(x)), result
         normed = self.attn_norm(x)
-        attended, result = self.attn(normed, rotary, mask, call, head_mask)
+        attended, result = self.attn(normed, rotary, mask, call, head_mask, cache)
         if self.block == "parallel_shared":
             return x + attended + self.mlp(normed), result
         if self.block == "parallel":
@@ -78,26 +79,28 @@ class GptModel(DecoderLM):
             self.lm_head.weight = self.embed.weight
 
     def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               key_mask: Tensor | None = None) -> tuple[Tensor, list]:
+               key_mask: Tensor | None = None, cache: KVCache | None = None) -> tuple[Tensor, list]:
         """Hidden states (B, T, D) after the final norm, and per-layer attention results.
 
         Args:
             key_mask: (B, T) bool, ``False`` on right-padding (used while ``controls.padding``).
+            cache: with a KV cache (causal decoding), ``tgt`` holds only the positions after those it has seen.
         """
         c = self.config
-        self._check_ids(tgt)
-        length = tgt.size(1)
-        mask = decoder_mask(length, controls, key_mask, None, tgt.device)
-        x = self.embed(tgt)  # (B, T, D)
-        rotary = None
+        start = self._begin(tgt, cache)
+        end = start + tgt.size(1)
+        mask = decoder_mask(tgt.size(1), controls, key_mask, None, tgt.device, start)
+        x, rotary = self.embed(tgt), None  # (B, T, D)
         if self.position is not None:
-            x = x + self.position(torch.arange(length, device=tgt.device) + c.position_offset)  # (T, D) broadcast
+            x = x + self.position(torch.arange(start, end, device=tgt.device) + c.position_offset)  # (T, D) broadcast
         else:
-            rotary = rope_tables(length, c.rotary_dim, c.rope_base, device=tgt.device)  # (T, r) each
+            cos, sin = rope_tables(end, c.rotary_dim, c.rope_base, device=tgt.device)  # (start + T, r) each
+            rotary = (cos[start:], sin[start:])
         call = HeadCall(controls.temperature, controls.hard, need_weights)
         heads = self._head_mask(controls)
         results = []
         for i, layer in enumerate(self.layers):
-            x, result = layer(x, rotary, mask, call, None if heads is None else heads[i])
+            x, result = layer(x, rotary, mask, call, None if heads is None else heads[i],
+                              None if cache is None else cache.layers[i][0])
             results.append(result)
         return (x if self.norm is None else self.norm(x)), results

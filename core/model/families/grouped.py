@@ -63,7 +63,7 @@ def grouped_attention(
         v_full = v.repeat_interleave(group, dim=1) if group > 1 else v
         raw = (q @ k_full.transpose(-2, -1)).float() * scale  # (B, H, Tq, Tk)
         weights = attention_weights(raw, mask, temperature=call.temperature, hard=call.hard)
-        scores = raw * call.temperature
+        scores = raw if call.temperature == 1.0 else raw * call.temperature  # raw is never written in place
         out = weights.to(v.dtype) @ v_full  # (B, H, Tq, dk)
     else:
         out = F.scaled_dot_product_attention(

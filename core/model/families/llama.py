@@ -22,6 +22,7 @@ from core.model.families.grouped import HeadCall, embedding
 from core.model.families.llama_config import LlamaConfig
 from core.model.families.norms import RMSNorm
 from core.model.families.rope import rope_tables
+from core.model.kv_cache import KVCache
 
 __all__ = ["LlamaConfig", "LlamaModel"]
 
@@ -51,8 +52,8 @@ class LlamaLayer(nn.Module):
         self.ffn_norm = RMSNorm(c.d_model, c.norm_eps, c.norm_plus_one)
         self.mlp = GatedMLP(c.d_model, c.d_ff, c.activation, c.mlp_bias)
 
-    def forward(self, x, rotary, mask, call, head_mask):
-        attended, result = self.attn(self.attn_norm(x), rotary, mask, call, head_mask)
+    def forward(self, x, rotary, mask, call, head_mask, cache=None):
+        attended, result = self.attn(self.attn_norm(x), rotary, mask, call, head_mask, cache)
         x = x + attended  # (B, T, D)
         return x + self.mlp(self.ffn_norm(x)), result
 
@@ -71,22 +72,25 @@ class LlamaModel(DecoderLM):
             self.lm_head.weight = self.embed.weight
 
     def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               key_mask: Tensor | None = None) -> tuple[Tensor, list]:
+               key_mask: Tensor | None = None, cache: KVCache | None = None) -> tuple[Tensor, list]:
         """Hidden states (B, T, D) after the final norm, and per-layer attention results.
 
         Args:
             key_mask: (B, T) bool, ``False`` on right-padding (used while ``controls.padding``).
+            cache: with a KV cache (causal decoding), ``tgt`` holds only the positions after those it has seen.
         """
         c = self.config
-        self._check_ids(tgt)
-        mask = decoder_mask(tgt.size(1), controls, key_mask, c.sliding_window, tgt.device)
-        rotary = rope_tables(tgt.size(1), c.head_dim, c.rope_base, c.rope_scaling, tgt.device)  # (T, dk) each
+        start = self._begin(tgt, cache)
+        end = start + tgt.size(1)
+        mask = decoder_mask(tgt.size(1), controls, key_mask, c.sliding_window, tgt.device, start)
+        cos, sin = rope_tables(end, c.head_dim, c.rope_base, c.rope_scaling, tgt.device)  # (start + T, dk) each
         call = HeadCall(controls.temperature, controls.hard, need_weights)
         heads = self._head_mask(controls)
         x, results = self.embed(tgt), []  # (B, T, D)
         if c.embed_scale:
             x = x * math.sqrt(c.d_model)
         for i, layer in enumerate(self.layers):
-            x, result = layer(x, rotary, mask, call, None if heads is None else heads[i])
+            x, result = layer(x, (cos[start:], sin[start:]), mask, call, None if heads is None else heads[i],
+                              None if cache is None else cache.layers[i][0])
             results.append(result)
         return self.norm(x), results

@@ -9,7 +9,8 @@ Hugging Face families configure on top of it:
   factor, i.e. positions compressed) and ``llama3`` (Llama 3.1: long wavelengths divided by the
   factor, short ones kept, a smooth blend in between).
 
-Frequencies are computed in float32 as the reference implementation does.
+Frequencies are computed in float64 and rounded to float32 once (within one ulp of the reference's
+float32 computation; it keeps the GGUF models' maps bit-identical to earlier releases).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def frequencies(rotary_dim: int, base: float, scaling: RopeScaling = RopeScaling
         raise ValueError(f"rotary needs an even width >= 2, got {rotary_dim}")
     if base <= 1.0:
         raise ValueError(f"rotary base must be greater than 1, got {base}")
-    theta = 1.0 / (base ** (torch.arange(0, rotary_dim, 2, dtype=torch.int64).float() / rotary_dim))  # (dk/2,)
+    exponent = torch.arange(0, rotary_dim, 2, dtype=torch.float64) / rotary_dim  # (r/2,)
+    theta = (1.0 / base**exponent).float()  # (r/2,): in float64 first, so SmolLM2's maps stay bit-identical
     if scaling.kind == "linear":
         return theta / scaling.factor
     if scaling.kind == "llama3":

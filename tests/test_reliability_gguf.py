@@ -10,6 +10,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+import torch
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.gguf_header import STRING, GGUFLimits, scan_gguf
@@ -165,3 +166,45 @@ def test_smollm2_135m_passes_the_header_checks_quickly() -> None:
     assert time.perf_counter() - start < MAX_SECONDS
     assert (config.n_decoder_layers, config.n_heads, config.n_kv_heads, config.d_model) == (30, 9, 3, 576)
     assert config.vocab_size == 49152
+
+
+def test_a_build_with_far_more_layers_than_weights_is_stopped_while_building() -> None:
+    from torch import nn
+
+    from core.io.pretrained.assign import assign_weights
+
+    built = []
+
+    def build() -> nn.Module:
+        model = nn.Module()
+        model.layers = nn.ModuleList()
+        for _ in range(100_000):
+            model.layers.append(nn.Linear(2, 2))
+            built.append(1)
+        return model
+
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match="more than 72 modules"):
+        assign_weights(build, {"layers.0.weight": torch.zeros(2, 2), "layers.0.bias": torch.zeros(2)}, "deep")
+    assert len(built) < 100 and time.perf_counter() - start < MAX_SECONDS
+
+
+def test_a_bert_config_claiming_100000_layers_is_refused_quickly(tmp_path: Path) -> None:
+    import json
+
+    from core.io.pretrained.load import load_pretrained
+    from tests.pretrained_files import write_tiny_bert
+
+    folder = tmp_path / "bert"
+    write_tiny_bert(folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 100_000}))
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(CheckpointError, match="builds more than"):
+            load_pretrained(folder, use_cache=False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - start < MAX_SECONDS and peak < MAX_BYTES

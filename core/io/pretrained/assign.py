@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+import threading
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
 
 import torch
 from torch import Tensor, nn
+from torch.nn.modules.module import register_module_module_registration_hook
 
 from core.io.checkpoint import CheckpointError
 
@@ -28,10 +31,14 @@ def assign_weights(build: Callable[[], M], weights: dict[str, Tensor], name: str
     The model is built without memory or random initialisation; tensors shared in the
     built model (tied embeddings) stay shared when ``weights`` gives both names one tensor.
 
+    A config claiming far more layers than the weights hold (100,000 layers beside one) is
+    refused while it is being built: at most four submodules per weight tensor may be created.
+
     Raises:
-        CheckpointError: names or shapes that differ from the model's, or non-finite values.
+        CheckpointError: too many modules for the weights, names or shapes that differ from the
+            model's, or non-finite values.
     """
-    with torch.device("meta"):
+    with torch.device("meta"), _module_limit(4 * len(weights) + 64, name):
         model = build()
     expected = {k: tuple(v.shape) for k, v in model.state_dict(keep_vars=True).items()}
     found = {k: tuple(v.shape) for k, v in weights.items()}
@@ -71,3 +78,28 @@ def _owner(model: nn.Module, name: str) -> tuple[nn.Module, str]:
 def _owner_param(model: nn.Module, name: str) -> nn.Parameter:
     owner, attr = _owner(model, name)
     return getattr(owner, attr)
+
+
+class _TooManyModules(Exception):
+    """Raised inside a model's constructor: the build is stopped at once."""
+
+
+@contextmanager
+def _module_limit(limit: int, name: str) -> Iterator[None]:
+    """Stop a build in this thread once it has registered more than ``limit`` submodules."""
+    thread, count = threading.get_ident(), [0]
+
+    def hook(module: nn.Module, child_name: str, child: nn.Module | None) -> None:
+        if threading.get_ident() == thread:  # other threads build their own models meanwhile
+            count[0] += 1
+            if count[0] > limit:
+                raise _TooManyModules
+
+    handle = register_module_module_registration_hook(hook)
+    try:
+        yield
+    except _TooManyModules:
+        raise CheckpointError(f"{name}: its configuration builds more than {limit:,} modules for "
+                              "the weights it holds (a layer count larger than the weights)") from None
+    finally:
+        handle.remove()

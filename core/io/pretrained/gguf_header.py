@@ -77,7 +77,8 @@ class _Bounded:
         self.handle, self.size, self.name, self.pos = handle, size, name, 0
 
     def fail(self, what: str) -> CheckpointError:
-        return CheckpointError(f"{self.name} is not a valid GGUF file: {what}")
+        shown = "".join(ch if ch.isprintable() else "?" for ch in what)  # keys are file bytes: one line
+        return CheckpointError(f"{self.name} is not a valid GGUF file: {shown}")
 
     def need(self, n: int, what: str) -> None:
         if n < 0 or self.pos + n > self.size:

@@ -116,3 +116,13 @@ def test_the_notes_typos_are_flagged_where_the_app_is_right(runs):
     assert glossary.NOTES_ERRATA["pe_odd_exponent"] in captions(at) and glossary.NOTES_ERRATA["pe_index"] in captions(at)
     at = open_page("playground", query={"pg_qkv_mode": "cross"})
     assert glossary.NOTES_ERRATA["w_o_shape"] in captions(at) and glossary.NOTES_ERRATA["cross_sources"] in captions(at)
+
+
+def test_kl_check_on_the_classifier_example_uses_its_own_row():
+    from core import kl_check, smoothing_example
+    check = kl_check(0.1, classifier=True)
+    np.testing.assert_allclose(check.target, smoothing_example(0.1, classifier=True).matrix[0])
+    assert check.entropy == pytest.approx(-(0.9 * math.log(0.9) + 2 * 0.05 * math.log(0.05)), abs=1e-6)  # 0.394 (targets are float32)
+    assert check.kl == pytest.approx(check.cross_entropy - check.entropy, abs=1e-12)
+    assert check.trainer_loss == pytest.approx(check.cross_entropy, abs=1e-6)
+    assert kl_check(0.1).entropy != pytest.approx(check.entropy)  # the sequence row (with <pad>) differs

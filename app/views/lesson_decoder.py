@@ -88,6 +88,9 @@ def sampling(trace: LessonTrace, v: View) -> None:
              rf"{vocab} tokens kept}}")
     st.latex(rf"P(\text{{{tex(trace.target_vocab[best])}}}) = {num(step.original[best])} \rightarrow "
              rf"{num(step.final[best])}")
+    if step.original[best] > 0.9:
+        st.caption(f"The model is very sure here (P = {step.original[best]:.2f}): raise T above 1 to flatten the "
+                   "distribution and watch the other tokens grow; lower k or p to cut them off again.")
     glossary.show_code(sampling_step, "The code: core.sampling_step")
 
 

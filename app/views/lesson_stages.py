@@ -95,7 +95,9 @@ def projections(trace: LessonTrace, v: View) -> None:
                                   title="Layer 1's stacked W_qkv = [W^Q | W^K | W^V]", x_title="output column",
                                   y_title="input dimension", font_scale=v.fs), width="content")
     st.markdown(f"Each block is then **split into heads**: its {d} columns are {H} slices of d_k = {d} / {H} = "
-                f"{dk}, and head {h + 1} uses slice {h + 1}.")
+                f"{dk}, and head {h + 1} uses slice {h + 1}. (Notes 000 give every head the full width, a "
+                f"W of size d × 3hd; the paper splits d_model instead, so {H} heads cost what one full-width head "
+                "does. Q, K and V are linear in x — no non-linearity — but W is a learned matrix, not a rotation.)")
     st.latex(rf"\underbrace{{(B, T, {d})}}_{{XW^Q + b^Q}} \xrightarrow{{\text{{view}}}} (B, T, {H}, {dk}) "
              rf"\xrightarrow{{\text{{transpose}}}} (B, {H}, T, {dk})")
     cols = st.columns(3)

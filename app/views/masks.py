@@ -40,6 +40,9 @@ st.markdown(
 st.latex(r"m_{ij} = \begin{cases} \text{True} & j \le i \\ \text{False} & j > i \end{cases}"
          r"\qquad\text{(lower triangle, diagonal included)}")
 glossary.show_code(subsequent_mask, "The code: core.subsequent_mask")
+st.caption("The Annotated Transformer fills masked scores with −1e9 (`masked_fill(mask == 0, -1e9)`) instead of "
+           "−∞: e^(−1e9) is 0 in floating point, so the weights are the same; Attnscope fills with the dtype's "
+           "smallest number, so a fully masked row gives zeros instead of NaN.")
 st.slider("Sequence length", 1, 24, key="mask_len")
 n = st.session_state["mask_len"]
 look_ahead = look_ahead_mask(n)

@@ -139,7 +139,10 @@ st.markdown(
     "Before the Transformer, attention came in several flavours. **Additive** (Bahdanau) runs query and key "
     "through a small one-hidden-layer network; **general** (Luong) puts a learned matrix between them; **dot** "
     "needs no parameters at all; **scaled dot** is the Transformer's dot product divided by √d. Below: the same "
-    "query and vectors as in section 1, small random W's (seeded), softmax with β = 1.")
+    "query and vectors as in section 1, small random W's (seeded), softmax with β = 1. **Trade-offs**: additive "
+    "and general have parameters to learn (additive the most) and additive is reported to do better than the "
+    "*unscaled* dot product when d is large; the dot products need no parameters and run as one fast matrix "
+    "product, and the √d scale removes the large-d problem — which is why the Transformer uses scaled dot.")
 functions = score_functions(query, vectors, seed)
 grid = st.columns(2)
 rows = {"vector": names}

@@ -21,7 +21,8 @@ def _matrix(matrix: np.ndarray, rows, cols, title: str, fs: float, x_title: str 
     small = matrix.shape[1] <= 8  # the random demo: big annotated cells; a real model: fit the width
     return charts.grid_heatmap(matrix, title=title, x_title=x_title, y_title="token", rows=list(rows),
                                cols=list(cols), symmetric=True, cell=46 if small else None, font_scale=fs,
-                               annotate=small, max_width=max_width, max_height=300)
+                               annotate=small, max_width=max_width, max_height=300).configure_axis(
+        labelLimit=int(300 * fs))  # whole "after ‹x› → predicts ‹y›" row labels
 
 
 def _real(ckpt, mode: str, head: int):
@@ -108,11 +109,12 @@ def render(seed: int, fs: float) -> None:
 def _shapes(m: int, n: int, d: int, dk: int, heads: int) -> None:
     """The sizes of every array of this section, as the notes write them, with this example's numbers."""
     st.latex(rf"X \in \mathbb{{R}}^{{m \times d_{{model}}}} = \mathbb{{R}}^{{{m} \times {d}}},\ "
-             rf"S \in \mathbb{{R}}^{{{n} \times {d}}},\ W_Q, W_K \in \mathbb{{R}}^{{{d} \times {dk}}},\ "
-             rf"Q \in \mathbb{{R}}^{{m \times d_k}} = \mathbb{{R}}^{{{m} \times {dk}}},\ "
+             rf"S \in \mathbb{{R}}^{{{n} \times {d}}},\ W_Q, W_K \in \mathbb{{R}}^{{{d} \times {dk}}}"
+             + (rf",\ h = {heads}" if heads > 1 else ""))
+    st.latex(rf"Q \in \mathbb{{R}}^{{m \times d_k}} = \mathbb{{R}}^{{{m} \times {dk}}},\ "
              rf"K \in \mathbb{{R}}^{{{n} \times {dk}}},\ V \in \mathbb{{R}}^{{n \times d_v}} = "
              rf"\mathbb{{R}}^{{{n} \times {dk}}},\ A \in \mathbb{{R}}^{{m \times n}} = "
-             rf"\mathbb{{R}}^{{{m} \times {n}}}" + (rf",\ h = {heads}" if heads > 1 else ""))
+             rf"\mathbb{{R}}^{{{m} \times {n}}}")
 
 
 def _draw(mode: str, x, src, rows, cols, projected: tuple, fs: float) -> None:
@@ -130,7 +132,7 @@ def _draw(mode: str, x, src, rows, cols, projected: tuple, fs: float) -> None:
     title = MODES[mode] + (" (look-ahead mask: upper triangle is 0)" if mode == "decoder self" else "")
     chart = charts.grid_heatmap(weights, title=title, x_title="key (attended to)", y_title="query (attending)",
                                 value="weight", rows=list(rows), cols=list(cols), scheme=SEQUENTIAL, domain=(0, 1),
-                                cell=56, font_scale=fs)
+                                cell=56, font_scale=fs).configure_axis(labelLimit=int(300 * fs))
     st.altair_chart(chart, width="content")
     st.dataframe(pd.DataFrame(weights, index=pd.Index(rows, name="query"), columns=list(cols)), width="content",
                  key="pg_qkv_table")

@@ -98,20 +98,24 @@ class KLCheck:
     trainer_loss: float
 
 
-def kl_check(smoothing: float, seed: int = 0) -> KLCheck:
+def kl_check(smoothing: float, seed: int = 0, classifier: bool = False) -> KLCheck:
     """KL(q‖p) = CE(q, p) − H(q) on the first row of :func:`smoothing_example` with seeded logits.
 
-    KL and CE differ by H(q), which does not depend on the model, so both losses have the same
-    gradients: minimising the notes' KLDivLoss is minimising the trainer's cross-entropy.
+    ``classifier`` checks the classifier example that page shows (no padding class, ε/(V − 1))
+    instead of the sequence one. KL and CE differ by H(q), which does not depend on the model, so
+    both losses have the same gradients: minimising the notes' KLDivLoss is minimising the
+    trainer's cross-entropy.
     """
-    target_id = EXAMPLE_TARGETS[0]
-    logits = torch.randn(1, len(EXAMPLE_VOCAB), generator=torch.Generator().manual_seed(seed),
+    vocab, targets, pad_id = ((CLASSIFIER_VOCAB, CLASSIFIER_TARGETS, None) if classifier
+                              else (EXAMPLE_VOCAB, EXAMPLE_TARGETS, 0))
+    target_id = targets[0]
+    logits = torch.randn(1, len(vocab), generator=torch.Generator().manual_seed(seed),
                          dtype=torch.float64)  # (1, V)
-    q = smoothed_targets(torch.tensor([target_id]), len(EXAMPLE_VOCAB), smoothing, pad_id=0).double()[0]  # (V,)
+    q = smoothed_targets(torch.tensor([target_id]), len(vocab), smoothing, pad_id=pad_id).double()[0]  # (V,)
     logp = logits.log_softmax(-1)[0]  # (V,)
     support = q > 0
     kl = float((q[support] * (q[support].log() - logp[support])).sum())
     ce = float(-(q * logp).sum())
     entropy = float(-(q[support] * q[support].log()).sum())
-    loss = float(smoothed_loss(logits, torch.tensor([target_id]), smoothing, pad_id=0))
+    loss = float(smoothed_loss(logits, torch.tensor([target_id]), smoothing, pad_id=pad_id))
     return KLCheck(q.numpy(), logp.exp().numpy(), kl, ce, entropy, loss)

@@ -156,8 +156,9 @@ def head_finder(maps: np.ndarray, query: int, *, ignore: Iterable[int] = ()) -> 
     For each head the key that ``query`` attends to most is found, leaving out the query
     itself and the positions in ``ignore`` (say ``[CLS]``/``[SEP]``, where BERT heads park
     attention they do not need); heads come strongest first. Pick "it" in "The animal
-    didn't cross the street because it was too tired" and the coreference heads, the
-    ones whose top key is "animal", surface by themselves.
+    didn't cross the street because it was too tired": in all-MiniLM-L6-v2 the two heads whose
+    top key is "animal" rank 4th and 5th of 72 (``core.head_links`` measures it). A ranking says
+    where a head looks, not why the model answers as it does.
 
     Args:
         maps: (L, H, Tq, Tk) self-attention maps.

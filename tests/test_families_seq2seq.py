@@ -170,3 +170,16 @@ def test_controls_are_honoured(family):
     assert (hard.attention["cross"].sum(-1) == 1).all()
     assert not torch.allclose(no_cross.logits, plain.logits, atol=1e-3)
     assert (plain.attention["decoder"].triu(1) == 0).all() and (open_future.attention["decoder"].triu(1) > 0).any()
+
+
+def test_ids_past_the_tokenizer_are_never_generated(tmp_path):
+    folder, _, tokenizer = ref.t5(tmp_path / "t5", gated=True, unused_rows=6)
+    loaded = load_pretrained(folder)
+    size = tokenizer.get_vocab_size()
+    assert loaded.model.config.vocab_size == size + 6
+    assert set(range(size, size + 6)) <= set(loaded.model.config.never_generated)
+    with torch.no_grad():  # the head itself still scores every row
+        logits = loaded.model.next_token_logits(torch.tensor([[0]]), *loaded.model.encode(torch.tensor([[5, 1]]))[:2])
+    assert logits.shape == (1, size + 6)
+    explanation = core.explain(folder, TEXT, max_new_tokens=8)
+    assert explanation.prediction.text is not None

@@ -118,6 +118,8 @@ def test_explain_gives_encoder_decoder_and_cross_maps(family):
     assert dec.shape[:2] == (c.n_decoder_layers, c.n_heads) and cross.shape[-1] == n_src
     assert abs(float(cross.sum(-1).mean()) - 1.0) < 1e-5
     assert len(explanation.source_tokens) == n_src and explanation.target_tokens[0] is not None
+    beam = core.explain(folder, TEXT, max_new_tokens=6, decoding="beam", beam_size=3)
+    assert beam.attention["cross"].shape[0] == c.n_decoder_layers and beam.prediction.text is not None
 
 
 def test_marian_spm_target_side_uses_target_vocabulary(tmp_path):

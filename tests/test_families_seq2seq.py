@@ -185,3 +185,17 @@ def test_ids_past_the_tokenizer_are_never_generated(tmp_path):
     assert logits.shape == (1, size + 6)
     explanation = core.explain(folder, TEXT, max_new_tokens=8)
     assert explanation.prediction.text is not None
+
+
+def test_fused_path_equals_the_explicit_one_on_a_padded_batch(family):
+    _, _, _, _, loaded = family
+    model, c = loaded.model, loaded.model.config
+    ids = loaded.tokenizer.encode(TEXT).ids
+    src = torch.tensor([ids, ids[:5] + [c.pad_id] * (len(ids) - 5)])
+    tgt = torch.tensor([[c.decoder_start_id, 5, 7, 9]] * 2)
+    with torch.no_grad():
+        fused = model(src, tgt).logits
+        explicit = model(src, tgt, return_attention=True).logits
+        alone = model(src[1:, :5], tgt[1:]).logits
+    assert torch.allclose(fused, explicit, atol=1e-5)
+    assert torch.allclose(fused[1:], alone, atol=1e-5)  # padding changes nothing

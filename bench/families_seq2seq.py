@@ -85,7 +85,19 @@ def _peak(folder: str, side: str, src: list[int], queue) -> None:
     fn = _ours(Path(folder)) if side == "ours" else _reference(Path(folder), torch.tensor([src]))
     for _ in range(3):
         fn()
-    queue.put(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    queue.put(_high_water_mb())
+
+
+def _high_water_mb() -> float:
+    """This process's peak resident set in MB: Linux's VmHWM (``ru_maxrss`` would carry the parent's
+    peak across the spawn's exec), else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _peak_mb(folder: Path, side: str, src: list[int]) -> float:

@@ -75,10 +75,11 @@ def bart(folder: Path, kind: str = "bart", seed: int = 0):
     return _save(model, tok, folder), model, tok
 
 
-def t5(folder: Path, gated: bool = False, seed: int = 0):
-    """A T5 folder: t5-small's ReLU (tied head, scaled by D^-0.5) or v1.1's gated GELU."""
+def t5(folder: Path, gated: bool = False, seed: int = 0, unused_rows: int = 0):
+    """A T5 folder: t5-small's ReLU (tied head, scaled by D^-0.5) or v1.1's gated GELU; ``unused_rows``
+    embedding rows past the tokenizer's vocabulary, as real T5 checkpoints have."""
     tok = word_tokenizer(["<pad>", "</s>", "<unk>"], "</s>", None)
-    config = transformers.T5Config(vocab_size=tok.get_vocab_size(), d_model=16, d_kv=6, d_ff=32, num_layers=2, num_decoder_layers=2,
+    config = transformers.T5Config(vocab_size=tok.get_vocab_size() + unused_rows, d_model=16, d_kv=6, d_ff=32, num_layers=2, num_decoder_layers=2,
                                    num_heads=3, relative_attention_num_buckets=8, relative_attention_max_distance=20,
                                    feed_forward_proj="gated-gelu" if gated else "relu", pad_token_id=0,
                                    eos_token_id=1, decoder_start_token_id=0, attn_implementation="eager")

@@ -118,6 +118,8 @@ def test_explain_gives_encoder_decoder_and_cross_maps(family):
     assert dec.shape[:2] == (c.n_decoder_layers, c.n_heads) and cross.shape[-1] == n_src
     assert abs(float(cross.sum(-1).mean()) - 1.0) < 1e-5
     assert len(explanation.source_tokens) == n_src and explanation.target_tokens[0] is not None
+    beam = core.explain(folder, TEXT, max_new_tokens=6, decoding="beam", beam_size=3)
+    assert beam.attention["cross"].shape[0] == c.n_decoder_layers and beam.prediction.text is not None
 
 
 def test_marian_spm_target_side_uses_target_vocabulary(tmp_path):
@@ -170,3 +172,30 @@ def test_controls_are_honoured(family):
     assert (hard.attention["cross"].sum(-1) == 1).all()
     assert not torch.allclose(no_cross.logits, plain.logits, atol=1e-3)
     assert (plain.attention["decoder"].triu(1) == 0).all() and (open_future.attention["decoder"].triu(1) > 0).any()
+
+
+def test_ids_past_the_tokenizer_are_never_generated(tmp_path):
+    folder, _, tokenizer = ref.t5(tmp_path / "t5", gated=True, unused_rows=6)
+    loaded = load_pretrained(folder)
+    size = tokenizer.get_vocab_size()
+    assert loaded.model.config.vocab_size == size + 6
+    assert set(range(size, size + 6)) <= set(loaded.model.config.never_generated)
+    with torch.no_grad():  # the head itself still scores every row
+        logits = loaded.model.next_token_logits(torch.tensor([[0]]), *loaded.model.encode(torch.tensor([[5, 1]]))[:2])
+    assert logits.shape == (1, size + 6)
+    explanation = core.explain(folder, TEXT, max_new_tokens=8)
+    assert explanation.prediction.text is not None
+
+
+def test_fused_path_equals_the_explicit_one_on_a_padded_batch(family):
+    _, _, _, _, loaded = family
+    model, c = loaded.model, loaded.model.config
+    ids = loaded.tokenizer.encode(TEXT).ids
+    src = torch.tensor([ids, ids[:5] + [c.pad_id] * (len(ids) - 5)])
+    tgt = torch.tensor([[c.decoder_start_id, 5, 7, 9]] * 2)
+    with torch.no_grad():
+        fused = model(src, tgt).logits
+        explicit = model(src, tgt, return_attention=True).logits
+        alone = model(src[1:, :5], tgt[1:]).logits
+    assert torch.allclose(fused, explicit, atol=1e-5)
+    assert torch.allclose(fused[1:], alone, atol=1e-5)  # padding changes nothing

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,13 @@ def bart_name(name: str) -> str | None:
     raise CheckpointError(f"unexpected tensor {name!r} for a BART-style encoder-decoder")
 
 
+def shown_only(config: Seq2SeqConfig, target_size: int) -> Seq2SeqConfig:
+    """``config`` that also never generates the ids past the target tokenizer's vocabulary (T5's 32 128 rows
+    hold 28 unused ones): an id without a token string could be neither shown nor decoded."""
+    extra = range(target_size, config.vocab_size)
+    return replace(config, never_generated=tuple(sorted({*config.never_generated, *extra}))) if extra else config
+
+
 def load_seq2seq(folder: Path, config: Seq2SeqConfig, rename) -> Seq2SeqModel:
     """Read the weights under our names and build the model (the head tied when the file has none)."""
     weights = read_weights(folder, rename)
@@ -117,5 +125,6 @@ def read_bart(folder: Path) -> FolderRead:
     config = bart_style_config(folder, raw, family, positions="learned", embedding_norm=True,
                                pre_norm=pre, final_norm=pre)
     tokenizer = read_tokenizer(folder, config.max_len, kind="bpe")
+    config = shown_only(config, tokenizer.vocab_size)
     return FolderRead(load_seq2seq(folder, config, bart_name), tokenizer, family, "text",
                       decoder_start_id=config.decoder_start_id)

@@ -18,7 +18,7 @@ from typing import Any
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_bart import bart_name, bart_style_config, load_seq2seq
+from core.io.pretrained.hf_bart import bart_name, bart_style_config, load_seq2seq, shown_only
 from core.io.pretrained.hf_files import FolderRead, folder_config, read_tokenizer
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 
@@ -148,5 +148,6 @@ def read_marian(folder: Path) -> FolderRead:
         raise CheckpointError(f"{folder.name}: Marian models with separate decoder vocabularies are not supported")
     config = bart_style_config(folder, raw, "marian", positions="sinusoidal")
     source, target = marian_tokenizers(folder, config.max_len)
+    config = shown_only(config, target.vocab_size)
     return FolderRead(load_seq2seq(folder, config, marian_name), source, "marian", "text",
                       target_tokenizer=target, decoder_start_id=config.decoder_start_id)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_bart import banned_ids, generation_settings, load_seq2seq
+from core.io.pretrained.hf_bart import banned_ids, generation_settings, load_seq2seq, shown_only
 from core.io.pretrained.hf_files import FolderRead, folder_config, read_tokenizer, tensor_shapes
 from core.model.families.seq2seq_layers import ACTIVATIONS, Seq2SeqConfig
 
@@ -91,5 +91,6 @@ def read_t5(folder: Path) -> FolderRead:
     folder = Path(folder)
     config = t5_config(folder, folder_config(folder), "lm_head.weight" in tensor_shapes(folder))
     tokenizer = read_tokenizer(folder, config.max_len, kind="sentencepiece")
+    config = shown_only(config, tokenizer.vocab_size)
     return FolderRead(load_seq2seq(folder, config, t5_name), tokenizer, "t5", "text",
                       decoder_start_id=config.decoder_start_id)

@@ -165,7 +165,8 @@ class PretrainedModel:
         if self.known_sha256:
             return self.known_sha256
         sha = hashlib.sha256()
-        files = [self.path / "config.json", *sorted(p for p in self.path.glob("*.json") if p.name != "config.json")]
+        described = [p for pattern in ("*.json", "*.spm", "*.model", "vocab.txt") for p in self.path.glob(pattern)]
+        files = [self.path / "config.json", *sorted(p for p in described if p.name != "config.json")]
         for path in [*files, *weight_files(self.path)]:
             sha.update(f"{path.name}:{file_sha256(path)}\n".encode())
         return sha.hexdigest()

@@ -94,8 +94,9 @@ def decoder_mask(length: int, controls: AttentionControls, key_mask: Tensor | No
 class DecoderLM(nn.Module):
     """The model contract of a decoder-only language model, around the family's ``decode``.
 
-    Subclasses set ``config`` (with ``max_len``, ``vocab_size``, ``n_decoder_layers``, ``n_heads``),
-    ``lm_head`` and ``decode(tgt, controls, need_weights, key_mask, cache) -> (hidden (B, T, D), results)``.
+    Subclasses set ``config`` (with ``max_len``, ``vocab_size``, ``n_decoder_layers``, ``n_heads`` and
+    optionally ``sliding_window``), ``embed``, ``layers``, ``norm`` (None: no final norm), ``lm_head``
+    (:meth:`_output_head`) and ``_embed(tgt, start) -> (x (B, T, D), rotary (cos, sin) or None)``.
     """
 
     def _begin(self, ids: Tensor, cache: KVCache | None) -> int:
@@ -116,6 +117,34 @@ class DecoderLM(nn.Module):
     def _head_mask(self, controls: AttentionControls) -> Tensor | None:
         return single_stack_head_mask(controls, "decoder", self.config.n_decoder_layers, self.config.n_heads,
                                       "a decoder-only model")
+
+    def _output_head(self, bias: bool) -> None:
+        """Set ``lm_head`` (D → V), its weight tied to ``embed``'s when the config says so."""
+        c = self.config
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=bias)
+        if c.tie_embeddings:
+            self.lm_head.weight = self.embed.weight
+
+    def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+               key_mask: Tensor | None = None, cache: KVCache | None = None) -> tuple[Tensor, list]:
+        """Hidden states (B, T, D) after the final norm, and per-layer attention results.
+
+        Args:
+            key_mask: (B, T) bool, ``False`` on right-padding (used while ``controls.padding``).
+            cache: with a KV cache (causal decoding), ``tgt`` holds only the positions after those it has seen.
+        """
+        start = self._begin(tgt, cache)
+        window = getattr(self.config, "sliding_window", None)
+        mask = decoder_mask(tgt.size(1), controls, key_mask, window, tgt.device, start)
+        x, rotary = self._embed(tgt, start)  # (B, T, D), (T, r) tables or None
+        call = HeadCall(controls.temperature, controls.hard, need_weights)
+        heads = self._head_mask(controls)  # (L, H) or None
+        results = []
+        for i, layer in enumerate(self.layers):
+            x, result = layer(x, rotary, mask, call, None if heads is None else heads[i],
+                              None if cache is None else cache.layers[i][0])
+            results.append(result)
+        return (x if self.norm is None else self.norm(x)), results  # (B, T, D), L results
 
     def forward(
         self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,

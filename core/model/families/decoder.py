@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model.contract import AttentionControls, ModelOutput, check_ids, single_stack_head_mask
-from core.model.families.grouped import HeadCall, grouped_attention, stack_field
+from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
+from core.model.families.grouped import HeadCall, grouped_attention, kv_head_of, stack_field
 from core.model.families.rope import rotate_partial
 from core.model.kv_cache import AttentionCache, KVCache
 from core.model.masks import combine_masks
@@ -31,6 +31,28 @@ ACTIVATIONS = {
     "relu": F.relu,
     "silu": F.silu,
 }
+
+
+class DecoderSpec(FamilySpec):
+    """Mixin for a decoder-only family's config: the contract's answers, plus grouped key/value heads
+    (from its ``n_heads`` and ``n_kv_heads`` fields) and no ids barred from decoding."""
+
+    architecture = "decoder"
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads (as many as query heads unless the model groups them)."""
+        return self.n_kv_heads or self.n_heads
+
+    @property
+    def never_generated(self) -> tuple[int, ...]:
+        """Ids decoding must not produce: none, the model's distribution is used as it is."""
+        return ()
+
+    @property
+    def kv_head_of(self) -> list[int]:
+        """For each query head, the key/value head it shares."""
+        return kv_head_of(self.n_heads, self.kv_heads)
 
 
 class DecoderAttention(nn.Module):

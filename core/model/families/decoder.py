@@ -1,5 +1,6 @@
-"""What every pretrained decoder-only family shares: the self-attention sublayer, the mask, and the
-model-contract methods (``forward``, ``next_token_logits``) around a family's own ``decode``.
+"""What every pretrained decoder-only family shares: the config's contract answers, the self-attention
+sublayer, the mask, and the model-contract methods (``decode``, ``forward``, ``next_token_logits``)
+around a family's own embeddings and blocks.
 
 The families (:mod:`~core.model.families.llama` for Llama, Mistral, Qwen2/3 and Gemma;
 :mod:`~core.model.families.gpt` for GPT-2, GPT-NeoX, OPT and Phi) differ in their blocks; the
@@ -114,7 +115,7 @@ def decoder_mask(length: int, controls: AttentionControls, key_mask: Tensor | No
 
 
 class DecoderLM(nn.Module):
-    """The model contract of a decoder-only language model, around the family's ``decode``.
+    """The model contract of a decoder-only language model, around the family's embeddings and blocks.
 
     Subclasses set ``config`` (with ``max_len``, ``vocab_size``, ``n_decoder_layers``, ``n_heads`` and
     optionally ``sliding_window``), ``embed``, ``layers``, ``norm`` (None: no final norm), ``lm_head``

@@ -55,11 +55,11 @@ class LlamaConfig(DecoderSpec):
     embed_scale: bool = False
     activation: str = "silu"
     sliding_window: int | None = None
-    rope_type: str = "default"
-    rope_factor: float = 1.0
-    rope_low_freq_factor: float = 1.0
-    rope_high_freq_factor: float = 4.0
-    rope_original_max_len: int = 8192
+    rope_type: str = RopeScaling.kind  # the rope_* defaults are RopeScaling's, written once
+    rope_factor: float = RopeScaling.factor
+    rope_low_freq_factor: float = RopeScaling.low_freq_factor
+    rope_high_freq_factor: float = RopeScaling.high_freq_factor
+    rope_original_max_len: int = RopeScaling.original_max_len
 
     def __post_init__(self) -> None:
         self.check_sizes("vocab_size", "d_model", "n_decoder_layers", "n_heads", "n_kv_heads", "d_ff", "max_len")

@@ -138,6 +138,17 @@ class FamilySpec:
         """A plain dict of every field (JSON round trip)."""
         return asdict(self)
 
+    def check_sizes(self, *names: str) -> None:
+        """Refuse a size field of ``names`` below 1 (``ValueError`` naming it)."""
+        for name in names:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+
+    def check_pad_id(self) -> None:
+        """Refuse a ``pad_id`` outside ``[0, vocab_size)``."""
+        if not 0 <= self.pad_id < self.vocab_size:
+            raise ValueError(f"pad_id {self.pad_id} is outside the vocabulary")
+
 
 def kv_groups(spec: ModelSpec) -> tuple[int, ...]:
     """For each query head, the key/value head it reads (its own index without grouped-query attention)."""

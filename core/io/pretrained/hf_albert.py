@@ -9,36 +9,19 @@ LM at width E), ``albert.pooler`` + tanh + ``classifier`` (sequence), ``classifi
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_encoder import EncoderFamily, HeadNames, read_encoder
+from core.io.pretrained.hf_encoder import (BERT_EMBEDDINGS, EncoderFamily, HeadNames, body_names, layer_names,
+                                           read_encoder)
 from core.io.pretrained.hf_files import FolderRead
 from core.model.families.encoder_heads import ACTIVATIONS
 
-_LAYER = re.compile(r"^encoder\.albert_layer_groups\.(\d+)\.albert_layers\.0\.(.+)$")
-_LAYER_NAMES = {
-    "attention.query": "attn.query", "attention.key": "attn.key", "attention.value": "attn.value",
-    "attention.dense": "attn.out", "attention.LayerNorm": "attn_norm",
-    "ffn": "up", "ffn_output": "down", "full_layer_layer_norm": "ffn_norm",
-}
-_EMBED_NAMES = {
-    "embeddings.word_embeddings": "embed.word", "embeddings.position_embeddings": "embed.position",
-    "embeddings.token_type_embeddings": "embed.token_type", "embeddings.LayerNorm": "embed.norm",
-    "encoder.embedding_hidden_mapping_in": "embed.project",
-}
-
-
-def _body(name: str) -> str | None:
-    module, _, param = name.rpartition(".")
-    if module in _EMBED_NAMES:
-        return f"{_EMBED_NAMES[module]}.{param}"
-    match = _LAYER.match(module)
-    if match and match.group(2) in _LAYER_NAMES:
-        return f"layers.{match.group(1)}.{_LAYER_NAMES[match.group(2)]}.{param}"
-    return None
+_body = body_names(r"^encoder\.albert_layer_groups\.(\d+)\.albert_layers\.0\.(.+)$",
+                   layer_names("attention.query", "attention.key", "attention.value", "attention.dense",
+                               "attention.LayerNorm", "ffn", "ffn_output", "full_layer_layer_norm"),
+                   {**BERT_EMBEDDINGS, "encoder.embedding_hidden_mapping_in": "embed.project"})
 
 
 def _settings(raw: dict[str, Any]) -> dict[str, Any]:

@@ -9,37 +9,20 @@ ELECTRA's narrower embeddings, and the names of their task heads; :mod:`hf_encod
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_encoder import EncoderFamily, HeadNames, read_encoder
+from core.io.pretrained.hf_encoder import (BERT_EMBEDDINGS, EncoderFamily, HeadNames, body_names, layer_names,
+                                           read_encoder)
 from core.io.pretrained.hf_files import FolderRead
 from core.model.families.encoder_heads import ACTIVATIONS
 
-_LAYER = re.compile(r"^encoder\.layer\.(\d+)\.(.+)$")
-_LAYER_NAMES = {
-    "attention.self.query": "attn.query", "attention.self.key": "attn.key", "attention.self.value": "attn.value",
-    "attention.output.dense": "attn.out", "attention.output.LayerNorm": "attn_norm",
-    "intermediate.dense": "up", "output.dense": "down", "output.LayerNorm": "ffn_norm",
-}
-_EMBED_NAMES = {
-    "embeddings.word_embeddings": "embed.word", "embeddings.position_embeddings": "embed.position",
-    "embeddings.token_type_embeddings": "embed.token_type", "embeddings.LayerNorm": "embed.norm",
-    "embeddings_project": "embed.project",  # ELECTRA: embedding width E → model width D
-}
-
-
-def _body(name: str) -> str | None:
-    """A BERT-layout tensor name (prefix removed) → ours; None when it is not an embedding or layer tensor."""
-    module, _, param = name.rpartition(".")
-    if module in _EMBED_NAMES:
-        return f"{_EMBED_NAMES[module]}.{param}"
-    match = _LAYER.match(module)
-    if match and match.group(2) in _LAYER_NAMES:
-        return f"layers.{match.group(1)}.{_LAYER_NAMES[match.group(2)]}.{param}"
-    return None
+_LAYER_NAMES = layer_names("attention.self.query", "attention.self.key", "attention.self.value",
+                           "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
+                           "output.dense", "output.LayerNorm")
+_EMBED_NAMES = {**BERT_EMBEDDINGS, "embeddings_project": "embed.project"}  # ELECTRA: embedding width E → model width D
+_body = body_names(r"^encoder\.layer\.(\d+)\.(.+)$", _LAYER_NAMES, _EMBED_NAMES)
 
 
 def _settings(raw: dict[str, Any], *, roberta: bool = False, electra: bool = False) -> dict[str, Any]:

@@ -1,11 +1,14 @@
 """What the decoder-only folder readers share: reading config.json values with one-line refusals,
 the rotary settings (both ``rope_parameters`` and the older ``rope_theta``/``rope_scaling`` keys),
-the special ids, the tokenizer and the final assembly into a :class:`FolderRead`.
+the special ids, stored tensor names (:class:`Layout`), the tokenizer and the final assembly into a
+:class:`FolderRead`.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,11 +16,64 @@ from torch import Tensor, nn
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
-from core.io.pretrained.hf_files import FolderRead, read_json, read_tokenizer
+from core.io.pretrained.hf_files import FolderRead, folder_config, read_json, read_tokenizer
 from core.model.families.rope import ROPE_TYPES
 
 #: The longest input explained (maps grow as T²), within the model's trained context.
 MAX_LEN = 2048
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one model_type names its tensors: a prefix to drop, top-level and per-layer module names.
+
+    Attributes:
+        layer: regex of a layer's module name, groups (layer index, module inside the layer).
+        ignored: endings of stored buffers that are not weights (recomputed masks, ``inv_freq``).
+    """
+
+    prefix: str
+    top: dict[str, str]
+    layer: re.Pattern
+    layer_names: dict[str, str]
+    ignored: tuple[str, ...] = ()
+
+
+def stored_name(name: str, layout: Layout, tied: bool, model: str) -> str | None:
+    """Our parameter name for a stored tensor; None for buffers and a tied head.
+
+    Raises:
+        CheckpointError: a tensor the layout does not name (``model`` says what was being read).
+    """
+    if name.endswith(layout.ignored):
+        return None
+    module, _, param = name.removeprefix(layout.prefix).rpartition(".")
+    if module == "lm_head" and tied:
+        return None  # the tied head is the embedding
+    if module in layout.top:
+        return f"{layout.top[module]}.{param}"
+    match = layout.layer.match(module)
+    if match and match.group(2) in layout.layer_names:
+        return f"layers.{match.group(1)}.{layout.layer_names[match.group(2)]}.{param}"
+    raise CheckpointError(f"unexpected tensor {name!r} for a {model}")
+
+
+def model_type(folder: Path, supported: tuple[str, ...], what: str) -> tuple[dict[str, Any], str]:
+    """``folder/config.json`` and its ``model_type``, refused unless one of ``supported`` (``what`` names them)."""
+    raw = folder_config(folder)
+    kind = raw.get("model_type")
+    if kind not in supported:
+        raise CheckpointError(f"{folder.name}: model_type {kind!r} is not {what}; "
+                              f"supported: {', '.join(supported)}")
+    return raw, kind
+
+
+def build_config(folder: Path, kind: str, make: Callable[..., Any], **values: Any) -> Any:
+    """``make(**values)``, its ``ValueError`` turned into one :class:`CheckpointError` line."""
+    try:
+        return make(**values)
+    except ValueError as error:
+        raise CheckpointError(f"{folder.name}: config.json describes no valid {kind} model ({error})") from None
 
 
 def setting(raw: dict[str, Any], folder: Path, *keys: str, default: Any = None, kind: type = int) -> Any:
@@ -105,7 +161,12 @@ def _token_kind(folder: Path) -> str:
 
 def decoder_read(folder: Path, family: str, config: Any, build: Callable[[], nn.Module],
                  weights: dict[str, Tensor]) -> FolderRead:
-    """The model (built on meta, ``weights`` assigned and checked) and its byte-level BPE tokenizer."""
+    """The model (built on meta, ``weights`` assigned and checked) and its byte-level BPE tokenizer.
+
+    A tied ``lm_head`` shares ``embed.weight``.
+    """
+    if config.tie_embeddings and "embed.weight" in weights:
+        weights["lm_head.weight"] = weights["embed.weight"]
     tokenizer = read_tokenizer(folder, config.max_len, kind=_token_kind(folder))
     if tokenizer.vocab_size > config.vocab_size:
         raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "

@@ -8,33 +8,19 @@ layer ``transformer.layer.N.attention.{q,k,v,out}_lin``, ``sa_layer_norm``, ``ff
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_encoder import EncoderFamily, HeadNames, read_encoder
+from core.io.pretrained.hf_encoder import (BERT_EMBEDDINGS, EncoderFamily, HeadNames, body_names, layer_names,
+                                           read_encoder)
 from core.io.pretrained.hf_files import FolderRead
 from core.model.families.encoder_heads import ACTIVATIONS
 
-_LAYER = re.compile(r"^transformer\.layer\.(\d+)\.(.+)$")
-_LAYER_NAMES = {
-    "attention.q_lin": "attn.query", "attention.k_lin": "attn.key", "attention.v_lin": "attn.value",
-    "attention.out_lin": "attn.out", "sa_layer_norm": "attn_norm",
-    "ffn.lin1": "up", "ffn.lin2": "down", "output_layer_norm": "ffn_norm",
-}
-_EMBED_NAMES = {"embeddings.word_embeddings": "embed.word", "embeddings.position_embeddings": "embed.position",
-                "embeddings.LayerNorm": "embed.norm"}
-
-
-def _body(name: str) -> str | None:
-    module, _, param = name.rpartition(".")
-    if module in _EMBED_NAMES:
-        return f"{_EMBED_NAMES[module]}.{param}"
-    match = _LAYER.match(module)
-    if match and match.group(2) in _LAYER_NAMES:
-        return f"layers.{match.group(1)}.{_LAYER_NAMES[match.group(2)]}.{param}"
-    return None
+_body = body_names(r"^transformer\.layer\.(\d+)\.(.+)$",
+                   layer_names("attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
+                               "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"),
+                   {name: ours for name, ours in BERT_EMBEDDINGS.items() if "token_type" not in name})
 
 
 def _settings(raw: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,41 @@ from core.model.families.encoder_heads import HeadConfig
 _ALWAYS_IGNORED = ("embeddings.position_ids", "embeddings.token_type_ids")  # constant buffers of old saves
 _LAYER_INDEX = re.compile(r"^layers\.(\d+)\.")
 
+#: Our module of each part of a post-norm layer, in the order a family lists its stored names.
+LAYER_PARTS = ("attn.query", "attn.key", "attn.value", "attn.out", "attn_norm", "up", "down", "ffn_norm")
+#: BERT's stored embedding modules → ours (ALBERT keeps them; ELECTRA adds its projection).
+BERT_EMBEDDINGS = {
+    "embeddings.word_embeddings": "embed.word", "embeddings.position_embeddings": "embed.position",
+    "embeddings.token_type_embeddings": "embed.token_type", "embeddings.LayerNorm": "embed.norm",
+}
+
+
+def layer_names(*parts: str) -> dict[str, str]:
+    """Stored module inside a layer → ours, from the stored names in :data:`LAYER_PARTS`' order."""
+    return dict(zip(parts, LAYER_PARTS, strict=True))
+
+
+def body_names(layer: str, names: dict[str, str], embeddings: dict[str, str]) -> Callable[[str], str | None]:
+    """A family's :attr:`EncoderFamily.body`: stored name (prefix removed) → ours, None when not a body tensor.
+
+    Args:
+        layer: regex of a layer's stored module name, groups (layer index, module inside the layer).
+        names: stored module inside a layer → ours (:func:`layer_names`).
+        embeddings: stored embedding module → ours.
+    """
+    pattern = re.compile(layer)
+
+    def body(name: str) -> str | None:
+        module, _, param = name.rpartition(".")
+        if module in embeddings:
+            return f"{embeddings[module]}.{param}"
+        match = pattern.match(module)
+        if match and match.group(2) in names:
+            return f"layers.{match.group(1)}.{names[match.group(2)]}.{param}"
+        return None
+
+    return body
+
 
 @dataclass(frozen=True)
 class HeadNames:

@@ -9,27 +9,15 @@ per head (``query_key_value`` rows: head 0's q, k, v, then head 1's …).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from torch import Tensor
 
-from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_decoder import MAX_LEN, decoder_read, refuse_if, rope_settings, setting, special_ids
+from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type, refuse_if,
+                                           rope_settings, setting, special_ids, stored_name)
 from core.io.pretrained.hf_files import FolderRead, folder_config, read_weights
 from core.model.families.gpt import GptConfig, GptModel
-
-
-@dataclass(frozen=True)
-class Layout:
-    """How one model_type names its tensors: a prefix to drop, top-level and per-layer module names."""
-
-    prefix: str
-    top: dict[str, str]
-    layer: re.Pattern
-    layer_names: dict[str, str]
-    ignored: tuple[str, ...] = ()
 
 
 _ATTN = {"self_attn.q_proj": "attn.q_proj", "self_attn.k_proj": "attn.k_proj", "self_attn.v_proj": "attn.v_proj"}
@@ -129,32 +117,11 @@ def gpt_config(folder: Path) -> GptConfig:
     Raises:
         CheckpointError: another model_type, a setting this model cannot reproduce, or invalid sizes.
     """
-    raw = folder_config(folder)
-    kind = raw.get("model_type")
-    if kind not in LAYOUTS:
-        raise CheckpointError(f"{folder.name}: model_type {kind!r} is not a LayerNorm decoder; "
-                              f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    raw, kind = model_type(folder, SUPPORTED_MODEL_TYPES, "a LayerNorm decoder")
     values = _SETTINGS[kind](raw, folder)
     tied = setting(raw, folder, "tie_word_embeddings", default=_TIED_BY_DEFAULT[kind], kind=bool)
-    try:
-        return GptConfig(**values, tie_embeddings=tied, **special_ids(raw, folder, values["vocab_size"]))
-    except ValueError as error:
-        raise CheckpointError(f"{folder.name}: config.json describes no valid {kind} model ({error})") from None
-
-
-def _our_name(name: str, layout: Layout, tied: bool) -> str | None:
-    """Our parameter name for a stored tensor; None for buffers and a tied head."""
-    if name.endswith(layout.ignored):
-        return None
-    module, _, param = name.removeprefix(layout.prefix).rpartition(".")
-    if module == "lm_head" and tied:
-        return None  # the tied head is the embedding
-    if module in layout.top:
-        return f"{layout.top[module]}.{param}"
-    match = layout.layer.match(module)
-    if match and match.group(2) in layout.layer_names:
-        return f"layers.{match.group(1)}.{layout.layer_names[match.group(2)]}.{param}"
-    raise CheckpointError(f"unexpected tensor {name!r} for a {layout.prefix.rstrip('.') or 'decoder'} model")
+    return build_config(folder, kind, GptConfig, **values, tie_embeddings=tied,
+                        **special_ids(raw, folder, values["vocab_size"]))
 
 
 def _split_qkv(fused: Tensor, n_heads: int, per_head: bool) -> tuple[Tensor, Tensor, Tensor]:
@@ -194,8 +161,7 @@ def read_gpt(folder: Path) -> FolderRead:
     config = gpt_config(folder)
     kind = str(folder_config(folder)["model_type"])
     layout = LAYOUTS[kind]
-    weights = _unfuse(read_weights(folder, lambda name: _our_name(name, layout, config.tie_embeddings)),
+    model = f"{layout.prefix.rstrip('.') or 'decoder'} model"
+    weights = _unfuse(read_weights(folder, lambda name: stored_name(name, layout, config.tie_embeddings, model)),
                       kind, config.n_heads)
-    if config.tie_embeddings and "embed.weight" in weights:
-        weights["lm_head.weight"] = weights["embed.weight"]
     return decoder_read(folder, kind, config, lambda: GptModel(config), weights)

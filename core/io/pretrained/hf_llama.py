@@ -11,20 +11,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_decoder import MAX_LEN, decoder_read, refuse_if, rope_settings, setting, special_ids
+from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type, refuse_if,
+                                           rope_settings, setting, special_ids, stored_name)
 from core.io.pretrained.hf_files import FolderRead, folder_config, read_weights
 from core.model.families.llama import LlamaConfig, LlamaModel
 
 SUPPORTED_MODEL_TYPES = ("gemma", "llama", "mistral", "qwen2", "qwen3")
-_LAYER = re.compile(r"^model\.layers\.(\d+)\.(.+)$")
-_LAYER_NAMES = {
-    "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
-    "self_attn.q_proj": "attn.q_proj", "self_attn.k_proj": "attn.k_proj", "self_attn.v_proj": "attn.v_proj",
-    "self_attn.o_proj": "attn.o_proj", "self_attn.q_norm": "attn.q_norm", "self_attn.k_norm": "attn.k_norm",
-    "mlp.gate_proj": "mlp.gate_proj", "mlp.up_proj": "mlp.up_proj", "mlp.down_proj": "mlp.down_proj",
-}
-_TOP_NAMES = {"model.embed_tokens": "embed", "model.norm": "norm", "lm_head": "lm_head"}
+_LAYOUT = Layout(
+    "", {"model.embed_tokens": "embed", "model.norm": "norm", "lm_head": "lm_head"},
+    re.compile(r"^model\.layers\.(\d+)\.(.+)$"),
+    {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+     "self_attn.q_proj": "attn.q_proj", "self_attn.k_proj": "attn.k_proj", "self_attn.v_proj": "attn.v_proj",
+     "self_attn.o_proj": "attn.o_proj", "self_attn.q_norm": "attn.q_norm", "self_attn.k_norm": "attn.k_norm",
+     "mlp.gate_proj": "mlp.gate_proj", "mlp.up_proj": "mlp.up_proj", "mlp.down_proj": "mlp.down_proj"},
+    ("rotary_emb.inv_freq",),  # recomputed
+)
 
 
 def _variant(kind: str, raw: dict[str, Any], folder: Path) -> dict[str, Any]:
@@ -56,43 +57,24 @@ def llama_config(folder: Path) -> LlamaConfig:
     Raises:
         CheckpointError: another model_type, an unsupported rope scaling or setting, or invalid sizes.
     """
-    raw = folder_config(folder)
-    kind = raw.get("model_type")
-    if kind not in SUPPORTED_MODEL_TYPES:
-        raise CheckpointError(f"{folder.name}: model_type {kind!r} is not a Llama-family folder; "
-                              f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    raw, kind = model_type(folder, SUPPORTED_MODEL_TYPES, "a Llama-family folder")
     rope = rope_settings(raw, folder)
     refuse_if(rope["fraction"] != 1.0, folder, "partial rotary in a Llama-family model")
     vocab = setting(raw, folder, "vocab_size")
     n_heads = setting(raw, folder, "num_attention_heads")
-    try:
-        return LlamaConfig(
-            vocab_size=vocab, d_model=setting(raw, folder, "hidden_size"),
-            n_decoder_layers=setting(raw, folder, "num_hidden_layers"), n_heads=n_heads,
-            n_kv_heads=setting(raw, folder, "num_key_value_heads", default=n_heads),
-            d_ff=setting(raw, folder, "intermediate_size"), rope_base=rope["base"],
-            norm_eps=setting(raw, folder, "rms_norm_eps", default=1e-6, kind=float),
-            max_len=min(MAX_LEN, setting(raw, folder, "max_position_embeddings", default=MAX_LEN)),
-            tie_embeddings=setting(raw, folder, "tie_word_embeddings", default=kind == "gemma", kind=bool),
-            explicit_head_dim=raw.get("head_dim") if isinstance(raw.get("head_dim"), int) else None,
-            rope_type=rope["type"], rope_factor=rope["factor"], rope_low_freq_factor=rope["low"],
-            rope_high_freq_factor=rope["high"], rope_original_max_len=rope["original"],
-            **special_ids(raw, folder, vocab), **_variant(kind, raw, folder),
-        )
-    except ValueError as error:
-        raise CheckpointError(f"{folder.name}: config.json describes no valid {kind} model ({error})") from None
-
-
-def _our_name(name: str, tied: bool) -> str | None:
-    module, _, param = name.rpartition(".")
-    if module == "lm_head" and tied or name.endswith("rotary_emb.inv_freq"):
-        return None  # the tied head is the embedding; inv_freq is recomputed
-    if module in _TOP_NAMES:
-        return f"{_TOP_NAMES[module]}.{param}"
-    match = _LAYER.match(module)
-    if match and match.group(2) in _LAYER_NAMES:
-        return f"layers.{match.group(1)}.{_LAYER_NAMES[match.group(2)]}.{param}"
-    raise CheckpointError(f"unexpected tensor {name!r} for a Llama-family decoder")
+    return build_config(
+        folder, kind, LlamaConfig, vocab_size=vocab, d_model=setting(raw, folder, "hidden_size"),
+        n_decoder_layers=setting(raw, folder, "num_hidden_layers"), n_heads=n_heads,
+        n_kv_heads=setting(raw, folder, "num_key_value_heads", default=n_heads),
+        d_ff=setting(raw, folder, "intermediate_size"), rope_base=rope["base"],
+        norm_eps=setting(raw, folder, "rms_norm_eps", default=1e-6, kind=float),
+        max_len=min(MAX_LEN, setting(raw, folder, "max_position_embeddings", default=MAX_LEN)),
+        tie_embeddings=setting(raw, folder, "tie_word_embeddings", default=kind == "gemma", kind=bool),
+        explicit_head_dim=raw.get("head_dim") if isinstance(raw.get("head_dim"), int) else None,
+        rope_type=rope["type"], rope_factor=rope["factor"], rope_low_freq_factor=rope["low"],
+        rope_high_freq_factor=rope["high"], rope_original_max_len=rope["original"],
+        **special_ids(raw, folder, vocab), **_variant(kind, raw, folder),
+    )
 
 
 def read_llama(folder: Path) -> FolderRead:
@@ -103,8 +85,7 @@ def read_llama(folder: Path) -> FolderRead:
     """
     folder = Path(folder)
     config = llama_config(folder)
-    weights = read_weights(folder, lambda name: _our_name(name, config.tie_embeddings))
-    if config.tie_embeddings and "embed.weight" in weights:
-        weights["lm_head.weight"] = weights["embed.weight"]
+    weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings,
+                                                            "Llama-family decoder"))
     family = str(folder_config(folder)["model_type"])
     return decoder_read(folder, family, config, lambda: LlamaModel(config), weights)

@@ -23,19 +23,19 @@ width, F feed-forward width, V vocabulary.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model.contract import AttentionControls, ModelOutput, check_ids, single_stack_head_mask
+from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
 from core.model.families.encoder_heads import ACTIVATIONS, HeadConfig, build_head
 from core.model.families.grouped import HeadCall, embedding, grouped_attention, stack_field
 
 
 @dataclass(frozen=True)
-class BertConfig:
+class BertConfig(FamilySpec):
     """Sizes and constants of a BERT-family encoder (JSON round trip with ``asdict``)."""
 
     vocab_size: int
@@ -57,9 +57,7 @@ class BertConfig:
     def __post_init__(self) -> None:
         if isinstance(self.head, dict):  # from a JSON round trip
             object.__setattr__(self, "head", HeadConfig(**self.head))
-        for name in ("vocab_size", "d_model", "n_encoder_layers", "n_heads", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        self.check_sizes("vocab_size", "d_model", "n_encoder_layers", "n_heads", "d_ff", "max_len")
         for name in ("type_vocab_size", "embedding_size", "position_offset", "shared_layers"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
@@ -69,18 +67,9 @@ class BertConfig:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
-        if not 0 <= self.pad_id < self.vocab_size:
-            raise ValueError(f"pad_id {self.pad_id} is outside the vocabulary")
+        self.check_pad_id()
 
-    # The same questions core asks a ModelConfig.
-    architecture = "encoder"
-    attention_kinds = ("encoder",)
-    has_encoder = True
-    has_decoder = False
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
+    architecture = "encoder"  # FamilySpec answers the rest of the contract's questions from it
 
     @property
     def embed_width(self) -> int:
@@ -91,13 +80,6 @@ class BertConfig:
     def distinct_layers(self) -> int:
         """How many layers have their own weights (G for ALBERT, else L)."""
         return self.shared_layers or self.n_encoder_layers
-
-    def n_layers(self, kind: str) -> int:
-        """Layers holding attention of ``kind`` (as :meth:`ModelConfig.n_layers`)."""
-        return self.n_encoder_layers if kind == "encoder" else 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class BertEmbeddings(nn.Module):

@@ -1,5 +1,6 @@
-"""What every pretrained decoder-only family shares: the self-attention sublayer, the mask, and the
-model-contract methods (``forward``, ``next_token_logits``) around a family's own ``decode``.
+"""What every pretrained decoder-only family shares: the config's contract answers, the self-attention
+sublayer, the mask, and the model-contract methods (``decode``, ``forward``, ``next_token_logits``)
+around a family's own embeddings and blocks.
 
 The families (:mod:`~core.model.families.llama` for Llama, Mistral, Qwen2/3 and Gemma;
 :mod:`~core.model.families.gpt` for GPT-2, GPT-NeoX, OPT and Phi) differ in their blocks; the
@@ -16,8 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model.contract import AttentionControls, ModelOutput, check_ids, single_stack_head_mask
-from core.model.families.grouped import HeadCall, grouped_attention, stack_field
+from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
+from core.model.families.grouped import HeadCall, grouped_attention, kv_head_of, stack_field
 from core.model.families.rope import rotate_partial
 from core.model.kv_cache import AttentionCache, KVCache
 from core.model.masks import combine_masks
@@ -31,6 +32,28 @@ ACTIVATIONS = {
     "relu": F.relu,
     "silu": F.silu,
 }
+
+
+class DecoderSpec(FamilySpec):
+    """Mixin for a decoder-only family's config: the contract's answers, plus grouped key/value heads
+    (from its ``n_heads`` and ``n_kv_heads`` fields) and no ids barred from decoding."""
+
+    architecture = "decoder"
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads (as many as query heads unless the model groups them)."""
+        return self.n_kv_heads or self.n_heads
+
+    @property
+    def never_generated(self) -> tuple[int, ...]:
+        """Ids decoding must not produce: none, the model's distribution is used as it is."""
+        return ()
+
+    @property
+    def kv_head_of(self) -> list[int]:
+        """For each query head, the key/value head it shares."""
+        return kv_head_of(self.n_heads, self.kv_heads)
 
 
 class DecoderAttention(nn.Module):
@@ -92,10 +115,11 @@ def decoder_mask(length: int, controls: AttentionControls, key_mask: Tensor | No
 
 
 class DecoderLM(nn.Module):
-    """The model contract of a decoder-only language model, around the family's ``decode``.
+    """The model contract of a decoder-only language model, around the family's embeddings and blocks.
 
-    Subclasses set ``config`` (with ``max_len``, ``vocab_size``, ``n_decoder_layers``, ``n_heads``),
-    ``lm_head`` and ``decode(tgt, controls, need_weights, key_mask, cache) -> (hidden (B, T, D), results)``.
+    Subclasses set ``config`` (with ``max_len``, ``vocab_size``, ``n_decoder_layers``, ``n_heads`` and
+    optionally ``sliding_window``), ``embed``, ``layers``, ``norm`` (None: no final norm), ``lm_head``
+    (:meth:`_output_head`) and ``_embed(tgt, start) -> (x (B, T, D), rotary (cos, sin) or None)``.
     """
 
     def _begin(self, ids: Tensor, cache: KVCache | None) -> int:
@@ -116,6 +140,34 @@ class DecoderLM(nn.Module):
     def _head_mask(self, controls: AttentionControls) -> Tensor | None:
         return single_stack_head_mask(controls, "decoder", self.config.n_decoder_layers, self.config.n_heads,
                                       "a decoder-only model")
+
+    def _output_head(self, bias: bool) -> None:
+        """Set ``lm_head`` (D → V), its weight tied to ``embed``'s when the config says so."""
+        c = self.config
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=bias)
+        if c.tie_embeddings:
+            self.lm_head.weight = self.embed.weight
+
+    def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
+               key_mask: Tensor | None = None, cache: KVCache | None = None) -> tuple[Tensor, list]:
+        """Hidden states (B, T, D) after the final norm, and per-layer attention results.
+
+        Args:
+            key_mask: (B, T) bool, ``False`` on right-padding (used while ``controls.padding``).
+            cache: with a KV cache (causal decoding), ``tgt`` holds only the positions after those it has seen.
+        """
+        start = self._begin(tgt, cache)
+        window = getattr(self.config, "sliding_window", None)
+        mask = decoder_mask(tgt.size(1), controls, key_mask, window, tgt.device, start)
+        x, rotary = self._embed(tgt, start)  # (B, T, D), (T, r) tables or None
+        call = HeadCall(controls.temperature, controls.hard, need_weights)
+        heads = self._head_mask(controls)  # (L, H) or None
+        results = []
+        for i, layer in enumerate(self.layers):
+            x, result = layer(x, rotary, mask, call, None if heads is None else heads[i],
+                              None if cache is None else cache.layers[i][0])
+            results.append(result)
+        return (x if self.norm is None else self.norm(x)), results  # (B, T, D), L results
 
     def forward(
         self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,

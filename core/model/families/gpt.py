@@ -13,13 +13,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from core.model.contract import AttentionControls
-from core.model.families.decoder import ACTIVATIONS, DecoderAttention, DecoderLM, decoder_mask
+from core.model.families.decoder import ACTIVATIONS, DecoderAttention, DecoderLM
 from core.model.families.gpt_config import GptConfig
-from core.model.families.grouped import HeadCall, embedding
+from core.model.families.grouped import embedding
 from core.model.families.norms import layer_norm
 from core.model.families.rope import rope_tables
-from core.model.kv_cache import KVCache
 
 __all__ = ["GptConfig", "GptModel"]
 
@@ -74,33 +72,14 @@ class GptModel(DecoderLM):
         self.position = embedding(c.n_positions, c.d_model) if c.positions == "learned" else None
         self.layers = nn.ModuleList(GptLayer(c) for _ in range(c.n_decoder_layers))
         self.norm = layer_norm(c.d_model, c.norm_eps) if c.final_norm else None
-        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=c.lm_head_bias)
-        if c.tie_embeddings:
-            self.lm_head.weight = self.embed.weight
+        self._output_head(c.lm_head_bias)
 
-    def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               key_mask: Tensor | None = None, cache: KVCache | None = None) -> tuple[Tensor, list]:
-        """Hidden states (B, T, D) after the final norm, and per-layer attention results.
-
-        Args:
-            key_mask: (B, T) bool, ``False`` on right-padding (used while ``controls.padding``).
-            cache: with a KV cache (causal decoding), ``tgt`` holds only the positions after those it has seen.
-        """
+    def _embed(self, tgt: Tensor, start: int) -> tuple[Tensor, tuple[Tensor, Tensor] | None]:
+        """Token (+ learned position) embeddings (B, T, D) of ``tgt`` from position ``start``, and the rotary tables."""
         c = self.config
-        start = self._begin(tgt, cache)
         end = start + tgt.size(1)
-        mask = decoder_mask(tgt.size(1), controls, key_mask, None, tgt.device, start)
-        x, rotary = self.embed(tgt), None  # (B, T, D)
+        x = self.embed(tgt)  # (B, T, D)
         if self.position is not None:
-            x = x + self.position(torch.arange(start, end, device=tgt.device) + c.position_offset)  # (T, D) broadcast
-        else:
-            cos, sin = rope_tables(end, c.rotary_dim, c.rope_base, device=tgt.device)  # (start + T, r) each
-            rotary = (cos[start:], sin[start:])
-        call = HeadCall(controls.temperature, controls.hard, need_weights)
-        heads = self._head_mask(controls)
-        results = []
-        for i, layer in enumerate(self.layers):
-            x, result = layer(x, rotary, mask, call, None if heads is None else heads[i],
-                              None if cache is None else cache.layers[i][0])
-            results.append(result)
-        return (x if self.norm is None else self.norm(x)), results
+            return x + self.position(torch.arange(start, end, device=tgt.device) + c.position_offset), None
+        cos, sin = rope_tables(end, c.rotary_dim, c.rope_base, device=tgt.device)  # (start + T, r) each
+        return x, (cos[start:], sin[start:])

@@ -13,9 +13,9 @@ Positions are ``learned`` (GPT-2; OPT with its offset of 2) or ``rotary`` on the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from core.model.families.decoder import ACTIVATIONS
+from core.model.families.decoder import ACTIVATIONS, DecoderSpec
 from core.model.families.grouped import kv_head_of
 
 BLOCKS = ("sequential", "post_norm", "parallel", "parallel_shared")
@@ -23,7 +23,7 @@ POSITIONS = ("learned", "rotary")
 
 
 @dataclass(frozen=True)
-class GptConfig:
+class GptConfig(DecoderSpec):
     """Sizes and constants of a LayerNorm decoder (JSON round trip with ``asdict``).
 
     Attributes:
@@ -60,9 +60,7 @@ class GptConfig:
     eos_id: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_decoder_layers", "n_heads", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        self.check_sizes("vocab_size", "d_model", "n_decoder_layers", "n_heads", "d_ff", "max_len")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} does not split into {self.n_heads} heads")
         kv_head_of(self.n_heads, self.kv_heads)  # raises when the groups are uneven
@@ -76,37 +74,4 @@ class GptConfig:
         if self.positions == "rotary" and not (2 <= self.rotary_dim <= self.head_dim and self.rotary_dim % 2 == 0):
             raise ValueError(f"rotary_dim must be even and within the head width {self.head_dim}, "
                              f"got {self.rotary_dim}")
-        if not 0 <= self.pad_id < self.vocab_size:
-            raise ValueError(f"pad_id {self.pad_id} is outside the vocabulary")
-
-    # The same questions core asks a ModelConfig.
-    architecture = "decoder"
-    attention_kinds = ("decoder",)
-    has_encoder = False
-    has_decoder = True
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
-
-    @property
-    def kv_heads(self) -> int:
-        """Key/value heads (as many as query heads unless the model groups them)."""
-        return self.n_kv_heads or self.n_heads
-
-    @property
-    def never_generated(self) -> tuple[int, ...]:
-        """Ids decoding must not produce: none, the model's distribution is used as it is."""
-        return ()
-
-    @property
-    def kv_head_of(self) -> list[int]:
-        """For each query head, the key/value head it shares."""
-        return kv_head_of(self.n_heads, self.kv_heads)
-
-    def n_layers(self, kind: str) -> int:
-        """Layers holding attention of ``kind`` (as :meth:`ModelConfig.n_layers`)."""
-        return self.n_decoder_layers if kind == "decoder" else 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+        self.check_pad_id()

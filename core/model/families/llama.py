@@ -16,13 +16,11 @@ import math
 
 from torch import Tensor, nn
 
-from core.model.contract import AttentionControls
-from core.model.families.decoder import ACTIVATIONS, DecoderAttention, DecoderLM, decoder_mask
-from core.model.families.grouped import HeadCall, embedding
+from core.model.families.decoder import ACTIVATIONS, DecoderAttention, DecoderLM
+from core.model.families.grouped import embedding
 from core.model.families.llama_config import LlamaConfig
 from core.model.families.norms import RMSNorm
 from core.model.families.rope import rope_tables
-from core.model.kv_cache import KVCache
 
 __all__ = ["LlamaConfig", "LlamaModel"]
 
@@ -67,30 +65,14 @@ class LlamaModel(DecoderLM):
         self.embed = embedding(c.vocab_size, c.d_model)
         self.layers = nn.ModuleList(LlamaLayer(c) for _ in range(c.n_decoder_layers))
         self.norm = RMSNorm(c.d_model, c.norm_eps, c.norm_plus_one)
-        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
-        if c.tie_embeddings:
-            self.lm_head.weight = self.embed.weight
+        self._output_head(bias=False)
 
-    def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               key_mask: Tensor | None = None, cache: KVCache | None = None) -> tuple[Tensor, list]:
-        """Hidden states (B, T, D) after the final norm, and per-layer attention results.
-
-        Args:
-            key_mask: (B, T) bool, ``False`` on right-padding (used while ``controls.padding``).
-            cache: with a KV cache (causal decoding), ``tgt`` holds only the positions after those it has seen.
-        """
+    def _embed(self, tgt: Tensor, start: int) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Token embeddings (B, T, D) of ``tgt`` (scaled by √D for Gemma) and the rotary tables from ``start``."""
         c = self.config
-        start = self._begin(tgt, cache)
         end = start + tgt.size(1)
-        mask = decoder_mask(tgt.size(1), controls, key_mask, c.sliding_window, tgt.device, start)
         cos, sin = rope_tables(end, c.head_dim, c.rope_base, c.rope_scaling, tgt.device)  # (start + T, dk) each
-        call = HeadCall(controls.temperature, controls.hard, need_weights)
-        heads = self._head_mask(controls)
-        x, results = self.embed(tgt), []  # (B, T, D)
+        x = self.embed(tgt)  # (B, T, D)
         if c.embed_scale:
             x = x * math.sqrt(c.d_model)
-        for i, layer in enumerate(self.layers):
-            x, result = layer(x, (cos[start:], sin[start:]), mask, call, None if heads is None else heads[i],
-                              None if cache is None else cache.layers[i][0])
-            results.append(result)
-        return self.norm(x), results
+        return x, (cos[start:], sin[start:])

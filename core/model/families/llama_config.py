@@ -8,15 +8,15 @@ to plain Llama. It round-trips through JSON with ``asdict``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from core.model.families.decoder import ACTIVATIONS
+from core.model.families.decoder import ACTIVATIONS, DecoderSpec
 from core.model.families.grouped import kv_head_of
 from core.model.families.rope import RopeScaling
 
 
 @dataclass(frozen=True)
-class LlamaConfig:
+class LlamaConfig(DecoderSpec):
     """Sizes and constants of a Llama-family decoder (JSON round trip with ``asdict``).
 
     Attributes:
@@ -55,38 +55,29 @@ class LlamaConfig:
     embed_scale: bool = False
     activation: str = "silu"
     sliding_window: int | None = None
-    rope_type: str = "default"
-    rope_factor: float = 1.0
-    rope_low_freq_factor: float = 1.0
-    rope_high_freq_factor: float = 4.0
-    rope_original_max_len: int = 8192
+    rope_type: str = RopeScaling.kind  # the rope_* defaults are RopeScaling's, written once
+    rope_factor: float = RopeScaling.factor
+    rope_low_freq_factor: float = RopeScaling.low_freq_factor
+    rope_high_freq_factor: float = RopeScaling.high_freq_factor
+    rope_original_max_len: int = RopeScaling.original_max_len
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_decoder_layers", "n_heads", "n_kv_heads", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        self.check_sizes("vocab_size", "d_model", "n_decoder_layers", "n_heads", "n_kv_heads", "d_ff", "max_len")
         if self.explicit_head_dim is None and self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} does not split into {self.n_heads} heads")
         if self.head_dim < 2 or self.head_dim % 2:
             raise ValueError(f"the head width must be even for rotary positions, got {self.head_dim}")
         kv_head_of(self.n_heads, self.n_kv_heads)  # raises when the groups are uneven
-        if not 0 <= self.pad_id < self.vocab_size:
-            raise ValueError(f"pad_id {self.pad_id} is outside the vocabulary")
+        self.check_pad_id()
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
         if self.sliding_window is not None and self.sliding_window < 1:
             raise ValueError(f"sliding_window must be at least 1, got {self.sliding_window}")
-        RopeScaling(self.rope_type, self.rope_factor, self.rope_low_freq_factor, self.rope_high_freq_factor,
-                    self.rope_original_max_len)  # raises on an unsupported type or factor
-
-    # The same questions core asks a ModelConfig.
-    architecture = "decoder"
-    attention_kinds = ("decoder",)
-    has_encoder = False
-    has_decoder = True
+        self.rope_scaling  # noqa: B018 (building it raises on an unsupported type or factor)
 
     @property
     def head_dim(self) -> int:
+        """Width of one head: the explicit one, else d_model / n_heads."""
         return self.explicit_head_dim or self.d_model // self.n_heads
 
     @property
@@ -95,19 +86,3 @@ class LlamaConfig:
         return RopeScaling(self.rope_type, self.rope_factor, self.rope_low_freq_factor, self.rope_high_freq_factor,
                            self.rope_original_max_len)
 
-    @property
-    def never_generated(self) -> tuple[int, ...]:
-        """Ids decoding must not produce: none, the model's distribution is used as it is."""
-        return ()
-
-    @property
-    def kv_head_of(self) -> list[int]:
-        """For each query head, the key/value head it shares."""
-        return kv_head_of(self.n_heads, self.n_kv_heads)
-
-    def n_layers(self, kind: str) -> int:
-        """Layers holding attention of ``kind`` (as :meth:`ModelConfig.n_layers`)."""
-        return self.n_decoder_layers if kind == "decoder" else 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)

@@ -166,3 +166,10 @@ def test_explain_speech_gives_the_transcript_and_every_map_over_the_frames_the_a
     assert (exp.attention["cross"].sum(-1) <= 1 + 1e-5).all() and any("silence padding" in n for n in exp.notes)
     with pytest.raises(ValueError, match="English-only"):
         explain_speech(tiny, audio, task="translate")
+
+
+def test_text_explain_refuses_a_speech_model_in_one_line(tiny):
+    from core import explain
+
+    with pytest.raises(ValueError, match="reads speech"):
+        explain(tiny, "hello")

@@ -20,7 +20,7 @@ CLIPS = Path(__file__).resolve().parents[2] / "assets" / "audio"
 SENTENCES = {"the_black_cat_sleeps.flac": "The black cat sleeps. (English)",
              "i_have_two_cats.flac": "I have two cats. (English)",
              "yo_tengo_gatos.flac": "Hola. Yo tengo gatos en mi casa. (Spanish)"}
-MAX_SECONDS = 10.0  # the encoder's maps grow with the square of the frames: 10 s = 500 frames
+MAX_SECONDS = 8.0  # the encoder's maps grow with the square of the frames: 8 s = 400 frames, one result ≤ 32 MiB
 MAX_BYTES = 5 << 20
 SOURCES = ("Sample clip", "Upload a file", "Record")
 ALIGNMENT = "Alignment heads (mean)"

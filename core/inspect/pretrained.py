@@ -48,6 +48,8 @@ def explain_pretrained(source: PretrainedModel | str | os.PathLike, inputs: list
                        opts: ExplainOptions) -> list[Explanation]:
     """One :class:`Explanation` per prepared input (see :func:`core.inspect.explainer.explain_batch`)."""
     pretrained = _as_model(source)
+    if pretrained.family == "whisper":
+        raise ValueError(f"{pretrained.name} reads speech, not text: use explain_speech with an audio file")
     with torch.inference_mode():
         if pretrained.architecture == "encoder":
             return _encoder(pretrained, inputs, opts)

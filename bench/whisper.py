@@ -23,7 +23,7 @@ import torch
 from bench.table import Row, markdown, paired_ms
 
 CLIP = Path(__file__).resolve().parents[1] / "assets" / "audio" / "the_black_cat_sleeps.flac"
-SECONDS, REPEATS, NEW_TOKENS = 5.0, 3, 40
+SECONDS, REPEATS, NEW_TOKENS = 5.0, 5, 40
 
 
 def _clip() -> np.ndarray:

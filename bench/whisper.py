@@ -1,8 +1,9 @@
 """Whisper tiny.en on a 5-second clip: log-mel features, the encoder with every map, and greedy decoding
 with every map, against ``transformers`` (test-only) on the same weights in the same run.
 
-Run: ``python -m bench.whisper`` (prints its table). Each contender runs in a fresh process (median of
-``REPEATS`` after a warm-up; peak resident memory of that process). Ours: ``core.log_mel``,
+Run: ``python -m bench.whisper`` (prints its table). Times: both contenders in one process, timed in
+alternation (median of ``REPEATS`` after a warm-up), so load changes hit both alike. Peak memory and the
+greedy ids: each contender alone in a fresh process (peak resident memory of that process). Ours: ``core.log_mel``,
 ``WhisperModel.encode`` with maps, ``core.greedy`` (KV cache, then one final pass with every map).
 Theirs: ``WhisperFeatureExtractor``, the eager encoder with ``output_attentions=True``, and
 ``GenerationMixin.generate`` (greedy, KV cache) with ``output_attentions=True``, the same ids suppressed.
@@ -13,18 +14,16 @@ from __future__ import annotations
 
 import multiprocessing
 import resource
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from bench.table import Row, markdown
+from bench.table import Row, markdown, paired_ms
 
 CLIP = Path(__file__).resolve().parents[1] / "assets" / "audio" / "the_black_cat_sleeps.flac"
-SECONDS, REPEATS, NEW_TOKENS = 5.0, 3, 40
+SECONDS, REPEATS, NEW_TOKENS = 5.0, 5, 40
 
 
 def _clip() -> np.ndarray:
@@ -34,18 +33,8 @@ def _clip() -> np.ndarray:
     return np.pad(samples, (0, int(SECONDS * 16_000) - samples.size))  # 5 s: the clip, then silence
 
 
-def _median_ms(fn) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        fn()
-        times.append(1000 * (time.perf_counter() - start))
-    return statistics.median(times)
-
-
-def _ours(queue) -> None:
-    torch.set_num_threads(2)
+def _ours() -> dict:
+    """Our three stages as callables (and the greedy ids)."""
     from core import greedy, load_pretrained, log_mel, pretrained_models
 
     entry = next(e for e in pretrained_models("audio") if e.name == "Whisper tiny.en")
@@ -53,17 +42,16 @@ def _ours(queue) -> None:
     c, samples = model.config, _clip()
     features = torch.from_numpy(log_mel(samples))[None]
     prefix = torch.tensor([[c.sot_id, c.no_timestamps_id]])
-    with torch.inference_mode():
-        result = {"features": _median_ms(lambda: log_mel(samples)),
-                  "encoder": _median_ms(lambda: model.model.encode(features, need_weights=True)),
-                  "greedy": _median_ms(lambda: greedy(model.model, features, prefix, eos_id=c.eot_id,
-                                                      max_new_tokens=NEW_TOKENS))}
-    ids = greedy(model.model, features, prefix, eos_id=c.eot_id, max_new_tokens=NEW_TOKENS).ids
-    queue.put({**result, "ids": ids[0].tolist(), "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+    def decode():
+        return greedy(model.model, features, prefix, eos_id=c.eot_id, max_new_tokens=NEW_TOKENS).ids[0].tolist()
+
+    return {"features": lambda: log_mel(samples), "encoder": lambda: model.model.encode(features, need_weights=True),
+            "greedy": decode}
 
 
-def _theirs(queue) -> None:
-    torch.set_num_threads(2)
+def _theirs() -> dict:
+    """transformers' three stages on the same weights (mapped by the fidelity test's names)."""
     import transformers
 
     from core import load_pretrained, pretrained_models
@@ -87,23 +75,34 @@ def _theirs(queue) -> None:
     prefix = torch.tensor([[c.sot_id, c.no_timestamps_id]])
     banned = [i for i in c.never_generated if i != c.eot_id]
 
-    def generate():
+    def decode():
         return transformers.GenerationMixin.generate(
             model, input_features=features, decoder_input_ids=prefix, max_new_tokens=NEW_TOKENS, do_sample=False,
-            num_beams=1, suppress_tokens=banned, output_attentions=True, return_dict_in_generate=True)
+            num_beams=1, suppress_tokens=banned, output_attentions=True,
+            return_dict_in_generate=True).sequences[0].tolist()
 
+    return {"features": lambda: extractor(samples, sampling_rate=16_000, return_tensors="np"),
+            "encoder": lambda: model.model.encoder(features, output_attentions=True), "greedy": decode}
+
+
+def _child(which: str, queue) -> None:
+    """One contender alone (its ids and peak memory), or both timed in alternation (``paired``)."""
+    torch.set_num_threads(2)
     with torch.inference_mode():
-        result = {"features": _median_ms(lambda: extractor(samples, sampling_rate=16_000, return_tensors="np")),
-                  "encoder": _median_ms(lambda: model.model.encoder(features, output_attentions=True)),
-                  "greedy": _median_ms(generate)}
-        ids = generate().sequences
-    queue.put({**result, "ids": ids[0].tolist(), "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+        if which == "paired":
+            ours, theirs = _ours(), _theirs()
+            queue.put({stage: paired_ms(ours[stage], theirs[stage], REPEATS) for stage in ours})
+            return
+        stages = _ours() if which == "ours" else _theirs()
+        stages["encoder"]()
+        ids = stages["greedy"]()
+    queue.put({"ids": ids, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
-def _run(target) -> dict:
+def _run(which: str) -> dict:
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    process = context.Process(target=target, args=(queue,))
+    process = context.Process(target=_child, args=(which, queue))
     process.start()
     result = queue.get(timeout=1800)
     process.join()
@@ -116,9 +115,9 @@ def run() -> list[Row]:
 
     if not any(e.name == "Whisper tiny.en" for e in pretrained_models("audio")):
         return []
-    ours, theirs = _run(_ours), _run(_theirs)
-    rows = [Row("whisper", f"tiny.en, 5 s clip: {what}", "ratio ≤ 1.0", ours[stage], "ms", theirs[stage],
-                ours[stage] <= theirs[stage])
+    times, ours, theirs = _run("paired"), _run("ours"), _run("theirs")
+    rows = [Row("whisper", f"tiny.en, 5 s clip: {what}", "ratio ≤ 1.0", times[stage][0], "ms", times[stage][1],
+                times[stage][0] <= times[stage][1])
             for stage, what in (("features", "log-mel features"), ("encoder", "encoder with every map"),
                                 ("greedy", f"greedy decoding (≤ {NEW_TOKENS} tokens) with every map"))]
     rows.append(Row("whisper", "tiny.en: peak resident memory of the process (vs transformers')", "—",

@@ -76,3 +76,16 @@ def test_a_recording_from_the_microphone_is_transcribed(browser):
     assert problems_on(page) == []
     transcript = page.locator(f"{MAIN} [data-testid='stText']").first.inner_text().lower()
     assert "cat" in transcript
+
+
+def test_a_share_link_opens_the_spanish_clip_translated_by_whisper_base(browser):
+    installed("Whisper base")
+    url, page = browser
+    page.goto(f"{url}/whisper?speech_model=Whisper+base&speech_source=Sample+clip&speech_clip=yo_tengo_gatos.flac"
+              "&speech_task=translate&speech_language=es")
+    _main_has(page, "Translation of Hola. Yo tengo gatos en mi casa. (Spanish) by Whisper base")
+    wait_until_idle(page)
+    assert problems_on(page) == []
+    transcript = page.locator(f"{MAIN} [data-testid='stText']").first.inner_text().lower()
+    assert "cats" in transcript and "house" in transcript
+    screenshot(page, "whisper-base-translate")

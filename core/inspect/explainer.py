@@ -64,6 +64,8 @@ def explain_batch(model: Source, texts: list[str], **options) -> list[Explanatio
         raise ValueError("continuation needs a single text")
     inputs = [prepare(text) for text in texts]
     subject = as_subject(model)
+    if getattr(subject.spec, "modality", "text") != "text":
+        raise ValueError("this model reads speech, not text: use explain_speech with an audio file")
     inputs = [normalized(item, subject.task) for item in inputs]
     paths = {"encoder-decoder": _seq2seq, "encoder": _encoder, "decoder": _decoder}
     with torch.inference_mode():

@@ -146,7 +146,7 @@ class WhisperModel(nn.Module):
         heads, results = self._head_mask(controls, "encoder"), []
         for i, layer in enumerate(self.encoder_layers):
             x, result = layer(x, call, None if heads is None else heads[i])
-            results.append(result)
+            results.append(result if need_scores else result._replace(scores=None))  # scores only when asked
         return self.encoder_norm(x), None, results
 
     def decode(self, tgt: Tensor, memory: Tensor, memory_mask: Tensor | None = None,
@@ -173,8 +173,8 @@ class WhisperModel(nn.Module):
             heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
             layer_cache = None if cache is None else cache.layers[i]
             x, self_result, cross_result = layer(x, memory, mask, call, heads, layer_cache)
-            self_results.append(self_result)
-            cross_results.append(cross_result)
+            self_results.append(self_result if need_scores else self_result._replace(scores=None))
+            cross_results.append(cross_result if need_scores else cross_result._replace(scores=None))
         return self.decoder_norm(x), self_results, cross_results
 
     def lm_head(self, hidden: Tensor) -> Tensor:

@@ -55,6 +55,7 @@ class WhisperConfig:
             raise ValueError("an alignment head is outside the decoder's layers and heads")
 
     architecture = "encoder-decoder"
+    modality = "audio"  # what the encoder reads (a text model's spec has no such field: text)
     attention_kinds = KINDS
     has_encoder = True
     has_decoder = True

@@ -36,6 +36,7 @@ def _control_ms(page, key: str, label: str | None) -> float:
 
 def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
     """Two rows per Learn page (first draw, main control), each against the bare page in the same run."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where Chromium runs
     rows = []
     floor = bp.new_page(browser)
     for path, (title, control, key, label) in PAGES.items():
@@ -51,7 +52,7 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
                 moves.append(_control_ms(page, key, label))
                 floor_moves.append(bp.nudge_ms(floor, "layer"))
             runs = len(app.events("run")) - runs_before
-        except Exception as error:  # a page that never settles makes a "not drawn" row, not a crash
+        except (PlaywrightTimeout, bp.Refused) as error:  # a page that never settles makes a "not drawn" row
             sys.stderr.write(f"browser: {title}: not drawn ({error})\n")
             rows.append(Row("browser", f"{title}: not drawn ({type(error).__name__})", "≤ 1.3× bare page",
                             bp.TIMEOUT_MS, "ms", None, False))

@@ -9,8 +9,9 @@ Nothing is drawn, so ``SESSIONS`` of them measure the server's two cores, not ei
 from __future__ import annotations
 
 import asyncio
-import statistics
 import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Self
 
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -26,7 +27,7 @@ class Session:
         self.url = url.replace("http://", "ws://") + "/_stcore/stream"
         self.query, self.text_id, self.socket = query, None, None
 
-    async def __aenter__(self) -> "Session":
+    async def __aenter__(self) -> Self:
         self.socket = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None)
         await self.run()
         return self
@@ -66,9 +67,7 @@ async def _edits(url: str, query: str, sessions: int, texts: list[list[str]]) ->
 
 
 def server_edits(url: str, query: str, sessions: int, texts: list[list[str]]) -> list[float]:
-    """The server's milliseconds per text edit of ``sessions`` non-rendering sessions editing at once."""
-    return asyncio.run(_edits(url, query, sessions, texts))
-
-
-def median(samples: list[float]) -> float:
-    return statistics.median(samples)
+    """The server's milliseconds per text edit of ``sessions`` non-rendering sessions editing at once
+    (in a thread of its own: Playwright's sync API holds this thread's event loop)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, _edits(url, query, sessions, texts)).result()

@@ -58,6 +58,20 @@ def big_runs():
     return ["run:deep-grid", "run:long-head"]
 
 
+def _first_chart_png(page) -> bytes:
+    """A picture of the first Plotly chart. A fragment rerun may swap the chart's element for a new one
+    just after the script run ends (the head view lives in the chart column, outside its fragment):
+    a picture of an element that went away is taken again of the one that replaced it."""
+    for _ in range(20):
+        try:
+            return page.locator('[data-testid="stPlotlyChart"]').first.screenshot()
+        except Exception as error:  # playwright's Error: only the swapped-element case is retried
+            if "not attached" not in str(error):
+                raise
+            page.wait_for_timeout(250)
+    raise AssertionError("the first chart kept being replaced for 5 s")
+
+
 def _main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
@@ -95,11 +109,11 @@ def test_explore_reacts_to_text_kind_layer_head_and_the_causal_mask(browser_page
     page.locator(".st-key-kind").get_by_text("Cross-attention").click()
     wait_until_idle(page)
     for control in ("layer", "head"):
-        before = page.locator('[data-testid="stPlotlyChart"]').first.screenshot()
+        before = _first_chart_png(page)
         page.locator(f".st-key-{control}").get_by_role("slider").press("ArrowRight")
         wait_until_idle(page)
         for _ in range(40):  # Plotly redraws after the script run ends: give it up to 10 s
-            after = page.locator('[data-testid="stPlotlyChart"]').first.screenshot()
+            after = _first_chart_png(page)
             if after != before:
                 break
             page.wait_for_timeout(250)

@@ -85,9 +85,9 @@ TOO_WIDE_JS = """() => {
 }"""
 
 FIRST_CHART_TOP_JS = """() => {
-  const chart = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])')]
-    .find(c => c.offsetParent !== null);
-  return chart ? chart.getBoundingClientRect().top + scrollY : null;
+  const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])')]
+    .filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
+  return tops.length ? Math.min(...tops) : null;  // the page is unscrolled: the topmost chart's top on screen
 }"""
 
 
@@ -101,6 +101,9 @@ def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> Non
     page.goto(f"{url}/{path}{'&' if '?' in path else '?'}projector={int(presentation)}")
     page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
     wait_until_idle(page)
+    if presentation:  # presentation mode folds the sidebar away once it is on
+        page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
+                               "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
     if tab:
         page.get_by_role("tab", name=tab).click()
         wait_until_idle(page)

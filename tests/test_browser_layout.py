@@ -22,6 +22,7 @@ from tests.browser import app_in_chromium, problems_on, wait_until_idle
 SIZES = [(1280, 720), (1920, 1080)]
 PAGES = {  # name → (path and query, tab to open or None)
     "explore-intervention": ("explore?beta=2", None),
+    "checkpoints-overview": ("checkpoints", None),  # the parameter bars
     "checkpoints-side-by-side": ("checkpoints", "Side by side"),
     "train": ("train", None),
     "lesson": ("lesson?lesson_stage=1", None),  # stage 2: its first chart
@@ -160,7 +161,8 @@ def test_clicker_keys_turn_the_lesson_pages_without_focusing_a_button(browser):
     try:
         page.goto(f"{url}/lesson?projector=1&lesson_stage=0")
         _stage_is(page, 1)
-        page.locator('[data-testid="stMain"] h1').first.click()  # focus the page, not a button
+        page.wait_for_function("() => window.__attnscope?.clicker === true", timeout=30_000)  # the page script ran
+        page.evaluate("() => document.activeElement?.blur()")  # nothing focused: the keys go to the page
         for key, stage in (("ArrowRight", 2), ("PageDown", 3), ("Space", 4), ("ArrowLeft", 3), ("PageUp", 2)):
             page.keyboard.press(key)
             _stage_is(page, stage)

@@ -128,7 +128,8 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation):
             top = page.evaluate(FIRST_CHART_TOP_JS)
             page.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}.png"), full_page=True)
             overlaps, wide = page.evaluate(OVERLAPS_JS), page.evaluate(TOO_WIDE_JS)
-            last = page.locator('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])')
+            last = page.locator('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
+                                '[data-testid="stVegaLiteChart"]):visible')  # not those of hidden tabs
             if last.count():
                 last.last.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}-last-chart.png"))
             for overlap in overlaps:

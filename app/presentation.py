@@ -32,7 +32,7 @@ PRESENTATION_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding: 3.25rem 1.5rem 2rem 1.5rem !important; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] h2 { font-size: 1.5rem; padding: 0.25rem 0; }
-[data-testid="stMain"] [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [class*="st-key-"][class*="_next"]) {
+[data-testid="stMain"] [data-testid="stLayoutWrapper"]:has(> [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] [class*="st-key-"][class*="_next"]) {
   position: sticky; top: 2.75rem; bottom: 0; z-index: 100; background-color: var(--attnscope-background, transparent);
   padding: 0.25rem 0;
 }

@@ -63,7 +63,8 @@ def navigation() -> dict[str, list[st.Page]]:
     still reserves a default page's own ``url_path``, so it gets :data:`DEFAULT_PATH`); a hidden twin at
     ``/explore`` makes that address open it too instead of "Page not found"."""
     sections = {section: [st.Page(r.script, title=r.title, icon=r.icon, default=r.script == EXPLORE,
-                                  url_path=DEFAULT_PATH if r.script == EXPLORE else r.url_path) for r in pages]
+                                  url_path=DEFAULT_PATH if r.script == EXPLORE else r.url_path)
+                          for r in pages]
                 for section, pages in SECTIONS.items()}
     explore = next(r for pages in SECTIONS.values() for r in pages if r.script == EXPLORE)
     sections["Explore"].append(st.Page(explore.script, title=explore.title, icon=explore.icon,

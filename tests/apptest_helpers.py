@@ -79,9 +79,10 @@ def plotly_frames(element) -> list[pd.DataFrame]:
 
 
 def plotly_titles(element) -> list[str]:
-    """The titles of a Plotly figure's panels (its subplot titles), or its own title."""
+    """The titles of a Plotly figure's panels (its subplot titles, line breaks as spaces), or its own title."""
     layout = spec(element)["layout"]
-    panels = [a["text"] for a in layout.get("annotations", []) if a.get("yref") == "paper" and "text" in a]
+    panels = [a["text"].replace("<br>", " ") for a in layout.get("annotations", [])
+              if a.get("yref") == "paper" and "text" in a]
     own = (layout.get("title") or {}).get("text", "")
     return panels or [own]
 

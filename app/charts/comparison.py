@@ -77,13 +77,15 @@ def _colour_axes(panels: Sequence[Panel], groups: list[tuple[str, list[int]]]) -
     axes = {}
     for n, (scale, members) in enumerate(groups, start=1):
         if scale == WEIGHT:
+            ticks = dict(tickvals=[0.0, 0.5, 1.0], ticktext=["0", "0.5", "1"])
             axes[f"coloraxis{'' if n == 1 else n}"] = dict(colorscale=maps.SEQUENTIAL, cmin=0.0, cmax=1.0,
-                                                            colorbar=dict(tickvals=[0.0, 0.5, 1.0], ticktext=["0", "0.5", "1"]))
+                                                            colorbar=ticks)
             continue
         limit = max(float(np.abs(np.asarray(panels[i].matrix)).max(initial=0.0)) for i in members)
         limit = max(limit, 1e-6)
-        axes[f"coloraxis{'' if n == 1 else n}"] = dict(colorscale=maps.DIVERGING, cmin=-limit, cmax=limit, colorbar=dict(
-            tickvals=[-limit, 0.0, limit], ticktext=[f"{-limit:+.2g}", "0", f"{limit:+.2g}"]))
+        ticks = dict(tickvals=[-limit, 0.0, limit], ticktext=[f"{-limit:+.2g}", "0", f"{limit:+.2g}"])
+        axes[f"coloraxis{'' if n == 1 else n}"] = dict(colorscale=maps.DIVERGING, cmin=-limit, cmax=limit,
+                                                        colorbar=ticks)
     return axes
 
 
@@ -141,9 +143,10 @@ def _decorate(result: go.Figure, panels: Sequence[Panel], parts: list[go.Figure]
     axes = _colour_axes(panels, groups)
     for (scale, members), (name, axis) in zip(groups, axes.items()):
         left, right = domains[members[0]][0], domains[members[-1]][1]
-        axis["colorbar"].update(orientation="h", tickangle=0, x=(left + right) / 2, xanchor="center", len=(right - left) * 0.8,
-                                y=1 + 8 / side, yanchor="bottom", yref="paper", thickness=10,
-                                tickfont=dict(size=11 * fs), title=dict(text=scale, side="top", font=dict(size=12 * fs)))
+        axis["colorbar"].update(orientation="h", tickangle=0, x=(left + right) / 2, xanchor="center",
+                                len=(right - left) * 0.8, y=1 + 8 / side, yanchor="bottom", yref="paper", thickness=10,
+                                tickfont=dict(size=11 * fs),
+                                title=dict(text=scale, side="top", font=dict(size=12 * fs)))
         result.layout[name] = axis
     result.update_layout(annotations=[
         dict(text=t, x=(d[0] + d[1]) / 2, xref="paper", y=1, yref="paper", xanchor="center", yanchor="top",

@@ -11,7 +11,6 @@ import torch
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id  # how AppTest names media files
 from streamlit.testing.v1 import AppTest
 
-from app.charts import attention
 from app.charts import training as charts
 from app.resources import registry
 from core import (PRESETS, TrainConfig, explain, load_checkpoint, noam_curve, noam_lr, save_checkpoint,
@@ -45,16 +44,6 @@ def test_noam_frame_and_peak_are_core_values():
     assert (curve.peak_step, curve.peak_lr) == (400, noam_lr(400, 64, 400))
     short = noam_curve(100, 64, 400)
     assert (short.peak_step, short.peak_lr) == (100, noam_lr(100, 64, 400))  # still warming up at the end
-
-
-def test_difference_map_is_centred_on_zero():
-    first, second = np.array([[0.2, 0.8], [0.5, 0.5]]), np.array([[0.6, 0.4], [0.5, 0.5]])
-    figure, diff, same = attention.triptych(first, second, (["a", "b"], ["a", "b"]), (["a", "b"], ["a", "b"]),
-                                            titles=("first", "second"), difference_title="d")
-    change = figure.data[-1]  # Plotly: one heatmap trace per map, the difference last
-    assert (change.zmin, change.zmax) == pytest.approx((-0.4, 0.4))
-    assert figure.data[0].zmin == 0 and figure.data[0].zmax == 1  # weights on the fixed 0–1 scale
-    assert same and np.allclose(np.asarray(change.z), second - first)
 
 
 # ----------------------------------------------------------------------------- train page

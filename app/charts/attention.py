@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.charts import base, maps
-from core import Explanation, difference
+from core import Explanation
 
 QUERY_TITLE = "query token (attending)"
 KEY_TITLE = "key token (attended to)"
@@ -63,25 +63,6 @@ def signed_map(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, 
     return maps.heatmap(matrix, rows, cols, title=title, x_title=KEY_TITLE, y_title=y_title, value=value,
                         colorscale=maps.DIVERGING, zrange=(-limit, limit), font_scale=font_scale, side=side,
                         fmt="+.3f")
-
-
-def triptych(first: np.ndarray, second: np.ndarray, first_axes: tuple[Sequence[str], Sequence[str]],
-             second_axes: tuple[Sequence[str], Sequence[str]], *, titles: tuple[str, str], difference_title: str,
-             y_title: str = QUERY_TITLE, font_scale: float = 1.0) -> tuple[go.Figure, np.ndarray, bool]:
-    """First | second | second − first in one Plotly row (labels already unique); the difference covers
-    the block both maps share. Returns (figure, difference, whether the two maps have the same shape)."""
-    diff, same = difference(second, first)
-    rows, cols = diff.shape
-    side = max(200, maps.heatmap_side(rows, cols, font_scale) * 2 // 3)
-    queries, keys = second_axes
-    figure = maps.side_by_side([
-        head_map(first, *first_axes, title=titles[0], font_scale=font_scale, side=side, y_title=y_title),
-        head_map(second, *second_axes, title=titles[1], font_scale=font_scale, side=side, y_title=y_title),
-        signed_map(diff, list(queries)[:rows], list(keys)[:cols], title=difference_title, font_scale=font_scale,
-                   side=side, y_title=y_title),
-    ], font_scale=font_scale)
-    figure.data[0].showscale = False  # the first two share the 0–1 scale: one colour bar is enough
-    return figure, diff, same
 
 
 def heatmap_size(rows: int, cols: int, font_scale: float = 1.0) -> int:

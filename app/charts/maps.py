@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 SEQUENTIAL = "Viridis"  # perceptually uniform, colour-blind safe
 DIVERGING = [[0.0, "#134b85"], [0.25, "#5e9ad0"], [0.5, "#f4f4f4"], [0.75, "#f0a04a"], [1.0, "#8a4204"]]  # blue-orange
@@ -163,28 +162,3 @@ def picked(points: Sequence[dict]) -> tuple[int, int] | None:
         if point.get("x") is not None and point.get("y") is not None:
             return int(round(float(point["y"]))) - 1, int(round(float(point["x"]))) - 1
     return None
-
-
-def side_by_side(figures: Sequence[go.Figure], *, font_scale: float = 1.0) -> go.Figure:
-    """Single-heatmap figures in one row (their titles above, their own axes and colour bars), at the
-    tallest one's height; the row takes its container's width, so it never spills out of a panel."""
-    count = len(figures)
-    spacing = 0.16 if count == 2 else 0.12
-    figure = make_subplots(rows=1, cols=count, subplot_titles=[f.layout.title.text for f in figures],
-                           horizontal_spacing=spacing)
-    notes = []
-    for i, part in enumerate(figures, start=1):
-        trace = part.data[0]
-        domain = figure.layout[f"xaxis{'' if i == 1 else i}"].domain
-        trace.update(colorbar=dict(x=domain[1] + 0.01, len=0.75, thickness=10, y=0.45))
-        figure.add_trace(trace, row=1, col=i)
-        for axis, update in (("xaxis", figure.update_xaxes), ("yaxis", figure.update_yaxes)):
-            settings = part.layout[axis].to_plotly_json()
-            settings.pop("domain", None)
-            update(settings, row=1, col=i)
-        notes.append(note(part))
-    figure.update_annotations(font=dict(size=14 * font_scale))
-    figure.update_layout(height=max(int(f.layout.height or 400) for f in figures), font=dict(size=12 * font_scale),
-                         margin=dict(l=10, r=40, t=int(50 * font_scale), b=10),
-                         meta={"note": " ".join(dict.fromkeys(n for n in notes if n)) or None})
-    return figure

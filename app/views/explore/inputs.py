@@ -11,6 +11,7 @@ import streamlit as st
 
 from app import catalog, ui
 from app.charts import attention as charts
+from app.charts import confidence
 from core import Checkpoint, Explanation, get_task, input_vocabulary, trained_lengths_note
 
 URL_KEYS = ["text", "kind", "layer", "head", "view", "decoding"]
@@ -125,24 +126,59 @@ def continuation_start(exp: Explanation) -> int:
 
 
 def prediction(exp: Explanation, font_scale: float) -> None:
-    """The generated text, the class probabilities or the next-token candidates."""
+    """What the model predicts, as its kind says: generated text (each token as sure as the model was,
+    marked unreliable when the input had words it does not know), class probabilities, masked-word
+    fill-ins, a label per token, a sentence embedding, or the next-token candidates."""
     pred = exp.prediction
+    unsure = confidence.unreliable_message(exp.unknown_words, _unknown_token(exp))
+    if unsure and pred.kind in ("text", "next_token", "class"):
+        st.warning(unsure, icon=":material/help:")
     if pred.kind == "text":
-        st.caption("Generated output")
+        st.caption("Generated output" + (" (unreliable: see above)" if unsure else ""))
         st.code(pred.text or "(empty)", language=None)
         if not pred.finished:
             st.caption("The output hit the length limit before an end-of-sequence token.")
+        _confidence(exp, font_scale)
         return
-    if pred.kind == "class":
-        st.caption("Predicted class")
+    if pred.kind in ("class", "fill"):
+        st.caption("Predicted class" if pred.kind == "class" else "The input with every mask filled in")
         st.code(pred.text, language=None)
-        ui.bars(charts.probability_bars(pred.labels, pred.probabilities, title="Class probabilities", x_title="class",
-                                     font_scale=font_scale))
+        title, axis = ("Class probabilities", "class") if pred.kind == "class" else ("Candidates for the first "
+                                                                                       "mask", "token")
+        ui.bars(charts.probability_bars(pred.labels, pred.probabilities, title=title, x_title=axis,
+                                        font_scale=font_scale))
+        return
+    if pred.kind in ("tokens", "embedding"):
+        st.caption("A label for every token" if pred.kind == "tokens" else "Sentence embedding")
+        st.code(pred.text, language=None)
+        if pred.kind == "embedding":
+            st.caption("An encoder without a task head gives one vector per sentence: compare two sentences on "
+                       "its pretrained page, or explore where each token looks below.")
         return
     st.caption("Most likely next token" + (" and continuation" if exp.options.get("continuation") else ""))
     st.code(charts.visible(pred.text), language=None)  # a space or newline must not look like nothing
     ui.bars(charts.probability_bars(pred.labels, pred.probabilities, title="Next-token candidates",
-                                 x_title="next token", font_scale=font_scale))
+                                    x_title="next token", font_scale=font_scale))
+
+
+def _unknown_token(exp: Explanation) -> str:
+    """How the model shows a word it does not know (its own unknown token, as it appears in the input)."""
+    known = {word for word, _ in exp.unknown_words}
+    shown = [t for t, (a, b) in zip(exp.source_tokens or exp.target_tokens,
+                                    exp.source_offsets or exp.target_offsets) if exp.text[a:b].lower() in known]
+    return shown[0] if shown else "an unknown token"
+
+
+def _confidence(exp: Explanation, font_scale: float) -> None:
+    """Each generated token faint or strong as the model's probability for it (end and padding left out)."""
+    if exp.token_probabilities is None:
+        return
+    produced = [(t, p) for t, p in zip(exp.generated_tokens, exp.token_probabilities) if p > 0]
+    if produced:
+        tokens, probs = zip(*produced)
+        st.altair_chart(confidence.token_confidence(tokens, probs, font_scale=font_scale), width="content")
+        st.caption(f"Faint tokens are ones the model was unsure of (below {confidence.UNSURE:.0%}); hover for the "
+                   "probability it gave each one.")
 
 
 # ----------------------------------------------------------------------------- share link

@@ -75,7 +75,7 @@ def smoothing_plot(smoothing: float, classifier: bool, scale: float) -> None:
                 "against q. They differ only by the entropy H(q) of the targets, which no weight can change, "
                 "so both have the same gradients.")
     st.latex(KL_LATEX)
-    check = kl_check(smoothing)
+    check = kl_check(smoothing, classifier=classifier)
     st.latex(rf"\text{{example 1:}}\quad \mathrm{{KL}} = {check.kl:.4f} = {check.cross_entropy:.4f} - "
              rf"{check.entropy:.4f} = \mathrm{{CE}} - H(q)")
     st.caption(f"p = softmax of seeded random logits; the trainer's own loss (core.smoothed_loss) on this row is "

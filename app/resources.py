@@ -33,10 +33,10 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from app import catalog, uploads
 from app.jobs import JobRegistry
 from app.limits import ByteLRU, Gate, freeze
-from core import (AttentionCost, Checkpoint, Explanation, LessonTrace, PretrainedEntry, PretrainedModel,
-                  SnapshotTimeline, attention_cost, explain, explain_batch, explain_speech, head_finder, load_checkpoint,
-                  load_pretrained, pretrained_models, rotary_frequencies, rotary_relative_scores, sentence_similarity,
-                  set_threads, snapshot_timeline, thread_count, trace_translation)
+from core import (explain, explain_batch, explain_speech, head_finder, lessons, load_checkpoint,
+                  load_pretrained, pretrained_models, rotary_frequencies, rotary_relative_scores,
+                  sentence_similarity, set_threads, snapshot_timeline, thread_count, Checkpoint, Explanation,
+                  PretrainedEntry, PretrainedModel, SnapshotTimeline)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -222,11 +222,11 @@ def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
     return entry(catalog.DEFAULT_KEY)
 
 
-def lesson_trace(e: catalog.Entry, text: str, head: int) -> LessonTrace:
-    """Cached :func:`core.trace_translation` of ``text`` by the checkpoint ``e``."""
+def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
+    """Cached :func:`core.lessons.trace_translation` of ``text`` by the checkpoint ``e``."""
     loaded = checkpoint(e)
     key = ("lesson", str(e.path), _sha(e.path), text, head)
-    return _cached(key, lambda: trace_translation(loaded, text, head), "Following the sentence through the model…")
+    return _cached(key, lambda: lessons.trace_translation(loaded, text, head), "Following the sentence through the model…")
 
 
 def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: Any) -> T:
@@ -241,11 +241,11 @@ def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: A
 
 
 @st.cache_resource(max_entries=8, show_spinner="Timing attention…")
-def attention_timing(lengths: tuple[int, ...]) -> AttentionCost:
-    """``core.attention_cost`` at ``lengths`` (median of 7, after a warm-up call), measured once per set
+def attention_timing(lengths: tuple[int, ...]) -> lessons.AttentionCost:
+    """``core.lessons.attention_cost`` at ``lengths`` (median of 7, after a warm-up call), measured once per set
     of lengths: a widget that does not change them shows the same measurement."""
-    attention_cost([16], repeats=2)  # the first call pays for allocation, not for n²
-    return attention_cost(list(lengths), repeats=7)
+    lessons.attention_cost([16], repeats=2)  # the first call pays for allocation, not for n²
+    return lessons.attention_cost(list(lengths), repeats=7)
 
 
 # ----------------------------------------------------------------------------- pretrained models (issue 11)

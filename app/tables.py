@@ -10,7 +10,7 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 
-from core import BlockCount, NormStats, PECurves, RotationCheck, Saturation, WorkedExample
+from core import lessons
 
 
 def dim_names(d_model: int) -> list[str]:
@@ -34,7 +34,7 @@ def pe_frame(pe: np.ndarray) -> pd.DataFrame:
                         index=pd.Index([f"pos {p}" for p in range(pe.shape[0])], name="position"))
 
 
-def curves_frame(curves: PECurves, d_model: int) -> pd.DataFrame:
+def curves_frame(curves: lessons.PECurves, d_model: int) -> pd.DataFrame:
     """Long format: position, dimension (label), value, at_token (True at integer positions)."""
     names = dim_names(d_model)
     frames = [pd.DataFrame({"position": curves.positions, "dimension": names[j], "value": values,
@@ -43,7 +43,7 @@ def curves_frame(curves: PECurves, d_model: int) -> pd.DataFrame:
         columns=["position", "dimension", "value", "at_token"])
 
 
-def rotation_frame(check: RotationCheck, k: int, i: int) -> pd.DataFrame:
+def rotation_frame(check: lessons.RotationCheck, k: int, i: int) -> pd.DataFrame:
     """For every pos: the pair of PE(pos), R_k applied to it, PE(pos + k), and the largest difference."""
     a, b = 2 * i, 2 * i + 1
     return pd.DataFrame({
@@ -55,7 +55,7 @@ def rotation_frame(check: RotationCheck, k: int, i: int) -> pd.DataFrame:
     })
 
 
-def worked_frames(worked: WorkedExample) -> dict[str, pd.DataFrame]:
+def worked_frames(worked: lessons.WorkedExample) -> dict[str, pd.DataFrame]:
     """The notes' 4 × 4 example: PE, the word embeddings x, and x + PE, rows named by token."""
     index = pd.Index([f"pos {p}: {w}" for p, w in enumerate(worked.words)], name="token")
     cols = dim_names(worked.pe.shape[1])
@@ -64,14 +64,14 @@ def worked_frames(worked: WorkedExample) -> dict[str, pd.DataFrame]:
             "x_plus_pe": pd.DataFrame(worked.total, columns=cols, index=index)}
 
 
-def saturation_frame(sat: Saturation) -> pd.DataFrame:
+def saturation_frame(sat: lessons.Saturation) -> pd.DataFrame:
     """One row per width d: score spreads and the largest softmax weight, unscaled and scaled."""
     return pd.DataFrame({"d": sat.dims, "std of q·k": sat.score_std, "√d": sat.sqrt_d,
                          "std of q·k/√d": sat.scaled_std, "max weight, unscaled": sat.max_unscaled,
                          "max weight, scaled": sat.max_scaled})
 
 
-def norm_frames(stats: NormStats, batch: int, tokens: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def norm_frames(stats: lessons.NormStats, batch: int, tokens: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-token (row) and per-feature (column) mean and std after LayerNorm and BatchNorm."""
     rows = pd.DataFrame({"token": row_labels(batch, tokens), "mean (LayerNorm)": stats.row_mean_layer,
                          "std (LayerNorm)": stats.row_std_layer, "mean (BatchNorm)": stats.row_mean_batch,
@@ -82,7 +82,7 @@ def norm_frames(stats: NormStats, batch: int, tokens: int) -> tuple[pd.DataFrame
     return rows, cols
 
 
-def parameter_frame(blocks: list[BlockCount]) -> pd.DataFrame:
+def parameter_frame(blocks: list[lessons.BlockCount]) -> pd.DataFrame:
     """block, parameters, formula, from the formula, share: the model's count next to the formula's."""
     frame = pd.DataFrame([asdict(b) for b in blocks], columns=["block", "formula", "expected", "parameters", "share"])
     frame = frame.rename(columns={"expected": "from the formula"})

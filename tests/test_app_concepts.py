@@ -8,8 +8,8 @@ from tests.apptest_helpers import SHIPPED, as_matrix, open_page
 from tests.apptest_helpers import find_chart as chart
 
 from app import routes
-from core import (get_task, length_accuracy, load_checkpoint, model_projection, path_comparison, pe_beyond,
-                  permutation_demo)
+from core import get_task, load_checkpoint
+from core.lessons import length_accuracy, model_projection, path_comparison, pe_beyond, permutation_demo
 
 
 def table_with(at, *columns):

@@ -21,26 +21,12 @@ from streamlit.testing.v1 import AppTest
 from app import resources, tables
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot
-from core import (
-    attention,
-    attention_weights,
-    batch_masks,
-    combine_masks,
-    ffn_as_convolution,
-    load_checkpoint,
-    model_encoding,
-    norm_demo,
-    pad_sentences,
-    padding_mask,
-    parameter_table,
-    pe_curves,
-    qkv_projection,
-    random_vectors,
-    rotation_check,
-    sinusoidal_encoding,
-    subsequent_mask,
-    whitespace_batch,
-)
+from core import attention, load_checkpoint, sinusoidal_encoding, subsequent_mask
+from core.lessons import (batch_masks, ffn_as_convolution, model_encoding, norm_demo, pad_sentences,
+                          parameter_table, pe_curves, qkv_projection, random_vectors, rotation_check,
+                          whitespace_batch)
+from core.model.attention import attention_weights
+from core.model.masks import combine_masks, padding_mask
 
 WORKED_PE = np.array([[0, 1, 0, 1], [0.84147098, 0.54030231, 0.09983342, 0.99500417],
                       [0.90929743, -0.41614684, 0.19866933, 0.98006658],

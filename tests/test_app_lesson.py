@@ -6,7 +6,8 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from app.views.lesson import STAGES
-from core import load_checkpoint, trace_translation
+from core import load_checkpoint
+from core.lessons import trace_translation
 from tests.apptest_helpers import SHIPPED, open_page
 
 TRANSLATION = SHIPPED / "translation.safetensors"

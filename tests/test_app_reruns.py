@@ -26,9 +26,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter:
             return real(*args, **kwargs)
         return wrapped
 
-    monkeypatch.setattr(core, "permutation_demo", spy("permutation", core.permutation_demo))
-    monkeypatch.setattr(core, "model_encoding", spy("encoding", core.model_encoding))
-    monkeypatch.setattr(resources, "attention_cost", spy("timing", resources.attention_cost))
+    monkeypatch.setattr(core.lessons, "permutation_demo", spy("permutation", core.lessons.permutation_demo))
+    monkeypatch.setattr(core.lessons, "model_encoding", spy("encoding", core.lessons.model_encoding))
+    monkeypatch.setattr(core.lessons, "attention_cost", spy("timing", core.lessons.attention_cost))
     resources.explanation.clear()
     resources.attention_timing.clear()
     yield calls

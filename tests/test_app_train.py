@@ -13,8 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from app.charts import training as charts
 from app.resources import registry
-from core import (PRESETS, TrainConfig, explain, load_checkpoint, noam_curve, noam_lr, save_checkpoint,
-                  smoothed_targets, smoothing_example, snapshot_maps)
+from core import PRESETS, TrainConfig, explain, load_checkpoint, noam_lr, save_checkpoint
+from core.lessons import noam_curve, smoothing_example
+from core.training.objectives import smoothed_targets
+from core.training.snapshots import snapshot_maps
 from tests.apptest_helpers import REVERSE, as_matrix, chart, charts_in, open_page, wait_until
 from tests.conftest import build_checkpoint, tiny_model
 

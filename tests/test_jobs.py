@@ -10,7 +10,8 @@ import pytest
 
 from app.jobs import (FAILED, FINISHED, RUNNING, STOPPED, JobRefused, JobRegistry, default_name, describe_error,
                       sanitize_name)
-from core import TrainConfig, load_checkpoint, snapshot_maps
+from core import TrainConfig, load_checkpoint
+from core.training.snapshots import snapshot_maps
 
 TINY = dict(task="copy", preset="tiny", train_size=300, batch_size=16, eval_every=10, snapshot_every=10,
             progress=False, device="cpu")

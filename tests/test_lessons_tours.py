@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from app import glossary
-from core import (confidence_penalty, load_checkpoint, make_optimizer, noam_lr, paper_recipe, pe_table,
-                  sampling_step, smoothed_loss, trace_translation, warmup_schedules)
+from core import load_checkpoint, make_optimizer, noam_lr, smoothed_loss
+from core.lessons import (confidence_penalty, paper_recipe, pe_table, sampling_step, trace_translation,
+                          warmup_schedules)
 from tests.apptest_helpers import SHIPPED, find_chart, open_page
 
 
@@ -119,7 +120,7 @@ def test_the_notes_typos_are_flagged_where_the_app_is_right(runs):
 
 
 def test_kl_check_on_the_classifier_example_uses_its_own_row():
-    from core import kl_check, smoothing_example
+    from core.lessons import kl_check, smoothing_example
     check = kl_check(0.1, classifier=True)
     np.testing.assert_allclose(check.target, smoothing_example(0.1, classifier=True).matrix[0])
     assert check.entropy == pytest.approx(-(0.9 * math.log(0.9) + 2 * 0.05 * math.log(0.05)), abs=1e-6)  # 0.394 (targets are float32)

@@ -17,8 +17,10 @@ from conftest import tiny_model
 from app import glossary
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm
-from core import (attention, kl_check, lecture_comparison, load_checkpoint, noam_lr, other_share, pe_table,
-                  smoothed_loss, smoothed_targets, smoothing_example, trace_translation, wavelength_range)
+from core import attention, load_checkpoint, noam_lr, smoothed_loss
+from core.lessons import (kl_check, lecture_comparison, other_share, pe_table, smoothing_example,
+                          trace_translation, wavelength_range)
+from core.training.objectives import smoothed_targets
 
 
 # ----------------------------------------------------------------------------- positional

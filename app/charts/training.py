@@ -17,7 +17,7 @@ from app.charts.base import CATEGORY, heatmap
 from app.charts.base import axis as _axis
 from app.charts.base import pad as _pad
 from app.charts.base import title as _title
-from core import NoamCurve, SmoothingExample
+from core import lessons
 
 METRIC_NAMES = {"exact_match": "exact match", "token_accuracy": "token accuracy", "accuracy": "accuracy",
                 "perplexity": "perplexity", "loss": "loss"}
@@ -37,12 +37,12 @@ def fit_column(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 
 # ----------------------------------------------------------------------------- the Noam schedule
-def noam_frame(curve: NoamCurve) -> pd.DataFrame:
+def noam_frame(curve: lessons.NoamCurve) -> pd.DataFrame:
     """(step, lr) of the schedule, one row per point of the curve."""
     return pd.DataFrame({"step": curve.steps, "lr": curve.lrs})
 
 
-def noam_chart(curve: NoamCurve, *, d_model: int, warmup: int, font_scale: float = 1.0) -> alt.LayerChart:
+def noam_chart(curve: lessons.NoamCurve, *, d_model: int, warmup: int, font_scale: float = 1.0) -> alt.LayerChart:
     """The learning rate against the step, with the peak marked."""
     peak = (curve.peak_step, curve.peak_lr)
     base = alt.Chart(noam_frame(curve))
@@ -68,7 +68,7 @@ def noam_chart(curve: NoamCurve, *, d_model: int, warmup: int, font_scale: float
 
 
 # ----------------------------------------------------------------------------- label smoothing
-def smoothing_labels(example: SmoothingExample) -> tuple[list[str], list[str]]:
+def smoothing_labels(example: lessons.SmoothingExample) -> tuple[list[str], list[str]]:
     """Row labels (one per training target) and column labels (the vocabulary) of the example."""
     rows = [f"{i + 1}: target {example.vocab[t]}" for i, t in enumerate(example.targets)]
     return rows, [f"{i}:{token}" for i, token in enumerate(example.vocab)]

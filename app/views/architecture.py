@@ -10,7 +10,7 @@ from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
 from app.views.training_recipe import recipe_section
-from core import ffn_as_convolution, norm_demo, norm_stats, parameter_table
+from core import lessons
 
 NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
               "pre": "Pre-norm (the Annotated Transformer)"}
@@ -92,7 +92,7 @@ else:
     st.latex(r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
     st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D")
     st.latex(r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
-    table = tables.parameter_frame(parameter_table(ckpt.model.parameter_counts(), cfg))
+    table = tables.parameter_frame(lessons.parameter_table(ckpt.model.parameter_counts(), cfg))
     total = int(table["parameters"].sum())
     p_left, p_right = st.columns([3, 1])
     with p_left:
@@ -144,7 +144,7 @@ with f1:
     st.slider("Tokens in the sequence", 1, 12, key="ffn_tokens")
 with f2:
     st.number_input("Random seed for x and the weights", 0, 9999, step=1, key="ffn_seed")
-ffn = ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
+ffn = lessons.ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
 token_names = [f"t{t}" for t in range(st.session_state["ffn_tokens"])]
 dims = [f"d{j}" for j in range(4)]
 ffn_cols = st.columns(3)
@@ -186,7 +186,7 @@ with n3:
 with n4:
     st.number_input("Random seed", 0, 9999, step=1, key="norm_seed")
 b, t, f = st.session_state["norm_batch"], st.session_state["norm_tokens"], st.session_state["norm_features"]
-demo = norm_demo(b, t, f, int(st.session_state["norm_seed"]))
+demo = lessons.norm_demo(b, t, f, int(st.session_state["norm_seed"]))
 rows, features = tables.row_labels(b, t), [f"f{j}" for j in range(f)]
 norm_cols = st.columns(3)
 for col, (title, matrix) in zip(norm_cols, (("Input x", demo.x), ("LayerNorm: each row", demo.layer),
@@ -196,7 +196,7 @@ for col, (title, matrix) in zip(norm_cols, (("Input x", demo.x), ("LayerNorm: ea
                                     rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96,
                                     max_width=360, max_height=520, font_scale=fs)
         st.altair_chart(chart, width="content")
-row_stats, col_stats = tables.norm_frames(norm_stats(demo), b, t)
+row_stats, col_stats = tables.norm_frames(lessons.norm_stats(demo), b, t)
 s1, s2 = st.columns(2)
 with s1:
     st.caption("Per token (row): LayerNorm gives mean 0 and std 1; BatchNorm does not.")

@@ -12,9 +12,9 @@ from app import export, resources, routes, ui
 from app.charts import concepts as charts
 from app.charts import teaching
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import get_task, length_accuracy, path_comparison, pe_beyond, permutation_demo
+from core import get_task, lessons
 
-# Measured on MiniLM with core.head_links (tests/test_lessons_claims.py recomputes every number).
+# Measured on MiniLM with core.lessons.head_links (tests/test_lessons_claims.py recomputes every number).
 CORE_MEASURED = (
     "with *tired*, the heads ranked first from “it” look at “because”, “was” and “tired”; only two heads link "
     "it → animal strongly, layer 4 head 2 and layer 6 head 12, ranked 4th and 5th of 72. With *wide*, no head in "
@@ -46,7 +46,7 @@ def recurrence_section() -> None:
     left.slider("Sequence length n", 2, 512, key="cc_n")
     right.select_slider("Width d", [8, 16, 32, 64, 128, 256, 512, 1024], key="cc_d")
     n, d = int(st.session_state["cc_n"]), int(st.session_state["cc_d"])
-    one = path_comparison([n], d)
+    one = lessons.path_comparison([n], d)
     st.dataframe(pd.DataFrame({
         "layer": ["recurrent (RNN)", "self-attention"],
         "sequential steps": [one.sequential_rnn[0], one.sequential_attention[0]],
@@ -54,7 +54,7 @@ def recurrence_section() -> None:
         "work per layer (multiply-adds)": [one.work_rnn[0], one.work_attention[0]],
     }), hide_index=True, width="content", key="cc_table")
     lengths = sorted({2, 4, 8, 16, 32, 64, 128, 256, 512, n})
-    grid = path_comparison(lengths, d)
+    grid = lessons.path_comparison(lengths, d)
     frame = pd.concat([pd.DataFrame({"n": lengths, "layer": "recurrent: n·d²", "work": grid.work_rnn}),
                        pd.DataFrame({"n": lengths, "layer": "self-attention: n²·d", "work": grid.work_attention})])
     chart = charts.lines_chart(frame, x="n", y="work", series="layer", log_y=True, log_x=True, font_scale=fs,
@@ -86,7 +86,7 @@ def permutation_section(ckpt) -> None:
     st.session_state["cc_head"] = min(st.session_state["cc_head"], cfg.n_heads - 1)
     a.selectbox("Encoder layer", range(cfg.n_encoder_layers), key="cc_layer", format_func=lambda n: f"layer {n + 1}")
     b.selectbox("Head", range(cfg.n_heads), key="cc_head", format_func=lambda n: f"head {n + 1}")
-    demo = ui.attempt("shuffle the input", resources.model_lesson, permutation_demo, ckpt, st.session_state["cc_text"],
+    demo = ui.attempt("shuffle the input", resources.model_lesson, lessons.permutation_demo, ckpt, st.session_state["cc_text"],
                       positions=bool(st.session_state["cc_pos"]))
     if demo is None:
         return
@@ -122,7 +122,7 @@ def beyond_section(ckpt) -> None:
     if ckpt is None:
         st.info("Choose a checkpoint in the sidebar.")
         return
-    beyond = pe_beyond(ckpt)
+    beyond = lessons.pe_beyond(ckpt)
     if beyond.kind == "none":
         st.info("This model has no positional encoding, so positions cannot run out — and order is invisible to it.")
         return
@@ -149,7 +149,7 @@ def _length_accuracy(ckpt, trained: int | None) -> None:
         return
     key = f"_cc_acc_{ckpt.info.path}"
     if st.button("Measure accuracy for every length up to max_len", key="cc_measure", icon=":material/speed:"):
-        st.session_state[key] = ui.attempt("score the model by length", length_accuracy, ckpt, per_length=8)
+        st.session_state[key] = ui.attempt("score the model by length", lessons.length_accuracy, ckpt, per_length=8)
     result = st.session_state.get(key)
     if result is None:
         return

@@ -11,10 +11,10 @@ import streamlit as st
 from app import glossary, ui
 from app.charts import lesson as charts
 from app.views.lesson_stages import View, num, tex, weights_map
-from core import LessonTrace, attention, sampling_step
+from core import attention, lessons
 
 
-def masked_self(trace: LessonTrace, v: View) -> None:
+def masked_self(trace: lessons.LessonTrace, v: View) -> None:
     t, dec, tgt = v.t, trace.decoder_head, trace.target_tokens
     st.markdown("The decoder reads `<bos>` and the translation so far. Its self-attention is masked: step t may "
                 "look only at steps 0…t, never at words not yet produced — the weights above the diagonal are "
@@ -25,7 +25,7 @@ def masked_self(trace: LessonTrace, v: View) -> None:
              rf"{num(dec.weights[t, : t + 1].sum())}")
 
 
-def cross(trace: LessonTrace, v: View) -> None:
+def cross(trace: lessons.LessonTrace, v: View) -> None:
     t, src, tgt = v.t, trace.source_tokens, trace.target_tokens
     st.markdown("Cross-attention: queries come from the decoder, keys and values from the encoder output. Row t "
                 "reads decoder input t and predicts the next output token, so its weights show which source "
@@ -48,7 +48,7 @@ def cross(trace: LessonTrace, v: View) -> None:
     glossary.show_code(attention, "The code: core.attention (every head, every kind)")
 
 
-def output(trace: LessonTrace, v: View, greedy: bool) -> None:
+def output(trace: lessons.LessonTrace, v: View, greedy: bool) -> None:
     t, tgt = v.t, trace.target_tokens
     candidates = trace.top_candidates(t, k=5)
     st.markdown("Greedy decoding takes the most likely token at every step." if greedy else
@@ -64,7 +64,7 @@ def output(trace: LessonTrace, v: View, greedy: bool) -> None:
              rf"\mathbb{{R}}^{{{trace.d_model} \times {len(trace.target_vocab)}}}")
 
 
-def sampling(trace: LessonTrace, v: View) -> None:
+def sampling(trace: lessons.LessonTrace, v: View) -> None:
     t, tgt = v.t, trace.target_tokens
     vocab = len(trace.target_vocab)
     st.markdown("Instead of always taking the most likely token, a sampler **draws** the next token from the "
@@ -78,7 +78,7 @@ def sampling(trace: LessonTrace, v: View) -> None:
     b.slider("top-k (k = all: off)", 1, vocab, key="lesson_top_k")
     c.slider("top-p (1.0: off)", 0.05, 1.0, step=0.05, key="lesson_top_p")
     k, p = int(st.session_state["lesson_top_k"]), float(st.session_state["lesson_top_p"])
-    step = sampling_step(trace.probabilities[t], float(st.session_state["lesson_temperature"]),
+    step = lessons.sampling_step(trace.probabilities[t], float(st.session_state["lesson_temperature"]),
                          k if k < vocab else None, p if p < 1.0 else None)
     st.altair_chart(charts.sampling_bars(trace.target_vocab, step.original, step.final,
                                          title=f"after {tgt[t]}: the model's P and what the sampler draws from",
@@ -91,10 +91,10 @@ def sampling(trace: LessonTrace, v: View) -> None:
     if step.original[best] > 0.9:
         st.caption(f"The model is very sure here (P = {step.original[best]:.2f}): raise T above 1 to flatten the "
                    "distribution and watch the other tokens grow; lower k or p to cut them off again.")
-    glossary.show_code(sampling_step, "The code: core.sampling_step")
+    glossary.show_code(lessons.sampling_step, "The code: core.lessons.sampling_step")
 
 
-def next_step(trace: LessonTrace, v: View) -> None:
+def next_step(trace: lessons.LessonTrace, v: View) -> None:
     T = len(trace.target_tokens)
     st.markdown("The chosen token is appended to the decoder's input and the decoder runs again, until it "
                 "produces `<eos>`.")

@@ -2,7 +2,7 @@
 picture, its sizes, and the formula with the live numbers of the highlighted token.
 
 Heads and layers are shown numbered from 1; positions and matrix indices stay 0-based (x₀, a₀₁).
-Every number comes from :class:`core.LessonTrace`; these functions only format and draw.
+Every number comes from :class:`core.lessons.LessonTrace`; these functions only format and draw.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from app import glossary
 from app.charts import attention
 from app.charts import lesson as charts
 from app.charts.teaching import mask_heatmap
-from core import LessonTrace
+from core import lessons
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def chain(lhs: str, *steps: str) -> str:
     return rf"\begin{{aligned}} {lhs} {body} \end{{aligned}}"
 
 
-def tokens(trace: LessonTrace, v: View) -> None:
+def tokens(trace: lessons.LessonTrace, v: View) -> None:
     src, S = trace.source_tokens, len(trace.source_tokens)
     st.markdown("The tokenizer cuts the sentence into tokens the model knows; each becomes a row of every "
                 "matrix that follows. An unknown word becomes `<unk>`.")
@@ -72,7 +72,7 @@ def tokens(trace: LessonTrace, v: View) -> None:
              r"\quad(\text{one row of width } d_{model} \text{ per token})")
 
 
-def embeddings(trace: LessonTrace, v: View) -> None:
+def embeddings(trace: lessons.LessonTrace, v: View) -> None:
     src, i = trace.source_tokens, v.i
     st.markdown("Each token's embedding row is multiplied by √d_model and the sinusoidal positional encoding of "
                 "its position is added, so the same word at another position gives another vector.")
@@ -84,7 +84,7 @@ def embeddings(trace: LessonTrace, v: View) -> None:
              rf"\mathbb{{R}}^{{{trace.d_model}}}")
 
 
-def projections(trace: LessonTrace, v: View) -> None:
+def projections(trace: lessons.LessonTrace, v: View) -> None:
     src, i, h, head, d, dk = trace.source_tokens, v.i, v.h, trace.encoder_head, trace.d_model, trace.d_k
     H = trace.n_heads
     st.markdown(f"Layer 1 projects every token three ways with learned matrices and biases: a query (what it "
@@ -112,7 +112,7 @@ def projections(trace: LessonTrace, v: View) -> None:
              rf"Q, K, V \in \mathbb{{R}}^{{{len(src)} \times {dk}}}")
 
 
-def scores(trace: LessonTrace, v: View, scaled: bool) -> None:
+def scores(trace: lessons.LessonTrace, v: View, scaled: bool) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
     matrix = head.scaled if scaled else head.dot
     st.markdown("Each query is compared with every key by a dot product: a large value means a good match. "
@@ -131,7 +131,7 @@ def scores(trace: LessonTrace, v: View, scaled: bool) -> None:
     st.latex(rf"QK^\top \in \mathbb{{R}}^{{{S} \times {S}}}\quad(\text{{queries}} \times \text{{keys}})")
 
 
-def mask(trace: LessonTrace, v: View) -> None:
+def mask(trace: lessons.LessonTrace, v: View) -> None:
     src = trace.source_tokens
     st.markdown("A mask says which keys a query may see (True = may attend). In the encoder every token sees "
                 "every other token of the sentence, so nothing is masked here; masked cells would get −∞ before "
@@ -141,7 +141,7 @@ def mask(trace: LessonTrace, v: View) -> None:
     st.latex(r"s_{ij} \leftarrow -\infty \ \text{where}\ m_{ij} = \text{False}")
 
 
-def softmax(trace: LessonTrace, v: View) -> None:
+def softmax(trace: lessons.LessonTrace, v: View) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
     st.markdown("The softmax turns each row of scores into weights that are positive and sum to 1.")
     st.altair_chart(weights_map(head.weights, src, src, f"encoder layer 1, head {v.h + 1}", v.fs), width="content")
@@ -152,7 +152,7 @@ def softmax(trace: LessonTrace, v: View) -> None:
              rf"\mathbb{{R}}^{{{S} \times {S}}}")
 
 
-def weighted_sum(trace: LessonTrace, v: View) -> None:
+def weighted_sum(trace: lessons.LessonTrace, v: View) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
     st.markdown("The head's output for each token is the average of all value vectors, weighted by its row "
                 "of attention weights.")
@@ -164,7 +164,7 @@ def weighted_sum(trace: LessonTrace, v: View) -> None:
              rf"{trace.d_k}}}")
 
 
-def concatenated(trace: LessonTrace, v: View) -> None:
+def concatenated(trace: lessons.LessonTrace, v: View) -> None:
     src, i, H, d, dk = trace.source_tokens, v.i, trace.n_heads, trace.d_model, trace.d_k
     st.markdown(f"The {H} heads' outputs are **placed side by side** (the reverse of the split: "
                 f"(B, {H}, T, {dk}) → transpose → (B, T, {H}, {dk}) → reshape → (B, T, {d})) and mixed by the "
@@ -181,7 +181,7 @@ def concatenated(trace: LessonTrace, v: View) -> None:
     glossary.erratum("w_o_shape")
 
 
-def add_norm(trace: LessonTrace, v: View) -> None:
+def add_norm(trace: lessons.LessonTrace, v: View) -> None:
     src, i, d = trace.source_tokens, v.i, trace.d_model
     st.markdown(f"**Add**: the residual connection adds the sublayer's input x back. The sum is only defined "
                 f"because MultiHead(x) has the same width as x — this is why W^O maps back to d_model = {d} and "
@@ -213,7 +213,7 @@ def add_norm(trace: LessonTrace, v: View) -> None:
                "rescales the rest); at inference, as here, dropout is off and changes nothing.")
 
 
-def ffn(trace: LessonTrace, v: View) -> None:
+def ffn(trace: lessons.LessonTrace, v: View) -> None:
     src, i, d, F = trace.source_tokens, v.i, trace.d_model, trace.d_ff
     active = int((trace.ffn_hidden[i] > 0).sum())
     st.markdown(f"The same two-layer network is applied to every position separately: widen to d_ff = {F}, "
@@ -231,7 +231,7 @@ def ffn(trace: LessonTrace, v: View) -> None:
                  rf"{vec(trace.layer_out[i])}\ \ (\text{{layer 1's output}})")
 
 
-def encoder_output(trace: LessonTrace, v: View) -> None:
+def encoder_output(trace: lessons.LessonTrace, v: View) -> None:
     src, i = trace.source_tokens, v.i
     final = (" The last layer's output then goes through one more **final LayerNorm** (this checkpoint carries "
              "one after each stack)." if trace.final_norm else "")

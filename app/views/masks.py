@@ -9,7 +9,7 @@ import streamlit as st
 from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import batch_masks, look_ahead_mask, subsequent_mask, masked_softmax_demo, tokenizer_batch, whitespace_batch
+from core import lessons, subsequent_mask
 
 TOKENIZERS = {"whitespace": "Split on spaces", "checkpoint": "The loaded checkpoint's tokenizer"}
 DEFAULT_SENTENCES = "I have cats\nthe big dog sees a small cat\nhello"
@@ -45,7 +45,7 @@ st.caption("The Annotated Transformer fills masked scores with −1e9 (`masked_f
            "smallest number, so a fully masked row gives zeros instead of NaN.")
 st.slider("Sequence length", 1, 24, key="mask_len")
 n = st.session_state["mask_len"]
-look_ahead = look_ahead_mask(n)
+look_ahead = lessons.look_ahead_mask(n)
 positions = [str(i) for i in range(n)]
 sub_chart = charts.mask_heatmap(look_ahead, positions, positions, title=f"Look-ahead mask, {n} × {n}",
                                 x_title="key position", y_title="query position", font_scale=fs)
@@ -69,7 +69,7 @@ st.subheader("Masked softmax: exact zeros")
 seed_col, _ = st.columns([1, 3])
 with seed_col:
     st.number_input("Random seed for the scores", 0, 9999, step=1, key="mask_seed")
-demo = masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))
+demo = lessons.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))
 w_left, w_right = st.columns(2)
 annotate = n <= 10
 with w_left:
@@ -124,15 +124,15 @@ if st.session_state["mask_tok"] == "checkpoint":
     else:
         tokenizer = ckpt.source_tokenizer if ckpt.config.has_encoder else ckpt.target_tokenizer
         st.caption(f"The loaded checkpoint's tokenizer: {tokenizer.kind}-level, {tokenizer.vocab_size} tokens.")
-        batch = ui.attempt("tokenize the sentences", tokenizer_batch, tokenizer, sentences)
+        batch = ui.attempt("tokenize the sentences", lessons.tokenizer_batch, tokenizer, sentences)
         if batch is None:
             st.stop()
 if batch is None:
-    batch = ui.attempt("tokenize the sentences", whitespace_batch, sentences)
+    batch = ui.attempt("tokenize the sentences", lessons.whitespace_batch, sentences)
     if batch is None:
         st.stop()
 ids, tokens = batch.ids, batch.tokens
-masks = batch_masks(ids)
+masks = lessons.batch_masks(ids)
 width = ids.shape[1]
 sentence_names = [f"sentence {b + 1}" for b in range(len(sentences))]
 st.caption("The padded batch (token strings and ids):")

@@ -10,7 +10,7 @@ import streamlit as st
 from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.views import qkv_section
-from core import attention, attention_row, kv_lookup, random_vectors, saturation, score_functions
+from core import attention, lessons
 
 DIMS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
 N_VECTORS = 5
@@ -68,7 +68,7 @@ with controls:
               help="Multiplies the scores before the softmax. It cannot move the argmax, so hard attention "
                    "ignores it.")
 seed, beta, hard = int(st.session_state["pg_seed"]), float(st.session_state["pg_beta"]), st.session_state["pg_hard"]
-drawn = random_vectors(N_VECTORS + 1, 2, seed)
+drawn = lessons.random_vectors(N_VECTORS + 1, 2, seed)
 names = [f"x{i + 1}" for i in range(N_VECTORS)]
 number = st.column_config.NumberColumn(min_value=-10.0, max_value=10.0, step=0.01, format="%.2f")
 with editors:
@@ -86,7 +86,7 @@ if not (np.isfinite(vectors).all() and np.isfinite(query).all()):
 dots = vectors @ query  # q·x
 scores = dots / np.sqrt(vectors.shape[1])  # q·x/√d: what β multiplies
 # core scales the scores by β before the argmax; at β = 0 every score would tie, so hard uses β = 1 there.
-weights = attention_row(scores, beta if (beta > 0 or not hard) else 1.0, hard)
+weights = lessons.attention_row(scores, beta if (beta > 0 or not hard) else 1.0, hard)
 output = weights @ vectors
 mode = "hard (argmax)" if hard else f"soft, β = {beta:g}"
 table = pd.DataFrame({"vector": names, "dim 1": vectors[:, 0], "dim 2": vectors[:, 1], "q·x": dots,
@@ -125,7 +125,7 @@ glossary.show_code(attention, "The code: core.attention (scores, √d_k, β, mas
 st.select_slider("Dimensions d", options=DIMS, value=(DIMS[0], DIMS[-1]), key="pg_dims")
 low, high = st.session_state["pg_dims"]
 chosen = [d for d in DIMS if low <= d <= high]
-sat = tables.saturation_frame(saturation(chosen, seed))
+sat = tables.saturation_frame(lessons.saturation(chosen, seed))
 sat_chart = charts.saturation_chart(sat, font_scale=fs)
 st.altair_chart(sat_chart, width="content")
 st.caption(f"Random q and 8 keys with standard-normal entries, 256 queries per d (seed {seed}). Without the "
@@ -143,7 +143,7 @@ st.markdown(
     "and general have parameters to learn (additive the most) and additive is reported to do better than the "
     "*unscaled* dot product when d is large; the dot products need no parameters and run as one fast matrix "
     "product, and the √d scale removes the large-d problem — which is why the Transformer uses scaled dot.")
-functions = score_functions(query, vectors, seed)
+functions = lessons.score_functions(query, vectors, seed)
 grid = st.columns(2)
 rows = {"vector": names}
 for n, (name, result) in enumerate(functions.items()):
@@ -172,8 +172,8 @@ st.markdown(
     "values can have any size (here 3). With a large β it becomes an ordinary, hard lookup.")
 st.latex(r"a = \mathrm{softmax}\!\left(\beta\,\frac{K q}{\sqrt{d}}\right), \qquad h_{\text{soft}} = \sum_i a_i v_i \qquad\text{vs}\qquad "
          r"h_{\text{hard}} = v_{\arg\max_i\, k_i^\top q}")
-values = random_vectors(N_VECTORS, 3, seed + 7)
-lookup = kv_lookup(query, vectors, values, beta)
+values = lessons.random_vectors(N_VECTORS, 3, seed + 7)
+lookup = lessons.kv_lookup(query, vectors, values, beta)
 best = lookup.best
 kv_table = pd.DataFrame({
     "key": names, "key vector": [f"({k[0]:.2f}, {k[1]:.2f})" for k in vectors],

@@ -12,8 +12,7 @@ import streamlit as st
 from app import export, glossary, resources, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import (get_task, sinusoidal_encoding, lecture_comparison, model_encoding, pe_curves, pe_frequency, pe_table, rotation_check,
-                  rotation_matrix, wavelength_range, worked_example)
+from core import get_task, lessons, sinusoidal_encoding
 
 BASES = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
 
@@ -62,8 +61,8 @@ with right:
     st.select_slider("Base", options=BASES, key="pe_base",
                      help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
 length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
-pe = pe_table(length, d_model, base)
-shortest, longest = wavelength_range(d_model, base)
+pe = lessons.pe_table(length, d_model, base)
+shortest, longest = lessons.wavelength_range(d_model, base)
 pe_chart = charts.grid_heatmap(
     pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})", x_title="dimension",
     y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
@@ -106,7 +105,7 @@ st.multiselect("Dimensions to plot", list(range(d_model)), key="pe_dims",
 dims = st.session_state["pe_dims"]
 st.latex(r"\text{wavelength of pair } i = \frac{2\pi}{\omega_i} = 2\pi \cdot \text{base}^{2i/d_{model}}")
 if dims:
-    curves = tables.curves_frame(pe_curves(d_model, base, dims, length), d_model)
+    curves = tables.curves_frame(lessons.pe_curves(d_model, base, dims, length), d_model)
     curve_chart = charts.pe_curve_chart(curves, font_scale=fs)
     st.altair_chart(curve_chart, width="content")
     export.export_chart(curve_chart, "pe-curves", "pe_curves_chart", cells=len(curves))
@@ -127,8 +126,8 @@ with c1:
 with c2:
     st.slider("Frequency pair i (dimensions 2i, 2i+1)", 0, d_model // 2 - 1, key="pe_pair")
 k, i = st.session_state["pe_k"], st.session_state["pe_pair"]
-rotation = rotation_matrix(k, i, d_model, base)
-omega = pe_frequency(i, d_model, base)
+rotation = lessons.rotation_matrix(k, i, d_model, base)
+omega = lessons.pe_frequency(i, d_model, base)
 st.latex(
     r"\begin{pmatrix} PE_{(pos+k,\,2i)} \\ PE_{(pos+k,\,2i+1)} \end{pmatrix} = "
     r"\underbrace{\begin{pmatrix} \cos\omega_i k & \sin\omega_i k \\ -\sin\omega_i k & \cos\omega_i k "
@@ -136,7 +135,7 @@ st.latex(
 st.latex(
     rf"\omega_{{{i}}} = {omega:.6g},\quad k = {k}:\qquad R_{{{k}}} = \begin{{pmatrix}} {rotation[0, 0]:.4f} & "
     rf"{rotation[0, 1]:.4f} \\ {rotation[1, 0]:.4f} & {rotation[1, 1]:.4f} \end{{pmatrix}}")
-check = tables.rotation_frame(rotation_check(length, d_model, base, k, i), k, i)
+check = tables.rotation_frame(lessons.rotation_check(length, d_model, base, k, i), k, i)
 worst = float(check["max |difference|"].max())
 st.dataframe(pd.DataFrame(rotation, index=["row 1", "row 2"], columns=["col 1", "col 2"]), width="content")
 rot_chart = charts.rotation_chart(check, k, i, font_scale=fs)
@@ -155,7 +154,7 @@ st.markdown(
     "the same function the model uses.")
 st.latex(r"PE = \begin{pmatrix} \sin\frac{pos}{100^{0}} & \cos\frac{pos}{100^{0}} & \sin\frac{pos}{100^{2/4}} & "
          r"\cos\frac{pos}{100^{2/4}} \end{pmatrix}_{pos = 0,1,2,3}")
-worked = tables.worked_frames(worked_example())
+worked = tables.worked_frames(lessons.worked_example())
 st.subheader("PE (4 × 4)")
 st.dataframe(worked["pe"], width="content")
 w1, w2 = st.columns(2)
@@ -167,7 +166,7 @@ with w2:
     st.dataframe(worked["x_plus_pe"], width="content")
 
 st.subheader("Beside the notes' own numbers")
-lecture = lecture_comparison()
+lecture = lessons.lecture_comparison()
 st.markdown(
     "The notes print x + PE for this example by hand, and their numbers mix two bases: the formula they write "
     "uses 10000 and rows 1–2 of the slow pair follow it (sin(1/100) ≈ 0.01), but row 3 uses 100, the base of "
@@ -203,7 +202,7 @@ st.markdown(
     "the other.")
 st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
 st.text_input("A short input text", key="pe_text", max_chars=200)
-encoding = ui.attempt("read the model's embeddings", resources.model_lesson, model_encoding, ckpt, st.session_state["pe_text"])
+encoding = ui.attempt("read the model's embeddings", resources.model_lesson, lessons.model_encoding, ckpt, st.session_state["pe_text"])
 if encoding is None:
     st.stop()
 for note in encoding.notes:

@@ -10,7 +10,7 @@ import streamlit as st
 from app import export, glossary, resources, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from core import model_projection, qkv_projection, random_vectors
+from core import lessons
 
 MODES = {"encoder self": "Encoder self-attention", "decoder self": "Decoder masked self-attention",
          "cross": "Cross-attention (decoder reads encoder)"}
@@ -30,17 +30,17 @@ def _real(ckpt, mode: str, head: int):
     cfg = ckpt.config if ckpt is not None else None
     if cfg is None or ckpt.info.task != "translation" or cfg.score != "scaled_dot":
         return None  # the English → Spanish sentences need the translation model's vocabulary
-    return ui.attempt("project the sentences with the model's weights", resources.model_lesson, model_projection, ckpt,
+    return ui.attempt("project the sentences with the model's weights", resources.model_lesson, lessons.model_projection, ckpt,
                       glossary.SOURCE_SENTENCE, glossary.TARGET_SENTENCE, mode, min(head, cfg.n_heads - 1))
 
 
 def _random(mode: str, seed: int):
     """Random X (4 tokens), Y (3 tokens) and W's; tokens are named t1…/s1…, never words."""
-    x_in = random_vectors(4, 4, seed + 11)
-    y_in = random_vectors(3, 4, seed + 13)
+    x_in = lessons.random_vectors(4, 4, seed + 11)
+    y_in = lessons.random_vectors(3, 4, seed + 13)
     cross = mode == "cross"
     src = y_in if cross else x_in
-    proj = qkv_projection(x_in, y_in, cross, seed, causal=mode == "decoder self")
+    proj = lessons.qkv_projection(x_in, y_in, cross, seed, causal=mode == "decoder self")
     rows = [f"t{i + 1}" for i in range(4)]
     cols = [f"s{i + 1}" for i in range(3)] if cross else rows
     return proj, x_in, src, rows, cols

@@ -10,12 +10,12 @@ import streamlit as st
 
 from app import export, glossary
 from app.charts import concepts as charts
-from core import confidence_penalty, make_optimizer, noam_lr, paper_recipe, smoothed_loss, warmup_schedules
+from core import lessons, make_optimizer, noam_lr, smoothed_loss
 
 
 def recipe_section(fs: float) -> None:
     """Draw "6 · How the paper trains it"."""
-    recipe = paper_recipe()
+    recipe = lessons.paper_recipe()
     st.header("6 · How the paper trains it")
     st.markdown(
         f"**Adam** with β₁ = {recipe.beta1:g}, β₂ = {recipe.beta2:g} and ε = {recipe.eps:g} — the settings the "
@@ -24,7 +24,7 @@ def recipe_section(fs: float) -> None:
     glossary.show_code(make_optimizer, "The code: core.make_optimizer")
     st.latex(r"\text{lrate} = d_{model}^{-0.5}\cdot\min(\text{step}^{-0.5},\ \text{step}\cdot"
              r"\text{warmup}^{-1.5})")
-    curves = warmup_schedules()
+    curves = lessons.warmup_schedules()
     frame = pd.concat([pd.DataFrame({"step": c.steps, "schedule": label, "learning rate": c.lrs})
                        for label, c in curves])
     chart = charts.lines_chart(frame, x="step", y="learning rate", series="schedule", font_scale=fs,
@@ -34,7 +34,7 @@ def recipe_section(fs: float) -> None:
     st.caption(" · ".join(f"{label}: peak {c.peak_lr:.3g} at step {c.peak_step:,}" for label, c in curves))
     glossary.show_code(noam_lr, "The code: core.noam_lr")
     export.export_chart(chart, "warmup-schedules", "arch_warmup_chart")
-    penalty = confidence_penalty(recipe.label_smoothing)
+    penalty = lessons.confidence_penalty(recipe.label_smoothing)
     st.markdown(
         f"**Label smoothing** (ε = {recipe.label_smoothing:g}) trains against a target that keeps 1 − ε on the right "
         "token and spreads ε over the others. The loss is then lowest when the model gives the right token "

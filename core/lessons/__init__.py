@@ -15,3 +15,39 @@ and small frozen dataclasses (the app only draws them):
 - ``recipe``: Adam's settings, warm-up schedules side by side, label smoothing's confidence penalty;
 - ``coreference``: which heads of a real encoder link one word to another, and their measured ranks.
 """
+
+from core.lessons.attention import (attention_row, kv_lookup, KVLookup, qkv_projection, QKVProjection,
+                                    random_vectors, Saturation, saturation, score_functions, ScoreFunction)
+from core.lessons.beyond import length_accuracy, LengthAccuracy, pe_beyond, PEBeyond
+from core.lessons.coreference import head_links, HeadLink, LinkReport, links_from_ranking
+from core.lessons.masks import (batch_masks, BatchMasks, look_ahead_mask, masked_softmax_demo, MaskedSoftmax,
+                                pad_sentences, TokenBatch, tokenizer_batch, whitespace_batch)
+from core.lessons.norms import ffn_as_convolution, FFNDemo, norm_demo, norm_stats, NormDemo, NormStats
+from core.lessons.parameters import BlockCount, expected_parameter_counts, parameter_table
+from core.lessons.positional import (lecture_comparison, LectureComparison, model_encoding, ModelEncoding,
+                                     pe_curves, pe_frequency, pe_table, PECurves, rotation_check, rotation_matrix,
+                                     RotationCheck, wavelength_range, worked_example, WorkedExample)
+from core.lessons.projections import model_projection, ModelProjection
+from core.lessons.recipe import confidence_penalty, ConfidencePenalty, paper_recipe, PaperRecipe, warmup_schedules
+from core.lessons.sampling import sampling_step, SamplingStep
+from core.lessons.schedule import (kl_check, KLCheck, noam_curve, NoamCurve, other_share, smoothing_example,
+                                   SmoothingExample)
+from core.lessons.self_attention import (attention_cost, AttentionCost, path_comparison, PathComparison,
+                                         permutation_demo, PermutationDemo)
+from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
+
+__all__ = [
+    "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink", "HeadTrace",
+    "KLCheck", "KVLookup", "LectureComparison", "LengthAccuracy", "LessonTrace", "LinkReport", "MaskedSoftmax",
+    "ModelEncoding", "ModelProjection", "NoamCurve", "NormDemo", "NormStats", "PEBeyond", "PECurves",
+    "PaperRecipe", "PathComparison", "PermutationDemo", "QKVProjection", "RotationCheck", "SamplingStep",
+    "Saturation", "ScoreFunction", "SmoothingExample", "TokenBatch", "WorkedExample", "attention_cost",
+    "attention_row", "batch_masks", "confidence_penalty", "expected_parameter_counts", "ffn_as_convolution",
+    "head_links", "kl_check", "kv_lookup", "lecture_comparison", "length_accuracy", "links_from_ranking",
+    "look_ahead_mask", "masked_softmax_demo", "model_encoding", "model_projection", "noam_curve", "norm_demo",
+    "norm_stats", "other_share", "pad_sentences", "paper_recipe", "parameter_table", "path_comparison",
+    "pe_beyond", "pe_curves", "pe_frequency", "pe_table", "permutation_demo", "qkv_projection",
+    "random_vectors", "rotation_check", "rotation_matrix", "sampling_step", "saturation", "score_functions",
+    "smoothing_example", "tokenizer_batch", "trace_translation", "warmup_schedules", "wavelength_range",
+    "whitespace_batch", "worked_example",
+]

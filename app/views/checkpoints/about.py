@@ -11,7 +11,7 @@ import streamlit as st
 from app import catalog, export, tables, ui
 from app.charts import training as charts
 from app.charts.architecture import parameter_chart
-from core import TASKS, Checkpoint, parameter_table, training_history
+from core import lessons, training_history, Checkpoint, TASKS
 
 
 def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
@@ -35,7 +35,7 @@ def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
         st.dataframe(config, hide_index=True, key="ckpt_config_table", height="content")
     with right:
         counts = ckpt.model.parameter_counts()
-        table = tables.parameter_frame(parameter_table(counts, ckpt.config))
+        table = tables.parameter_frame(lessons.parameter_table(counts, ckpt.config))
         st.metric("Parameters", f"{sum(counts.values()):,}")
         st.dataframe(table[["block", "parameters", "share"]], hide_index=True, key="ckpt_param_table", height="content",
                      column_config={"parameters": st.column_config.NumberColumn(format="localized"),

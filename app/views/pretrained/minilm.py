@@ -12,7 +12,7 @@ from app import resources, ui
 from app.charts import pretrained as charts
 from app.views.pretrained import common
 from app.views.pretrained.heads import head_finder
-from core import links_from_ranking
+from core import lessons
 
 COREFERENCE = "The animal didn't cross the street because it was too tired."
 MAX_CHARS = 300
@@ -79,7 +79,7 @@ head_finder(path, exp, fs)
 if "it" in exp.source_tokens[1:-1] and "animal" in exp.source_tokens:
     ranked = ui.attempt("rank the heads", resources.pretrained_heads, path, exp.text, exp.source_tokens.index("it"))
     if ranked:
-        report = links_from_ranking(ranked, exp.source_tokens, "it", "animal")
+        report = lessons.links_from_ranking(ranked, exp.source_tokens, "it", "animal")
         best = ", ".join(f"{link.name} (#{link.rank}, {link.weight:.2f})" for link in report.links[:3]) or "none"
         first = report.top[0]
         st.info(f"Measured on this sentence: the head ranked #1 from “it” is layer {first[1] + 1} head "

@@ -10,7 +10,7 @@ import streamlit as st
 from app import export, ui
 from app.charts import teaching as teaching_charts
 from app.charts import training as charts
-from core import kl_check, noam_curve, noam_lr, other_share, smoothing_example
+from core import lessons, noam_lr
 
 NOAM_LATEX = (r"\mathrm{lrate} = d_{\mathrm{model}}^{-0.5}\cdot"
               r"\min\!\left(s^{-0.5},\ s\cdot\mathrm{warmup}^{-1.5}\right),\qquad s = \max(\mathrm{step},\,1)")
@@ -31,7 +31,7 @@ def noam_plot(d_model: int, warmup: int, steps: int, scale: float) -> None:
     st.caption(f"The guard s = max(step, 1), as in the notes' code (if step == 0: step = 1): at step 0 the formula "
                f"would divide by zero (0^−0.5); guarded, step 0 gets step 1's rate, "
                f"{noam_lr(0, d_model, warmup):.3e} = {noam_lr(1, d_model, warmup):.3e}.")
-    curve = noam_curve(steps, d_model, warmup)
+    curve = lessons.noam_curve(steps, d_model, warmup)
     chart = charts.noam_chart(curve, d_model=d_model, warmup=warmup, font_scale=scale)
     st.altair_chart(chart, width="content")
     a, b = st.columns(2)
@@ -56,9 +56,9 @@ def smoothing_plot(smoothing: float, classifier: bool, scale: float) -> None:
         st.markdown("This task writes **sequences**: padding never receives probability (and padded positions "
                     "do not count), so ε is shared by the V − 2 tokens that are neither the target nor padding.")
         st.latex(SEQUENCE_LATEX)
-    example = smoothing_example(smoothing, classifier=classifier)
+    example = lessons.smoothing_example(smoothing, classifier=classifier)
     matrix, (rows, cols) = example.matrix, charts.smoothing_labels(example)
-    share = other_share(smoothing, len(cols), classifier)
+    share = lessons.other_share(smoothing, len(cols), classifier)
     chart = teaching_charts.smoothing_log_chart(matrix, rows, cols, smoothing=smoothing, font_scale=scale)
     st.altair_chart(chart, width="content")
     st.caption(f"V = {len(cols)}: the target gets 1 − ε = {1 - smoothing:.3g}, every other "
@@ -75,7 +75,7 @@ def smoothing_plot(smoothing: float, classifier: bool, scale: float) -> None:
                 "against q. They differ only by the entropy H(q) of the targets, which no weight can change, "
                 "so both have the same gradients.")
     st.latex(KL_LATEX)
-    check = kl_check(smoothing, classifier=classifier)
+    check = lessons.kl_check(smoothing, classifier=classifier)
     st.latex(rf"\text{{example 1:}}\quad \mathrm{{KL}} = {check.kl:.4f} = {check.cross_entropy:.4f} - "
              rf"{check.entropy:.4f} = \mathrm{{CE}} - H(q)")
     st.caption(f"p = softmax of seeded random logits; the trainer's own loss (core.smoothed_loss) on this row is "

@@ -2,7 +2,9 @@
 
 Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs), ``pretrained`` (MiniLM and
 SmolLM2: load time and a 32-token forward with every map), ``families`` (random models of real sizes as
-Hugging Face folders: our forward with every map against transformers' eager one, load time and memory), ``training`` (reverse to 99 % and tokens/s
+Hugging Face folders: our forward with every map against transformers' eager one, load time and memory:
+BERT-base), ``decoders`` (GPT-2-small), ``seq2seq`` (a Marian-sized model, greedy decoding), ``whisper``
+(a 5 s clip: features, encoder, greedy decoding with every map), ``training`` (reverse to 99 % and tokens/s
 against an nn.Transformer trainer) and ``soak`` (16 sessions sharing the app's gate, one of them
 hostile: p95 and mismatches) and ``browser`` (the app served and timed in Chromium: page drawn,
 edits, slider moves, long and deep models, 8 sessions; skipped with a line saying why where Chromium
@@ -18,10 +20,12 @@ import sys
 
 import torch
 
-from bench import browser, families, inference, pretrained, soak, train_speed
+from bench import (browser, families, families_decoders, families_seq2seq, inference, pretrained, soak, train_speed,
+                   whisper)
 from bench.table import markdown
 
 SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "families": families.run,
+            "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "browser": browser.run}
 
 

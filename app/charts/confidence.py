@@ -25,7 +25,7 @@ def token_confidence(tokens: Sequence[str], probabilities: np.ndarray, *, font_s
     frame = pd.DataFrame({"position": range(len(tokens)), "token": [visible(t) for t in tokens],
                           "probability": probs, "sure": np.where(probs >= UNSURE, "sure", "unsure")})
     width = int(max(len(tokens), 1) * 64 * font_scale)
-    base = alt.Chart(frame, title=chart_title(title, font_scale)).encode(
+    base = alt.Chart(frame).encode(
         x=alt.X("position:O", axis=None),
         tooltip=[alt.Tooltip("token:N"), alt.Tooltip("probability:Q", format=".1%")],
     )
@@ -42,7 +42,7 @@ def token_confidence(tokens: Sequence[str], probabilities: np.ndarray, *, font_s
         color=alt.Color("sure:N", scale=alt.Scale(domain=["sure", "unsure"], range=["#1f4e79", "#b8562d"]),
                         legend=None),
     ).properties(width=width, height=int(40 * font_scale))
-    return alt.vconcat(words, bars, spacing=2)
+    return alt.vconcat(words, bars, spacing=2, title=chart_title(title, font_scale))
 
 
 def unreliable_message(unknown_words: Sequence[tuple[str, Sequence[str]]], unknown_token: str) -> str | None:

@@ -150,7 +150,7 @@ def prediction(exp: Explanation, font_scale: float) -> None:
         return
     if pred.kind in ("tokens", "embedding"):
         st.caption("A label for every token" if pred.kind == "tokens" else "Sentence embedding")
-        st.code(pred.text, language=None)
+        st.code(pred.text, language=None, wrap_lines=True)
         if pred.kind == "embedding":
             st.caption("An encoder without a task head gives one vector per sentence: compare two sentences on "
                        "its pretrained page, or explore where each token looks below.")

@@ -104,8 +104,12 @@ OVERFLOW_JS = """() => {
   const byDesign = '[data-testid="stDataFrame"], [data-testid="stTable"], [data-testid="stTextArea"], '
     + '[data-testid="stDataFrameResizable"]';
   const found = [];
+  const sidebar = document.querySelector('[data-testid="stSidebar"]');
+  const folded = sidebar && (sidebar.getAttribute('aria-expanded') === 'false'
+    || sidebar.getBoundingClientRect().right <= 1);  // presentation mode folds it away: off screen by design
   for (const el of document.querySelectorAll(selector)) {
     if (el.closest(byDesign) || el.offsetParent === null || el.clientWidth === 0) continue;
+    if (folded && el.closest('[data-testid="stSidebar"]')) continue;
     if (getComputedStyle(el).overflowX === 'auto' || getComputedStyle(el).overflowX === 'scroll') continue;
     if (el.scrollWidth > el.clientWidth + 1) {
       const name = el.getAttribute('data-testid') || el.tagName.toLowerCase();

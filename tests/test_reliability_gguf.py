@@ -202,9 +202,24 @@ def test_a_bert_config_claiming_100000_layers_is_refused_quickly(tmp_path: Path)
     tracemalloc.start()
     start = time.perf_counter()
     try:
-        with pytest.raises(CheckpointError, match="builds more than"):
+        # the reader compares the claimed layers with the stored weights first; the build guard is the backstop
+        with pytest.raises(CheckpointError, match="100000 layer|builds more than"):
             load_pretrained(folder, use_cache=False)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert time.perf_counter() - start < MAX_SECONDS and peak < MAX_BYTES
+
+
+def test_the_build_guard_stops_a_model_far_larger_than_its_weights():
+    """The backstop behind every reader's layer check: building stops once it creates more than four
+    submodules per weight tensor (here 10,000 layers against one stored tensor), long before it finishes."""
+    from torch import nn
+
+    from core.io.pretrained.assign import assign_weights
+
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match="builds more than"):
+        assign_weights(lambda: nn.Sequential(*(nn.Linear(2, 2) for _ in range(10_000))),
+                       {"0.weight": torch.zeros(2, 2)}, "huge")
+    assert time.perf_counter() - start < 10

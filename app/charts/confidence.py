@@ -1,6 +1,6 @@
-"""How sure the model was of each token it produced: the tokens drawn in a row, faint where unsure.
+"""How sure the model was of each token it produced: a bar per token, faint and orange where unsure.
 
-Pure functions: data in, Altair chart out (text marks, so a token is never read as markup).
+Pure functions: data in, Altair chart out (tokens are axis labels, never read as markup).
 """
 
 from __future__ import annotations
@@ -19,30 +19,23 @@ UNSURE = 0.5  # a token the model gave less than this probability is called unsu
 
 def token_confidence(tokens: Sequence[str], probabilities: np.ndarray, *, font_scale: float = 1.0,
                      title: str = "What the model produced, each token as sure as it was") -> alt.Chart:
-    """The produced ``tokens`` left to right, each with opacity and a bar under it equal to the
-    probability the model gave it (hover: the exact value)."""
+    """One bar per produced token, left to right, its height and opacity the probability the model gave it
+    (hover: the exact value); the chart takes its column's width and thins labels that would touch."""
     probs = np.clip(np.asarray(probabilities, dtype=float), 0.0, 1.0)
     frame = pd.DataFrame({"position": range(len(tokens)), "token": [visible(t) for t in tokens],
+                          "label": [f"{i}:{visible(t)}" for i, t in enumerate(tokens)],
                           "probability": probs, "sure": np.where(probs >= UNSURE, "sure", "unsure")})
-    width = int(max(len(tokens), 1) * 64 * font_scale)
-    base = alt.Chart(frame).encode(
-        x=alt.X("position:O", axis=None),
+    return alt.Chart(frame, title=chart_title(title, font_scale)).mark_bar().encode(
+        x=alt.X("label:N", sort=list(frame["label"]), title=None,
+                axis=alt.Axis(labelExpr="split(datum.label, ':')[1]", labelAngle=0, labelFontSize=13 * font_scale,
+                              labelOverlap=True)),
+        y=alt.Y("probability:Q", scale=alt.Scale(domain=[0, 1]),
+                axis=alt.Axis(format="%", tickCount=3, labelFontSize=10 * font_scale, titleFontSize=11 * font_scale)),
+        opacity=alt.Opacity("probability:Q", scale=alt.Scale(domain=[0, 1], range=[0.3, 1]), legend=None),
+        color=alt.Color("sure:N", scale=alt.Scale(domain=["sure", "unsure"], range=["#1f4e79", "#b8562d"]),
+                        legend=None),
         tooltip=[alt.Tooltip("token:N"), alt.Tooltip("probability:Q", format=".1%")],
-    )
-    words = base.mark_text(fontSize=16 * font_scale, baseline="bottom").encode(
-        text="token:N", opacity=alt.Opacity("probability:Q", scale=alt.Scale(domain=[0, 1], range=[0.25, 1]),
-                                            legend=None),
-        color=alt.Color("sure:N", scale=alt.Scale(domain=["sure", "unsure"], range=["#1f4e79", "#b8562d"]),
-                        legend=None),
-    ).properties(width=width, height=int(30 * font_scale))
-    bars = base.mark_bar().encode(
-        y=alt.Y("probability:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%", tickCount=2,
-                                                                             labelFontSize=10 * font_scale,
-                                                                             title=None)),
-        color=alt.Color("sure:N", scale=alt.Scale(domain=["sure", "unsure"], range=["#1f4e79", "#b8562d"]),
-                        legend=None),
-    ).properties(width=width, height=int(40 * font_scale))
-    return alt.vconcat(words, bars, spacing=2, title=chart_title(title, font_scale))
+    ).properties(height=int(90 * font_scale))
 
 
 def unreliable_message(unknown_words: Sequence[tuple[str, Sequence[str]]], unknown_token: str) -> str | None:

@@ -29,8 +29,7 @@ def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight:
     chart = heatmap(shown, rows, cols, title=title_text, x_title="dimension", y_title="token", value="value",
                     scheme=DIVERGING, domain=(-limit, limit), size=min(16 * width, 560),
                     font_scale=font_scale).properties(height=min(26 * len(rows) + 10, 420))
-    return chart.properties(title=alt.Title(title_text, subtitle=shape_text(matrix), fontSize=14 * font_scale,
-                                            subtitleFontSize=12 * font_scale))
+    return chart.properties(title=alt.Title(f"{title_text} · {shape_text(matrix)}", fontSize=14 * font_scale))
 
 
 def shape_text(matrix: np.ndarray) -> str:

@@ -176,7 +176,7 @@ def _confidence(exp: Explanation, font_scale: float) -> None:
     produced = [(t, p) for t, p in zip(exp.generated_tokens, exp.token_probabilities) if p > 0]
     if produced:
         tokens, probs = zip(*produced)
-        st.altair_chart(confidence.token_confidence(tokens, probs, font_scale=font_scale), width="content")
+        st.altair_chart(confidence.token_confidence(tokens, probs, font_scale=font_scale), width="stretch")
         st.caption(f"Faint tokens are ones the model was unsure of (below {confidence.UNSURE:.0%}); hover for the "
                    "probability it gave each one.")
 

@@ -104,3 +104,15 @@ def positions_from(positional: torch.nn.Module, x: Tensor, start: int) -> Tensor
         return positional(x)
     table = positional(x.new_zeros(1, start + x.size(1), x.size(2)))[:, start:]  # (1, n, D)
     return x + table  # (B, n, D)
+
+
+def decoding_step(model, tgt: Tensor, memory: Tensor | None, memory_mask: Tensor | None, controls,
+                  cache: KVCache | None) -> Tensor:
+    """Scores (B, V) for the token after ``tgt`` (B, T) of an encoder-decoder's ``decode``/``lm_head``: with a
+    ``cache`` (causal only) just the ids it has not seen run; without one, or without the causal mask (the
+    cache cannot be exact then), the whole prefix runs."""
+    if cache is not None and controls.causal:
+        hidden, _, _ = model.decode(tgt[:, cache.length :], memory, memory_mask, controls, cache=cache)
+    else:
+        hidden, _, _ = model.decode(tgt, memory, memory_mask, controls)
+    return model.lm_head(hidden[:, -1])  # (B, V)

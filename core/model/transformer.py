@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.model.kv_cache import KVCache, positions_from
+from core.model.kv_cache import KVCache, decoding_step, positions_from
 from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, LayerResults, stack_maps
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import make_positional
@@ -228,11 +228,7 @@ class Transformer(nn.Module):
         call: only the ids it has not seen run through the decoder. Without the causal mask the
         cache cannot be exact, so it is left unused and the whole prefix runs.
         """
-        if cache is not None and controls.causal:
-            hidden, _, _ = self.decode(tgt[:, cache.length :], memory, memory_mask, controls, cache=cache)
-        else:
-            hidden, _, _ = self.decode(tgt, memory, memory_mask, controls)
-        return self.lm_head(hidden[:, -1])  # (B, V)
+        return decoding_step(self, tgt, memory, memory_mask, controls, cache)
 
     def kv_cache(self) -> KVCache:
         """A fresh key/value cache for ONE decoding call (never stored on the model)."""

@@ -72,6 +72,14 @@ def grouped_attention(
         if mask is not None:
             # A fully masked query row attends to nothing: its output is zero, as on the explicit path.
             out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+    return merged_heads(out, head_mask, call, weights, scores)
+
+
+def merged_heads(out: Tensor, head_mask: Tensor | None, call: HeadCall, weights: Tensor | None,
+                 scores: Tensor | None) -> AttentionResult:
+    """The heads' outputs (B, H, Tq, dk), knocked out where ``head_mask`` (H,) is 0, concatenated into
+    (B, Tq, H·dk), with the maps kept only when the call asked for them."""
+    batch, n_heads, length, head_dim = out.shape
     if head_mask is not None:
         if head_mask.shape != (n_heads,):
             raise ValueError(f"head_mask must have shape ({n_heads},), got {tuple(head_mask.shape)}")

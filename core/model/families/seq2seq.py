@@ -21,7 +21,7 @@ from core.model.families.grouped import HeadCall, embedding, stack_field
 from core.model.families.marian import SinusoidalPositions
 from core.model.families.seq2seq_layers import Seq2SeqConfig, Seq2SeqLayer, make_norm
 from core.model.families.t5 import RelativeBias
-from core.model.kv_cache import KVCache
+from core.model.kv_cache import KVCache, decoding_step
 
 
 class Stack(nn.Module):
@@ -156,11 +156,7 @@ class Seq2SeqModel(nn.Module):
         Pass the same :meth:`kv_cache` with the growing ``tgt`` at every step of one decoding call: only
         the ids it has not seen run. Without the causal mask the cache is left unused and the whole prefix runs.
         """
-        if cache is not None and controls.causal:
-            hidden, _, _ = self.decode(tgt[:, cache.length :], memory, memory_mask, controls, cache=cache)
-        else:
-            hidden, _, _ = self.decode(tgt, memory, memory_mask, controls)
-        return self.lm_head(hidden[:, -1])  # (B, V)
+        return decoding_step(self, tgt, memory, memory_mask, controls, cache)
 
     def kv_cache(self) -> KVCache:
         """A fresh key/value cache for ONE decoding call (never stored on the model)."""

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, attention_weights
-from core.model.families.grouped import HeadCall
+from core.model.families.grouped import HeadCall, merged_heads
 from core.model.kv_cache import AttentionCache
 
 ACTIVATIONS = {
@@ -166,13 +166,7 @@ def biased_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias:
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=extra, scale=scale * call.temperature)
         if mask is not None:  # a fully masked row attends to nothing, as on the explicit path
             out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
-    if head_mask is not None:
-        if head_mask.shape != (n_heads,):
-            raise ValueError(f"head_mask must have shape ({n_heads},), got {tuple(head_mask.shape)}")
-        out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)
-    out = out.transpose(1, 2).reshape(batch, length, n_heads * head_dim)  # (B, Tq, H·dk)
-    keep = call.need_weights
-    return AttentionResult(out, weights if keep else None, scores if keep else None)
+    return merged_heads(out, head_mask, call, weights, scores)
 
 
 class Attention(nn.Module):

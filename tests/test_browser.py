@@ -179,10 +179,14 @@ TITLES_JS = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map
 # do not fit (its overflow is "auto", which OVERFLOW_JS leaves out), hiding the options past the edge.
 CUT_OFF_JS = """() => {
   const found = [];
+  const sidebar = document.querySelector('[data-testid="stSidebar"]');
+  const folded = sidebar && (sidebar.getAttribute('aria-expanded') === 'false'
+    || sidebar.getBoundingClientRect().right <= 1);  // presentation mode folds it away: off screen by design
   const boxes = document.querySelectorAll('[data-testid="stSelectbox"] input[role="combobox"], '
     + '[data-testid="stButtonGroup"] > [role]');
   for (const el of boxes) {
     if (el.offsetParent === null || el.clientWidth === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+    if (folded && el.closest('[data-testid="stSidebar"]')) continue;
     const name = el.getAttribute('aria-label') || el.closest('[data-testid]').getAttribute('data-testid');
     const text = (el.value || el.innerText || '').trim().slice(0, 50);
     found.push(`${name}: "${text}" (${el.scrollWidth} > ${el.clientWidth})`);

@@ -29,13 +29,12 @@ def token_confidence(tokens: Sequence[str], probabilities: np.ndarray, *, font_s
         x=alt.X("label:N", sort=list(frame["label"]), title=None,
                 axis=alt.Axis(labelExpr="split(datum.label, ':')[1]", labelAngle=0, labelFontSize=13 * font_scale,
                               labelOverlap=True)),
-        y=alt.Y("probability:Q", scale=alt.Scale(domain=[0, 1]),
-                axis=alt.Axis(format="%", tickCount=3, labelFontSize=10 * font_scale, titleFontSize=11 * font_scale)),
+        y=alt.Y("probability:Q", scale=alt.Scale(domain=[0, 1]), axis=None),  # the value is on hover
         opacity=alt.Opacity("probability:Q", scale=alt.Scale(domain=[0, 1], range=[0.3, 1]), legend=None),
         color=alt.Color("sure:N", scale=alt.Scale(domain=["sure", "unsure"], range=["#1f4e79", "#b8562d"]),
                         legend=None),
         tooltip=[alt.Tooltip("token:N"), alt.Tooltip("probability:Q", format=".1%")],
-    ).properties(height=int(90 * font_scale))
+    ).properties(height=int(70 * font_scale))
 
 
 def unreliable_message(unknown_words: Sequence[tuple[str, Sequence[str]]], unknown_token: str) -> str | None:

@@ -104,7 +104,7 @@ class Run:
         check_budget(architecture)  # never train a model the app would refuse to open
         self.model = Transformer(architecture).to(ctx.device)
         self.optimizer = make_optimizer(self.model)
-        used = [len(self.data.train), len(self.data.validation), len(self.data.test)]
+        used = list(sizes or task.default_sizes)  # what regenerates these splits (sort repeats short strings)
         self.record: dict[str, Any] = {
             "train": {**asdict(config), "sizes": used, "command": config.command(), "world_size": ctx.world},
             "labels": list(task.labels or ()), "history": [], "snapshots": {"steps": []}}

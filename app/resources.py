@@ -302,18 +302,13 @@ def speech_entries() -> list[PretrainedEntry]:
     return pretrained_models("audio")
 
 
-def _speech_version(entry: PretrainedEntry) -> str:
-    files = [entry.path / "config.json", entry.path / "tokenizer.json", *(entry.parts or [entry.path / "model.bin"])]
-    return ";".join(f"{s.st_size}-{s.st_mtime_ns}" for s in (f.stat() for f in files))
-
-
 def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Explanation:
     """``core.explain_speech`` of the ``audio`` bytes by the installed Whisper model ``name`` (loaded once
     and shared; through the gate; cached by the audio's SHA-256 and the options)."""
     entry = next((e for e in speech_entries() if e.name == name), None)
     if entry is None:
         raise ValueError(f"{name} is not installed")
-    loaded = pretrained_model(str(entry.path), _speech_version(entry))
+    loaded = pretrained_model(str(entry.path), entry.version)
     options = _sorted({**options, "max_new_tokens": min(options.get("max_new_tokens", DECODE_TOKENS), DECODE_TOKENS)})
     key = ("speech", str(entry.path), hashlib.sha256(audio).hexdigest(), repr(options))
     return _cached(key, lambda: explain_speech(loaded, audio, **options), "Listening…")

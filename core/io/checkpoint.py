@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from core.text.tokenizer import Tokenizer
 from core.io.atomic import clean_stale_temp_files, write_atomic
 from core.io.run_record import RunRecord
 from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_finite, check_layout,
-                            check_probe, digest, probe_record)
+                            check_probe, digest, looks_like_hf_weights, probe_record)
 from core.model.transformer import Transformer
 
 log = logging.getLogger(__name__)
@@ -218,19 +217,12 @@ def _short(error: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _hf_weights_file(path: Path, metadata: dict[str, str]) -> bool:
-    """Whether ``path`` looks like ``transformers``' weights: beside a config.json, or named and marked as
-    ``save_pretrained`` writes them."""
-    named = re.fullmatch(r"model(-\d+-of-\d+)?\.safetensors", path.name) is not None
-    return (path.parent / "config.json").is_file() or (named and metadata.get("format") == "pt")
-
-
 def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
     name, before = path.name, _stat_key(path)
     with safe_open(str(path), framework="pt", device="cpu") as handle:
         metadata = handle.metadata() or {}
         if metadata.get("format") != FORMAT:
-            if _hf_weights_file(path, metadata):
+            if looks_like_hf_weights(path, metadata):
                 raise CheckpointError(f"{name} is a Hugging Face weights file, not an Attnscope checkpoint: open "
                                       "the folder that holds it (with its config.json and tokenizer) as a pretrained "
                                       "model")

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -211,3 +213,10 @@ def check_probe(name: str, model: Transformer, stored: str | None) -> None:
     if len(now["logits"]) != len(saved_logits) or not all(abs(a - b) <= _TOLERANCE * (1 + abs(b)) for a, b in pairs):
         raise CheckpointError(f"{name} does not match its config: the model no longer gives the answers it was "
                               f"saved with (check n_heads, norm, positional, pe_base, score, pad_id)")
+
+
+def looks_like_hf_weights(path: Path, metadata: dict[str, str]) -> bool:
+    """Whether ``path`` looks like ``transformers``' weights: beside a config.json, or named and marked as
+    ``save_pretrained`` writes them."""
+    named = re.fullmatch(r"model(-\d+-of-\d+)?\.safetensors", path.name) is not None
+    return (path.parent / "config.json").is_file() or (named and metadata.get("format") == "pt")

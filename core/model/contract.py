@@ -184,3 +184,19 @@ def single_stack_head_mask(controls: AttentionControls, kind: str, layers: int, 
     if mask is not None and tuple(mask.shape) != (layers, heads):
         raise ValueError(f"head_mask[{kind!r}] must have shape {(layers, heads)}, got {tuple(mask.shape)}")
     return mask
+
+
+def stack_head_mask(controls: AttentionControls, spec: ModelSpec, kind: str) -> Tensor | None:
+    """The (L, H) head mask of ``kind`` for a model with several attention kinds.
+
+    Raises:
+        ValueError: a kind the model lacks, or a mask of the wrong shape.
+    """
+    unknown = sorted(set(controls.head_mask) - set(spec.attention_kinds))
+    if unknown:
+        raise ValueError(f"head_mask has kinds {unknown} that this {spec.architecture} model does not have")
+    mask = controls.head_mask.get(kind)
+    expected = (spec.n_layers(kind), spec.n_heads)
+    if mask is not None and tuple(mask.shape) != expected:
+        raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
+    return mask

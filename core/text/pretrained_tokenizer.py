@@ -23,7 +23,8 @@ from typing import Sequence
 from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as _HFTokenizer
 
-from core.text.tokenizer import Encoding, _check_text
+from core.text.tokenizer import Encoding
+from core.text.validation import check_text
 from core.text.tokenizer_check import check_tokenizer_spec, native
 
 # llama.cpp's word-splitting regexes (llama-vocab.cpp), by ``tokenizer.ggml.pre``.
@@ -145,7 +146,7 @@ class PretrainedTokenizer:
     # ------------------------------------------------------------------ encode / decode
     def encode(self, text: str) -> Encoding:
         """Encode ``text`` as the original tokenizer does (empty text → empty Encoding)."""
-        _check_text(text)
+        check_text(text)
         if not text.strip():
             return Encoding([], [], [])
         enc = native(lambda: self._hf.encode(text), "tokenizing")

@@ -27,12 +27,12 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as _HFTokenizer
 
 from core.config import LIMITS
+from core.text.validation import check_text
 
 __all__ = ["SPECIAL_TOKENS", "PAD_ID", "BOS_ID", "EOS_ID", "UNK_ID", "KINDS", "Encoding", "Tokenizer"]
 
@@ -61,20 +61,6 @@ class Encoding:
 
     def __len__(self) -> int:
         return len(self.ids)
-
-
-def _check_text(text: Any, what: str = "text") -> str:
-    """Return ``text`` if it is a str encodable as UTF-8, else raise."""
-    if not isinstance(text, str):
-        raise TypeError(f"{what} must be str, got {type(text).__name__}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"{what} contains a lone surrogate {text[exc.start]!r} at index {exc.start}; "
-            "it is not valid Unicode text"
-        ) from None
-    return text
 
 
 def _pre_tokenizer(kind: str) -> pre_tokenizers.PreTokenizer:
@@ -137,7 +123,7 @@ class Tokenizer:
             raise ValueError(f"unknown tokenizer kind {kind!r}; expected one of {KINDS}")
         if isinstance(texts, str):
             raise TypeError("texts must be an iterable of str, not a single str")
-        corpus = [_check_text(t, "training text") for t in texts]
+        corpus = [check_text(t, "training text") for t in texts]
         if not any(t.strip() for t in corpus):
             raise ValueError("cannot train a tokenizer on an empty corpus")
         if min_frequency < 1:
@@ -187,7 +173,7 @@ class Tokenizer:
         can reject such input by checking ``len(encoding.ids) == 0``. Raises
         ``ValueError`` for text containing lone surrogates.
         """
-        _check_text(text)
+        check_text(text)
         if not text.strip():
             return Encoding([], [], [])
         enc = self._hf.encode(text, add_special_tokens=False)

@@ -60,6 +60,12 @@ class PretrainedEntry:
     modality: str = "text"
     parts: tuple[Path, ...] = ()
 
+    @property
+    def version(self) -> str:
+        """What identifies this version of the installed files for caches: their sizes and modification times."""
+        files = [self.path] if self.path.is_file() else sorted(p for p in self.path.iterdir() if p.is_file())
+        return ";".join(f"{s.st_size}-{s.st_mtime_ns}" for s in (f.stat() for f in [*files, *self.parts]))
+
 
 # package → (name, file inside the package, family, architecture, description)
 _KNOWN = {

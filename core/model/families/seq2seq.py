@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model.contract import AttentionControls, ModelOutput, check_ids
+from core.model.contract import AttentionControls, ModelOutput, check_ids, stack_head_mask
 from core.model.families.bart import LearnedPositions
 from core.model.families.grouped import HeadCall, embedding, stack_field
 from core.model.families.marian import SinusoidalPositions
@@ -81,14 +81,7 @@ class Seq2SeqModel(nn.Module):
             self.register_buffer("logits_bias", torch.zeros(c.vocab_size))
 
     def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
-        unknown = sorted(set(controls.head_mask) - set(self.config.attention_kinds))
-        if unknown:
-            raise ValueError(f"head_mask has kinds {unknown} that an encoder-decoder does not have")
-        mask = controls.head_mask.get(kind)
-        expected = (self.config.n_layers(kind), self.config.n_heads)
-        if mask is not None and tuple(mask.shape) != expected:
-            raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
-        return mask
+        return stack_head_mask(controls, self.config, kind)
 
     def _ids(self, ids: Tensor, start: int = 0) -> Tensor:
         check_ids(ids, self.config.max_len - start, self.config.vocab_size)

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model.contract import KINDS, AttentionControls, ModelOutput, check_ids
+from core.model.contract import AttentionControls, ModelOutput, check_ids, stack_head_mask
 from core.model.families.whisper_config import WhisperConfig
 from core.model.families.grouped import HeadCall, grouped_attention, stack_field
 from core.model.kv_cache import AttentionCache, KVCache
@@ -122,14 +122,7 @@ class WhisperModel(nn.Module):
         self.decoder_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps)
 
     def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
-        unknown = sorted(set(controls.head_mask) - set(KINDS))
-        if unknown:
-            raise ValueError(f"head_mask has unknown kinds {unknown}")
-        mask = controls.head_mask.get(kind)
-        expected = (self.config.n_layers(kind), self.config.n_heads)
-        if mask is not None and tuple(mask.shape) != expected:
-            raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
-        return mask
+        return stack_head_mask(controls, self.config, kind)
 
     def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
                need_scores: bool = False) -> tuple[Tensor, None, list]:

@@ -13,9 +13,8 @@ embedding, normalised. The families differ only in settings of :class:`BertConfi
   and every layer still returns its own maps;
 * a BERT saved with ``is_decoder`` attends causally (``causal``).
 
-A task head (:mod:`core.model.families.encoder_heads`) turns the hidden states into the logits.
-:func:`sentence_embedding` mean-pools the last hidden states over the real tokens and
-normalises them, as sentence-transformers does.
+A task head (:mod:`core.model.families.encoder_heads`) turns the hidden states into the logits;
+without one, :func:`core.inspect.heads.pool` makes the sentence vector, as sentence-transformers does.
 
 Glossary: B batch, T length, L layers, H heads, dk head width, D model width, E embedding
 width, F feed-forward width, V vocabulary.
@@ -26,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
@@ -153,7 +151,7 @@ class BertModel(nn.Module):
     """A BERT-like encoder; ``forward`` matches :class:`~core.model.transformer.Transformer`'s.
 
     Its ``logits`` are what ``config.head`` says: the last hidden states (B, T, D) for ``hidden``
-    (:func:`sentence_embedding` turns them into one vector per input), vocabulary scores
+    (:func:`core.inspect.heads.pool` turns them into one vector per input), vocabulary scores
     (B, T, V) for ``masked_lm``, class scores (B, C) for ``classes`` or (B, T, C) for
     ``token_classes``. :meth:`encode` always gives the hidden states.
     """
@@ -215,10 +213,3 @@ class BertModel(nn.Module):
             attention={"encoder": stack_field(results, "weights")} if return_attention else None,
             scores={"encoder": stack_field(results, "scores")} if return_scores else None,
         )
-
-
-def sentence_embedding(hidden: Tensor, key_mask: Tensor) -> Tensor:
-    """Mean of the hidden states (B, T, D) over the real tokens (B, T), L2-normalised: (B, D)."""
-    weights = key_mask.to(hidden.dtype).unsqueeze(-1)  # (B, T, 1)
-    pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)  # (B, D)
-    return F.normalize(pooled, p=2, dim=1)

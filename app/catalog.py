@@ -26,7 +26,6 @@ from core import (CheckpointError, CheckpointInfo, NNImportOptions, find_models,
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_DIR = ROOT / "assets" / "checkpoints"
-MAX_UPLOAD_BYTES = uploads.MAX_UPLOAD_BYTES
 DEFAULT_KEY = "shipped:translation"
 UPLOADS = "uploads"
 
@@ -62,7 +61,7 @@ class Entry:
     description: str
     metric: str
     deletable: bool = False  # by the session it was listed to: its own uploads, runs on a private server
-    pretrained: bool = False  # a BERT-family folder or a Llama-family GGUF file, opened by core.load_pretrained
+    pretrained: bool = False  # a Hugging Face folder or a GGUF file, opened by core.load_pretrained
 
     @property
     def label(self) -> str:
@@ -222,6 +221,11 @@ def save_upload(owner: str, filename: str, data: bytes) -> str:
     return "upload:" + uploads.save_upload(runs_dir() / UPLOADS, owner, filename, data)
 
 
+def upload_janitor(owner: str) -> uploads.Janitor:
+    """What a session keeps in its state so that ``owner``'s uploads are removed when the session ends."""
+    return uploads.Janitor(runs_dir() / UPLOADS, owner)
+
+
 def import_upload(owner: str, filename: str, data: bytes, options: NNImportOptions) -> str:
     """Import an uploaded ``nn.Transformer`` state dict (see :func:`app.uploads.import_upload`); returns its key.
 
@@ -253,8 +257,8 @@ def delete(entry: Entry) -> None:
     if not entry.deletable or entry.source not in ("run", "upload"):
         raise ValueError("only your own runs and uploads can be deleted")
     if entry.source == "upload":
-        folder = entry.path.parent
-        if not _inside(folder, folder.parent) or not uploads.is_upload_digest(folder.name):
+        folder = uploads.upload_folder(entry.path)
+        if folder is None or not _inside(folder, folder.parent):
             raise ValueError("this upload is not in your uploads folder")
         shutil.rmtree(folder)
         return

@@ -65,10 +65,12 @@ def results() -> ByteLRU:
 
 # ----------------------------------------------------------------------------- sessions and the catalog
 def owner() -> str:
-    """This browser session's upload owner token (made on first use, never taken from the URL)."""
+    """This browser session's upload owner token (made on first use, never taken from the URL); the
+    session's uploads are removed when it ends."""
     token = st.session_state.get("_upload_owner")
     if not uploads.is_owner(token):
         token = st.session_state["_upload_owner"] = uploads.new_owner()
+        st.session_state["_upload_janitor"] = catalog.upload_janitor(token)  # removes the uploads when the session ends
     return token
 
 

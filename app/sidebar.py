@@ -29,9 +29,9 @@ def _chosen(key: str) -> None:
 def _upload() -> None:
     with st.expander("Upload a model"):
         uploaded = st.file_uploader(
-            "Attnscope checkpoint or PyTorch nn.Transformer state dict (.safetensors), Llama-family .gguf, or "
-            "zipped BERT-family folder (.zip)", key="upload",
-            help="Your uploads are visible only in this browser session.")
+            "An Attnscope checkpoint or PyTorch nn.Transformer state dict (.safetensors), a GGUF file, or a "
+            "Hugging Face model folder as a .zip", key="upload",
+            help="Your uploads are visible only in this browser session and removed when it ends.")
         if uploaded is None:
             st.session_state.pop("_upload_error", None)
             st.session_state.pop("_import_layout", None)

@@ -4,7 +4,9 @@
 one call: a 172 KB zip holding 10 GiB of bzip2 fills memory before any size check runs. Here
 each member's raw (compressed) bytes are read and inflated with ``max_length``, so no call
 returns more than :data:`CHUNK` bytes, and the total is checked after every chunk. Names are
-checked first (relative, no ``..``, no link, not too long, no file that is also a folder).
+checked first (relative, no ``..``, no link, not too long, no file that is also a folder), and
+before that the central directory's size from the end record: ``zipfile`` builds an object per
+entry it lists, so a directory of millions of tiny entries is refused before it is read.
 No Streamlit here.
 """
 
@@ -26,20 +28,48 @@ from core import CheckpointError
 
 CHUNK = 1 << 20  # the most bytes one inflate call may return
 MAX_MEMBER_NAME_CHARS = 200
+ENTRY_BYTES = 1024  # the most central-directory bytes one entry may take (46 + name + extra + comment)
 
 
-def unzip(data: bytes, target: Path, *, max_bytes: int, max_files: int) -> None:
-    """Write the regular files of the zip ``data`` under ``target``.
+def unzip(data: bytes | Path, target: Path, *, max_bytes: int, max_files: int) -> None:
+    """Write the regular files of the zip ``data`` (its bytes, or the file holding them) under ``target``.
 
     Raises:
-        CheckpointError: not a zip, empty, too many files, an unsafe or clashing name, an
-            encrypted or unknown member, a bad CRC, or more than ``max_bytes`` once inflated.
+        CheckpointError: not a zip, a central directory too large for ``max_files``, empty, too many
+            files, an unsafe or clashing name, an encrypted or unknown member, a bad CRC, or more than
+            ``max_bytes`` once inflated.
     """
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        members = [m for m in archive.infolist() if not m.is_dir()]
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as error:
-        raise CheckpointError(f"the .zip file cannot be read ({error})") from None
+        source = io.BytesIO(data) if isinstance(data, bytes) else open(data, "rb")
+    except OSError as error:
+        raise CheckpointError(f"the .zip file cannot be read ({error.strerror})") from None
+    with source:
+        _check_directory_size(source, max_files)
+        try:
+            archive = zipfile.ZipFile(source)
+            members = [m for m in archive.infolist() if not m.is_dir()]
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as error:
+            raise CheckpointError(f"the .zip file cannot be read ({error})") from None
+        _unzip_members(archive, members, target, max_bytes, max_files)
+
+
+def _check_directory_size(source: BinaryIO, max_files: int) -> None:
+    """Refuse a central directory larger than ``max_files`` entries can take, read from the end record."""
+    try:
+        end = zipfile._EndRecData(source)  # as zipfile reads it; zip64 included
+    except (OSError, struct.error, ValueError):
+        end = None
+    if end is None:
+        raise CheckpointError("the .zip file cannot be read (no end of central directory)")
+    if end[zipfile._ECD_SIZE] > max_files * ENTRY_BYTES:
+        raise CheckpointError(f"the .zip file's directory ({end[zipfile._ECD_SIZE]:,} bytes) lists more files "
+                              f"than the {max_files} accepted")
+    source.seek(0)
+
+
+def _unzip_members(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], target: Path, max_bytes: int,
+                   max_files: int) -> None:
+    """Write ``members`` under ``target``, every byte counted while it inflates."""
     if not members:
         raise CheckpointError("the .zip file holds no files")
     if len(members) > max_files:

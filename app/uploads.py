@@ -1,53 +1,43 @@
-"""Uploaded models: checked in full, kept per browser session, unzipped safely.
+"""Uploaded models: saved to a private per-session folder, unpacked when core says they are an archive,
+and opened as whatever core says they are (``core.identify``): the app never looks at a file's suffix
+or a folder's layout, so every model core opens (an Attnscope checkpoint, an ``nn.Transformer`` state
+dict to import, a GGUF file, a Hugging Face folder of any family core reads, single or sharded
+safetensors) opens from an upload, a Hugging Face folder as a ``.zip``.
 
 Each session gets an owner token (:func:`new_owner`); its uploads live in
-``runs/uploads/<owner>/<digest>/`` and only that session lists or deletes them. An
-upload is one of:
+``runs/uploads/<owner>/<digest>/``: ``files/`` holds the upload as received (under its own name, made
+safe) or unpacked, ``payload.txt`` says where the model is inside ``files/``, ``name.txt`` the name
+shown. Only that session lists or deletes them (:mod:`app.catalog`).
 
-* an Attnscope checkpoint (``.safetensors``), opened with ``core.load_checkpoint``;
-* a PyTorch ``nn.Transformer`` state dict (``.safetensors``): refused with :class:`NeedsImport`,
-  which carries what its shapes tell, until :func:`import_upload` is given the rest and turns it
-  into a checkpoint with ``core.import_nn_transformer``;
-* a Llama-family ``.gguf`` file, opened with ``core.load_pretrained``;
-* a ``.zip`` of a BERT-family folder (``config.json``, ``model.safetensors``,
-  ``tokenizer.json``), unzipped with no absolute path, no ``..``, no link, and size and
-  file-count limits, then opened with ``core.load_pretrained``.
-
-Anything else is refused with a message naming what is accepted; a file the core loader
-refuses is refused with the loader's :class:`core.CheckpointError` message. No Streamlit here.
+Bounds (see :mod:`app.storage` for the disk quotas and the clean-up): one upload at most
+:func:`max_upload_bytes` (Streamlit's ``server.maxUploadSize``, the one source of truth), a zip
+unpacked under the same budget (:func:`app.unzip.unzip`), and core checks every format's budget from
+its headers before any tensor is read. A file core refuses is refused with core's one-line message.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
-import secrets
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from core import (CheckpointError, NNImportOptions, NNTransformerLayout, import_nn_transformer, load_checkpoint,
-                  load_pretrained, nn_transformer_layout)
+from streamlit import config as streamlit_config
+
+from app import storage
+from app.storage import Janitor, is_owner, is_upload_digest, new_owner, owner_folder  # noqa: F401 - the catalog's names
 from app.unzip import unzip
+from core import (CheckpointError, ModelFile, NNImportOptions, NNTransformerLayout, find_models, identify,
+                  import_nn_transformer, load_checkpoint, load_pretrained, nn_transformer_layout)
 
 log = logging.getLogger(__name__)
 
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # as .streamlit/config.toml's server.maxUploadSize
-MAX_UNZIPPED_BYTES = 160 * 1024 * 1024
-MAX_ZIP_FILES = 16
+MAX_ZIP_FILES = 64  # a Hugging Face folder: config, tokenizer files, shards and an index, a README…
 MAX_NAME_CHARS = 120
-TYPES = ("safetensors", "gguf", "zip")  # what the uploader accepts
-TYPES_TEXT = ("an Attnscope checkpoint or a PyTorch nn.Transformer state dict (.safetensors; save a .pt "
-              "state dict with safetensors first), a Llama-family GGUF file (.gguf) or a zipped BERT-family "
-              "folder (.zip with config.json, model.safetensors and tokenizer.json)")
-PAYLOADS = {"safetensors": "checkpoint.safetensors", "gguf": "model.gguf", "zip": "model"}
-NAME_FILE = "name.txt"
-BERT_FILES = ("config.json", "model.safetensors", "tokenizer.json")
-_OWNER = re.compile(r"[0-9a-f]{32}")
-_DIGEST = re.compile(r"[0-9a-f]{16}")
+FILES, PAYLOAD_FILE, NAME_FILE = "files", "payload.txt", "name.txt"
 
 
 class NeedsImport(CheckpointError):
@@ -59,27 +49,10 @@ class NeedsImport(CheckpointError):
         self.layout = layout
 
 
-def new_owner() -> str:
-    """A fresh, unguessable owner token for one browser session."""
-    return secrets.token_hex(16)
-
-
-def is_owner(token: object) -> bool:
-    """Whether ``token`` looks like an owner token (never a path)."""
-    return isinstance(token, str) and _OWNER.fullmatch(token) is not None
-
-
-def kind_of(filename: str) -> str:
-    """The upload's kind (``safetensors``, ``gguf`` or ``zip``) from its file name.
-
-    Raises:
-        CheckpointError: any other type; the message says which types are accepted.
-    """
-    suffix = PurePosixPath(filename).suffix.lower().lstrip(".")
-    if suffix not in TYPES:
-        shown = f".{suffix} files" if suffix else "files without a type"
-        raise CheckpointError(f"{shown} are not accepted; upload {TYPES_TEXT}")
-    return suffix
+def max_upload_bytes() -> int:
+    """The most bytes one upload may have, and a zip may unpack to: Streamlit's ``server.maxUploadSize``
+    (MB, set in ``.streamlit/config.toml``), above which Streamlit itself refuses the upload."""
+    return int(streamlit_config.get_option("server.maxUploadSize")) * 2**20
 
 
 def display_name(filename: str) -> str:
@@ -88,77 +61,38 @@ def display_name(filename: str) -> str:
     return name[:MAX_NAME_CHARS] or "upload"
 
 
-def owner_folder(uploads: Path, owner: str) -> Path:
-    """The folder holding ``owner``'s uploads.
-
-    Raises:
-        CheckpointError: ``owner`` is not an owner token.
-    """
-    if not is_owner(owner):
-        raise CheckpointError("this session has no upload folder")
-    return uploads / owner
+def disk_name(filename: str) -> str:
+    """The upload's name made safe to store: letters, digits, ``._-`` and spaces, never hidden, cut short."""
+    name = re.sub(r"[^\w.\- ]", "_", PurePosixPath(filename.replace("\\", "/")).name, flags=re.ASCII).strip(" .")
+    return name[:MAX_NAME_CHARS] or "upload"
 
 
-def is_upload_digest(name: str) -> bool:
-    return _DIGEST.fullmatch(name) is not None
-
-
-def safe_unzip(data: bytes, target: Path) -> Path:
-    """Unzip a BERT-family folder into ``target``; returns the folder holding ``config.json``.
-
-    Only regular files are written (see :func:`app.unzip.unzip`): names relative without ``..``,
-    at most ``MAX_ZIP_FILES`` files and ``MAX_UNZIPPED_BYTES`` bytes counted while inflating
-    (deflate, bzip2 and LZMA alike); a ``modules.json`` must list folders inside the upload.
-
-    Raises:
-        CheckpointError: not a zip, or any rule above broken (the message says which).
-    """
-    unzip(data, target, max_bytes=MAX_UNZIPPED_BYTES, max_files=MAX_ZIP_FILES)
-    root = _bert_root(target)
-    _check_modules(root)
-    return root
-
-
-def _check_modules(root: Path) -> None:
-    """A sentence-transformers ``modules.json``: a list of objects whose paths stay inside ``root``."""
-    modules = root / "modules.json"
-    if not modules.exists():
-        return
+def _unpack(archive: Path, max_bytes: int) -> Path:
+    """Unzip ``archive`` beside itself (then delete it); returns the one model core finds inside."""
+    unpacking = archive.parent / ".unpacking"
+    unzip(archive, unpacking, max_bytes=max_bytes, max_files=MAX_ZIP_FILES)
+    archive.unlink()
+    root = unpacking.rename(archive.parent / (PurePosixPath(archive.name).stem or "model"))
     try:
-        entries = json.loads(modules.read_bytes()[:1 << 20])
-    except (ValueError, RecursionError):
-        raise CheckpointError("the .zip file's modules.json is not valid JSON") from None
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise CheckpointError("the .zip file's modules.json must be a list of objects")
-    for entry in entries:
-        path = entry.get("path", "")
-        if not isinstance(path, str) or not isinstance(entry.get("type", ""), str):
-            raise CheckpointError("the .zip file's modules.json has a path or type that is not text")
-        resolved = (root / path).resolve()
-        if resolved != root.resolve() and root.resolve() not in resolved.parents:
-            raise CheckpointError(f"the .zip file's modules.json points outside the upload: {path[:80]!r}")
+        identify(root)
+        return root
+    except CheckpointError as refusal:
+        found = find_models(root)
+        if len(found) > 1:
+            names = ", ".join(str(m.path.relative_to(root)) for m in found[:4])
+            raise CheckpointError(f"the .zip file holds {len(found)} models ({names}); zip one model") from None
+        if not found:
+            raise refusal from None
+        return found[0].path
 
 
-def _bert_root(target: Path) -> Path:
-    """The unzipped folder itself, or its only top-level folder."""
-    if not (target / "config.json").is_file():
-        children = [p for p in target.iterdir()]
-        if len(children) == 1 and children[0].is_dir():
-            target = children[0]
-    missing = [name for name in BERT_FILES if not (target / name).is_file()]
-    if missing:
-        raise CheckpointError(f"the .zip file has no {', '.join(missing)}; a BERT-family folder needs "
-                              f"{', '.join(BERT_FILES)}")
-    return target
-
-
-def _check(kind: str, path: Path) -> None:
-    """Open the stored payload with core's loader; any failure is a CheckpointError."""
+def _check(found: ModelFile) -> None:
+    """Open the model with core's loader; any failure is a CheckpointError."""
     try:
-        if kind == "safetensors":
-            load_checkpoint(path)
+        if found.kind == "checkpoint":
+            load_checkpoint(found.path)
         else:
-            load_pretrained(path, use_cache=False)
+            load_pretrained(found.path, use_cache=False)
     except CheckpointError:
         raise
     except (MemoryError, RecursionError, OverflowError, ValueError, OSError) as error:
@@ -166,12 +100,28 @@ def _check(kind: str, path: Path) -> None:
         raise CheckpointError(f"the file cannot be read ({type(error).__name__})") from None
 
 
-def _nn_transformer(path: Path) -> NNTransformerLayout | None:
-    """What the shapes tell when the file holds an ``nn.Transformer`` state dict (its header only), else None."""
-    try:
-        return nn_transformer_layout(path)
-    except (ValueError, MemoryError, RecursionError, OverflowError, OSError):
-        return None
+def _receive(staging: Path, filename: str, data: bytes, max_bytes: int) -> Path:
+    """Keep ``data`` in ``staging``, unpacked if core says it is an archive, and check the model it holds;
+    returns the model's path."""
+    received = staging / FILES / disk_name(filename)
+    received.parent.mkdir()
+    received.write_bytes(data)
+    found = identify(received)
+    if found.kind == "archive":
+        found = identify(_unpack(received, max_bytes))
+        if found.kind == "archive":
+            raise CheckpointError("the .zip file holds another zip: zip the model's folder itself")
+        if found.kind == "nn-transformer":
+            raise CheckpointError(f"{found.path.name} holds a PyTorch nn.Transformer's weights: upload the "
+                                  ".safetensors file itself (not zipped) to import it with the form")
+    if found.kind == "nn-transformer":
+        try:
+            layout = nn_transformer_layout(found.path)
+        except (ValueError, MemoryError, RecursionError, OverflowError, OSError):
+            raise CheckpointError(f"{found.path.name} is not an Attnscope checkpoint") from None
+        raise NeedsImport(layout)
+    _check(found)
+    return found.path
 
 
 def save_upload(uploads: Path, owner: str, filename: str, data: bytes) -> str:
@@ -179,22 +129,12 @@ def save_upload(uploads: Path, owner: str, filename: str, data: bytes) -> str:
 
     Raises:
         NeedsImport: a ``.safetensors`` holding an ``nn.Transformer`` state dict (see :func:`import_upload`).
-        CheckpointError: wrong type, too large, unsafe archive, or refused by the core loader.
+        CheckpointError: too large, over the disk quota, unsafe archive, or refused by core (the message
+            says what core opens, or how to convert a pickle).
     """
-    kind = kind_of(filename)
-
-    def fill(staging: Path) -> None:
-        payload = staging / PAYLOADS[kind]
-        if kind == "zip":
-            safe_unzip(data, staging / "unzipped").rename(payload)
-            shutil.rmtree(staging / "unzipped", ignore_errors=True)
-        else:
-            payload.write_bytes(data)
-        if kind == "safetensors" and (layout := _nn_transformer(payload)) is not None:
-            raise NeedsImport(layout)
-        _check(kind, payload)
-
-    return _store(uploads, owner, filename, data, hashlib.sha256(data).hexdigest()[:16], fill)
+    max_bytes = max_upload_bytes()
+    return _store(uploads, owner, filename, data, hashlib.sha256(data).hexdigest()[:16],
+                  lambda staging: _receive(staging, filename, data, max_bytes))
 
 
 def import_upload(uploads: Path, owner: str, filename: str, data: bytes, options: NNImportOptions) -> str:
@@ -202,13 +142,12 @@ def import_upload(uploads: Path, owner: str, filename: str, data: bytes, options
     keep it as ``owner``'s; returns its digest (one per file and options).
 
     Raises:
-        CheckpointError: wrong type, too large, options that do not fit, or refused by the core loader.
+        CheckpointError: too large, options that do not fit, or refused by the core loader.
     """
-    if kind_of(filename) != "safetensors":
-        raise CheckpointError("only a .safetensors state dict can be imported")
 
-    def fill(staging: Path) -> None:
-        source, payload = staging / "source.safetensors", staging / PAYLOADS["safetensors"]
+    def fill(staging: Path) -> Path:
+        source, payload = staging / "source.safetensors", staging / FILES / disk_name(filename)
+        payload.parent.mkdir()
         source.write_bytes(data)
         try:
             import_nn_transformer(source, payload, options)
@@ -219,47 +158,66 @@ def import_upload(uploads: Path, owner: str, filename: str, data: bytes, options
             raise CheckpointError(f"the file cannot be imported ({type(error).__name__})") from None
         finally:
             source.unlink(missing_ok=True)
-        _check("safetensors", payload)
+        _check(identify(payload))
+        return payload
 
     digest = hashlib.sha256(data + repr(options).encode("utf-8")).hexdigest()[:16]
     return _store(uploads, owner, filename, data, digest, fill)
 
 
 def _store(uploads: Path, owner: str, filename: str, data: bytes, digest: str,
-           fill: Callable[[Path], None]) -> str:
-    """``fill`` a fresh staging folder in ``owner``'s uploads, then keep it as ``digest``."""
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise CheckpointError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+           fill: Callable[[Path], Path]) -> str:
+    """``fill`` a fresh staging folder in ``owner``'s uploads (it returns the model's path), then keep it
+    as ``digest``, within the session's and the server's disk quotas."""
+    max_bytes = max_upload_bytes()
+    if len(data) > max_bytes:
+        raise CheckpointError(f"the file is larger than {max_bytes // 2**20} MB")
     folder = owner_folder(uploads, owner)
     if uploads.is_symlink() or folder.is_symlink():
         raise CheckpointError("the uploads folder is a link; uploads are turned off")
+    storage.check_server_room(uploads, len(data), max_bytes)
     folder.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=folder))
     try:
-        fill(staging)
+        payload = fill(staging)
+        (staging / PAYLOAD_FILE).write_text(payload.relative_to(staging / FILES).as_posix(), encoding="utf-8")
         (staging / NAME_FILE).write_text(display_name(filename), encoding="utf-8")
         target = folder / digest
         shutil.rmtree(target, ignore_errors=True)
+        storage.make_room(folder, storage.bytes_under(staging), storage.SESSION_UPLOADS * max_bytes)
         staging.rename(target)
     except NeedsImport:
         raise
     except CheckpointError as error:
-        message = str(error).replace(str(staging), "the upload")
-        for stored in ("source.safetensors", *PAYLOADS.values()):  # the loader names the stored file
-            if stored != PAYLOADS["zip"]:
-                message = message.replace(stored, display_name(filename))
-        raise CheckpointError(message) from None
+        raise CheckpointError(str(error).replace(str(staging), "the upload")) from None
+    except OSError as error:  # the disk: full, or a file the system refuses to write
+        log.warning("upload not stored: %s", error)
+        raise CheckpointError(f"the upload cannot be stored ({error.strerror or type(error).__name__})") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return digest
 
 
 def payload_of(folder: Path) -> Path | None:
-    """The model inside one upload's folder (a file or a BERT folder), or None."""
-    for name in PAYLOADS.values():
-        path = folder / name
-        if path.exists() and not path.is_symlink():
-            return path
+    """The model inside one upload's folder (a file or a folder, where ``payload.txt`` says), or None."""
+    try:
+        relative = (folder / PAYLOAD_FILE).read_text(encoding="utf-8")[:4096]
+    except (OSError, UnicodeDecodeError):
+        return None
+    files = folder / FILES
+    path = files / relative
+    try:
+        inside = path.resolve().is_relative_to(files.resolve())
+    except (OSError, RuntimeError):
+        return None
+    return path if inside and path.exists() and not path.is_symlink() else None
+
+
+def upload_folder(payload: Path) -> Path | None:
+    """The upload's own folder (``<owner>/<digest>``) holding ``payload``, or None."""
+    for folder in reversed(payload.parents):  # the outermost: a name inside the upload cannot pose as it
+        if is_upload_digest(folder.name) and is_owner(folder.parent.name):
+            return folder
     return None
 
 

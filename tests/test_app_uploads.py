@@ -15,6 +15,7 @@ from safetensors.torch import save_file
 from streamlit.testing.v1 import AppTest
 
 from app import catalog, resources, uploads
+from app.unzip import unzip
 from core import CheckpointError, explain, load_checkpoint, load_pretrained, pretrained_models, read_info
 from tests.apptest_helpers import REVERSE, open_page
 from tests.pretrained_files import write_tiny_bert, write_tiny_gguf
@@ -69,7 +70,7 @@ def test_a_valid_upload_is_chosen_and_shown_at_once_under_its_own_name(runs):
     assert "My reverse model (v2).safetensors" in at.markdown[0].value  # as uploaded
     text = at.text_area(key="text").value
     assert any(c.value == explain(REVERSE, text).prediction.text for c in at.code)
-    assert read_info(folder / uploads.PAYLOADS["safetensors"]).sha256 == read_info(REVERSE).sha256
+    assert read_info(uploads.payload_of(folder)).sha256 == read_info(REVERSE).sha256
 
 
 def test_uploads_belong_to_the_session_that_made_them(runs):
@@ -119,13 +120,15 @@ def test_a_recursion_bomb_upload_is_a_clear_refusal(runs):
     assert at.error and "cannot be opened" in at.error[0].value and upload_folders(runs) == []
 
 
-def test_a_wrong_type_is_refused_saying_which_types_are_allowed(runs):
-    at = upload(open_page("explore"), "model.pt", b"\x80\x04not a checkpoint")
-    message = at.error[0].value
-    assert ".pt files are not accepted" in message
-    assert all(t in message for t in (".safetensors", ".gguf", ".zip"))
+def test_a_file_is_told_by_its_content_and_refused_saying_what_opens(runs):
+    at = upload(open_page("explore"), "model.pt", b"\x80\x04not a checkpoint")  # a pickle, whatever its name
+    message = at.error[0].value.replace("\\", "")
+    assert "model.pt is a PyTorch pickle and is never loaded" in message and "safe_serialization=True" in message
     at = upload(open_page("explore"), "README", b"text")
-    assert "files without a type are not accepted" in at.error[0].value
+    message = at.error[0].value.replace("\\", "")
+    assert "README is not a model Attnscope opens" in message and upload_folders(runs) == []
+    renamed = upload(open_page("explore"), "reverse.zip", REVERSE.read_bytes())  # a checkpoint named .zip
+    assert not renamed.error and renamed.session_state["ckpt"].startswith("upload:")
 
 
 @pytest.mark.parametrize(("member", "match"), [("../evil.txt", "leaving its folder"),
@@ -137,32 +140,32 @@ def test_unsafe_zip_members_are_refused(tmp_path, member, match):
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(member, "x")
     with pytest.raises(CheckpointError, match=match):
-        uploads.safe_unzip(buffer.getvalue(), tmp_path / "out")
+        unzip(buffer.getvalue(), tmp_path / "out", max_bytes=1 << 20, max_files=uploads.MAX_ZIP_FILES)
     assert not (tmp_path / "evil.txt").exists()
 
 
-def test_zip_links_counts_and_sizes_are_bounded(tmp_path, monkeypatch):
+def test_zip_links_counts_and_sizes_are_bounded(tmp_path):
+    caps = {"max_bytes": 1000, "max_files": uploads.MAX_ZIP_FILES}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         link = zipfile.ZipInfo("config.json")
         link.external_attr = (0o120777 << 16)
         archive.writestr(link, "/etc/passwd")
     with pytest.raises(CheckpointError, match="link"):
-        uploads.safe_unzip(buffer.getvalue(), tmp_path / "a")
+        unzip(buffer.getvalue(), tmp_path / "a", **caps)
     many = io.BytesIO()
     with zipfile.ZipFile(many, "w") as archive:
         for i in range(uploads.MAX_ZIP_FILES + 1):
             archive.writestr(f"f{i}", "x")
     with pytest.raises(CheckpointError, match="at most"):
-        uploads.safe_unzip(many.getvalue(), tmp_path / "b")
-    monkeypatch.setattr(uploads, "MAX_UNZIPPED_BYTES", 1000)
+        unzip(many.getvalue(), tmp_path / "b", **caps)
     big = io.BytesIO()
     with zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("config.json", "0" * 5000)  # compresses to a few bytes: a zip bomb in miniature
     with pytest.raises(CheckpointError, match="unpacks to more than"):
-        uploads.safe_unzip(big.getvalue(), tmp_path / "c")
+        unzip(big.getvalue(), tmp_path / "c", **caps)
     with pytest.raises(CheckpointError, match="cannot be read"):
-        uploads.safe_unzip(b"PK not a zip", tmp_path / "d")
+        unzip(b"PK not a zip", tmp_path / "d", **caps)
 
 
 # ----------------------------------------------------------------------------- pretrained uploads
@@ -293,7 +296,7 @@ def test_an_nn_transformer_upload_is_imported_with_the_form_and_chosen(runs, tmp
     [folder] = upload_folders(runs)
     assert at.session_state["ckpt"] == f"upload:{folder.name}" and "_import_layout" not in at.session_state
     assert "uploaded · My translator.safetensors" in at.selectbox(key="ckpt").format_func(at.session_state["ckpt"])
-    ckpt = load_checkpoint(folder / uploads.PAYLOADS["safetensors"])
+    ckpt = load_checkpoint(uploads.payload_of(folder))
     src, tgt = torch.tensor([[4, 5, 6, 7, 8, 2]]), torch.tensor([[1, 4, 5, 6]])
     causal = torch.nn.Transformer.generate_square_subsequent_mask(4)
     with torch.no_grad():  # the user's model, as it computes: its embeddings, nn.Transformer, its output layer
@@ -319,5 +322,5 @@ def test_an_import_that_does_not_fit_is_a_clear_refusal_and_nothing_is_kept(runs
 def test_a_safetensors_file_that_is_neither_a_checkpoint_nor_an_nn_transformer_is_refused(runs, tmp_path):
     save_file({"encoder.layers.0.weight": torch.zeros(3, 4)}, tmp_path / "odd.safetensors")
     at = upload(open_page("explore"), "odd.safetensors", (tmp_path / "odd.safetensors").read_bytes())
-    assert "not an Attnscope checkpoint" in at.sidebar.error[0].value.replace("\\", "") and not at.sidebar.info
+    assert "bare weights file" in at.sidebar.error[0].value.replace("\\", "") and not at.sidebar.info
     assert upload_folders(runs) == []

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from app import uploads
 from app.unzip import unzip
-from core import CheckpointError
+from core import CheckpointError, load_pretrained
 from tests.pretrained_files import write_tiny_bert
 
 METHODS = [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]
@@ -102,12 +101,11 @@ def test_an_unknown_compression_method_is_refused(tmp_path: Path) -> None:
     refused(bytes(data), tmp_path, "compression method 99|cannot be read")
 
 
-def bert_zip(tmp_path: Path, modules: object) -> bytes:
+def bert_with_modules(tmp_path: Path, modules: object) -> Path:
     folder = tmp_path / "bert"
     write_tiny_bert(folder)
-    files = {f"bert/{p.name}": p.read_bytes() for p in folder.iterdir()}
-    files["bert/modules.json"] = json.dumps(modules).encode()
-    return zipped(files)
+    (folder / "modules.json").write_text(json.dumps(modules))
+    return folder
 
 
 @pytest.mark.parametrize("modules, match", [
@@ -115,15 +113,28 @@ def bert_zip(tmp_path: Path, modules: object) -> bytes:
     ({"path": "1_Pooling"}, "must be a list of objects"),
     ([3], "must be a list of objects"),
     ([{"path": 3, "type": "sentence_transformers.models.Pooling"}], "not text"),
-    ([{"path": "../../../../etc", "type": "sentence_transformers.models.Pooling"}], "outside the upload"),
+    ([{"path": "../../../../etc", "type": "sentence_transformers.models.Pooling"}], "outside the folder"),
 ])
-def test_z2_a_modules_json_of_the_wrong_type_or_leaving_the_upload_is_one_line(
+def test_z2_a_modules_json_of_the_wrong_type_or_leaving_the_folder_is_one_line(
         modules: object, match: str, tmp_path: Path) -> None:
-    with pytest.raises(CheckpointError, match=match):
-        uploads.safe_unzip(bert_zip(tmp_path, modules), tmp_path / "out")
+    """Core's BERT reader checks sentence-transformers' modules.json (for a folder from anywhere, an upload too)."""
+    with pytest.raises(CheckpointError, match=match) as caught:
+        load_pretrained(bert_with_modules(tmp_path, modules))
+    assert "\n" not in str(caught.value)
 
 
-def test_a_good_modules_json_is_accepted(tmp_path: Path) -> None:
-    root = uploads.safe_unzip(bert_zip(tmp_path, [{"path": "", "type": "sentence_transformers.models.Transformer"}]),
-                              tmp_path / "out")
-    assert (root / "config.json").is_file()
+def test_a_modules_json_that_is_not_json_is_one_line(tmp_path: Path) -> None:
+    folder = bert_with_modules(tmp_path, [])
+    (folder / "modules.json").write_text("[{")
+    with pytest.raises(CheckpointError, match="modules.json is not valid JSON"):
+        load_pretrained(folder)
+
+
+def test_a_good_modules_json_sets_the_pooling(tmp_path: Path) -> None:
+    folder = bert_with_modules(tmp_path, [{"path": "", "type": "sentence_transformers.models.Transformer"},
+                                          {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
+    assert load_pretrained(folder).pooling == {"mode": "cls", "normalize": False}
+    (folder / "modules.json").write_text(json.dumps([{"path": "2_Normalize", "type": "x.models.Normalize"}]))
+    assert load_pretrained(folder).pooling == {"mode": "mean", "normalize": True}

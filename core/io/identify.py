@@ -4,7 +4,11 @@ suffixes or folder layouts.
 * an Attnscope checkpoint: a ``.safetensors`` file whose header says ``format: attnscope``;
 * a PyTorch ``nn.Transformer`` state dict in a ``.safetensors`` file (opened after ``import``);
 * a pretrained model: a Hugging Face model folder (``config.json`` + safetensors + tokenizer) or a
-  ``.gguf`` file (magic bytes ``GGUF``).
+  ``.gguf`` file (magic bytes ``GGUF``);
+* an archive: a zip file, to be unpacked (with the caller's caps) and its content identified in turn.
+
+A PyTorch pickle (``torch.save``'s zip or a bare pickle, such as ``pytorch_model.bin``) is refused with
+the one-line way to convert it: pickles are never loaded.
 
 :func:`find_models` lists every model under a folder (the app's ``--models DIR``), read in place.
 """
@@ -19,13 +23,16 @@ from pathlib import Path
 
 from core.io.checkpoint import FORMAT, CheckpointError
 from core.io.convert.nn_import import nn_transformer_layout
-from core.io.pretrained.hf_files import weight_files
+from core.io.pretrained.gguf_header import is_gguf
+from core.io.pretrained.hf_files import CONVERT_COMMAND, CONVERT_HINT, weight_files
 from core.io.pretrained.hf_folder import is_model_folder
+from core.io.pretrained.load import supported
 
-KINDS = ("checkpoint", "nn-transformer", "pretrained")
+KINDS = ("checkpoint", "nn-transformer", "pretrained", "archive")
 MAX_HEADER_BYTES = 100 * 2**20  # a safetensors header larger than this is refused unread
 MAX_FOUND = 200  # models listed from one folder at most
 MAX_DEPTH = 4  # folder levels searched below it
+_ZIP = b"PK\x03\x04"
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,8 @@ class ModelFile:
     """A file or folder Attnscope can open.
 
     Attributes:
-        path: where it is. kind: ``checkpoint``, ``nn-transformer`` or ``pretrained``.
+        path: where it is. kind: ``checkpoint``, ``nn-transformer``, ``pretrained`` or ``archive`` (a zip
+            whose content is a model once unpacked).
         name: a display name (the folder or file name without its suffix).
     """
 
@@ -61,12 +69,31 @@ def _safetensors_metadata(path: Path) -> dict | None:
     return meta if isinstance(meta, dict) else {}
 
 
-def _is_gguf(path: Path) -> bool:
+def _opening(path: Path) -> bytes:
+    """The file's first bytes: a zip's first local header with its member name, or a pickle's opcodes."""
     try:
         with open(path, "rb") as handle:
-            return handle.read(4) == b"GGUF"
+            return handle.read(30 + 256)
     except OSError:
+        return b""
+
+
+def _is_pickle(head: bytes) -> bool:
+    """A bare pickle (protocol 2 or later), or ``torch.save``'s zip (its first member ``<name>/data.pkl``)."""
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return True
+    if head[:4] != _ZIP or len(head) < 30:
         return False
+    (length,) = struct.unpack("<H", head[26:28])
+    return head[30:30 + length].rsplit(b"/", 1)[-1] == b"data.pkl"
+
+
+def _folder_refusal(path: Path) -> CheckpointError:
+    """Why a folder without ``config.json`` is not a model: a pickle-only folder gets the way to convert it."""
+    if any(path.glob("pytorch_model*.bin")):
+        return CheckpointError(f"{path.name} has no config.json nor safetensors weights: {CONVERT_HINT}")
+    return CheckpointError(f"{path.name} is a folder without config.json, not a model Attnscope opens; "
+                           f"supported: {supported()}")
 
 
 def identify(path: str | os.PathLike) -> ModelFile:
@@ -74,15 +101,23 @@ def identify(path: str | os.PathLike) -> ModelFile:
 
     Raises:
         CheckpointError: it does not exist, or holds nothing Attnscope opens (the message says what does,
-            and for a bare Hugging Face weights file, to open its folder).
+            for a bare Hugging Face weights file to open its folder, for a pickle how to convert it).
     """
     path = Path(path)
     if is_model_folder(path):
         return ModelFile(path, "pretrained", path.name)
+    if path.is_dir():
+        raise _folder_refusal(path)
     if not path.is_file():
         raise CheckpointError(f"not found: {path.name}")
-    if _is_gguf(path):
+    if is_gguf(path):
         return ModelFile(path, "pretrained", path.stem)
+    head = _opening(path)
+    if _is_pickle(head):
+        raise CheckpointError(f"{path.name} is a PyTorch pickle and is never loaded; convert its Hugging Face "
+                              f"folder once with {CONVERT_COMMAND} and open the folder")
+    if head[:4] in (_ZIP, b"PK\x05\x06"):  # a zip (one with no member starts with its end record)
+        return ModelFile(path, "archive", path.stem)
     metadata = _safetensors_metadata(path)
     if metadata is None:
         raise CheckpointError(f"{path.name} is not a model Attnscope opens: an Attnscope checkpoint or an "

@@ -46,6 +46,15 @@ class GGUFLimits:
 GGUF_LIMITS = GGUFLimits()
 
 
+def is_gguf(path: Path) -> bool:
+    """Whether the file at ``path`` starts with the GGUF magic bytes (whatever its name)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == MAGIC
+    except OSError:
+        return False
+
+
 @dataclass(frozen=True)
 class TensorInfo:
     """One tensor's description: GGUF dims (innermost first), GGML type, data offset."""

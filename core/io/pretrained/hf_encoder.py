@@ -198,21 +198,31 @@ def labels_of(raw: dict[str, Any], count: int) -> tuple[str, ...]:
 def pooling(folder: Path) -> dict[str, Any]:
     """How a sentence vector is made: ``{"mode": "mean" | "cls", "normalize": bool}``.
 
-    From sentence-transformers' ``modules.json`` and pooling config when present; a plain
-    folder gets the mean over tokens, normalised (as all-MiniLM-L6-v2 does).
+    From sentence-transformers' ``modules.json`` (a list of objects whose ``path`` stays inside the
+    folder) and pooling config when present; a plain folder gets the mean over tokens, normalised
+    (as all-MiniLM-L6-v2 does).
+
+    Raises:
+        CheckpointError: ``modules.json`` is not valid JSON, not a list of objects, has a path or type
+            that is not text, or a path leading out of the folder.
     """
     modules = folder / "modules.json"
     if not modules.is_file():
         return {"mode": "mean", "normalize": True}
-    entries = json.loads(modules.read_text(encoding="utf-8"))
-    kinds = [str(e.get("type", "")).rsplit(".", 1)[-1] for e in entries if isinstance(e, dict)]
+    try:
+        entries = json.loads(modules.read_bytes()[:1 << 20])
+    except (OSError, ValueError, RecursionError):
+        raise CheckpointError(f"{folder.name}: modules.json is not valid JSON") from None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise CheckpointError(f"{folder.name}: modules.json must be a list of objects")
+    if not all(isinstance(e.get("path", ""), str) and isinstance(e.get("type", ""), str) for e in entries):
+        raise CheckpointError(f"{folder.name}: modules.json has a path or type that is not text")
+    kinds = [e.get("type", "").rsplit(".", 1)[-1] for e in entries]
     mode = "mean"
     for entry in entries:
-        if isinstance(entry, dict) and str(entry.get("type", "")).endswith("Pooling"):
-            settings = inside(folder, str(entry.get("path", ""))) / "config.json"
-            if settings.is_file():
-                raw = read_json(settings, folder)
-                mode = "cls" if raw.get("pooling_mode_cls_token") else "mean"
+        settings = inside(folder, entry.get("path", "")) / "config.json"  # every path checked, used or not
+        if entry.get("type", "").endswith("Pooling") and settings.is_file():
+            mode = "cls" if read_json(settings, folder).get("pooling_mode_cls_token") else "mean"
     return {"mode": mode, "normalize": "Normalize" in kinds}
 
 
@@ -250,6 +260,7 @@ def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     except CheckpointError as error:
         raise CheckpointError(f"{folder.name}: {error}") from None
     check_shapes(folder, config, found)
+    sentence = pooling(folder) if kind == "hidden" else {}  # modules.json checked before any weight is read
     tokenizer = read_tokenizer(folder, config.max_len)
     if tokenizer.vocab_size > config.vocab_size:
         raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "
@@ -260,4 +271,4 @@ def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     model = assign_weights(lambda: BertModel(config), weights, folder.name)
     labels = (head.labels or labels_of(raw, config.head.n_labels)) if kind in ("classes", "token_classes") else ()
     return FolderRead(model, tokenizer, family.name, kind, labels=labels,
-                      pooling=pooling(folder) if kind == "hidden" else {})
+                      pooling=sentence)

@@ -27,9 +27,10 @@ FLOAT_DTYPES = ("F32", "F16", "BF16")
 #: The most bytes of weights one pretrained folder may hold (Qwen2-0.5B in fp32 is ~2 GB).
 WEIGHT_BUDGET_BYTES = 4 * 2**30
 _BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
-CONVERT_HINT = ("pytorch_model.bin is a pickle and is never loaded; convert it once with "
-                "`python -c \"from transformers import AutoModel; AutoModel.from_pretrained('DIR')"
-                ".save_pretrained('DIR', safe_serialization=True)\"`")
+#: The one command that turns a Hugging Face folder's pickle weights into safetensors.
+CONVERT_COMMAND = ("`python -c \"from transformers import AutoModel; AutoModel.from_pretrained('DIR')"
+                   ".save_pretrained('DIR', safe_serialization=True)\"`")
+CONVERT_HINT = f"pytorch_model.bin is a pickle and is never loaded; convert it once with {CONVERT_COMMAND}"
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from torch import nn
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.ct2_whisper import is_ctranslate2_folder, read_whisper
+from core.io.pretrained.gguf_header import is_gguf
 from core.io.pretrained.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
 from core.io.pretrained.hf_files import FolderRead, weight_files
 from core.io.pretrained.hf_folder import is_model_folder, read_folder, supported_model_types
@@ -216,13 +217,19 @@ def _load_whisper(path: Path, device: torch.device | str) -> PretrainedModel | N
 
 def is_pretrained(source: Any) -> bool:
     """Whether ``source`` is a :class:`PretrainedModel` or a path that :func:`load_pretrained` opens
-    (a folder, or a file ending in ``.gguf``) rather than an Attnscope checkpoint."""
+    (a folder, or a GGUF file: named ``.gguf`` or starting with its magic bytes) rather than an Attnscope
+    checkpoint."""
     if isinstance(source, PretrainedModel):
         return True
     if not isinstance(source, (str, os.PathLike)):
         return False
     path = Path(source)
-    return path.suffix.lower() == ".gguf" or path.is_dir()
+    return _gguf_path(path) or path.is_dir()
+
+
+def _gguf_path(path: Path) -> bool:
+    """A GGUF file: by its name, or by its content whatever its name (an upload is stored under any name)."""
+    return path.suffix.lower() == ".gguf" or (path.is_file() and is_gguf(path))
 
 
 def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cpu",
@@ -240,7 +247,7 @@ def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cp
             what is supported), unreadable or inconsistent files.
     """
     path = Path(path)
-    if path.suffix.lower() == ".gguf":
+    if _gguf_path(path):
         model, tokenizer, general, sha = load_gguf(path, use_cache=use_cache)
         model = model.to(device)
         name = _known_name(path) or str(general.get("name") or path.stem)

@@ -108,9 +108,7 @@ def _receive(staging: Path, filename: str, data: bytes, max_bytes: int) -> Path:
     received.write_bytes(data)
     found = identify(received)
     if found.kind == "archive":
-        found = identify(_unpack(received, max_bytes))
-        if found.kind == "archive":
-            raise CheckpointError("the .zip file holds another zip: zip the model's folder itself")
+        found = identify(_unpack(received, max_bytes))  # a folder or a model file: never another archive
         if found.kind == "nn-transformer":
             raise CheckpointError(f"{found.path.name} holds a PyTorch nn.Transformer's weights: upload the "
                                   ".safetensors file itself (not zipped) to import it with the form")

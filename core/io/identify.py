@@ -171,7 +171,9 @@ def find_models(folder: str | os.PathLike) -> list[ModelFile]:
                     stack.append((child, depth + 1))
             elif child.suffix.lower() in (".gguf", ".safetensors"):
                 try:
-                    found.append(identify(child))
+                    model = identify(child)
                 except CheckpointError:
                     continue  # a shard or a bare weights file: not a model on its own
+                if model.kind != "archive":  # a zip under a model's name is not opened in place
+                    found.append(model)
     return sorted(found, key=lambda m: str(m.path))[:MAX_FOUND]

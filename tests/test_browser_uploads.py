@@ -1,9 +1,11 @@
-"""Real-browser test of uploads (issue 15): a valid and a hostile checkpoint uploaded through the
+"""Real-browser test of uploads (issues 15 and 21): a valid and a hostile checkpoint uploaded through the
 page in Chromium, a second browser context that must not see the upload, and every request the
-browsers make recorded: none may leave 127.0.0.1 (favicon and fonts included)."""
+browsers make recorded: none may leave 127.0.0.1 (favicon and fonts included); a zipped GPT-2 folder
+uploaded through the real file input opens on Explore."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -92,3 +94,26 @@ def test_uploads_in_a_real_browser_stay_private_and_local(browser, tmp_path):
     assert any("/media/" in r or "favicon" in r for r in requests) or icon.startswith("data:")
     first.close()
     second.close()
+
+
+def test_a_zipped_gpt2_folder_uploaded_in_a_real_browser_opens_on_explore(browser, tmp_path):
+    """A Hugging Face folder of another family than BERT, zipped, through the real file input."""
+    pytest.importorskip("transformers")
+    from tests.test_app_uploads_families import gpt2_folder
+
+    url, chromium, _ = browser
+    gpt2_folder(tmp_path / "tiny-gpt2")
+    archive = Path(shutil.make_archive(str(tmp_path / "tiny-gpt2"), "zip", tmp_path, "tiny-gpt2"))
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(url)
+    wait_until_idle(page)
+    _upload(page, archive)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+                           ".includes('tiny-gpt2.zip')", timeout=90_000)
+    wait_until_idle(page)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert "Most likely next token" in main and not problems_on(page), main[:400]
+    assert any(o.startswith("uploaded · tiny-gpt2.zip") for o in _picker_options(page))
+    screenshot(page, "upload-gpt2-zip")
+    context.close()

@@ -138,3 +138,10 @@ def test_a_good_modules_json_sets_the_pooling(tmp_path: Path) -> None:
     assert load_pretrained(folder).pooling == {"mode": "cls", "normalize": False}
     (folder / "modules.json").write_text(json.dumps([{"path": "2_Normalize", "type": "x.models.Normalize"}]))
     assert load_pretrained(folder).pooling == {"mode": "mean", "normalize": True}
+
+
+def test_a_directory_of_many_tiny_entries_is_refused_from_its_end_record(tmp_path: Path) -> None:
+    """zipfile builds an object per listed entry: a 500 MB zip of empty members would list millions."""
+    many = zipped({f"f{i:06d}": b"" for i in range(3000)}, zipfile.ZIP_STORED)
+    refused(many, tmp_path, "lists more files than the 16 accepted")
+    assert not list(tmp_path.iterdir())

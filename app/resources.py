@@ -65,8 +65,7 @@ def results() -> ByteLRU:
 
 # ----------------------------------------------------------------------------- sessions and the catalog
 def owner() -> str:
-    """This browser session's upload owner token (made on first use, never taken from the URL); the
-    session's uploads are removed when it ends."""
+    """This browser session's upload owner token (made on first use, never taken from the URL)."""
     token = st.session_state.get("_upload_owner")
     if not uploads.is_owner(token):
         token = st.session_state["_upload_owner"] = uploads.new_owner()

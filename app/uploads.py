@@ -95,8 +95,10 @@ def _check(found: ModelFile) -> None:
             load_pretrained(found.path, use_cache=False)
     except CheckpointError:
         raise
-    except (MemoryError, RecursionError, OverflowError, ValueError, OSError) as error:
-        log.info("upload refused: %s", error)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # a reader's fault, or a native panic (pyo3's PanicException): one line
+        log.warning("upload refused: %r", error, exc_info=True)
         raise CheckpointError(f"the file cannot be read ({type(error).__name__})") from None
 
 

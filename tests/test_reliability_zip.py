@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from app.uploads import MAX_ZIP_FILES
 from app.unzip import unzip
 from core import CheckpointError, load_pretrained
 from tests.pretrained_files import write_tiny_bert
@@ -145,3 +146,40 @@ def test_a_directory_of_many_tiny_entries_is_refused_from_its_end_record(tmp_pat
     many = zipped({f"f{i:06d}": b"" for i in range(3000)}, zipfile.ZIP_STORED)
     refused(many, tmp_path, "lists more files than the 16 accepted")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("member", "match"), [("../evil.txt", "leaving its folder"),
+                                              ("/etc/evil.txt", "absolute path"),
+                                              ("a/../../evil.txt", "leaving its folder"),
+                                              ("C:/evil.txt", "absolute path")])
+def test_unsafe_zip_members_are_refused(tmp_path, member, match):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(member, "x")
+    with pytest.raises(CheckpointError, match=match):
+        unzip(buffer.getvalue(), tmp_path / "out", max_bytes=1 << 20, max_files=MAX_ZIP_FILES)
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_zip_links_counts_and_sizes_are_bounded(tmp_path):
+    caps = {"max_bytes": 1000, "max_files": MAX_ZIP_FILES}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        link = zipfile.ZipInfo("config.json")
+        link.external_attr = (0o120777 << 16)
+        archive.writestr(link, "/etc/passwd")
+    with pytest.raises(CheckpointError, match="link"):
+        unzip(buffer.getvalue(), tmp_path / "a", **caps)
+    many = io.BytesIO()
+    with zipfile.ZipFile(many, "w") as archive:
+        for i in range(MAX_ZIP_FILES + 1):
+            archive.writestr(f"f{i}", "x")
+    with pytest.raises(CheckpointError, match="at most"):
+        unzip(many.getvalue(), tmp_path / "b", **caps)
+    big = io.BytesIO()
+    with zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("config.json", "0" * 5000)  # compresses to a few bytes: a zip bomb in miniature
+    with pytest.raises(CheckpointError, match="unpacks to more than"):
+        unzip(big.getvalue(), tmp_path / "c", **caps)
+    with pytest.raises(CheckpointError, match="cannot be read"):
+        unzip(b"PK not a zip", tmp_path / "d", **caps)

@@ -217,8 +217,7 @@ def _load_whisper(path: Path, device: torch.device | str) -> PretrainedModel | N
 
 def is_pretrained(source: Any) -> bool:
     """Whether ``source`` is a :class:`PretrainedModel` or a path that :func:`load_pretrained` opens
-    (a folder, or a GGUF file: named ``.gguf`` or starting with its magic bytes) rather than an Attnscope
-    checkpoint."""
+    (a folder, or a GGUF file: told by its magic bytes) rather than an Attnscope checkpoint."""
     if isinstance(source, PretrainedModel):
         return True
     if not isinstance(source, (str, os.PathLike)):
@@ -228,8 +227,9 @@ def is_pretrained(source: Any) -> bool:
 
 
 def _gguf_path(path: Path) -> bool:
-    """A GGUF file: by its name, or by its content whatever its name (an upload is stored under any name)."""
-    return path.suffix.lower() == ".gguf" or (path.is_file() and is_gguf(path))
+    """A GGUF file: by its content whatever its name (an upload keeps the name it was given), or by its name
+    when there is no file to read (the GGUF reader then says what is wrong)."""
+    return is_gguf(path) if path.is_file() else path.suffix.lower() == ".gguf"
 
 
 def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cpu",

@@ -5,8 +5,9 @@
 
 * A session keeps at most :data:`SESSION_UPLOADS` uploads' worth of bytes (the upload cap each): a new
   upload that would pass it replaces the session's oldest ones (:func:`make_room`).
-* All sessions together keep at most :data:`SERVER_UPLOADS` uploads' worth: past it a new upload is
-  refused until sessions end (:func:`check_server_room`).
+* All sessions together keep at most :data:`SERVER_UPLOADS` uploads' worth: an upload whose bytes
+  would pass it is refused until sessions end (:func:`check_server_room`; a zip is counted by its
+  size, so what it unpacks to may pass the quota by at most one upload cap).
 * A session's uploads are removed when the session ends and Streamlit drops its state (the
   :class:`Janitor` kept in it); uploads whose session is gone without one (a server killed or
   restarted) are removed by the next upload once :data:`ORPHAN_S` seconds old.

@@ -186,8 +186,9 @@ class NoTensorReads:
         raise AssertionError(f"tensor {name} was read before the budget refused the upload")
 
 
-def test_hf_weight_budget_is_checked_from_the_headers_before_any_tensor_is_read(runs, gpt2, monkeypatch):
-    files = {p.name: p.read_bytes() for p in gpt2.iterdir()}
+@pytest.mark.parametrize("which", ["gpt2", "sharded"])
+def test_hf_weight_budget_is_checked_from_the_headers_before_any_tensor_is_read(runs, which, request, monkeypatch):
+    files = {p.name: p.read_bytes() for p in request.getfixturevalue(which).iterdir()}
     monkeypatch.setattr(hf_files, "safe_open", NoTensorReads(hf_files.safe_open))
     monkeypatch.setattr(hf_files.read_weights, "__defaults__", (1000,))  # a 1,000-byte weight budget
     message = refusal(uploads.new_owner(), "big.zip", zip_files(files))
@@ -204,9 +205,13 @@ def test_a_config_claiming_100000_layers_is_refused_quickly(runs, gpt2):
     assert upload_folders(runs) == []
 
 
-def test_a_gguf_header_bomb_is_refused_through_the_upload_in_little_time_and_memory(runs, tmp_path):
+@pytest.mark.parametrize("bomb", ["array", "parameters"])
+def test_a_gguf_header_bomb_is_refused_through_the_upload_in_little_time_and_memory(runs, tmp_path, bomb):
     crafted = tiny(tmp_path)
-    crafted.raw_fields.append(array_header("tokenizer.ggml.bomb", UINT32, 2**40))
+    if bomb == "array":
+        crafted.raw_fields.append(array_header("tokenizer.ggml.bomb", UINT32, 2**40))
+    else:  # a tensor claiming 2³⁰ float32 values, over the GGUF parameter budget, its data absent
+        crafted.tensors["blk.0.ffn_up.weight"] = ((2**15, 2**15), 0, b"")
     data = crafted.write(tmp_path / "bomb.gguf").read_bytes()
     tracemalloc.start()
     started = time.perf_counter()
@@ -215,5 +220,5 @@ def test_a_gguf_header_bomb_is_refused_through_the_upload_in_little_time_and_mem
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert "tokenizer.ggml.bomb" in message or "array" in message, message
+    assert ("array" in message if bomb == "array" else "more than 200,000,000 parameters" in message), message
     assert time.perf_counter() - started < 10 and peak < 64 * 2**20, peak

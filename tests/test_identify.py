@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import torch
 from safetensors.torch import save_file
 
 from app import catalog
-from core import CheckpointError, find_models, identify, model_version
+from core import CheckpointError, find_models, identify, is_pretrained, load_pretrained, model_version
 from pretrained_files import write_tiny_bert, write_tiny_gguf
 
 SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
@@ -91,3 +93,36 @@ def test_the_models_folder_appears_in_the_picker(tmp_path, monkeypatch):
     monkeypatch.setattr("sys.argv", ["streamlit_app.py", "--models", str(tmp_path / "elsewhere")])
     assert catalog.models_dir() == tmp_path / "elsewhere"
     assert any("does not exist" in p for p in catalog.list_entries()[1])
+
+
+def test_archives_and_pickles_are_told_by_their_content(tmp_path):
+    """A zip is an archive to unpack (whatever its name); a pickle, bare or torch.save's zip, is refused
+    with the way to convert it; load_pretrained and is_pretrained tell a GGUF by its magic bytes too."""
+    archive = tmp_path / "model.safetensors"  # a zip under a model's name
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr("bert/config.json", "{}")
+    assert identify(archive).kind == "archive"
+    assert find_models(tmp_path) == []  # an archive is never opened in place
+    torch.save({"w": torch.zeros(2)}, tmp_path / "weights.pt")
+    (tmp_path / "bare.bin").write_bytes(pickle.dumps({"w": 1}, protocol=4))
+    for name in ("weights.pt", "bare.bin"):
+        with pytest.raises(CheckpointError, match=f"{name} is a PyTorch pickle and is never loaded.*"
+                                                  "safe_serialization=True"):
+            identify(tmp_path / name)
+    gguf = tmp_path / "renamed.bin"
+    write_tiny_gguf(gguf)
+    assert is_pretrained(gguf) and load_pretrained(gguf, use_cache=False).family == "llama"
+    misnamed = shutil.copy(SHIPPED / "copy.safetensors", tmp_path / "copy.gguf")
+    assert not is_pretrained(misnamed) and identify(misnamed).kind == "checkpoint"
+
+
+def test_a_folder_without_config_json_is_told_what_opens(tmp_path):
+    (tmp_path / "notes").mkdir()
+    with pytest.raises(CheckpointError, match="notes is a folder without config.json.*supported: a Hugging Face "
+                                              "model folder .* of model_type albert, bart"):
+        identify(tmp_path / "notes")
+    (tmp_path / "pickled").mkdir()
+    (tmp_path / "pickled" / "pytorch_model.bin").write_bytes(b"\x80\x02}q\x00.")
+    with pytest.raises(CheckpointError, match="pickled has no config.json nor safetensors weights: "
+                                              "pytorch_model.bin is a pickle"):
+        identify(tmp_path / "pickled")

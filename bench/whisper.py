@@ -55,7 +55,7 @@ def _theirs() -> dict:
     import transformers
 
     from core import load_pretrained, pretrained_models
-    from tests.test_whisper import _hf_state  # the test's name mapping (test-only code, as transformers is)
+    from tests.unit.test_whisper import _hf_state  # the test's name mapping (test-only code, as transformers is)
 
     entry = next(e for e in pretrained_models("audio") if e.name == "Whisper tiny.en")
     ours = load_pretrained(entry.path)

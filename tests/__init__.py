@@ -1,0 +1,1 @@
+"""Attnscope's tests, by kind: unit/ (core, no Streamlit), app/ (Streamlit AppTest and the app's services), browser/ (a served app in Chromium); helpers/ holds what they share, conftest.py the fixtures."""

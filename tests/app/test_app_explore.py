@@ -19,9 +19,9 @@ from core import (ModelConfig, Tokenizer, Transformer, explain, get_task, input_
                   save_checkpoint)
 from tests.helpers.apptest_helpers import APP, REVERSE, frames, is_plotly, open_page, spec, titles
 from tests.helpers.apptest_helpers import charts as every_chart
+from tests.helpers.tiny import TINY_MODEL
 
-TINY = {"d_model": 16, "n_heads": 2, "d_ff": 32, "dropout": 0.0, "max_len": 24, "n_encoder_layers": 2,
-        "n_decoder_layers": 2}
+TWO_HEADS = {**TINY_MODEL, "n_heads": 2}  # the tiny model sizes, with two heads per layer
 
 pytestmark = pytest.mark.skipif(not REVERSE.exists(), reason="the shipped reverse checkpoint is missing")
 
@@ -36,10 +36,10 @@ def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     chars = Tokenizer.train("char", list(lm.examples))
     torch.manual_seed(0)
     classifier = Transformer(ModelConfig(architecture="encoder", src_vocab_size=words.vocab_size, n_classes=2,
-                                         **TINY)).eval()
+                                         **TWO_HEADS)).eval()
     save_checkpoint(folder / "tiny-classifier.safetensors", classifier, {"source": words}, task="sentiment",
                     extra={"labels": list(sentiment.labels)})
-    language_model = Transformer(ModelConfig(architecture="decoder", tgt_vocab_size=chars.vocab_size, **TINY)).eval()
+    language_model = Transformer(ModelConfig(architecture="decoder", tgt_vocab_size=chars.vocab_size, **TWO_HEADS)).eval()
     save_checkpoint(folder / "tiny-lm.safetensors", language_model, {"target": chars}, task="lm")
     return folder
 
@@ -193,7 +193,8 @@ def test_every_view_renders(calls):
 
 
 def test_summary_numbers_match_core_analysis(calls):
-    from core import head_statistics, rollout
+    from core import head_statistics
+    from core.inspect.analysis import rollout
 
     at = start(view="summary")
     expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"]

@@ -15,7 +15,7 @@ import pytest
 import torch
 from tests.helpers.apptest_helpers import SHIPPED, as_matrix, open_page
 from tests.helpers.apptest_helpers import find_chart as chart
-from tests.conftest import build_checkpoint, tiny_model  # tests/conftest.py: the shared tiny models
+from tests.helpers.tiny import build_checkpoint, tiny_model
 from streamlit.testing.v1 import AppTest
 
 from app import resources, tables

@@ -18,7 +18,7 @@ from core.lessons import noam_curve, smoothing_example
 from core.training.objectives import smoothed_targets
 from core.training.snapshots import snapshot_maps
 from tests.helpers.apptest_helpers import REVERSE, as_matrix, chart, charts_in, open_page, wait_until
-from tests.conftest import build_checkpoint, tiny_model
+from tests.helpers.tiny import build_checkpoint, tiny_model
 
 pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs folder, no job left training
 weights = as_matrix

@@ -18,17 +18,9 @@ from app import catalog, resources, uploads
 from core import CheckpointError, explain, load_checkpoint, load_pretrained, pretrained_models, read_info
 from tests.helpers.apptest_helpers import REVERSE, open_page
 from tests.helpers.pretrained_files import write_tiny_bert, write_tiny_gguf
-from tests.unit.test_checkpoint import rewrite
+from tests.helpers.checkpoint_files import hostile_bytes, rewrite
 
 TEXT = "abcdef"
-
-
-def hostile_bytes(folder: Path, **config) -> bytes:
-    """The shipped reverse checkpoint with ``config`` changed and its checksum recomputed."""
-    path = folder / "hostile.safetensors"
-    path.write_bytes(REVERSE.read_bytes())
-    rewrite(path, config=config)
-    return path.read_bytes()
 
 
 def nested_bytes(folder: Path) -> bytes:

@@ -12,9 +12,8 @@ from app.jobs import (FAILED, FINISHED, RUNNING, STOPPED, JobRefused, JobRegistr
                       sanitize_name)
 from core import TrainConfig, load_checkpoint
 from core.training.snapshots import snapshot_maps
+from tests.helpers.tiny import tiny_training_config
 
-TINY = dict(task="copy", preset="tiny", train_size=300, batch_size=16, eval_every=10, snapshot_every=10,
-            progress=False, device="cpu")
 
 
 pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs folder
@@ -29,10 +28,6 @@ def registry():
         assert job.join(timeout=120)
 
 
-def tiny(tmp_path: Path, name: str = "run", **overrides) -> TrainConfig:
-    return TrainConfig(out=str(tmp_path / f"{name}.safetensors"), **{**TINY, **overrides})
-
-
 def wait_for_step(job, step: int, limit_s: float = 60.0) -> None:
     """Bounded wait until the training thread has done ``step`` steps."""
     deadline = time.monotonic() + limit_s
@@ -42,7 +37,7 @@ def wait_for_step(job, step: int, limit_s: float = 60.0) -> None:
 
 
 def test_a_job_trains_in_a_thread_and_records_everything(registry, runs):
-    config = tiny(runs, steps=30)
+    config = tiny_training_config(runs, steps=30)
     job = registry.start("run", config)
     assert job.view().status == RUNNING
     assert job.join(timeout=180)
@@ -71,7 +66,7 @@ def test_a_job_trains_in_a_thread_and_records_everything(registry, runs):
 
 
 def test_stop_mid_run_keeps_a_checkpoint_that_loads(registry, runs):
-    config = tiny(runs, steps=5000)
+    config = tiny_training_config(runs, steps=5000)
     job = registry.start("long", config)
     wait_for_step(job, 3)
     assert registry.is_training(config.out)
@@ -88,7 +83,7 @@ def test_stop_mid_run_keeps_a_checkpoint_that_loads(registry, runs):
 
 
 def test_a_crashing_job_records_its_message_not_a_traceback(registry, runs):
-    config = tiny(runs, steps=10, d_model=30, n_heads=4)  # 30 is not divisible by 4: fails inside train()
+    config = tiny_training_config(runs, steps=10, d_model=30, n_heads=4)  # 30 is not divisible by 4: fails inside train()
     with pytest.raises(ValueError, match="divisible"):
         config.check()  # the page asks first …
     job = registry.start("broken", config)  # … but a job that crashes anyway says why
@@ -100,11 +95,11 @@ def test_a_crashing_job_records_its_message_not_a_traceback(registry, runs):
 
 
 def test_a_second_concurrent_job_is_refused(registry, runs):
-    first = registry.start("first", tiny(runs, "first", steps=5000))
+    first = registry.start("first", tiny_training_config(runs, "first", steps=5000))
     with pytest.raises(JobRefused, match="one model at a time"):
-        registry.start("second", tiny(runs, "second", steps=10))
+        registry.start("second", tiny_training_config(runs, "second", steps=10))
     with pytest.raises(JobRefused, match="already training"):
-        registry.start("first", tiny(runs, "first", steps=10))
+        registry.start("first", tiny_training_config(runs, "first", steps=10))
     assert [j.name for j in registry.running()] == ["first"]
     registry.stop("first")
     assert first.join(timeout=120)

@@ -12,7 +12,8 @@ import torch
 
 from app import glossary
 from app.views.lesson import STAGES
-from core import explain, load_checkpoint, row_labels
+from core import explain, load_checkpoint
+from core.inspect.records import row_labels
 from core.lessons import head_links, model_encoding, model_projection, permutation_demo, trace_translation
 from tests.helpers.apptest_helpers import SHIPPED, as_matrix, chart, find_chart, open_page
 

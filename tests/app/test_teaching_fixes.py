@@ -12,7 +12,7 @@ import pytest
 import torch
 from tests.helpers.apptest_helpers import SHIPPED, open_page
 from tests.helpers.apptest_helpers import find_chart as chart
-from tests.conftest import tiny_model
+from tests.helpers.tiny import tiny_model
 
 from app import glossary
 from app.charts import teaching as charts

@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers.apptest_helpers import REVERSE
 from tests.helpers.browser import app_in_chromium, problems_on, screenshot, wait_until_idle
-from tests.app.test_app_uploads import hostile_bytes
+from tests.helpers.checkpoint_files import hostile_bytes
 
 LOCAL_SCHEMES = {"data", "blob", "about"}
 

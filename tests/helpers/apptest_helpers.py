@@ -11,7 +11,6 @@ import base64
 import json
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,11 +18,9 @@ import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from app import routes
+from tests.helpers.paths import REVERSE, ROOT, SHIPPED  # noqa: F401 (REVERSE, SHIPPED: the pages' tests import them here)
 
-ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app" / "streamlit_app.py"
-SHIPPED = ROOT / "assets" / "checkpoints"
-REVERSE = SHIPPED / "reverse.safetensors"
 SCRIPTS = {r.url_path: r.script for section in routes.SECTIONS.values() for r in section}
 
 

@@ -3,7 +3,8 @@
 ``python -m tests.helpers.identity_record OUT.json`` writes it; ``tests/unit/test_identity.py`` recomputes it with
 today's code and compares. The record in ``tests/data/identity.json`` was made on commit 046f37b, before
 the model contract moved any code, so every later change is checked bit for bit against it.
-Only the public API of ``core`` is used, so the same script ran on the old and the new house.
+Only the public API of ``core`` is used (and ``model_embeddings``, public when the record was made),
+so the same script ran on the old and the new house.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import SHIPPED
+
 TEXTS = {  # task → input (each checkpoint's own kind of text)
     "copy": "hello", "reverse": "abcdef", "sort": "dcba", "dates": "3/14/2015", "addition": "12+34",
     "translation": "the black cat", "sentiment": "i love this film", "lm": "the cat",
@@ -48,16 +50,17 @@ def summary(explanation) -> dict:
 def record() -> dict:
     """Every shipped checkpoint under each option set, and the installed pretrained models."""
     import core
+    from core.inspect.embeddings import model_embeddings  # a test-only name since core's API was trimmed
     torch.set_num_threads(1)
     result: dict = {}
-    for path in sorted((ROOT / "assets" / "checkpoints").glob("*.safetensors")):
+    for path in sorted(SHIPPED.glob("*.safetensors")):
         ckpt = core.load_checkpoint(path)
         text = TEXTS[ckpt.info.task]
         for name, options in OPTION_SETS.items():
             if name == "beam" and ckpt.config.architecture != "encoder-decoder":
                 continue
             result[f"{path.stem}/{name}"] = summary(core.explain(ckpt, text, **options))
-        tables = core.model_embeddings(ckpt)
+        tables = model_embeddings(ckpt)
         result[f"{path.stem}/embeddings"] = {name: _sha(getattr(tables, name)) for name in
                                              ("source", "target", "positional") if getattr(tables, name) is not None}
     for entry in core.pretrained_models():

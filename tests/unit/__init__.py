@@ -1,1 +1,1 @@
-"""Unit tests: core (and bench's pure parts), seconds each; a few also check the app service core feeds."""
+"""Unit tests: core, seconds each (a few also check the app service a core result feeds: catalog, jobs)."""

@@ -11,46 +11,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from safetensors import safe_open
 from safetensors.torch import save_file
 
-from core.io.checkpoint import CheckpointError, _digest, load, read_info, save
+from core.io.checkpoint import CheckpointError, load, read_info, save
 from core.text.tokenizer import Tokenizer
-from tests.conftest import LABELS, build_checkpoint, random_ids, tiny_model
-
-
-def read_raw(path: Path) -> tuple[dict[str, str], dict[str, torch.Tensor]]:
-    with safe_open(str(path), framework="pt") as handle:
-        return dict(handle.metadata()), {name: handle.get_tensor(name) for name in handle.keys()}
-
-
-def rewrite(path: Path, *, config: dict | None = None, edit=None) -> None:
-    """Re-write ``path`` with config fields and/or tensors changed, recomputing the checksum so that
-    only the check under test can catch the change."""
-    metadata, tensors = read_raw(path)
-    if config:
-        metadata["config"] = json.dumps({**json.loads(metadata["config"]), **config}, sort_keys=True)
-    if edit:
-        edit(metadata, tensors)
-    metadata["sha256"] = _digest(tensors, metadata)
-    save_file(tensors, str(path), metadata=metadata)
-
-
-def refused(path: Path, *fragments: str) -> str:
-    """Assert that both load and read_info refuse ``path`` naming it (and ``fragments``)."""
-    for reader in (load, read_info):
-        with pytest.raises(CheckpointError) as caught:
-            reader(path)
-        message = str(caught.value)
-        assert path.name in message
-        for fragment in fragments:
-            assert fragment in message
-    return message
-
-
-@pytest.fixture
-def saved(tmp_path: Path, char_tokenizer: Tokenizer) -> Path:
-    return build_checkpoint(tmp_path / "model.safetensors", "encoder-decoder", char_tokenizer)
+from tests.helpers.checkpoint_files import read_raw, refused, rewrite
+from tests.helpers.tiny import LABELS, build_checkpoint, random_ids, tiny_model
 
 
 # ---------------------------------------------------------------- round trips

@@ -8,7 +8,7 @@ from dataclasses import fields
 import pytest
 
 from core.config import ARCHITECTURES, ModelConfig
-from tests.conftest import tiny_config
+from tests.helpers.tiny import tiny_config
 
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)

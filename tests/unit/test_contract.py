@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from tests.conftest import random_ids, tiny_model
+from tests.helpers.tiny import random_ids, tiny_model
 from tests.helpers.contract_checks import check_contract
 from core.model.contract import FamilySpec, ModelSpec, kv_groups
 from core.model.families.bert import BertConfig, BertModel

@@ -9,7 +9,7 @@ import torch
 
 from core.generate.decode import Generation, beam_search, greedy, sample
 from core.model.transformer import Transformer
-from tests.conftest import BOS, EOS, PAD, random_ids, tiny_model
+from tests.helpers.tiny import BOS, EOS, PAD, random_ids, tiny_model
 
 GENERATING = ["encoder-decoder", "decoder"]
 

@@ -23,7 +23,7 @@ from core.cli import explain_main as main
 from core.inspect.explainer import explain
 from core.text.inputs import MAX_TEXT_CHARS
 from core.inspect.records import Explanation
-from tests.conftest import BOS, LABELS, tiny_model
+from tests.helpers.tiny import BOS, LABELS, tiny_model
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHS = ["encoder-decoder", "encoder", "decoder"]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from tests.helpers.identity_record import record
+from tests.helpers.paths import DATA, SHIPPED
 
-RECORDED = json.loads((Path(__file__).parents[1] / "data" / "identity.json").read_text())
+RECORDED = json.loads((DATA / "identity.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,6 @@ def test_every_recorded_answer_is_bit_identical(today):
 
 
 def test_the_record_covers_every_shipped_checkpoint_and_option_set():
-    stems = {p.stem for p in (Path(__file__).parents[2] / "assets" / "checkpoints").glob("*.safetensors")}
+    stems = {p.stem for p in SHIPPED.glob("*.safetensors")}
     assert {key.split("/")[0] for key in RECORDED} >= stems
     assert {key.split("/")[1] for key in RECORDED} >= {"default", "beam", "controls", "embeddings"}

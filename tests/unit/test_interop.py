@@ -19,21 +19,10 @@ from core.io.checkpoint import load
 from core.io.convert import (NNImportOptions, config_for_nn_transformer, from_nn_transformer, import_nn_transformer,
                              load_state_dict_file, nn_transformer_layout, read_layout)
 from core.model.transformer import Transformer
-from tests.conftest import BOS, PAD, MarkerPayload, random_ids
+from tests.helpers.nn_reference import SRC_VOCAB, TGT_VOCAB, reference
+from tests.helpers.tiny import BOS, PAD, MarkerPayload, random_ids
 
-SRC_VOCAB, TGT_VOCAB = 13, 11
 pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning")
-
-
-def reference(norm_first: bool, seed: int = 0) -> nn.Transformer:
-    torch.manual_seed(seed)
-    ref = nn.Transformer(d_model=16, nhead=4, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=32,
-                         dropout=0.0, batch_first=True, norm_first=norm_first).eval()
-    with torch.no_grad():  # non-trivial LayerNorms and biases, so a wrong mapping would show
-        for name, parameter in ref.named_parameters():
-            if "norm" in name or name.endswith("bias"):
-                parameter.add_(torch.randn_like(parameter) * 0.2)
-    return ref
 
 
 def imported(ref: nn.Transformer) -> Transformer:

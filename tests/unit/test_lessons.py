@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from core import model_embeddings
+from core.inspect.embeddings import model_embeddings
 from core.lessons import (attention_row, batch_masks, ffn_as_convolution, kv_lookup, look_ahead_mask,
                           masked_softmax_demo, model_encoding, noam_curve, norm_demo, norm_stats, pad_sentences,
                           parameter_table, pe_curves, pe_frequency, pe_table, qkv_projection, random_vectors,
@@ -17,7 +17,7 @@ from core.lessons import (attention_row, batch_masks, ffn_as_convolution, kv_loo
                           whitespace_batch, worked_example)
 from core.config import ARCHITECTURES, SCORES
 from core.io.checkpoint import load
-from tests.conftest import build_checkpoint, random_ids, tiny_model
+from tests.helpers.tiny import build_checkpoint, random_ids, tiny_model
 
 
 # ----------------------------------------------------------------------------- positional encoding

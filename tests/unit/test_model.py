@@ -13,7 +13,7 @@ from core.budget import parameter_count
 from core.model.layers import LayerCall
 from core.model.contract import AttentionControls
 from core.model.transformer import Transformer
-from tests.conftest import BOS, PAD, random_ids, tiny_model
+from tests.helpers.tiny import BOS, PAD, random_ids, tiny_model
 
 COMBOS = list(itertools.product(ARCHITECTURES, SCORES, ("post", "pre")))
 KINDS = {"encoder-decoder": ("encoder", "decoder", "cross"), "encoder": ("encoder",), "decoder": ("decoder",)}

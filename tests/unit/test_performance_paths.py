@@ -24,7 +24,7 @@ from core.io.checkpoint import load as load_checkpoint
 from core.model import attention as attention_module
 from core.model.contract import AttentionControls
 from core.model.transformer import Transformer
-from tests.conftest import BOS, EOS, PAD, random_ids, tiny_model
+from tests.helpers.tiny import BOS, EOS, PAD, random_ids, tiny_model
 
 
 def padded_batch(architecture: str, length: int = 9) -> dict[str, torch.Tensor]:

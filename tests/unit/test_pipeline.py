@@ -11,8 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from tests.conftest import tiny_model
-from core import PretrainedModel, explain, save_checkpoint, sentence_embeddings
+from tests.helpers.tiny import tiny_model
+from core import PretrainedModel, explain, save_checkpoint
+from core.inspect.sentences import sentence_embeddings
 from core.inspect.explainer import GENERATION_CAP
 from core.inspect.subject import as_subject
 from core.model.contract import ModelOutput

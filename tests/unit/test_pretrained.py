@@ -9,17 +9,17 @@ skip, except where ``ATTNSCOPE_REQUIRE_PRETRAINED=1`` (CI), where they fail.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from core import (explain, explain_batch, head_finder, load_pretrained,
-                  sentence_embeddings, sentence_similarity)
+from core import explain, explain_batch, head_finder, load_pretrained, sentence_similarity
+from core.inspect.sentences import sentence_embeddings
+from tests.helpers.paths import DATA
 from tests.helpers.pretrained_files import COREFERENCE, installed
 
-REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "pretrained_reference.json").read_text(encoding="utf-8"))
+REFERENCE = json.loads((DATA / "pretrained_reference.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")

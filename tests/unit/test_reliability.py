@@ -40,15 +40,10 @@ from core.budget import LOAD_BUDGET, Budget, parameter_count
 from core.io.checkpoint import CheckpointError, load, read_info, save
 from core.text.tokenizer import MAX_VOCAB_SIZE, Tokenizer
 from core.model.transformer import Transformer
-from tests.conftest import build_checkpoint, tiny_model
-from tests.unit.test_checkpoint import read_raw, refused, rewrite
+from tests.helpers.tiny import tiny_model
+from tests.helpers.checkpoint_files import read_raw, refused, rewrite
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def saved(tmp_path: Path, char_tokenizer: Tokenizer) -> Path:
-    return build_checkpoint(tmp_path / "model.safetensors", "encoder-decoder", char_tokenizer)
 
 
 @pytest.fixture

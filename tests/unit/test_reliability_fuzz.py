@@ -17,8 +17,8 @@ import core.io.checkpoint as checkpoint_module
 from core.budget import LOAD_BUDGET, activation_bytes, parameter_count
 from core.io.checkpoint import CheckpointError, load, read_info
 from core.io.verify import digest
-from tests.conftest import build_checkpoint
-from tests.unit.test_checkpoint import read_raw
+from tests.helpers.tiny import build_checkpoint
+from tests.helpers.checkpoint_files import read_raw
 
 CI = settings(max_examples=40, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

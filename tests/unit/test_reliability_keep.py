@@ -17,15 +17,15 @@ from core.__main__ import main as core_main
 from core.io.checkpoint import CheckpointError, read_info
 from core.io.convert import NNImportOptions, import_nn_transformer
 from core.training.state import resume_state_path
-from tests.unit.test_interop import SRC_VOCAB, TGT_VOCAB, reference
-from tests.unit.test_train import TINY, tiny_config
+from tests.helpers.nn_reference import SRC_VOCAB, TGT_VOCAB, reference
+from tests.helpers.tiny import TINY_TRAINING, tiny_training_config
 
 
 def test_train_resume_without_a_state_refuses_in_one_line_and_keeps_the_checkpoint(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     out = tmp_path / "best.safetensors"
     out.write_bytes(b"the best checkpoint")  # any bytes: it must come out untouched
-    flags = [f"--{k}={v}" for k, v in TINY.items()]
+    flags = [f"--{k}={v}" for k, v in TINY_TRAINING.items()]
     with caplog.at_level(logging.ERROR):
         status = core_main(["train", *flags, "--steps=5", f"--out={out}", "--resume"])
     assert status == 2
@@ -66,9 +66,9 @@ def test_a_failed_import_leaves_the_previous_checkpoint_and_no_temp_file(tmp_pat
 
 
 def test_app_runs_save_a_resume_state_at_every_validation(tmp_path: Path) -> None:
-    config = with_resume_states(tiny_config(tmp_path, steps=25, save_every=10_000, eval_every=5))
+    config = with_resume_states(tiny_training_config(tmp_path, steps=25, save_every=10_000, eval_every=5))
     assert config.save_every == 5
-    assert with_resume_states(tiny_config(tmp_path, save_every=10_000, eval_every=10_000)).save_every == SAVE_EVERY
+    assert with_resume_states(tiny_training_config(tmp_path, save_every=10_000, eval_every=10_000)).save_every == SAVE_EVERY
     seen = {}
 
     def on_step(info) -> None:
@@ -80,10 +80,10 @@ def test_app_runs_save_a_resume_state_at_every_validation(tmp_path: Path) -> Non
 
 
 def test_an_app_run_continues_from_its_resume_state(tmp_path: Path) -> None:
-    config = tiny_config(tmp_path, steps=10, eval_every=5)
+    config = tiny_training_config(tmp_path, steps=10, eval_every=5)
     registry = JobRegistry(max_running=1)
     first = registry.start("run", config)
     assert first.join(120) and first.view().status == "finished"
-    longer = registry.start("run", tiny_config(tmp_path, steps=15, eval_every=5), resume=True)
+    longer = registry.start("run", tiny_training_config(tmp_path, steps=15, eval_every=5), resume=True)
     assert longer.join(120) and longer.view().status == "finished"
     assert longer.view().steps[0] == 11  # it went on from step 10, not from 0

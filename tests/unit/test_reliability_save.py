@@ -25,16 +25,11 @@ from core.io.convert.nn_transformer import load_state_dict_file
 from core.text.tokenizer import Tokenizer
 from core.training import trainer
 from core.training.state import load_state, resume_state_path, save_state
-from tests.conftest import build_checkpoint, tiny_model
-from tests.unit.test_checkpoint import rewrite
+from tests.helpers.tiny import build_checkpoint, tiny_model
+from tests.helpers.checkpoint_files import rewrite
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-
-
-@pytest.fixture
-def saved(tmp_path: Path, char_tokenizer: Tokenizer) -> Path:
-    return build_checkpoint(tmp_path / "model.safetensors", "encoder-decoder", char_tokenizer)
 
 
 def age(path: Path, seconds: float = 60.0) -> None:

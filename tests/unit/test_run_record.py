@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core import RunRecord, load_checkpoint
+from core import load_checkpoint
+from core.io.run_record import RunRecord
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "checkpoints"
 

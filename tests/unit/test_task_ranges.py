@@ -7,10 +7,11 @@ import random
 
 import pytest
 
-from core import TASKS, out_of_range
+from core import TASKS
+from core.tasks import out_of_range
 from core.inspect.explainer import explain
 from core.io.checkpoint import load, save
-from tests.conftest import tiny_model
+from tests.helpers.tiny import tiny_model
 
 
 @pytest.mark.parametrize("name", ["dates", "addition"])

@@ -23,20 +23,12 @@ from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
 from core.training.snapshots import snapshot_maps, snapshot_timeline
 from core.training.state import is_resume_state
 from core.training.step import StepRecipe, train_step
-from tests.conftest import random_ids, tiny_model
+from tests.helpers.tiny import TINY_TRAINING, random_ids, tiny_model, tiny_training_config
 from core.training.config import TrainConfig, parse_args
 from core.training.trainer import train
 from core.training.state import resume_state_path
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = dict(task="copy", preset="tiny", train_size=300, batch_size=16, warmup=20, eval_every=10,
-            snapshot_every=10, save_every=10, dropout=0.1, progress=False, device="cpu")
-
-
-def tiny_config(tmp_path: Path, name: str = "run", **overrides) -> TrainConfig:
-    return TrainConfig(out=str(tmp_path / f"{name}.safetensors"), **{**TINY, **overrides})
-
-
 def weights(path: Path) -> dict[str, torch.Tensor]:
     return load(path).model.state_dict()
 
@@ -77,7 +69,7 @@ def test_smoothed_loss_without_smoothing_is_cross_entropy():
 def finished_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("run")
     steps, evals, snaps = [], [], []
-    result = train(tiny_config(tmp, steps=40), on_step=steps.append, on_eval=evals.append,
+    result = train(tiny_training_config(tmp, steps=40), on_step=steps.append, on_eval=evals.append,
                    on_snapshot=lambda step, maps, index: snaps.append((step, maps)))
     return tmp, result, steps, evals, snaps
 
@@ -122,11 +114,11 @@ def test_the_run_checkpoint_holds_the_best_validated_weights(finished_run):
 
 
 def test_same_seed_gives_the_same_checkpoint(tmp_path):
-    first = train(tiny_config(tmp_path, "a", steps=15))
-    second = train(tiny_config(tmp_path, "b", steps=15))
+    first = train(tiny_training_config(tmp_path, "a", steps=15))
+    second = train(tiny_training_config(tmp_path, "b", steps=15))
     a, b = weights(Path(first.checkpoint)), weights(Path(second.checkpoint))
     assert all(torch.equal(a[k], b[k]) for k in a)
-    third = train(tiny_config(tmp_path, "c", steps=15, seed=1))
+    third = train(tiny_training_config(tmp_path, "c", steps=15, seed=1))
     c = weights(Path(third.checkpoint))
     assert not all(torch.equal(a[k], c[k]) for k in a)
 
@@ -138,7 +130,7 @@ def test_stop_request_ends_cleanly_with_a_loadable_checkpoint(tmp_path):
         calls["n"] += 1
         return calls["n"] >= 7
 
-    result = train(tiny_config(tmp_path, steps=100), should_stop=stop_after_seven)
+    result = train(tiny_training_config(tmp_path, steps=100), should_stop=stop_after_seven)
     assert result.stopped == "stopped" and result.step == 7
     ckpt = load(result.checkpoint)
     assert ckpt.info.extra["history"][-1]["step"] == 7
@@ -146,29 +138,29 @@ def test_stop_request_ends_cleanly_with_a_loadable_checkpoint(tmp_path):
 
 
 def test_stop_at_target_and_patience(tmp_path):
-    reached = train(tiny_config(tmp_path, "target", steps=60, stop_at=0.0))
+    reached = train(tiny_training_config(tmp_path, "target", steps=60, stop_at=0.0))
     assert reached.stopped == "target reached" and reached.step == 10
-    patient = train(tiny_config(tmp_path, "patient", steps=200, lr=1e-9, schedule="constant", patience=2))
+    patient = train(tiny_training_config(tmp_path, "patient", steps=200, lr=1e-9, schedule="constant", patience=2))
     assert patient.stopped == "early stopping" and patient.step == 30
 
 
 def test_resume_refuses_changed_settings(tmp_path):
-    config = tiny_config(tmp_path, steps=10)
+    config = tiny_training_config(tmp_path, steps=10)
     train(config)
     with pytest.raises(ValueError, match="d_model"):
-        train(tiny_config(tmp_path, steps=20, d_model=48), resume=True)
-    longer = train(tiny_config(tmp_path, steps=20), resume=True)  # more steps is allowed
+        train(tiny_training_config(tmp_path, steps=20, d_model=48), resume=True)
+    longer = train(tiny_training_config(tmp_path, steps=20), resume=True)  # more steps is allowed
     assert longer.step == 20
 
 
 def _cli(out: Path, *extra: str) -> list[str]:
-    flags = [f"--{k}={v}" for k, v in TINY.items()]
+    flags = [f"--{k}={v}" for k, v in TINY_TRAINING.items()]
     return [sys.executable, "-m", "core", "train", *flags, f"--out={out}", *extra]
 
 
 def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
     STEPS = 200  # a wide margin between the first resume state and the end, even on a loaded machine
-    reference = train(tiny_config(tmp_path, "reference", steps=STEPS))
+    reference = train(tiny_training_config(tmp_path, "reference", steps=STEPS))
     out = tmp_path / "killed.safetensors"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(_cli(out, f"--steps={STEPS}"), cwd=ROOT, env=env,
@@ -209,7 +201,7 @@ def test_ddp_with_two_cpu_processes(tmp_path):
     ckpt = load(out)
     assert ckpt.info.extra["train"]["world_size"] == 2
     assert [h["step"] for h in ckpt.info.extra["history"]] == [10, 12]
-    single = train(tiny_config(tmp_path, "single", steps=12))
+    single = train(tiny_training_config(tmp_path, "single", steps=12))
     one = weights(Path(single.checkpoint))
     # Two ranks average gradients over twice the data, so the weights differ from one process.
     assert not all(torch.equal(one[k], v) for k, v in ckpt.model.state_dict().items())

@@ -21,7 +21,7 @@ from tests.helpers.apptest_helpers import APP, REVERSE, frames, is_plotly, open_
 from tests.helpers.apptest_helpers import charts as every_chart
 from tests.helpers.tiny import TINY_MODEL
 
-TWO_HEADS = {**TINY_MODEL, "n_heads": 2}  # the tiny model sizes, with two heads per layer
+TWO = {**TINY_MODEL, "n_heads": 2}  # the tiny model sizes, with two heads per layer
 
 pytestmark = pytest.mark.skipif(not REVERSE.exists(), reason="the shipped reverse checkpoint is missing")
 
@@ -36,10 +36,10 @@ def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     chars = Tokenizer.train("char", list(lm.examples))
     torch.manual_seed(0)
     classifier = Transformer(ModelConfig(architecture="encoder", src_vocab_size=words.vocab_size, n_classes=2,
-                                         **TWO_HEADS)).eval()
+                                         **TWO)).eval()
     save_checkpoint(folder / "tiny-classifier.safetensors", classifier, {"source": words}, task="sentiment",
                     extra={"labels": list(sentiment.labels)})
-    language_model = Transformer(ModelConfig(architecture="decoder", tgt_vocab_size=chars.vocab_size, **TWO_HEADS)).eval()
+    language_model = Transformer(ModelConfig(architecture="decoder", tgt_vocab_size=chars.vocab_size, **TWO)).eval()
     save_checkpoint(folder / "tiny-lm.safetensors", language_model, {"target": chars}, task="lm")
     return folder
 

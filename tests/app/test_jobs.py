@@ -83,7 +83,7 @@ def test_stop_mid_run_keeps_a_checkpoint_that_loads(registry, runs):
 
 
 def test_a_crashing_job_records_its_message_not_a_traceback(registry, runs):
-    config = tiny_training_config(runs, steps=10, d_model=30, n_heads=4)  # 30 is not divisible by 4: fails inside train()
+    config = tiny_training_config(runs, steps=10, d_model=30, n_heads=4)  # 30 heads-indivisible: fails in train()
     with pytest.raises(ValueError, match="divisible"):
         config.check()  # the page asks first …
     job = registry.start("broken", config)  # … but a job that crashes anyway says why

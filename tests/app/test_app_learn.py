@@ -22,9 +22,7 @@ from app import resources, tables
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot
 from core import attention, load_checkpoint, sinusoidal_encoding, subsequent_mask
-from core.lessons import (batch_masks, ffn_as_convolution, model_encoding, norm_demo, pad_sentences,
-                          parameter_table, pe_curves, qkv_projection, random_vectors, rotation_check,
-                          whitespace_batch)
+from core.lessons import norm_demo, parameter_table, pe_curves, qkv_projection, random_vectors, rotation_check
 from core.model.attention import attention_weights
 from core.model.masks import combine_masks, padding_mask
 
@@ -505,33 +503,13 @@ def test_rotation_and_pe_helpers():
     assert set(curves["dimension"]) == {"0 (sin)", "5 (cos)"} and curves["at_token"].sum() == 20
 
 
-def test_projection_ffn_and_norm_helpers_agree_with_torch():
-    x, y = random_vectors(4, 4, 1), random_vectors(3, 4, 2)
-    for cross in (False, True):
-        proj = qkv_projection(x, y, cross, 5)
-        assert proj.weights.shape == (4, 3 if cross else 4) and proj.max_error < 1e-6  # float32 softmax
-        np.testing.assert_allclose(proj.weights.sum(axis=1), 1.0, atol=1e-6)
-    assert float(ffn_as_convolution(6, 4, 8, 1).max_error) < 1e-12
-    demo = norm_demo(3, 2, 4, 9)
-    assert float(demo.layer_error) < 1e-12 and float(demo.batch_error) < 1e-12
 
 
-def test_batches_pad_with_zero_and_refuse_empty_input():
-    batch = whitespace_batch(["a b", "c"])
-    ids, tokens = batch.ids, batch.tokens
-    assert ids.tolist() == [[4, 5], [6, 0]] and tokens[1] == ["c", "<pad>"]
-    with pytest.raises(ValueError):
-        pad_sentences([[]], [[]])
-    masks = batch_masks(ids)
-    assert masks.combined.shape == (2, 2, 2) and not masks.combined[1, 1, 1]
 
 
-def test_model_encoding_rejects_text_without_tokens(checkpoints):
-    with pytest.raises(ValueError):
-        model_encoding(checkpoints["encoder-decoder"], "   ")
-    encoding = model_encoding(checkpoints["encoder-decoder"], "hello")
-    assert encoding.embeddings.shape == encoding.positional.shape == (5, 16)
-    np.testing.assert_allclose(encoding.positional, sinusoidal_encoding(5, 16).numpy(), atol=1e-7)
+
+
+
 
 
 def test_shipped_checkpoints_are_where_the_tests_expect():

@@ -15,6 +15,7 @@ from core.lessons import (attention_row, batch_masks, ffn_as_convolution, kv_loo
                           parameter_table, pe_curves, pe_frequency, pe_table, qkv_projection, random_vectors,
                           rotation_check, saturation, score_functions, smoothing_example, tokenizer_batch,
                           whitespace_batch, worked_example)
+from core import sinusoidal_encoding
 from core.config import ARCHITECTURES, SCORES
 from core.io.checkpoint import load
 from tests.helpers.tiny import build_checkpoint, random_ids, tiny_model
@@ -225,3 +226,33 @@ def test_parameter_formulas_match_the_model(architecture, score):
     assert [r.parameters for r in rows] == [r.expected for r in rows]
     assert sum(r.share for r in rows) == pytest.approx(1.0)
     assert sum(r.parameters for r in rows) == sum(p.numel() for p in model.parameters())
+
+
+# ----------------------------------------------------------------------------- the Learn pages' helpers
+def test_projection_ffn_and_norm_helpers_agree_with_torch():
+    x, y = random_vectors(4, 4, 1), random_vectors(3, 4, 2)
+    for cross in (False, True):
+        proj = qkv_projection(x, y, cross, 5)
+        assert proj.weights.shape == (4, 3 if cross else 4) and proj.max_error < 1e-6  # float32 softmax
+        np.testing.assert_allclose(proj.weights.sum(axis=1), 1.0, atol=1e-6)
+    assert float(ffn_as_convolution(6, 4, 8, 1).max_error) < 1e-12
+    demo = norm_demo(3, 2, 4, 9)
+    assert float(demo.layer_error) < 1e-12 and float(demo.batch_error) < 1e-12
+
+
+def test_batches_pad_with_zero_and_refuse_empty_input():
+    batch = whitespace_batch(["a b", "c"])
+    ids, tokens = batch.ids, batch.tokens
+    assert ids.tolist() == [[4, 5], [6, 0]] and tokens[1] == ["c", "<pad>"]
+    with pytest.raises(ValueError):
+        pad_sentences([[]], [[]])
+    masks = batch_masks(ids)
+    assert masks.combined.shape == (2, 2, 2) and not masks.combined[1, 1, 1]
+
+
+def test_model_encoding_rejects_text_without_tokens(checkpoints):
+    with pytest.raises(ValueError):
+        model_encoding(checkpoints["encoder-decoder"], "   ")
+    encoding = model_encoding(checkpoints["encoder-decoder"], "hello")
+    assert encoding.embeddings.shape == encoding.positional.shape == (5, 16)
+    np.testing.assert_allclose(encoding.positional, sinusoidal_encoding(5, 16).numpy(), atol=1e-7)

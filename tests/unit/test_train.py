@@ -349,3 +349,13 @@ def test_every_train_flag_has_a_description_beside_its_default(capsys):
     for f in dataclasses.fields(TrainConfig):
         help_line = f"{f.metadata['help']} (default: {f.default})"
         assert len(f.metadata["help"].split()) >= 2 and help_line in text, f.name
+
+
+def test_check_refuses_bad_settings_before_anything_runs():
+    with pytest.raises(ValueError, match="tie_embeddings"):
+        TrainConfig(task="sentiment", preset="tiny", tie_embeddings=True).check()
+    with pytest.raises(ValueError, match="device"):
+        TrainConfig(task="copy", preset="tiny", device="quantum").check()
+    with pytest.raises(ValueError, match="warmup"):
+        TrainConfig(task="copy", warmup=0)
+    TrainConfig(task="lm", preset="tiny").check()  # a valid one passes

@@ -12,7 +12,7 @@ reference. Prints sessions, requests, p50/p95 quiet and with the hostile session
 (goal ≤ 2×), requests refused by the gate and mismatches (cross-talk; goal 0).
 
 The sessions are threads of this process calling the gate directly, as the app's script threads
-do; the HTTP/WebSocket layer in front of them is exercised by ``tests/test_browser_uploads.py``.
+do; the HTTP/WebSocket layer in front of them is exercised by ``tests/browser/test_browser_uploads.py``.
 """
 
 from __future__ import annotations

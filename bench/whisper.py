@@ -55,7 +55,7 @@ def _theirs() -> dict:
     import transformers
 
     from core import load_pretrained, pretrained_models
-    from tests.test_whisper import _hf_state  # the test's name mapping (test-only code, as transformers is)
+    from tests.helpers.hf_whisper_reference import hf_whisper_state  # test-only code, as transformers is
 
     entry = next(e for e in pretrained_models("audio") if e.name == "Whisper tiny.en")
     ours = load_pretrained(entry.path)
@@ -67,7 +67,7 @@ def _theirs() -> dict:
         pad_token_id=c.eot_id, bos_token_id=c.eot_id, eos_token_id=c.eot_id, decoder_start_token_id=c.sot_id,
         attn_implementation="eager")
     model = transformers.WhisperForConditionalGeneration(config)
-    model.load_state_dict(_hf_state(ours.model), strict=False)
+    model.load_state_dict(hf_whisper_state(ours.model), strict=False)
     model.eval()
     del ours
     extractor = transformers.WhisperFeatureExtractor(feature_size=80)

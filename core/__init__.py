@@ -18,13 +18,13 @@ Command line: ``python -m core {train,evaluate,report,explain,import}`` (see ``c
 
 from core.config import ModelConfig
 from core.device import available_devices, gpu_count, is_out_of_memory, release_memory, set_threads, thread_count
-from core.tasks import get_task, out_of_range, TASKS
+from core.tasks import get_task, TASKS
 from core.text.inputs import input_vocabulary, trained_lengths_note
 from core.text.tokenizer import SPECIAL_TOKENS, Tokenizer
-from core.audio.decode import Audio, load_audio
+from core.audio.decode import load_audio
 from core.audio.mel import log_mel
 from core.model.attention import attention
-from core.model.contract import AttentionControls, ModelOutput
+from core.model.contract import AttentionControls
 from core.model.masks import subsequent_mask
 from core.model.positional import sinusoidal_encoding
 from core.model.rotary import rotary_frequencies, rotary_relative_scores
@@ -36,16 +36,13 @@ from core.io.convert import (import_nn_transformer, nn_transformer_layout, NNImp
 from core.io.identify import find_models, identify, model_version, ModelFile
 from core.io.pretrained.load import (is_pretrained, load_pretrained, pretrained_models, PretrainedEntry,
                                      PretrainedModel)
-from core.io.run_record import RunRecord
 from core.generate.decode import beam_search, greedy, sample
 from core.inspect.analysis import (difference, head_finder, head_statistics, knockout_mask, mean_over_heads,
-                                   rollout, rollout_by_layer)
-from core.inspect.embeddings import model_embeddings
+                                   rollout_by_layer)
 from core.inspect.explainer import explain, explain_batch
-from core.inspect.options import ExplainOptions
-from core.inspect.records import Explanation, KIND_LABELS, Prediction, row_labels
-from core.inspect.sentences import sentence_embeddings, sentence_similarity
-from core.inspect.speech import detect_language, explain_speech
+from core.inspect.records import Explanation, KIND_LABELS
+from core.inspect.sentences import sentence_similarity
+from core.inspect.speech import explain_speech
 from core.training.config import TrainConfig
 from core.training.objectives import noam_lr, smoothed_loss
 from core.training.setup import PRESETS
@@ -57,17 +54,17 @@ from core.training.trainer import StepInfo, train, TrainResult
 from core import lessons  # noqa: E402 - the teaching maths, as a namespace
 
 __all__ = [
-    "attention", "AttentionControls", "Audio", "available_devices", "beam_search", "Checkpoint",
-    "CheckpointError", "CheckpointInfo", "detect_language", "difference", "explain", "explain_batch",
-    "explain_speech", "ExplainOptions", "Explanation", "find_models", "get_task", "gpu_count", "greedy",
+    "attention", "AttentionControls", "available_devices", "beam_search", "Checkpoint",
+    "CheckpointError", "CheckpointInfo", "difference", "explain", "explain_batch",
+    "explain_speech", "Explanation", "find_models", "get_task", "gpu_count", "greedy",
     "head_finder", "head_statistics", "identify", "import_nn_transformer", "input_vocabulary",
     "is_out_of_memory", "is_pretrained", "KIND_LABELS", "knockout_mask", "load_audio", "load_checkpoint",
-    "load_pretrained", "log_mel", "make_optimizer", "mean_over_heads", "model_embeddings", "model_version",
-    "ModelConfig", "ModelFile", "ModelOutput", "nn_transformer_layout", "NNImportOptions",
-    "NNTransformerLayout", "noam_lr", "out_of_range", "Prediction", "PRESETS", "pretrained_models",
-    "PretrainedEntry", "PretrainedModel", "read_info", "release_memory", "resume_state_path", "rollout",
-    "rollout_by_layer", "rotary_frequencies", "rotary_relative_scores", "row_labels", "run_checkpoint_path",
-    "run_checkpoints", "RunRecord", "sample", "save_checkpoint", "sentence_embeddings", "sentence_similarity",
+    "load_pretrained", "log_mel", "make_optimizer", "mean_over_heads", "model_version",
+    "ModelConfig", "ModelFile", "nn_transformer_layout", "NNImportOptions",
+    "NNTransformerLayout", "noam_lr", "PRESETS", "pretrained_models",
+    "PretrainedEntry", "PretrainedModel", "read_info", "release_memory", "resume_state_path",
+    "rollout_by_layer", "rotary_frequencies", "rotary_relative_scores", "run_checkpoint_path",
+    "run_checkpoints", "sample", "save_checkpoint", "sentence_similarity",
     "set_threads", "sinusoidal_encoding", "smoothed_loss", "snapshot_timeline", "SnapshotTimeline",
     "SPECIAL_TOKENS", "StepInfo", "subsequent_mask", "TASKS", "thread_count", "Tokenizer", "train",
     "TrainConfig", "trained_lengths_note", "training_history", "TrainResult", "Transformer", "vocab_lines",

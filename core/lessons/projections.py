@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from core.inspect.records import row_labels
+from core.lessons.walkthrough import HeadTrace
 from core.io.checkpoint import Checkpoint
 from core.text.tokenizer import BOS_ID
 from core.model.attention import attention_weights
@@ -29,17 +30,16 @@ MODES = ("encoder self", "decoder self", "cross")
 
 
 @dataclass(frozen=True)
-class ModelProjection:
-    """One head of one layer-0 attention sublayer of a loaded model, every step by hand.
+class ModelProjection(HeadTrace):
+    """One head of one layer-0 attention sublayer of a loaded model, every step by hand: a
+    :class:`HeadTrace` (q, k, v, dot, scaled, mask, weights, output; here float64) with its inputs.
 
     Attributes:
         mode: one of :data:`MODES`. head: the head. query_tokens / key_tokens: row and column labels.
         x: (Tq, D) the sublayer's input on the query side (after the LayerNorm for pre-norm models).
         source: (Tk, D) the input keys and values come from (x itself, or the encoder's output).
         w_q, w_k, w_v: (D, dk) this head's slice of the learned matrices (so Q = x @ w_q + b_q).
-        b_q, b_k, b_v: (dk,) their biases. q (Tq, dk), k (Tk, dk), v (Tk, dk): the projections.
-        dot: (Tq, Tk) q·k. scaled: (Tq, Tk) q·k/√d_k. mask: bool (Tq, Tk), True = may attend.
-        weights: (Tq, Tk) softmax of the masked, scaled scores. output: (Tq, dk) weights @ v.
+        b_q, b_k, b_v: (dk,) their biases.
         max_error: max |weights − the model's own map for this head| from its forward pass.
         row_labels: what each row does: decoder and cross rows read "after ‹input› → predicts ‹output›"
             (the model's own most likely next token at that row), encoder rows are their tokens.
@@ -57,14 +57,6 @@ class ModelProjection:
     b_q: np.ndarray
     b_k: np.ndarray
     b_v: np.ndarray
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
-    dot: np.ndarray
-    scaled: np.ndarray
-    mask: np.ndarray
-    weights: np.ndarray
-    output: np.ndarray
     max_error: float
     row_labels: tuple[str, ...]
 
@@ -146,5 +138,7 @@ def model_projection(ckpt: Checkpoint, source: str, target: str, mode: str, head
     rows = src_tokens if mode == "encoder self" else tgt_tokens
     cols = tgt_tokens if mode == "decoder self" else src_tokens
     labels = rows if mode == "encoder self" else row_labels(tgt_tokens, ckpt.target_tokenizer.token_strings(predicted))
-    return ModelProjection(mode, head, rows, cols, x, s, w_q, w_k, w_v, b_q, b_k, b_v, q, k, v, dot, scaled,
-                           allowed, weights, weights @ v, float(np.abs(weights - _np(own)).max()), tuple(labels))
+    return ModelProjection(q=q, k=k, v=v, dot=dot, scaled=scaled, mask=allowed, weights=weights, output=weights @ v,
+                           mode=mode, head=head, query_tokens=rows, key_tokens=cols, x=x, source=s, w_q=w_q, w_k=w_k,
+                           w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, max_error=float(np.abs(weights - _np(own)).max()),
+                           row_labels=tuple(labels))

@@ -3,7 +3,7 @@
 A thin layer over Hugging Face ``tokenizers`` (not ``transformers``). Every tokenizer reserves the
 ids ``<pad>``=0, ``<bos>``=1, ``<eos>``=2, ``<unk>``=3.
 
-Design rules (see ``tests/test_tokenizer.py``):
+Design rules (see ``tests/unit/test_tokenizer.py``):
 
 * No normalisation: offsets are code-point indices into the *original* text and ``text[s:e]`` is
   the token's text. Unknown characters/words become a visible ``<unk>`` token whose offsets point

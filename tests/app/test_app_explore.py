@@ -1,0 +1,521 @@
+"""The Explore page under AppTest: every control, checked against core.explain on the same input."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from app import resources
+from app.charts import maps
+from app.views.explore import views
+from core import (ModelConfig, Tokenizer, Transformer, explain, get_task, input_vocabulary, load_checkpoint,
+                  save_checkpoint)
+from tests.helpers.apptest_helpers import APP, REVERSE, frames, is_plotly, open_page, spec, titles
+from tests.helpers.apptest_helpers import charts as every_chart
+from tests.helpers.tiny import TINY_MODEL
+
+TWO = {**TINY_MODEL, "n_heads": 2}  # the tiny model sizes, with two heads per layer
+
+pytestmark = pytest.mark.skipif(not REVERSE.exists(), reason="the shipped reverse checkpoint is missing")
+
+
+# ----------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A runs folder with a tiny random classifier ("run:tiny-classifier") and language model ("run:tiny-lm")."""
+    folder = tmp_path_factory.mktemp("runs")
+    sentiment, lm = get_task("sentiment"), get_task("lm")
+    words = Tokenizer.train("word", list(sentiment.examples))
+    chars = Tokenizer.train("char", list(lm.examples))
+    torch.manual_seed(0)
+    classifier = Transformer(ModelConfig(architecture="encoder", src_vocab_size=words.vocab_size, n_classes=2,
+                                         **TWO)).eval()
+    save_checkpoint(folder / "tiny-classifier.safetensors", classifier, {"source": words}, task="sentiment",
+                    extra={"labels": list(sentiment.labels)})
+    language_model = Transformer(ModelConfig(architecture="decoder", tgt_vocab_size=chars.vocab_size, **TWO)).eval()
+    save_checkpoint(folder / "tiny-lm.safetensors", language_model, {"target": chars}, task="lm")
+    return folder
+
+
+@pytest.fixture
+def calls(tiny_runs: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """Counts model runs behind the caches (which start empty), with ATTNSCOPE_RUNS pointing at ``tiny_runs``."""
+    monkeypatch.setenv("ATTNSCOPE_RUNS", str(tiny_runs))
+    counter = {"explain": 0, "batch": 0}
+    real_explain, real_batch = resources.explain, resources.explain_batch
+
+    def spy_explain(*args, **kwargs):
+        counter["explain"] += 1
+        return real_explain(*args, **kwargs)
+
+    def spy_batch(*args, **kwargs):
+        counter["batch"] += 1
+        return real_batch(*args, **kwargs)
+
+    monkeypatch.setattr(resources, "explain", spy_explain)
+    monkeypatch.setattr(resources, "explain_batch", spy_batch)
+    resources.entries.clear()
+    resources.explanation.clear()
+    resources.batch_explanation.clear()
+    yield counter
+    resources.entries.clear()  # the next test file must not see this runs folder
+
+
+def start(ckpt: str = "shipped:reverse", **query: str) -> AppTest:
+    return open_page("explore", ckpt=ckpt, query=query)
+
+
+def set_text(at: AppTest, text: str) -> AppTest:
+    at.text_area(key="text").input(text).run()
+    assert not at.exception
+    return at
+
+
+# ----------------------------------------------------------------------------- reading the page
+def charts(at: AppTest) -> list:
+    """The page's charts but the token-confidence strip under a generated output (test_app_honesty checks it)."""
+    return [c for c in every_chart(at) if is_plotly(c) or not any({"token", "probability"} <= set(f)
+                                                                  for f in frames(c))]
+
+
+def codes(at: AppTest) -> list[str]:
+    return [c.value for c in at.code]
+
+
+def head_view_weights(at: AppTest) -> np.ndarray:
+    (figure,) = charts(at)
+    return frames(figure)[0]["weight"].to_numpy()
+
+
+def token_row(at: AppTest) -> list[str]:
+    return list(at.table[0].value.iloc[0])
+
+
+def largest_change(at: AppTest) -> float:
+    (metric,) = [m for m in at.metric if m.label.startswith("Largest change")]
+    return float(metric.value)
+
+
+def change_chart(at: AppTest):
+    """The before | after | difference chart of an intervention."""
+    (figure,) = [c for c in charts(at) if titles(c)[-1].startswith("Difference")]
+    before, after, diff = frames(figure)
+    return before, after, diff
+
+
+# ----------------------------------------------------------------------------- basics
+def test_page_loads_on_the_sidebar_default(calls):
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Explore attention" and charts(at)
+    assert at.session_state["ckpt"] in {e.key for e in resources.entries()[0]}
+
+
+def test_page_loads_on_the_reverse_checkpoint(calls):
+    at = start()
+    assert at.title[0].value == "Explore attention"
+    text = at.text_area(key="text").value
+    assert text == get_task("reverse").examples[0]
+    assert codes(at)[0] == explain(REVERSE, text).prediction.text
+    entry = resources.entry("shipped:reverse")
+    assert get_task("reverse").description in at.markdown[0].value
+    assert any((entry.metric or "no test metric recorded") in c.value for c in at.caption)
+    assert calls["explain"] == 1
+
+
+def test_typing_text_updates_tokens_and_prediction(calls):
+    at = set_text(start(), "headache")
+    expected = explain(REVERSE, "headache")
+    assert token_row(at) == list(expected.source_tokens)
+    assert codes(at)[0] == expected.prediction.text
+    assert np.allclose(head_view_weights(at), expected.attention["encoder"][0, 0].ravel(), atol=1e-6)
+
+
+def test_example_pills_fill_the_text_area(calls):
+    at = start()
+    at.pills(key="example").set_value("aabbcc").run()
+    assert at.text_area(key="text").value == "aabbcc"
+    assert at.pills(key="example").value is None
+    assert codes(at)[0] == explain(REVERSE, "aabbcc").prediction.text
+
+
+@pytest.mark.parametrize("empty", ["", "   ", "\n\t "])
+def test_empty_text_shows_a_hint_and_does_not_run_the_model(calls, empty):
+    at = start()
+    before = calls["explain"]
+    set_text(at, empty)
+    assert any("Type some text" in i.value for i in at.info)
+    assert calls["explain"] == before
+    assert not charts(at)
+
+
+def test_no_checkpoint_at_all_shows_a_hint(calls, monkeypatch, tmp_path):
+    monkeypatch.setattr("app.catalog.SHIPPED_DIR", tmp_path / "none")
+    monkeypatch.setattr("app.catalog.pretrained_models", lambda: [])  # nor any pretrained model installed
+    monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path / "empty"))
+    resources.entries.clear()
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    assert not at.exception
+    assert any("Pick a checkpoint" in i.value for i in at.info)
+    resources.entries.clear()
+
+
+# ----------------------------------------------------------------------------- views
+def test_every_view_renders(calls):
+    at = start()
+    expected = explain(REVERSE, at.text_area(key="text").value)
+    at.segmented_control(key="view").set_value("model").run()
+    _head, grid = charts(at)  # the head view always comes first; the chosen view follows
+    (mosaic,) = frames(grid)  # one heatmap trace: every thumbnail, NaN between them
+    assert [t["type"] for t in spec(grid)["data"]] == ["heatmap", "scatter"]  # the mosaic, then click targets
+    assert mosaic["weight"].notna().sum() == expected.attention["encoder"].size
+    assert np.allclose(mosaic["weight"].to_numpy().reshape(maps.mosaic(expected.attention["encoder"])[0].shape),
+                       maps.mosaic(expected.attention["encoder"])[0], equal_nan=True)
+    at.segmented_control(key="view").set_value("head").run()
+    assert len(charts(at)) == 1
+    at.segmented_control(key="view").set_value("lines").run()
+    _head, lines = charts(at)
+    assert "layer" in spec(lines)
+    at.segmented_control(key="view").set_value("summary").run()
+    assert len(charts(at)) == 4  # the head view; mean over heads, rollout, statistics
+    assert len(at.dataframe[-1].value) == np.prod(expected.shape("encoder"))  # one row per head
+    at.segmented_control(key="view").set_value("generation").run()
+    assert len(charts(at)) == 3  # the head view; cross-attention and decoder rows
+    assert at.slider(key="step").max == len(expected.generated_tokens)  # steps count from 1
+    assert not at.exception
+
+
+def test_summary_numbers_match_core_analysis(calls):
+    from core import head_statistics
+    from core.inspect.analysis import rollout
+
+    at = start(view="summary")
+    expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"]
+    _head, _, rolled, _ = charts(at)
+    assert np.allclose(frames(rolled)[0]["weight"], rollout(expected).ravel(), atol=1e-6)
+    table = at.dataframe[-1].value
+    stats = pd.DataFrame(head_statistics(expected))
+    assert np.allclose(table["entropy (bits)"], stats["entropy_bits"].round(3), atol=1e-3)
+    at.segmented_control(key="kind").set_value("cross").run()
+    assert len(charts(at)) == 3  # the head view, the mean, statistics: no rollout for cross-attention
+    assert any("self-attention only" in i.value for i in at.info)
+
+
+def test_model_view_grid_and_chosen_head(calls):
+    at = start(view="model")
+    text = at.text_area(key="text").value
+    at.slider(key="layer").set_value(2).run()  # layers and heads count from 1 on screen
+    at.slider(key="head").set_value(4).run()
+    big, grid = charts(at)  # the head view shows the chosen head beside the grid
+    assert "layer 2, head 4" in titles(big)[0] and spec(grid)["layout"]["meta"]["heads"] == 4
+    expected = explain(REVERSE, text).attention["encoder"][1, 3]
+    assert np.allclose(frames(big)[0]["weight"], expected.ravel(), atol=1e-6)
+
+
+def test_lines_view_overlays_the_chosen_heads(calls):
+    at = start(view="lines")
+    at.multiselect(key="line_heads").set_value([0, 2, "mean"]).run()
+    _head, lines = charts(at)
+    drawn = frames(lines)[0]
+    assert set(drawn["head"]) == {"head 1", "head 3", "mean"}  # heads count from 1 on screen
+    assert "over_query" in json.dumps(spec(lines))  # hovering a token isolates its lines
+    at.multiselect(key="line_heads").set_value([]).run()
+    assert len(charts(at)) == 1 and any("at least one head" in i.value for i in at.info)  # the head view only
+
+
+def test_generation_steps_through_the_output(calls):
+    at = start(view="generation")
+    expected = explain(REVERSE, at.text_area(key="text").value)
+    at.slider(key="step").set_value(3).run()  # the third step (steps count from 1)
+    _head, cross, decoder = charts(at)
+    assert np.allclose(frames(cross)[0]["weight"], expected.attention["cross"][0, 0, 2], atol=1e-6)
+    assert np.allclose(frames(decoder)[0]["weight"][3:], 0.0)  # the future is masked
+    assert any(expected.generated_tokens[2] in t.value for t in at.text)
+    at.toggle(key="gen_mean").set_value(True).run()
+    _head, cross, _ = charts(at)
+    assert np.allclose(frames(cross)[0]["weight"], expected.attention["cross"][0, :, 2].mean(0), atol=1e-6)
+
+
+def test_layer_and_head_sliders_slice_without_rerunning_the_model(calls):
+    at = start(view="head")
+    text = at.text_area(key="text").value
+    runs = calls["explain"]
+    first = head_view_weights(at)
+    at.slider(key="layer").set_value(2).run()
+    at.slider(key="head").set_value(3).run()
+    at.segmented_control(key="kind").set_value("cross").run()
+    assert calls["explain"] == runs
+    expected = explain(REVERSE, text).attention["cross"][1, 2]
+    assert np.allclose(head_view_weights(at), expected.ravel(), atol=1e-6)
+    assert not np.allclose(first[:4], head_view_weights(at)[:4])
+
+
+def test_scores_are_shown_beside_the_weights(calls):
+    at = start(view="head")
+    at.toggle(key="show_scores").set_value(True).run()
+    (figure,) = charts(at)
+    _, scores = frames(figure)
+    expected = explain(REVERSE, at.text_area(key="text").value, return_scores=True).scores["encoder"][0, 0]
+    assert np.allclose(scores["score"], expected.ravel(), atol=1e-5)
+
+
+def test_decoding_choice_and_beam_size(calls):
+    at = start()
+    at.segmented_control(key="decoding").set_value("beam").run()
+    at.slider(key="beam_size").set_value(3).run()
+    text = at.text_area(key="text").value
+    assert codes(at)[0] == explain(REVERSE, text, decoding="beam", beam_size=3).prediction.text
+
+
+def test_a_slider_move_reruns_its_fragments_alone(calls, monkeypatch):
+    """A layer move reruns the head view's fragment (and the panels that follow the head), not the page:
+    neither the text box, the title nor the model description is drawn again, and nothing calls the model."""
+    at = start(view="head")
+    figures = {"built": 0}
+    real_head_map = views.charts.head_map
+
+    def counted(*args, **kwargs):
+        figures["built"] += 1
+        return real_head_map(*args, **kwargs)
+
+    monkeypatch.setattr(views.charts, "head_map", counted)
+    runs = calls["explain"]
+    at.slider(key="layer").set_value(2).run()
+    assert calls["explain"] == runs and not at.exception
+    assert [s.key for s in at.slider][:2] == ["layer", "head"] and not at.text_area and not at.title and not at.table
+    assert "layer 2, head 1" in titles(charts(at)[0])[0] and figures["built"] == 1
+    at.slider(key="layer").set_value(1).run()  # back: its figure comes from the cache
+    at.slider(key="layer").set_value(2).run()
+    assert figures["built"] == 1 and calls["explain"] == runs  # both figures were built before
+    at.run()  # a full run draws the whole page again, still from the caches
+    assert at.text_area(key="text") and at.title and calls["explain"] == runs
+
+
+def test_an_open_intervention_follows_the_chosen_head(calls):
+    at = start()
+    text = at.text_area(key="text").value
+    at.toggle(key="hard").set_value(True).run()
+    runs = calls["explain"]
+    at.slider(key="head").set_value(2).run()  # the fragments that draw the chosen head rerun together
+    _, after, _ = change_chart(at)
+    expected = explain(REVERSE, text, hard=True).attention["encoder"][0, 1]
+    assert np.allclose(after["weight"], expected.ravel(), atol=1e-6) and calls["explain"] == runs
+
+
+# ----------------------------------------------------------------------------- interventions
+def test_causal_mask_off_lets_the_decoder_see_the_future(calls):
+    at = start(kind="decoder")
+    at.toggle(key="causal").set_value(False).run()
+    before, after, diff = change_chart(at)
+    assert largest_change(at) > 0 and np.abs(diff["change"]).max() > 0
+    upper = after["row_index"] < after["col_index"]
+    assert after.loc[upper, "weight"].max() > 0  # weights above the diagonal: the future
+    assert before.loc[before["row_index"] < before["col_index"], "weight"].max() == 0
+
+
+def test_temperature_zero_spreads_attention_evenly(calls):
+    at = start()
+    at.slider(key="beta").set_value(0.0).run()
+    _, after, _ = change_chart(at)
+    n = after["col_index"].nunique()
+    assert np.allclose(after["weight"], 1 / n, atol=1e-6)
+    assert largest_change(at) > 0.01
+
+
+def test_hard_attention_is_one_hot(calls):
+    at = start()
+    at.toggle(key="hard").set_value(True).run()
+    _, after, diff = change_chart(at)
+    assert set(np.round(after["weight"], 6)) <= {0.0, 1.0}
+    assert np.abs(diff["change"]).max() > 0.01
+
+
+def test_knocking_out_heads_changes_later_layers(calls):
+    at = start()
+    at.slider(key="layer").set_value(2).run()
+    at.multiselect(key="knockout").set_value(["L1H1", "L1H2", "L1H3", "L1H4"]).run()
+    _, after, diff = change_chart(at)
+    text = at.text_area(key="text").value
+    mask = {"encoder": [[0, 0, 0, 0], [1, 1, 1, 1]]}
+    expected = explain(REVERSE, text, head_mask=mask)
+    assert np.allclose(after["weight"], expected.attention["encoder"][1, 0].ravel(), atol=1e-6)
+    assert np.abs(diff["change"]).max() > 1e-3
+    assert codes(at)[2] == expected.prediction.text  # after-prediction shown
+
+
+def test_padding_mask_off_attends_to_pad(calls):
+    at = start()
+    at.text_input(key="second_text").input("ab").run()
+    assert calls["batch"] == 1 and len(charts(at)) == 2  # the head view + the shorter sentence's map
+    at.toggle(key="padding").set_value(False).run()
+    assert calls["batch"] == 2
+    before, after, _ = change_chart(at)
+    pad = before["col"].str.endswith("<pad>")
+    assert pad.any() and before.loc[pad, "weight"].max() == 0  # masked: exactly 0
+    assert after.loc[pad, "weight"].max() > 0
+    assert largest_change(at) > 0
+
+
+def test_stale_knockout_and_layers_survive_a_checkpoint_switch(calls):
+    at = start(kind="cross", layer="2", head="4")
+    at.multiselect(key="knockout").set_value(["L2H4"]).run()
+    at.selectbox(key="ckpt").set_value("run:tiny-classifier").run()
+    assert not at.exception
+    assert at.segmented_control(key="kind").value == "encoder"
+    assert at.slider(key="head").value == 2 and at.multiselect(key="knockout").value == []
+    assert at.text_area(key="text").value == get_task("sentiment").examples[0]  # the new task's own example
+
+
+# ----------------------------------------------------------------------------- compare
+def test_compare_two_sentences(calls):
+    at = start(text="gbdka")
+    at.text_input(key="compare_text").input("kjicf").run()
+    figure = charts(at)[-1]
+    assert titles(figure) == ["This sentence", "Second sentence", "Difference (second − first)"]
+    first, second, diff = frames(figure)
+    assert np.allclose(second["weight"], explain(REVERSE, "kjicf").attention["encoder"][0, 0].ravel(), atol=1e-6)
+    assert np.allclose(diff["change"], second["weight"] - first["weight"], atol=1e-6)
+
+
+def test_compare_two_checkpoints(calls):
+    at = start()
+    at.segmented_control(key="compare_mode").set_value("ckpt").run()
+    at.selectbox(key="compare_ckpt").set_value("run:tiny-classifier").run()
+    assert not at.exception
+    figure = charts(at)[-1]
+    assert titles(figure)[:2] == ["reverse", "tiny-classifier"]
+
+
+# ----------------------------------------------------------------------------- other architectures
+def test_classifier_shows_class_probabilities(calls, tiny_runs):
+    at = start("run:tiny-classifier")
+    set_text(at, "the movie was really great")
+    expected = explain(tiny_runs / "tiny-classifier.safetensors", "the movie was really great").prediction
+    assert codes(at)[0] == expected.text
+    bars = charts(at)[0]
+    assert np.allclose(frames(bars)[0]["probability"], expected.probabilities, atol=1e-6)
+    assert "generation" not in at.segmented_control(key="view").options
+
+
+def test_language_model_next_token_and_continuation(calls, tiny_runs):
+    at = start("run:tiny-lm")
+    text = at.text_area(key="text").value
+    at.slider(key="continuation").set_value(3).run()
+    expected = explain(tiny_runs / "tiny-lm.safetensors", text, continuation=3).prediction
+    assert codes(at)[0] == expected.text
+    assert frames(charts(at)[0])[0]["label"].iloc[0] == expected.labels[0]
+    at.segmented_control(key="view").set_value("generation").run()
+    assert not at.exception and len(charts(at)) == 2  # the view switch redraws the head view and the decoder row
+    at.run()
+    assert len(charts(at)) == 3  # the whole page: the candidates too
+    at.text_input(key="second_text").input("ab").run()  # a batch cannot continue: the page drops it
+    at.toggle(key="padding").set_value(False).run()
+    assert not at.error and change_chart(at)
+
+
+def test_two_sentences_of_equal_length_need_no_padding(calls):
+    at = start(text="gbdka")
+    at.text_input(key="second_text").input("abcde").run()
+    assert any("nothing is padded" in i.value for i in at.info)
+
+
+# ----------------------------------------------------------------------------- bad input and links
+def test_script_text_is_shown_literally(calls):
+    at = set_text(start(), "<script>alert(1)</script>")
+    assert "<script>alert(1)</script>" in [t.value for t in at.text]
+    assert not any("<script" in m.value for m in at.markdown)
+    assert "⚠ <unk>" in token_row(at)  # characters the model never saw are flagged
+
+
+def test_a_ten_thousand_character_paste_is_truncated_with_a_note(calls):
+    at = set_text(start(), "abc " * 2500)
+    assert any("truncated" in w.value for w in at.warning)
+    assert len(token_row(at)) == load_checkpoint(REVERSE).config.max_len  # cut to the model's limit
+    assert any("read only the first" in c.value and "10,000" in c.value for c in at.caption)
+    assert all(len(t.value) < 400 for t in at.text)  # never echoed back in full
+    assert "text" not in at.query_params  # too long for a share link
+
+
+def test_emoji_cjk_rtl_and_nul_do_not_break_the_page(calls):
+    at = set_text(start(), "ab 😀👍🏽 你好 שלום \x00 e\u0301\r\n")
+    assert not at.error and charts(at)
+    assert any("unknown" in c.value for c in at.caption)
+
+
+def test_query_parameters_restore_the_state(calls):
+    at = start(text="hel", kind="cross", layer="2", head="3", view="head")  # counted from 1
+    assert at.text_area(key="text").value == "hel"
+    assert at.slider(key="layer").value == 2 and at.slider(key="head").value == 3
+    (figure,) = charts(at)
+    assert "layer 2, head 3" in titles(figure)[0]
+    expected = explain(REVERSE, "hel").attention["cross"][1, 2]
+    assert np.allclose(frames(figure)[0]["weight"], expected.ravel(), atol=1e-6)
+    at.slider(key="head").set_value(1).run()
+    assert at.query_params["head"] == "1" and at.query_params["text"] == "hel"
+
+
+def test_out_of_range_values_in_a_link_are_clamped(calls):
+    at = start(layer="99", head="-4", view="nonsense", kind="nope", decoding="bogus")
+    assert at.slider(key="layer").value == 2 and at.slider(key="head").value == 1
+    assert at.segmented_control(key="view").value == "head"
+    assert at.segmented_control(key="kind").value == "encoder"
+    assert at.segmented_control(key="decoding").value == "greedy"
+
+
+# ----------------------------------------------------------------------------- issue 16 / 12
+def test_a_share_link_carries_the_interventions(calls):
+    at = start(beta="2.5", hard="1", knockout="L1H2", causal="0")
+    assert at.slider(key="beta").value == 2.5 and at.toggle(key="hard").value is True
+    assert at.multiselect(key="knockout").value == ["L1H2"] and at.toggle(key="causal").value is False
+    text = at.text_area(key="text").value
+    mask = {"encoder": [[1, 0, 1, 1], [1, 1, 1, 1]]}
+    expected = explain(REVERSE, text, temperature=2.5, hard=True, causal=False, head_mask=mask)
+    assert codes(at)[2] == expected.prediction.text  # the re-run uses exactly the linked settings
+    at.toggle(key="hard").set_value(False).run()
+    assert "hard" not in at.query_params and at.query_params["beta"] == "2.5"  # defaults leave the link
+
+
+def test_decoder_rows_say_what_they_predict(calls):
+    at = start(view="head", kind="cross")
+    expected = explain(REVERSE, at.text_area(key="text").value)
+    (figure,) = charts(at)
+    rows = list(dict.fromkeys(frames(figure)[0]["row"]))
+    assert rows == [f"{i}:{t} → {g}" for i, (t, g) in enumerate(zip(expected.target_tokens, expected.generated_tokens))]
+    assert spec(figure)["layout"]["yaxis"]["title"]["text"].startswith("decoder row: after this token → predicts")
+
+
+def test_the_language_models_continuation_is_marked(calls, tiny_runs):
+    at = start("run:tiny-lm", text="the ca")
+    at.slider(key="continuation").set_value(3).run()
+    cells = token_row(at)
+    exp = explain(tiny_runs / "tiny-lm.safetensors", "the ca", continuation=3)
+    written = len(exp.target_tokens) - 1 - max(i for i, (_, end) in enumerate(exp.target_offsets) if end)
+    assert written >= 1, cells
+    assert [c.startswith("✎") for c in cells] == [False] * (len(cells) - written) + [True] * written
+    assert any("written by the model" in c.value for c in at.caption)
+
+
+def test_comparing_with_another_vocabulary_warns(calls):
+    at = start()
+    at.segmented_control(key="compare_mode").set_value("ckpt").run()
+    at.selectbox(key="compare_ckpt").set_value("run:tiny-classifier").run()
+    assert any("vocabulary differs" in w.value and "tiny-classifier" in w.value for w in at.warning)
+
+
+def test_the_models_vocabulary_is_listed_and_long_inputs_get_a_notice(runs):
+    shortest, longest = get_task("reverse").trained_lengths
+    at = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijkl" * 3})  # 36 letters
+    vocabulary = next(e for e in at.expander if "vocabulary" in e.label)
+    words = input_vocabulary(load_checkpoint(REVERSE).source_tokenizer)
+    assert vocabulary.text[0].value == " · ".join(words) and "<pad>" not in words
+    assert any(c.value == f"Trained on inputs of {shortest}–{longest} characters." for c in at.caption)
+    assert any(f"trained on inputs of {shortest}–{longest} characters; this one has 36" in w.value for w in at.warning)
+    inside = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijkl"})
+    assert not any("trained on inputs of" in w.value for w in inside.warning)

@@ -1,0 +1,129 @@
+"""Issue 22, parts 2–3: sizes on the arrays, the stacked W_qkv, the notes' typos flagged, Adam's
+settings, warm-up schedules side by side, label smoothing's confidence penalty, sampling on the
+decoder's real distribution, and the code beside the maths — each checked against core or torch."""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from app import glossary
+from core import load_checkpoint, make_optimizer, noam_lr, smoothed_loss
+from core.lessons import (confidence_penalty, paper_recipe, pe_table, sampling_step, trace_translation,
+                          warmup_schedules)
+from tests.helpers.apptest_helpers import SHIPPED, find_chart, open_page
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return trace_translation(load_checkpoint(SHIPPED / "translation.safetensors"), "I have cats", head=0)
+
+
+# ----------------------------------------------------------------------------- sampling
+def test_sampling_step_matches_temperature_top_k_and_top_p():
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    tempered = sampling_step(p, temperature=0.5).final
+    np.testing.assert_allclose(tempered, p ** 2 / (p ** 2).sum())  # softmax(log p / 0.5) ∝ p²
+    logits = torch.log(torch.tensor(p))
+    kth = logits.topk(2).values[-1]  # core.sample's own top-k rule
+    expected = torch.where(logits >= kth, logits, torch.tensor(-math.inf)).softmax(-1).numpy()
+    np.testing.assert_allclose(sampling_step(p, top_k=2).final, expected, atol=1e-12)
+    nucleus = sampling_step(p, top_p=0.8)
+    assert nucleus.kept.tolist() == [True, True, False, False]  # 0.5 + 0.3 reaches 0.8: the smallest set
+    assert sampling_step(p, top_p=0.81).kept.tolist() == [True, True, True, False]
+    np.testing.assert_allclose(nucleus.final.sum(), 1.0)
+    with pytest.raises(ValueError):
+        sampling_step(p, temperature=0)
+
+
+def test_lesson_sampling_stage_draws_core_numbers(runs, trace):
+    from app.views.lesson import STAGES
+    stage = [name for name, _ in STAGES].index("Sampling instead of greedy")
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(stage)}, timeout=60)
+    at.slider(key="lesson_top_k").set_value(2).run()
+    at.slider(key="lesson_temperature").set_value(0.5).run()
+    expected = sampling_step(trace.probabilities[0], 0.5, 2, None)
+    _, frame = find_chart(at, "what the sampler draws from")
+    drawn = frame[frame["distribution"] == "sampler draws from"]
+    for token, value in zip(drawn["token"], drawn["probability"]):
+        assert value == pytest.approx(expected.final[trace.target_vocab.index(token)], abs=1e-6)
+    assert (drawn["probability"] > 0).sum() == 2
+    assert any("2 of" in l.value for l in at.latex)
+    assert inspect.getsource(sampling_step).rstrip() in [c.value.rstrip() for c in at.code]
+
+
+# ----------------------------------------------------------------------------- the training recipe
+def test_recipe_is_the_trainers_own():
+    recipe = paper_recipe()
+    group = make_optimizer(torch.nn.Linear(2, 2)).param_groups[0]
+    assert (recipe.beta1, recipe.beta2, recipe.eps) == (*group["betas"], group["eps"]) == (0.9, 0.98, 1e-9)
+    curves = dict(warmup_schedules())
+    peak = curves["d_model 512, warm-up 4000"]
+    assert peak.peak_step == 4000 and peak.peak_lr == pytest.approx(noam_lr(4000, 512, 4000)) and \
+        peak.peak_lr == pytest.approx(6.988e-4, rel=1e-3)
+    assert curves["d_model 512, warm-up 8000"].peak_lr < peak.peak_lr < curves["d_model 256, warm-up 4000"].peak_lr
+
+
+def test_confidence_penalty_is_lowest_at_one_minus_epsilon():
+    penalty = confidence_penalty(0.1)
+    assert penalty.best == pytest.approx(0.9, abs=0.01)
+    i = int(np.argmin(np.abs(penalty.confidence - 0.6)))
+    c = penalty.confidence[i]
+    by_hand = -(0.9 * math.log(c) + 3 * (0.1 / 3) * math.log((1 - c) / 3))  # ε/(V−2) on the 3 other real tokens
+    assert penalty.smoothed[i] == pytest.approx(by_hand, rel=1e-5)
+    assert penalty.plain[i] == pytest.approx(-math.log(c), rel=1e-5)
+    assert penalty.smoothed[-1] > penalty.smoothed.min() + 0.1  # confidence 0.995 is penalised
+    assert np.all(np.diff(penalty.plain) < 0)  # without smoothing more confidence always helps
+
+
+def test_architecture_page_shows_adam_schedules_penalty_and_width(runs):
+    at = open_page("architecture")
+    text = " ".join(m.value for m in at.markdown)
+    assert "β₁ = 0.9, β₂ = 0.98 and ε = 1e-09" in text and "hurts perplexity" in text
+    assert "same width d_model" in text and "Dropout" in text
+    _, frame = find_chart(at, "Three warm-up schedules side by side")
+    assert set(frame["schedule"]) == {label for label, _ in warmup_schedules()}
+    find_chart(at, "Loss of one prediction vs its confidence")
+    codes = [c.value.rstrip() for c in at.code]
+    for function in (noam_lr, smoothed_loss, make_optimizer):
+        assert inspect.getsource(function).rstrip() in codes
+
+
+# ----------------------------------------------------------------------------- sizes, W_qkv, errata
+def test_lesson_shows_sizes_and_the_stacked_matrix(runs, trace):
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": "2"}, timeout=60)
+    spec, frame = find_chart(at, "stacked W_qkv")
+    assert "size 64 × 192" in str(spec) and len(frame) == 64 * 192
+    np.testing.assert_allclose(frame.sort_values(["row_index", "col_index"])["value"].to_numpy(),
+                               trace.qkv_weight.ravel(), atol=1e-6)
+    latex = " ".join(l.value for l in at.latex)
+    assert r"(B, T, 64)" in latex and r"(B, 4, T, 16)" in latex
+    assert r"Q, K, V \in \mathbb{R}^{3 \times 16}" in latex
+
+
+def test_the_notes_typos_are_flagged_where_the_app_is_right(runs):
+    pe = pe_table(6, 8, 10000.0)
+    pos, i = np.arange(6), 1
+    np.testing.assert_allclose(pe[:, 2 * i + 1], np.cos(pos / 10000 ** (2 * i / 8)), atol=1e-6)  # not (2i+1)/d
+    ckpt = load_checkpoint(SHIPPED / "translation.safetensors")
+    layer = ckpt.model.encoder_layers[0].self_attn
+    assert tuple(layer.out_proj.weight.T.shape) == (ckpt.config.n_heads * ckpt.config.head_dim, ckpt.config.d_model)
+    captions = lambda at: " ".join(c.value for c in at.caption)  # noqa: E731
+    at = open_page("positional")
+    assert glossary.NOTES_ERRATA["pe_odd_exponent"] in captions(at) and glossary.NOTES_ERRATA["pe_index"] in captions(at)
+    at = open_page("playground", query={"pg_qkv_mode": "cross"})
+    assert glossary.NOTES_ERRATA["w_o_shape"] in captions(at) and glossary.NOTES_ERRATA["cross_sources"] in captions(at)
+
+
+def test_kl_check_on_the_classifier_example_uses_its_own_row():
+    from core.lessons import kl_check, smoothing_example
+    check = kl_check(0.1, classifier=True)
+    np.testing.assert_allclose(check.target, smoothing_example(0.1, classifier=True).matrix[0])
+    assert check.entropy == pytest.approx(-(0.9 * math.log(0.9) + 2 * 0.05 * math.log(0.05)), abs=1e-6)  # 0.394 (targets are float32)
+    assert check.kl == pytest.approx(check.cross_entropy - check.entropy, abs=1e-12)
+    assert check.trainer_loss == pytest.approx(check.cross_entropy, abs=1e-6)
+    assert kl_check(0.1).entropy != pytest.approx(check.entropy)  # the sequence row (with <pad>) differs

@@ -1,0 +1,1 @@
+"""Browser tests: ``streamlit run`` on loopback, driven by Playwright in Chromium."""

@@ -1,0 +1,222 @@
+"""What a class sees (issue 24), in Chromium driving a served app: at 1280 × 720 and 1920 × 1080, in normal
+and presentation mode, the pages with side-by-side maps (an Explore intervention, Checkpoints → Side by side),
+Train and the Lesson show
+
+- no two text boxes of a chart, or of neighbouring charts, intersecting (the rendered SVG text, rotation kept),
+- no chart wider than its container,
+- in presentation mode, the first chart's top above the first screen's bottom (720 px).
+
+Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/layout``, gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.browser import app_in_chromium, problems_on, wait_until_idle
+
+SIZES = [(1280, 720), (1920, 1080)]
+PAGES = {  # name → (path and query, tab to open or None)
+    "explore-intervention": ("explore?beta=2", None),
+    "checkpoints-overview": ("checkpoints", None),  # the parameter bars
+    "checkpoints-side-by-side": ("checkpoints", "Side by side"),
+    "train": ("train", None),
+    "lesson": ("lesson?lesson_stage=1", None),  # stage 2: its first chart
+}
+# Charts drawn by other modules (other owners' fixes are pending): their overlaps are reported as warnings.
+ELSEWHERE = {"— layer": "app/charts/maps.py heatmap: the colour bar's title touches its top tick label",
+             "Label-smoothed targets": "app/charts/teaching.py smoothing_log_chart: title, subtitle and legend"}
+# Pages whose first chart is still below the first screen in presentation mode (their controls come first):
+# reported as warnings until they fit; one that fits fails the test, so the entry is removed then.
+PENDING_FIRST_SCREEN = {"checkpoints-overview": "configuration tables before the parameter bars",
+                        "checkpoints-side-by-side": "two step sliders and the map pickers before the maps",
+                        "lesson": "sentence, stage, head, token and step pickers before the stage"}
+SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "screenshots-tmp" / "layout")
+
+# Every visible SVG text of the charts as a screen quadrilateral (its rotation kept), and the pairs that
+# overlap by more than 1 px (separating-axis test on the two quadrilaterals).
+OVERLAPS_JS = """() => {
+  const quads = [];
+  const charts = document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])');
+  charts.forEach((chart, n) => {
+    if (chart.offsetParent === null) return;
+    const heading = chart.querySelector('.gtitle, .role-title-text');
+    const name = `chart ${n + 1} [${heading ? heading.textContent.trim().slice(0, 40) : ''}]`;
+    for (const el of chart.querySelectorAll('svg text')) {
+      if (!el.textContent.trim() || el.closest('.hoverlayer')) continue;
+      const style = getComputedStyle(el);
+      if (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0') continue;
+      const b = el.getBBox();
+      if (b.width === 0 || b.height === 0) continue;
+      const m = el.getScreenCTM();
+      const pts = [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+        .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+      quads.push({chart: name, text: `"${el.textContent.trim().slice(0, 30)}"`, pts});
+    }
+  });
+  const axesOf = pts => [0, 1].map(i => {
+    const dx = pts[i + 1][0] - pts[i][0], dy = pts[i + 1][1] - pts[i][1], n = Math.hypot(dx, dy) || 1;
+    return [-dy / n, dx / n];
+  });
+  const span = (pts, ax) => { const v = pts.map(p => p[0] * ax[0] + p[1] * ax[1]); return [Math.min(...v), Math.max(...v)]; };
+  const hit = (p, q) => [...axesOf(p), ...axesOf(q)].every(ax => {
+    const [a0, a1] = span(p, ax), [b0, b1] = span(q, ax);
+    return Math.min(a1, b1) - Math.max(a0, b0) > 1;
+  });
+  const found = [];
+  for (let i = 0; i < quads.length; i++)
+    for (let j = i + 1; j < quads.length; j++)
+      if (hit(quads[i].pts, quads[j].pts)) found.push(`${quads[i].chart} ${quads[i].text} × ${quads[j].chart} ${quads[j].text}`);
+  return found;
+}"""
+
+# A chart whose drawing reaches past its container's right edge (Streamlit clips it there).
+TOO_WIDE_JS = """() => {
+  const found = [];
+  const charts = document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])');
+  charts.forEach((chart, n) => {
+    if (chart.offsetParent === null) return;
+    const box = chart.closest('[data-testid="stVerticalBlock"]').getBoundingClientRect();
+    for (const drawn of chart.querySelectorAll('.main-svg, canvas, svg.marks')) {
+      const r = drawn.getBoundingClientRect();
+      if (r.width > 0 && r.right > box.right + 1)
+        found.push(`chart ${n + 1}: ${Math.round(r.width)} px drawn, ${Math.round(box.right - r.left)} px room`);
+    }
+  });
+  return found;
+}"""
+
+FIRST_CHART_TOP_JS = """() => {
+  const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])')]
+    .filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
+  return tops.length ? Math.min(...tops) : null;  // the page is unscrolled: the topmost chart's top on screen
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with app_in_chromium(tmp_path_factory.mktemp("browser-layout-runs")) as (url, chromium):
+        yield url, chromium
+
+
+def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> None:
+    page.goto(f"{url}/{path}{'&' if '?' in path else '?'}projector={int(presentation)}")
+    page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
+    wait_until_idle(page)
+    if presentation:  # presentation mode folds the sidebar away once it is on
+        page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
+                               "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
+    if tab:
+        page.get_by_role("tab", name=tab).click()
+        wait_until_idle(page)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] :is(.js-plotly-plot .main-svg, "
+                           "[data-testid=\"stVegaLiteChart\"] :is(svg, canvas))')", timeout=60_000)
+    page.wait_for_timeout(500)  # Plotly's relayout to the column's width
+
+
+@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation):
+    url, chromium = browser
+    page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
+    mode = "presentation" if presentation else "normal"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    failures = []
+    try:
+        for name, (path, tab) in PAGES.items():
+            _open(page, url, path, tab, presentation)
+            assert problems_on(page) == [], f"/{path} shows errors"
+            top = page.evaluate(FIRST_CHART_TOP_JS)
+            page.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}.png"), full_page=True)
+            overlaps, wide = page.evaluate(OVERLAPS_JS), page.evaluate(TOO_WIDE_JS)
+            last = page.locator('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
+                                '[data-testid="stVegaLiteChart"]):visible')  # not those of hidden tabs
+            if last.count():
+                last.last.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}-last-chart.png"))
+            for overlap in overlaps:
+                owner = next((why for title, why in ELSEWHERE.items() if overlap.split("]")[0].find(title) > 0), None)
+                if owner:
+                    warnings.warn(f"{name} at {size} ({mode}): {overlap}: {owner}")
+                else:
+                    failures.append(f"{name}: text overlaps {overlap}")
+            failures += [f"{name}: too wide {w}" for w in wide]
+            below = top is None or top >= 720
+            if presentation and below and name in PENDING_FIRST_SCREEN:
+                warnings.warn(f"{name} at {size}: first chart at {top} px: {PENDING_FIRST_SCREEN[name]}")
+            elif presentation and below:
+                failures.append(f"{name}: the first chart starts at {top} px, below the first 720 px")
+            elif presentation and name in PENDING_FIRST_SCREEN:
+                failures.append(f"{name}: its first chart now starts at {top} px: remove it from PENDING_FIRST_SCREEN")
+    finally:
+        page.close()
+    assert failures == [], "\n".join(failures)
+
+
+STAGE_JS = "() => ([...document.querySelectorAll('[data-testid=\"stMain\"] h2')].map(h => h.innerText.trim())"
+STAGE_JS += ".find(t => /^\\d+\\. /.test(t)) || '')"
+
+
+def _stage_is(page, number: int, timeout_ms: int = 60_000) -> None:
+    page.wait_for_function(f"() => ({STAGE_JS})().startsWith('{number}. ')", timeout=timeout_ms)
+    wait_until_idle(page)
+
+
+def _press_until(page, key: str, stage: int) -> None:
+    """Press ``key`` and wait for ``stage``; once more if the press landed while the page was still re-running
+    (on a loaded machine Streamlit can drop a click made mid-run — a teacher would press again too)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.keyboard.press(key)
+    try:
+        _stage_is(page, stage, 20_000)
+    except PlaywrightTimeout:
+        wait_until_idle(page)
+        page.keyboard.press(key)
+        _stage_is(page, stage)
+
+
+def test_clicker_keys_turn_the_lesson_pages_without_focusing_a_button(browser):
+    """→ / PageDown / Space press Next and ← / PageUp press Back, from the page itself (nothing focused)."""
+    url, chromium = browser
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(f"{url}/lesson?projector=1&lesson_stage=0")
+        _stage_is(page, 1)
+        page.wait_for_function("() => window.__attnscope?.clicker === true", timeout=30_000)  # the page script ran
+        page.evaluate("() => document.activeElement?.blur()")  # nothing focused: the keys go to the page
+        for key, stage in (("ArrowRight", 2), ("PageDown", 3), ("Space", 4), ("ArrowLeft", 3), ("PageUp", 2)):
+            _press_until(page, key, stage)
+            assert page.evaluate("() => document.activeElement.tagName") != "BUTTON"
+        next_row = page.locator('.st-key-lesson_next').bounding_box()
+        assert 0 <= next_row["y"] < 720, "the Next button is off the first screen"
+    finally:
+        page.close()
+
+
+def test_the_dark_theme_is_kept_on_reload_of_another_page(browser):
+    url, chromium = browser
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    background = "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+    try:
+        page.goto(f"{url}/train")
+        page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
+        wait_until_idle(page)
+        light = page.evaluate(background)
+        # What the ⋮ menu's "Dark" stores: Streamlit keeps it under the path the app was opened at.
+        page.evaluate("() => localStorage.setItem('stActiveTheme-/train-v2', JSON.stringify('Dark'))")
+        page.reload()
+        page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
+        dark = page.evaluate(background)
+        assert dark != light
+        page.wait_for_function("() => localStorage.getItem('stActiveTheme-/checkpoints-v2') === JSON.stringify('Dark')",
+                               timeout=30_000)  # the page script copies the choice to every page's key
+        for path in ("checkpoints", "lesson", ""):
+            page.goto(f"{url}/{path}")
+            page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
+            assert page.evaluate(background) == dark, f"/{path} reloads in the light theme"
+    finally:
+        page.close()

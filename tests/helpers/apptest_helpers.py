@@ -1,0 +1,178 @@
+"""What every AppTest of the app shares: where the app is, opening a page, and reading back the
+charts a page drew (every view of a concatenated or layered Altair chart, every heatmap trace of a
+Plotly figure, with its data).
+
+Pages are named as in ``app/routes.py`` by their URL path ("explore", "train", "checkpoints", …).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from streamlit.testing.v1 import AppTest
+
+from app import routes
+from tests.helpers.paths import REVERSE, ROOT, SHIPPED  # noqa: F401 (REVERSE, SHIPPED: the pages' tests import them here)
+
+APP = ROOT / "app" / "streamlit_app.py"
+SCRIPTS = {r.url_path: r.script for section in routes.SECTIONS.values() for r in section}
+
+
+def open_page(page: str = "explore", *, ckpt: str | None = None, query: dict[str, str] | None = None,
+              timeout: float = 120) -> AppTest:
+    """The app opened on ``page`` with ``ckpt`` chosen in the sidebar and ``query`` in the URL."""
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    if ckpt is not None:
+        at.session_state["ckpt"] = ckpt
+    at.run()  # pages are registered (with their URL paths) by the first run
+    if page != "explore":
+        at.switch_page(SCRIPTS[page]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+CHART_TYPES = ("arrow_vega_lite_chart", "vega_lite_chart", "plotly_chart")
+
+
+def spec(element) -> dict:
+    """The chart's spec: a Vega-Lite spec, or a Plotly figure (data + layout)."""
+    return json.loads(element.proto.spec)
+
+
+def is_plotly(element) -> bool:
+    return element.type == "plotly_chart"
+
+
+def plotly_array(value) -> np.ndarray:
+    """A Plotly JSON array (a list, or plotly.py 6's ``{"dtype", "bdata", "shape"}``) as numpy."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return array.reshape([int(n) for n in str(shape).split(",")]) if shape else array
+    return np.asarray(value)
+
+
+def plotly_frames(element) -> list[pd.DataFrame]:
+    """Each heatmap trace of a Plotly figure as a tidy frame: row, col, row_index, col_index, and the
+    value (named as the trace: ``weight``, ``change``, ``score``), in row-major order."""
+    found = []
+    for trace in spec(element)["data"]:
+        if trace.get("type") != "heatmap":
+            continue
+        z = plotly_array(trace["z"]).astype(float)
+        rows, cols = np.meshgrid(np.arange(z.shape[0]), np.arange(z.shape[1]), indexing="ij")
+        y, x = plotly_array(trace.get("y", range(z.shape[0]))), plotly_array(trace.get("x", range(z.shape[1])))
+        found.append(pd.DataFrame({"row": y[rows.ravel()], "col": x[cols.ravel()], "row_index": rows.ravel(),
+                                   "col_index": cols.ravel(), trace.get("name") or "weight": z.ravel()}))
+    return found
+
+
+def plotly_titles(element) -> list[str]:
+    """The titles of a Plotly figure's panels (its subplot titles, line breaks as spaces), or its own title."""
+    layout = spec(element)["layout"]
+    panels = [a["text"].replace("<br>", " ") for a in layout.get("annotations", [])
+              if a.get("yref") == "paper" and "text" in a]
+    own = (layout.get("title") or {}).get("text", "")
+    return panels or [own]
+
+
+def _title(view: dict) -> str:
+    title = view.get("title", "")
+    return str(title.get("text", "") if isinstance(title, dict) else title)
+
+
+def _views(node: dict, data: str | None = None) -> Iterator[tuple[dict, str | None]]:
+    """Every view of a chart spec that draws data, with the name of the dataset it draws."""
+    data = (node.get("data") or {}).get("name", data)
+    children = [c for key in ("hconcat", "vconcat", "concat", "layer") for c in node.get(key, [])]
+    if "spec" in node:  # a facet
+        children.append({**node["spec"], "title": node.get("title", node["spec"].get("title", ""))})
+    if not children:
+        yield node, data
+    for child in children:
+        if "layer" in node and not child.get("title"):
+            child = {**child, "title": node.get("title", "")}
+        yield from _views(child, data)
+
+
+def frames(element) -> list[pd.DataFrame]:
+    """The chart's datasets, one per view that draws data, in the order its views are drawn."""
+    if is_plotly(element):
+        return plotly_frames(element)
+    data = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets}
+    names = list(dict.fromkeys(name for _, name in _views(spec(element)) if name in data))
+    return [data[name] for name in names] or list(data.values())
+
+
+def titles(element) -> list[str]:
+    """The title of each view of the chart that has one (the chart's own title first)."""
+    if is_plotly(element):
+        return plotly_titles(element)
+    chart_spec = spec(element)
+    views = chart_spec.get("hconcat") or [chart_spec]
+    return [_title(v) for v in views]
+
+
+def charts(at: AppTest) -> list:
+    """The page's Altair and Plotly charts in page order (after checking the last run raised nothing)."""
+    assert not at.exception, at.exception
+    return [node for node in at._tree if getattr(node, "type", None) in CHART_TYPES]
+
+
+def charts_in(at: AppTest) -> dict[str, list[pd.DataFrame]]:
+    """Every titled view on the page → its data frames (a concatenated chart's views one by one)."""
+    found: dict[str, list[pd.DataFrame]] = {}
+    for element in charts(at):
+        if is_plotly(element):
+            for title, frame in zip(plotly_titles(element), plotly_frames(element)):
+                found.setdefault(title, [frame])
+            continue
+        data = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in element.proto.datasets}
+        whole = _title(spec(element))
+        if whole:
+            found.setdefault(whole, list(data.values()))
+        for view, name in _views(spec(element)):
+            if _title(view) and name in data:
+                found.setdefault(_title(view), [data[name]])
+    return found
+
+
+def chart(at: AppTest, prefix: str) -> list[pd.DataFrame]:
+    """The data of the first view whose title starts with ``prefix``."""
+    matches = [frames for title, frames in charts_in(at).items() if title.startswith(prefix)]
+    assert matches, f"no chart titled {prefix!r}; found {list(charts_in(at))}"
+    return matches[0]
+
+
+def as_matrix(frame: pd.DataFrame, value: str = "weight") -> np.ndarray:
+    """A heatmap's tidy frame (row_index, col_index, value) back to its matrix."""
+    rows, cols = frame["row_index"].max() + 1, frame["col_index"].max() + 1
+    matrix = np.zeros((rows, cols))
+    matrix[frame["row_index"], frame["col_index"]] = frame[value]
+    return matrix
+
+
+def wait_until(at: AppTest, done: Callable[[AppTest], bool], limit_s: float = 90.0) -> None:
+    """Re-run the page (as its polling fragment would) until ``done(at)``; bounded."""
+    deadline = time.monotonic() + limit_s
+    while not done(at):
+        assert time.monotonic() < deadline, "the page did not get there in time"
+        time.sleep(0.5)
+        at.run()
+        assert not at.exception
+
+
+def find_chart(at: AppTest, text: str) -> tuple[dict, pd.DataFrame]:
+    """(spec, first dataset) of the first chart whose spec mentions ``text`` anywhere."""
+    for element in charts(at):
+        if text in json.dumps(spec(element), ensure_ascii=False):
+            return spec(element), frames(element)[0]
+    raise AssertionError(f"no chart mentions {text!r}")

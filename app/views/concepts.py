@@ -14,7 +14,7 @@ from app.charts import teaching
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import get_task, lessons
 
-# Measured on MiniLM with core.lessons.head_links (tests/test_lessons_claims.py recomputes every number).
+# Measured on MiniLM with core.lessons.head_links (tests/app/test_lessons_claims.py recomputes every number).
 CORE_MEASURED = (
     "with *tired*, the heads ranked first from “it” look at “because”, “was” and “tired”; only two heads link "
     "it → animal strongly, layer 4 head 2 and layer 6 head 12, ranked 4th and 5th of 72. With *wide*, no head in "

@@ -94,9 +94,9 @@ def test_a_damaged_cache_entry_is_ignored(tiny_gguf, cache):
 
 
 def test_other_gguf_architectures_are_refused(tmp_path, cache):
-    path = tmp_path / "qwen.gguf"
-    write_tiny_gguf(path, architecture="qwen2")
-    with pytest.raises(CheckpointError, match=r"'qwen2' is not supported; supported: llama"):
+    path = tmp_path / "phi.gguf"
+    write_tiny_gguf(path, architecture="phi3")
+    with pytest.raises(CheckpointError, match=r"'phi3' is not supported; supported: llama, qwen2"):
         load_pretrained(path)
     with pytest.raises(CheckpointError, match="not supported"):
         explain(str(path), "hello")

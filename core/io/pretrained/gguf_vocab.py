@@ -28,6 +28,13 @@ def _field(reader, key: str, default=None):
     return default if field is None else field.contents()
 
 
+def _flag(reader, key: str, default: bool, name: str) -> bool:
+    value = _field(reader, key, default)
+    if not isinstance(value, bool):
+        raise CheckpointError(f"{name}: GGUF {key} must be a boolean, got {str(value)[:40]!r}")
+    return value
+
+
 def gguf_tokenizer(reader, config: LlamaConfig, name: str) -> PretrainedTokenizer:
     """The tokenizer of the GGUF ``reader`` (item types and counts were checked by the header scan).
 
@@ -37,15 +44,13 @@ def gguf_tokenizer(reader, config: LlamaConfig, name: str) -> PretrainedTokenize
     model = _field(reader, "tokenizer.ggml.model")
     tokens = list(_field(reader, "tokenizer.ggml.tokens"))
     types = list(_field(reader, "tokenizer.ggml.token_type", [])) or [_NORMAL] * len(tokens)
-    add_bos = _field(reader, "tokenizer.ggml.add_bos_token", model == "llama")
-    if not isinstance(add_bos, bool):
-        raise CheckpointError(f"{name}: GGUF tokenizer.ggml.add_bos_token must be a boolean")
+    add_bos, space = (_flag(reader, f"tokenizer.ggml.{key}", model == "llama", name)
+                      for key in ("add_bos_token", "add_space_prefix"))
     bos_id = config.bos_id if add_bos else None
     try:
         if model == "llama":
             scores = list(_field(reader, "tokenizer.ggml.scores", [])) or [0.0] * len(tokens)
-            space = _field(reader, "tokenizer.ggml.add_space_prefix", True)
-            return spm_tokenizer(tokens, scores, types, bool(space), bos_id, config.max_len, name)
+            return spm_tokenizer(tokens, scores, types, space, bos_id, config.max_len, name)
         return PretrainedTokenizer.from_gguf(_bpe_vocab(reader, tokens, types, config, name, add_bos), config.max_len)
     except CheckpointError:
         raise

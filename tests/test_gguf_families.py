@@ -55,7 +55,8 @@ def compare_gguf(path: Path, reference, tokenizer, text: str = TEXT, steps: int 
         theirs_gen = reference.generate(tgt, attention_mask=torch.ones_like(tgt), do_sample=False,
                                         max_new_tokens=steps, eos_token_id=EOS, pad_token_id=PAD)[0].tolist()
     assert maps.shape[0] == len(theirs.attentions) == reference.config.num_hidden_layers
-    return {"ids": ids == reference_ids, "maps": max(float((maps[i] - a).abs().max()) for i, a in enumerate(theirs.attentions)),
+    map_error = max(float((maps[i] - a).abs().max()) for i, a in enumerate(theirs.attentions))
+    return {"ids": ids == reference_ids, "maps": map_error,
             "logits": float((ours.logits - theirs.logits).abs().max()) / float(theirs.logits.abs().max()),
             "greedy": ours_gen == theirs_gen, "model": loaded.model}
 
@@ -101,7 +102,8 @@ def test_qwen2_gguf_matches_transformers(tied: bool, tmp_path: Path) -> None:
 def test_qwen2_pre_tokenizer_splits_every_digit(tmp_path: Path) -> None:
     reference = reference_model(transformers.Qwen2Config(**SIZES, num_key_value_heads=2))
     vocab, _ = bpe_vocab(pre="qwen2", add_bos=False)
-    tokenizer = load_pretrained(write_gguf(reference, tmp_path / "q.gguf", vocab, arch="qwen2"), use_cache=False).tokenizer
+    path = write_gguf(reference, tmp_path / "q.gguf", vocab, arch="qwen2")
+    tokenizer = load_pretrained(path, use_cache=False).tokenizer
     assert tokenizer.encode("in 2017").tokens[-4:] == ["2", "0", "1", "7"]
 
 
@@ -157,8 +159,8 @@ def test_the_float32_budget_is_checked_from_the_header_in_one_line(tmp_path: Pat
 def test_rope_freqs_that_are_not_llama31_scaling_are_refused(factors, match: str, tmp_path: Path) -> None:
     import gguf
 
-    reference = reference_model(transformers.LlamaConfig(**SIZES, num_key_value_heads=2,
-                                                         rope_scaling=dict(LLAMA3, original_max_position_embeddings=64)))
+    rope = dict(LLAMA3, original_max_position_embeddings=64)
+    reference = reference_model(transformers.LlamaConfig(**SIZES, num_key_value_heads=2, rope_scaling=rope))
     path = write_gguf(reference, tmp_path / "freqs.gguf", bpe_vocab()[0])
     reader = gguf.GGUFReader(str(path), "r+")
     reader.get_tensor(next(i for i, t in enumerate(reader.tensors) if t.name == "rope_freqs.weight")).data[:] = factors

@@ -57,7 +57,8 @@ def rich(request, tmp_path_factory) -> tuple[str, Crafted]:
 def test_the_untouched_copies_load(rich, tmp_path: Path) -> None:
     kind, crafted = rich
     model = load_gguf(crafted.write(tmp_path / "ok.gguf"), use_cache=False)[0]
-    assert model.config.qkv_bias == (kind == "qwen2") and model.config.rope_type == ("llama3" if kind == "spm" else "default")
+    assert model.config.qkv_bias == (kind == "qwen2")
+    assert model.config.rope_type == ("llama3" if kind == "spm" else "default")
 
 
 @pytest.mark.parametrize("key, change, match", [
@@ -95,6 +96,13 @@ def test_sentencepiece_score_faults_are_one_line(change, match: str, tmp_path_fa
     n = len(crafted.fields["tokenizer.ggml.tokens"][1])
     crafted.fields["tokenizer.ggml.scores"] = change(n)
     refused(crafted.write(tmp_path / "scores.gguf"), match)
+
+
+def test_a_token_that_is_not_utf8_is_one_line(rich, tmp_path: Path) -> None:
+    _, crafted = rich
+    kind, tokens, item = crafted.fields["tokenizer.ggml.tokens"]
+    crafted.fields["tokenizer.ggml.tokens"] = (kind, [*tokens[:-1], b"\x80\xff"], item)
+    refused(crafted.write(tmp_path / "utf8.gguf"), "tokenizer.ggml.tokens holds a string that is not UTF-8")
 
 
 def test_add_space_prefix_of_the_wrong_type_is_one_line(tmp_path_factory, tmp_path: Path) -> None:

@@ -179,8 +179,9 @@ def beam_search(
     2016; length counts the generated tokens, ``<eos>`` included), so longer outputs are not
     unfairly penalised. ``<eos>`` cannot end a hypothesis before ``min_new_tokens`` tokens (default 1:
     the output is never empty). With a config's ``forced_eos_id`` the budget's last step can only produce
-    it, scored 0 (as Hugging Face's ``ForcedEOSTokenLogitsProcessor``). Each row returns its best finished hypothesis that is not empty;
-    when the token budget runs out before one finishes, the best unfinished hypothesis
+    it, scored 0 (as Hugging Face's ``ForcedEOSTokenLogitsProcessor``). Each row returns its best
+    finished hypothesis that is not empty; when the token budget runs out before one finishes, the best
+    unfinished hypothesis
     (``finished`` False, like greedy's); an empty finished one only when nothing else exists.
     A row stops once no unfinished hypothesis can still outrank its best finished one, even
     when its length penalty grows to the end of the budget. ``scores`` holds the raw
@@ -213,7 +214,8 @@ def beam_search(
         if step < min_new_tokens:
             logp[:, eos_id] = float("-inf")
         if forced is not None and step == room - 1:  # the budget's last token is the forced end (HF's rule)
-            logp = torch.full_like(logp, float("-inf")).index_fill_(-1, torch.tensor([forced], device=logp.device), 0.0)
+            logp = torch.full_like(logp, float("-inf"))  # (B*K, V)
+            logp[:, forced] = 0.0
         seqs, scores, parents = _expand(seqs, scores, logp, done, stopped, eos_id, model.config.pad_id)
         if cache is not None:
             cache.reorder(parents)

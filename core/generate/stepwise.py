@@ -70,8 +70,10 @@ def run_steps(
         logits = next_logits(seq[:, :end]).float()  # (B, V)
         if bias is None:
             bias = banned_bias(model, logits.size(-1), logits.device)
-        picked = pick(logits + bias) if last is None or step < room - 1 else torch.full_like(finished, last, dtype=seq.dtype)
-        chosen = torch.where(finished, pad, picked)  # (B,)
+        if last is not None and step == room - 1:  # the budget's last token: the forced end
+            chosen = torch.where(finished, pad, last)  # (B,)
+        else:
+            chosen = torch.where(finished, pad, pick(logits + bias))  # (B,)
         seq[:, end] = chosen
         finished |= chosen == eos_id
         end += 1

@@ -88,7 +88,8 @@ def gguf_config(header: GGUFHeader, path: Path) -> LlamaConfig:
     """
     name = path.name
     arch = _architecture(header, name)
-    n_heads, d_model = gguf_int(header, f"{arch}.attention.head_count", name), gguf_int(header, f"{arch}.embedding_length", name)
+    n_heads = gguf_int(header, f"{arch}.attention.head_count", name)
+    d_model = gguf_int(header, f"{arch}.embedding_length", name)
     n_kv = gguf_int(header, f"{arch}.attention.head_count_kv", name, n_heads)
     if d_model % n_heads or n_heads % n_kv or (d_model // n_heads) % 2:
         raise CheckpointError(f"{name}: GGUF embedding_length {d_model} does not split into head_count {n_heads} "
@@ -123,7 +124,8 @@ def _check_shapes(header: GGUFHeader, sizes: dict[str, int], qkv_bias: bool, nam
     """The tensors present are exactly the ones ``sizes`` claims, with its shapes (HF layout)."""
     layers = sizes["n_decoder_layers"]
     if layers > len(header.tensors):
-        raise CheckpointError(f"{name}: GGUF block_count {layers:,} is more than its {len(header.tensors)} tensors allow")
+        raise CheckpointError(f"{name}: GGUF block_count {layers:,} is more than its {len(header.tensors)} "
+                              "tensors allow")
     d, ff, vocab = sizes["d_model"], sizes["d_ff"], sizes["vocab_size"]
     kv = sizes["n_kv_heads"] * (d // sizes["n_heads"])
     block = {"attn_norm.weight": (d,), "attn_q.weight": (d, d), "attn_k.weight": (kv, d),

@@ -30,7 +30,7 @@ from core.io.pretrained.gguf_quants import dequantized
 from core.io.pretrained.gguf_config import SUPPORTED_ARCHITECTURES, gguf_config
 from core.io.pretrained.gguf_header import scan_gguf
 from core.io.pretrained.gguf_rope import ROPE_FREQS
-from core.io.pretrained.gguf_vocab import gguf_tokenizer
+from core.io.pretrained.gguf_vocab import gguf_field, gguf_tokenizer
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 from core.model.families.llama import LlamaConfig, LlamaModel
 from core.model.rotary import unpermute_gguf_rows
@@ -64,11 +64,6 @@ def _reader(path: Path):
         return gguf.GGUFReader(str(path))
     except (ValueError, OSError, KeyError, IndexError) as error:
         raise CheckpointError(f"{path.name} is not a readable GGUF file ({error})") from None
-
-
-def _field(reader, key: str, default: Any = None) -> Any:
-    field = reader.fields.get(key)
-    return default if field is None else field.contents()
 
 
 def _our_name(gguf_name: str) -> str:
@@ -112,9 +107,8 @@ def read_gguf(path: str | Path) -> tuple[LlamaConfig, PretrainedTokenizer, dict[
     tokenizer = gguf_tokenizer(reader, config, path.name)
     permuted = header.scalars["general.architecture"][1] == "llama"
     weights = _weights(reader, config, permuted, path.name)
-    general = {k: _field(reader, f"general.{k}") for k in ("name", "organization", "license", "size_label",
-                                                            "finetune", "basename")}
-    general["file_type"] = _field(reader, "general.file_type")
+    keys = ("name", "organization", "license", "size_label", "finetune", "basename", "file_type")
+    general = {k: gguf_field(reader, f"general.{k}", path.name) for k in keys}
     return config, tokenizer, weights, {k: v for k, v in general.items() if v is not None}
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tests.pretrained_files import llama_cpp_permute
+from tests.pretrained_files import gguf_writer, llama_cpp_permute, write_tensors
 
 #: Byte offsets of the float16 scales in one block of each type (the rest of a crafted block is random).
 F16_SCALES = {"Q4_0": (0,), "Q4_1": (0, 2), "Q5_0": (0,), "Q5_1": (0, 2), "Q8_0": (0,), "Q2_K": (80, 82),
@@ -125,17 +125,10 @@ def write_gguf(reference, path: Path, vocab: Vocab, *, arch: str = "llama", quan
     tensors = _tensors(reference, arch, quant or {})
     if arch == "llama" and (c.rope_parameters or {}).get("rope_type") == "llama3":
         tensors["rope_freqs.weight"] = (_llama3_factors(c, head_dim), None)
-    writer = gguf.GGUFWriter(str(path), arch)
-    writer.add_name(f"tiny-{arch}")
-    writer.add_context_length(c.max_position_embeddings)
-    writer.add_embedding_length(c.hidden_size)
-    writer.add_block_count(c.num_hidden_layers)
-    writer.add_feed_forward_length(c.intermediate_size)
-    writer.add_head_count(c.num_attention_heads)
-    writer.add_head_count_kv(c.num_key_value_heads)
-    writer.add_rope_freq_base(float(c.rope_parameters["rope_theta"]))
-    writer.add_rope_dimension_count(head_dim)
-    writer.add_layer_norm_rms_eps(c.rms_norm_eps)
+    writer = gguf_writer(path, arch, f"tiny-{arch}", context=c.max_position_embeddings, width=c.hidden_size,
+                         layers=c.num_hidden_layers, ffn=c.intermediate_size, heads=c.num_attention_heads,
+                         kv_heads=c.num_key_value_heads, rope_base=float(c.rope_parameters["rope_theta"]),
+                         head_dim=head_dim, eps=c.rms_norm_eps)
     for key, value in (scaling or {}).items():
         writer.add_key_value(f"{arch}.rope.scaling.{key}", value,
                              gguf.GGUFValueType.STRING if isinstance(value, str) else gguf.GGUFValueType.FLOAT32)
@@ -150,10 +143,5 @@ def write_gguf(reference, path: Path, vocab: Vocab, *, arch: str = "llama", quan
     writer.add_bos_token_id(vocab.bos)
     writer.add_eos_token_id(vocab.eos)
     writer.add_add_bos_token(vocab.add_bos)
-    for name, (array, qtype) in tensors.items():
-        writer.add_tensor(name, array, raw_dtype=qtype)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_tensors(writer, tensors)
     return path

@@ -40,9 +40,9 @@ def bpe_vocab(pre: str = "gpt2", add_bos: bool = True) -> tuple[Vocab, object]:
     return Vocab("gpt2", tokens, types, merges=merges, pre=pre, add_bos=add_bos), tokenizer
 
 
-def compare_gguf(path: Path, reference, tokenizer, text: str = TEXT, steps: int = 8) -> dict:
+def compare_gguf(path: Path, reference, tokenizer, text: str = TEXT, steps: int = 8, use_cache: bool = False) -> dict:
     """Our load of ``path`` against ``reference`` on ``text``: ids equal, map and logit errors, continuations."""
-    loaded = load_pretrained(path, use_cache=False)
+    loaded = load_pretrained(path, use_cache=use_cache)
     ids = loaded.tokenizer.encode(text).ids
     reference_ids = tokenizer.encode(text).ids
     tgt = torch.tensor([reference_ids])  # (1, T)
@@ -175,3 +175,23 @@ def test_an_unsupported_rope_scaling_type_is_refused_by_name(tmp_path: Path) -> 
     path = write_gguf(reference, tmp_path / "yarn.gguf", bpe_vocab()[0], scaling={"type": "yarn", "factor": 4.0})
     with pytest.raises(CheckpointError, match=r"yarn.gguf: rotary scaling 'yarn' is not supported; supported: none"):
         load_gguf(path, use_cache=False)
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_the_weight_cache_keeps_biases_and_rope_scaling(arch: str, tmp_path: Path, monkeypatch) -> None:
+    import core
+    from core.io.pretrained import gguf_llama, weight_cache
+
+    monkeypatch.setenv("ATTNSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    rope = dict(LLAMA3, original_max_position_embeddings=64, rope_theta=10000.0)
+    config = (transformers.Qwen2Config(**SIZES, num_key_value_heads=2) if arch == "qwen2" else
+              transformers.LlamaConfig(**SIZES, num_key_value_heads=2, rope_scaling=rope))
+    reference = reference_model(config)
+    vocab, tokenizer = bpe_vocab(pre="qwen2" if arch == "qwen2" else "gpt2", add_bos=arch == "llama")
+    path = write_gguf(reference, tmp_path / f"{arch}.gguf", vocab, arch=arch, quant={"ffn_down.weight": "Q4_K"})
+    load_pretrained(path)
+    weight_cache.flush()
+    monkeypatch.setattr(gguf_llama, "read_gguf", lambda p: pytest.fail("parsed again despite the cache"))
+    assert_equal_to_reference(compare_gguf(path, reference, tokenizer, use_cache=True))
+    explanation = core.explain(path, TEXT, max_new_tokens=3)
+    assert explanation.attention["decoder"].shape[:2] == (2, 4)

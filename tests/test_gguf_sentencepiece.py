@@ -142,3 +142,12 @@ def test_pieces_too_long_to_list_their_merges_are_refused_in_one_line() -> None:
     tokens = ["a" * 9000] * (MAX_SPLIT_WORK // 9000**2 + 1)
     with pytest.raises(CheckpointError, match=r"^big.gguf: its SentencePiece pieces are too long"):
         spm_merges(tokens, [0.0] * len(tokens), [1] * len(tokens), "big.gguf")
+
+
+def test_explain_shows_the_sentencepiece_tokens(spm_gguf) -> None:
+    import core
+
+    explanation = core.explain(spm_gguf[0], "le café", max_new_tokens=2)
+    tokens = explanation.target_tokens if explanation.target_tokens else explanation.source_tokens
+    assert tokens[0] == "<s>" and any(t.startswith("▁") for t in tokens)
+    assert abs(explanation.attention["decoder"].sum(-1) - 1).max() < 1e-5  # every row sums to 1

@@ -181,11 +181,9 @@ def beam_search(
     the output is never empty). With a config's ``forced_eos_id`` the budget's last step can only produce
     it, scored 0 (as Hugging Face's ``ForcedEOSTokenLogitsProcessor``). Each row returns its best
     finished hypothesis that is not empty; when the token budget runs out before one finishes, the best
-    unfinished hypothesis
-    (``finished`` False, like greedy's); an empty finished one only when nothing else exists.
-    A row stops once no unfinished hypothesis can still outrank its best finished one, even
-    when its length penalty grows to the end of the budget. ``scores`` holds the raw
-    log-probability of the returned tokens.
+    unfinished hypothesis (``finished`` False, like greedy's); an empty finished one only when nothing
+    else exists. A row stops once no unfinished hypothesis can still outrank its best finished one, even
+    when its length penalty grows to the end of the budget. ``scores``: the returned tokens' log-probability.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1, got {beam_size}")

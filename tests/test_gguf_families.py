@@ -17,7 +17,8 @@ from core import load_pretrained
 from core.generate.decode import greedy
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.gguf_header import GGUFLimits, scan_gguf
-from core.io.pretrained.gguf_llama import _reader, load_gguf
+from core.io.pretrained.gguf_data import raw_tensor
+from core.io.pretrained.gguf_llama import load_gguf
 from core.io.pretrained.gguf_quants import QUANT_NAMES, dequantized
 from core.io.pretrained.gguf_header import WEIGHT_TYPES
 from tests.gguf_from_hf import Vocab, write_gguf
@@ -128,10 +129,14 @@ def test_dequantized_values_equal_the_gguf_package(qtype: str, tmp_path: Path) -
 
     reference = reference_model(transformers.LlamaConfig(**SIZES, num_key_value_heads=2))
     path = write_gguf(reference, tmp_path / "q.gguf", bpe_vocab()[0], quant={"ffn_down.weight": qtype})
-    tensor = next(t for t in _reader(path).tensors if t.name == "blk.1.ffn_down.weight")
+    tensor = next(t for t in gguf.GGUFReader(str(path)).tensors if t.name == "blk.1.ffn_down.weight")
     assert tensor.tensor_type.name == qtype
+    header = scan_gguf(path)
+    info = header.tensors[tensor.name]
+    assert np.array_equal(raw_tensor(path, header, info), tensor.data)  # the bytes the package reads
     expected = gguf.quants.dequantize(tensor.data, tensor.tensor_type)  # (64, 256)
-    assert np.array_equal(dequantized(tensor, path.name), expected) and np.isfinite(expected).all()
+    assert np.array_equal(dequantized(raw_tensor(path, header, info), info, path.name), expected)
+    assert np.isfinite(expected).all()
     assert expected.shape == (64, 256) and np.unique(expected).size > 16  # real values, not a constant
     model = load_gguf(path, use_cache=False)[0]
     assert torch.equal(model.layers[1].mlp.down_proj.weight, torch.from_numpy(expected))

@@ -1,10 +1,11 @@
 """Read a Llama-family GGUF file (llama.cpp's format) into a :class:`~core.model.families.llama.LlamaModel`.
 
-The ``gguf`` package parses the file and dequantizes every tensor to float32
-(``gguf.quants.dequantize``); nothing here parses bytes by hand. llama.cpp's
-converter permuted the query and key rows for its adjacent-pair rotary layout; they
-are put back in the Hugging Face layout the model uses (see ``core.model.rotary``).
-The tokenizer comes from the file's metadata (``core.text.pretrained_tokenizer``).
+The header is scanned with every size bounded (``gguf_header``), the config read from it
+(``gguf_config``, ``gguf_rope``), then the arrays and tensors are read where the scan found them
+(``gguf_data``) and every tensor dequantized to float32 by the ``gguf`` package
+(``gguf.quants.dequantize``). llama.cpp's converter permuted a Llama's query and key rows for its
+adjacent-pair rotary layout; they are put back in the Hugging Face layout the model uses (see
+``core.model.rotary``). The tokenizer comes from the file's metadata (``gguf_vocab``).
 
 Dequantizing takes seconds, so the float32 weights are cached as a safetensors file
 keyed by the GGUF's SHA-256 (``core.io.pretrained.weight_cache``).
@@ -28,9 +29,10 @@ from core.io.pretrained import weight_cache
 from core.io.pretrained.assign import assign_weights
 from core.io.pretrained.gguf_quants import dequantized
 from core.io.pretrained.gguf_config import SUPPORTED_ARCHITECTURES, gguf_config
-from core.io.pretrained.gguf_header import scan_gguf
+from core.io.pretrained.gguf_data import GGUFMetadata, raw_tensor
+from core.io.pretrained.gguf_header import GGUFHeader, scan_gguf
 from core.io.pretrained.gguf_rope import ROPE_FREQS
-from core.io.pretrained.gguf_vocab import gguf_field, gguf_tokenizer
+from core.io.pretrained.gguf_vocab import gguf_tokenizer
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 from core.model.families.llama import LlamaConfig, LlamaModel
 from core.model.rotary import unpermute_gguf_rows
@@ -57,15 +59,6 @@ def file_sha256(path: Path) -> str:
     return sha.hexdigest()
 
 
-def _reader(path: Path):
-    import gguf  # the GGUF parser; imported here so the rest of core does not need it
-
-    try:
-        return gguf.GGUFReader(str(path))
-    except (ValueError, OSError, KeyError, IndexError) as error:
-        raise CheckpointError(f"{path.name} is not a readable GGUF file ({error})") from None
-
-
 def _our_name(gguf_name: str) -> str:
     if gguf_name in _TOP_NAMES:
         return _TOP_NAMES[gguf_name]
@@ -75,15 +68,15 @@ def _our_name(gguf_name: str) -> str:
     return f"layers.{match.group(1)}.{_BLOCK_NAMES[match.group(2)]}.{match.group(3)}"
 
 
-def _weights(reader, config: LlamaConfig, permuted: bool, name: str) -> dict[str, Tensor]:
+def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool) -> dict[str, Tensor]:
     """Every tensor dequantized to float32 and renamed; Q/K rows (and biases) un-permuted when llama.cpp's
     converter ``permuted`` them (Llama; Qwen2 keeps the Hugging Face layout)."""
     weights = {}
-    for tensor in reader.tensors:
-        if tensor.name == ROPE_FREQS:  # read into the config's rotary scaling
+    for info in header.tensors.values():
+        if info.name == ROPE_FREQS:  # read into the config's rotary scaling
             continue
-        key = _our_name(tensor.name)
-        weight = torch.from_numpy(dequantized(tensor, name))
+        key = _our_name(info.name)
+        weight = torch.from_numpy(dequantized(raw_tensor(path, header, info), info, path.name))
         if permuted and ".attn.q_proj." in key:
             weight = unpermute_gguf_rows(weight, config.n_heads)
         elif permuted and ".attn.k_proj." in key:
@@ -101,14 +94,13 @@ def read_gguf(path: str | Path) -> tuple[LlamaConfig, PretrainedTokenizer, dict[
         CheckpointError: unreadable file, another architecture, unsupported tokenizer or quantization.
     """
     path = Path(path)
-    header = scan_gguf(path)  # every count bounded before GGUFReader allocates
+    header = scan_gguf(path)  # every count bounded before anything of a claimed size is allocated
     config = gguf_config(header, path)
-    reader = _reader(path)
-    tokenizer = gguf_tokenizer(reader, config, path.name)
-    permuted = header.scalars["general.architecture"][1] == "llama"
-    weights = _weights(reader, config, permuted, path.name)
+    meta = GGUFMetadata(path, header)
+    tokenizer = gguf_tokenizer(meta, config, path.name)
+    weights = _weights(path, header, config, permuted=meta.get("general.architecture") == "llama")
     keys = ("name", "organization", "license", "size_label", "finetune", "basename", "file_type")
-    general = {k: gguf_field(reader, f"general.{k}", path.name) for k in keys}
+    general = {k: meta.get(f"general.{k}") for k in keys}
     return config, tokenizer, weights, {k: v for k, v in general.items() if v is not None}
 
 

@@ -19,7 +19,9 @@ import numpy as np
 import torch
 
 from core.io.checkpoint import CheckpointError
+from core.io.pretrained.gguf_data import raw_tensor
 from core.io.pretrained.gguf_header import STRING, GGUFHeader
+from core.io.pretrained.gguf_quants import dequantized
 from core.model.families.rope import RopeScaling, frequencies
 
 ROPE_FREQS = "rope_freqs.weight"
@@ -60,9 +62,7 @@ def _read_factors(header: GGUFHeader, path: Path) -> np.ndarray:
     info = header.tensors[ROPE_FREQS]
     if info.type not in (_F32, _F16):
         raise CheckpointError(f"{path.name}: rope_freqs must be F32 or F16, got GGML type {info.type}")
-    dtype = np.float32 if info.type == _F32 else np.float16
-    factors = np.fromfile(path, dtype=dtype, count=info.dims[0], offset=header.data_start + info.offset)
-    factors = factors.astype(np.float64)  # (dk/2,)
+    factors = dequantized(raw_tensor(path, header, info), info, path.name).astype(np.float64)  # (dk/2,)
     if not np.isfinite(factors).all() or (factors <= 0).any():
         raise CheckpointError(f"{path.name}: rope_freqs holds factors that are not finite and above 0")
     return factors

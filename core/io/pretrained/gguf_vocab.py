@@ -12,11 +12,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers
 
 from core.io.checkpoint import CheckpointError
+from core.io.pretrained.gguf_data import GGUFMetadata
 from core.model.families.llama import LlamaConfig
 from core.text.pretrained_tokenizer import GGUFVocab, PretrainedTokenizer
 from core.text.tokenizer_check import native
@@ -25,53 +24,40 @@ _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6  #
 MAX_SPLIT_WORK = 64_000_000  # characters hashed while listing merges (Σ len² over pieces; Llama 2: ~2 M)
 
 
-def gguf_field(reader, key: str, name: str, default: Any = None) -> Any:
-    """The value of metadata ``key`` in a ``gguf.GGUFReader`` (``default`` when absent).
-
-    Raises:
-        CheckpointError: an array item that is not UTF-8 (the header scan decodes only scalar strings).
-    """
-    field = reader.fields.get(key)
-    try:
-        return default if field is None else field.contents()
-    except UnicodeDecodeError:
-        raise CheckpointError(f"{name}: GGUF {key} holds a string that is not UTF-8") from None
-
-
-def _flag(reader, key: str, default: bool, name: str) -> bool:
-    value = gguf_field(reader, key, name, default)
+def _flag(meta: GGUFMetadata, key: str, default: bool, name: str) -> bool:
+    value = meta.get(key, default)
     if not isinstance(value, bool):
         raise CheckpointError(f"{name}: GGUF {key} must be a boolean, got {str(value)[:40]!r}")
     return value
 
 
-def gguf_tokenizer(reader, config: LlamaConfig, name: str) -> PretrainedTokenizer:
-    """The tokenizer of the GGUF ``reader`` (item types and counts were checked by the header scan).
+def gguf_tokenizer(meta: GGUFMetadata, config: LlamaConfig, name: str) -> PretrainedTokenizer:
+    """The tokenizer a GGUF file's metadata describes (item types and counts were checked by the header scan).
 
     Raises:
         CheckpointError: malformed merges, an unsupported pre-tokenizer, or a vocabulary the library refuses.
     """
-    model = gguf_field(reader, "tokenizer.ggml.model", name)
-    tokens = list(gguf_field(reader, "tokenizer.ggml.tokens", name))
-    types = list(gguf_field(reader, "tokenizer.ggml.token_type", name, [])) or [_NORMAL] * len(tokens)
-    add_bos, space = (_flag(reader, f"tokenizer.ggml.{key}", model == "llama", name)
+    model = meta.get("tokenizer.ggml.model")
+    tokens = list(meta.get("tokenizer.ggml.tokens"))
+    types = list(meta.get("tokenizer.ggml.token_type", [])) or [_NORMAL] * len(tokens)
+    add_bos, space = (_flag(meta, f"tokenizer.ggml.{key}", model == "llama", name)
                       for key in ("add_bos_token", "add_space_prefix"))
     bos_id = config.bos_id if add_bos else None
     try:
         if model == "llama":
-            scores = list(gguf_field(reader, "tokenizer.ggml.scores", name, [])) or [0.0] * len(tokens)
+            scores = list(meta.get("tokenizer.ggml.scores", [])) or [0.0] * len(tokens)
             return spm_tokenizer(tokens, scores, types, space, bos_id, config.max_len, name)
-        return PretrainedTokenizer.from_gguf(_bpe_vocab(reader, tokens, types, config, name, add_bos), config.max_len)
+        return PretrainedTokenizer.from_gguf(_bpe_vocab(meta, tokens, types, config, name, add_bos), config.max_len)
     except CheckpointError:
         raise
     except Exception as error:  # HF tokenizers raises bare Exceptions (a merge of unknown tokens)
         raise CheckpointError(f"{name}: {error}") from None
 
 
-def _bpe_vocab(reader, tokens: list[str], types: list[int], config: LlamaConfig, name: str,
+def _bpe_vocab(meta: GGUFMetadata, tokens: list[str], types: list[int], config: LlamaConfig, name: str,
                add_bos: bool) -> GGUFVocab:
-    pre = gguf_field(reader, "tokenizer.ggml.pre", name, "default")
-    merges = list(gguf_field(reader, "tokenizer.ggml.merges", name, []))
+    pre = meta.get("tokenizer.ggml.pre", "default")
+    merges = list(meta.get("tokenizer.ggml.merges", []))
     if not isinstance(pre, str):
         raise CheckpointError(f"{name}: GGUF tokenizer.ggml.pre must be a string")
     bad = next((m for m in merges if m.count(" ") != 1 or m.startswith(" ") or m.endswith(" ")), None)

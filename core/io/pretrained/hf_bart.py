@@ -70,7 +70,8 @@ def bart_style_config(folder: Path, raw: dict[str, Any], family: str, **layout: 
             activation=raw.get("activation_function", "gelu"), norm_eps=1e-5,
             embed_scale=math.sqrt(d_model) if raw.get("scale_embedding") else 1.0, logits_bias=True,
             forced_bos_id=None if forced is None else int(forced), never_generated=banned_ids(settings),
-            forced_eos_id=None if forced_eos is None else int(forced_eos), tied_head=raw.get("tie_word_embeddings", True) is not False, **layout,
+            forced_eos_id=None if forced_eos is None else int(forced_eos),
+            tied_head=raw.get("tie_word_embeddings", True) is not False, **layout,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None

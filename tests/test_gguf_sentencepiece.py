@@ -14,7 +14,6 @@ import io
 from pathlib import Path
 
 import pytest
-import torch
 
 from core import load_pretrained
 from core.io.checkpoint import CheckpointError

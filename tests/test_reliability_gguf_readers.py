@@ -88,7 +88,7 @@ def test_metadata_faults_are_one_line(key: str, change, match: str, rich, tmp_pa
 
 @pytest.mark.parametrize("change, match", [
     (lambda n: (ARRAY, ["x"] * n, STRING), "scores must be an array of floats"),
-    (lambda n: (ARRAY, [0.0] * (n - 1), FLOAT32), f"scores holds .* items for"),
+    (lambda n: (ARRAY, [0.0] * (n - 1), FLOAT32), "scores holds .* items for"),
     (lambda n: (FLOAT32, 1.0, None), "scores must be an array of floats"),
 ])
 def test_sentencepiece_score_faults_are_one_line(change, match: str, tmp_path_factory, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from core.model.families.llama import LlamaConfig
 from core.text.pretrained_tokenizer import GGUFVocab, PretrainedTokenizer
 from core.text.tokenizer_check import native
 
-_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6  # llama.cpp token types
+_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _BYTE = 1, 2, 3, 4, 6  # llama.cpp token types (5: unused)
 MAX_SPLIT_WORK = 64_000_000  # characters hashed while listing merges (Σ len² over pieces; Llama 2: ~2 M)
 
 

@@ -1,5 +1,5 @@
 """Issue 28, GGUF (../shared/reliability.md §6.5 G1–G5): every crafted file refused with one line,
-from its header, in well under 10 s and 1 GB, before GGUFReader or any module allocates."""
+from its header, in well under 10 s and 1 GB, before any array, tensor or module of a claimed size is allocated."""
 
 from __future__ import annotations
 

@@ -124,6 +124,15 @@ def test_rope_freqs_faults_are_one_line(dims, ggml_type: int, blob: bytes, match
     refused(crafted.write(tmp_path / "freqs.gguf"), match)
 
 
+def test_a_file_claiming_more_than_the_float32_budget_is_refused_from_its_header(rich, tmp_path: Path) -> None:
+    """Qwen2-0.5B-sized (494 M) fits the budget every pretrained format shares; 1.1 G parameters do not."""
+    _, crafted = rich
+    dims, kind, blob = crafted.tensors["token_embd.weight"]
+    crafted.tensors["token_embd.weight"] = ((dims[0], 1_100_000_000 // dims[0]), kind, blob)
+    message = refused(crafted.write(tmp_path / "huge.gguf"), "more than 1,073,741,824 parameters")
+    assert "4,096 MiB dequantized to float32" in message
+
+
 def test_a_qwen2_without_its_biases_is_one_line(tmp_path_factory, tmp_path: Path) -> None:
     crafted = taken_apart(_source("qwen2", str(tmp_path_factory.getbasetemp())))
     del crafted.tensors["blk.1.attn_k.bias"]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from core.io.checkpoint import CheckpointError
+from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -42,7 +43,8 @@ class GGUFLimits:
     max_key_bytes: int = 256
     max_string_bytes: int = 1 << 20  # one string value (chat templates are a few KB)
     max_array_items: int = 1_000_000  # all arrays together (Llama 3: 537k; Gemma's 256k vocabulary: 768k)
-    max_parameters: int = 200_000_000  # all tensors together (float32 after dequantizing: 800 MB)
+    max_parameters: int = WEIGHT_BUDGET_BYTES // 4  # all tensors together, float32 after dequantizing: the
+    # pretrained load budget of every format (Qwen2-0.5B's 494 M parameters fit)
 
 
 GGUF_LIMITS = GGUFLimits()

@@ -37,7 +37,8 @@ def test_a_target_language_prefix_is_one_token_as_in_marian_tokenizer(text: str,
     if text.startswith(">>"):
         assert ids == list(reference(text).input_ids)
         assert ids[0] == vocab[text.split("<<")[0] + "<<"] and ids[1] != vocab["<unk>"]
-    assert sum(i in {vocab[c] for c in LANGUAGES} for i in ids) == 1  # matched whole, wherever it stands
+    # matched whole wherever it stands (MarianTokenizer separates only a leading code: a known difference)
+    assert sum(i in {vocab[c] for c in LANGUAGES} for i in ids) == 1
 
 
 def test_without_the_codes_in_the_vocabulary_the_prefix_is_ordinary_text(tmp_path) -> None:

@@ -7,7 +7,8 @@ when the folder has one, else Marian's real layout — ``source.spm`` and ``targ
 ``tokenizers`` as SentencePiece segments (normaliser, dummy prefix, Unigram pieces and scores) and
 ended with ``</s>``. A multilingual model's target-language tokens (``>>fra<<``, in ``vocab.json`` but not
 in the SentencePiece model) are matched whole, so ``>>fra<< text`` starts with that one token, as in
-``MarianTokenizer``. The SentencePiece files are protobuf; the few fields needed are read here.
+``MarianTokenizer`` (which, unlike this, splits a code that does not start the text into pieces, and turns a
+leading code missing from the vocabulary into ``<unk>``). The SentencePiece files are protobuf; the few fields needed are read here.
 """
 
 from __future__ import annotations

@@ -178,12 +178,12 @@ def beam_search(
     Hypotheses are ranked by log-probability / ((5 + length) / 6) ** length_penalty (Wu et al.,
     2016; length counts the generated tokens, ``<eos>`` included), so longer outputs are not
     unfairly penalised. ``<eos>`` cannot end a hypothesis before ``min_new_tokens`` tokens (default 1:
-    the output is never empty). Each row returns its best finished hypothesis that is not empty;
-    when the token budget runs out before one finishes, the best unfinished hypothesis
-    (``finished`` False, like greedy's); an empty finished one only when nothing else exists.
-    A row stops once no unfinished hypothesis can still outrank its best finished one, even
-    when its length penalty grows to the end of the budget. ``scores`` holds the raw
-    log-probability of the returned tokens.
+    the output is never empty). With a config's ``forced_eos_id`` the budget's last step can only produce
+    it, scored 0 (as Hugging Face's ``ForcedEOSTokenLogitsProcessor``). Each row returns its best
+    finished hypothesis that is not empty; when the token budget runs out before one finishes, the best
+    unfinished hypothesis (``finished`` False, like greedy's); an empty finished one only when nothing
+    else exists. A row stops once no unfinished hypothesis can still outrank its best finished one, even
+    when its length penalty grows to the end of the budget. ``scores``: the returned tokens' log-probability.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1, got {beam_size}")
@@ -206,11 +206,14 @@ def beam_search(
     scores = torch.full((batch, k), float("-inf"), device=prefix.device)
     scores[:, 0] = 0.0  # every row starts from one hypothesis: its prefix
     done: list[list[tuple[Tensor, float]]] = [[] for _ in range(batch)]  # per row: (ids, log-probability)
-    stopped = [False] * batch
+    stopped, forced = [False] * batch, stepwise.forced_eos(model)
     for step in range(room):
         logp = _allowed(model, next_logits(seqs)).log_softmax(-1)  # (B*K, V)
         if step < min_new_tokens:
             logp[:, eos_id] = float("-inf")
+        if forced is not None and step == room - 1:  # the budget's last token is the forced end (HF's rule)
+            logp = torch.full_like(logp, float("-inf"))  # (B*K, V)
+            logp[:, forced] = 0.0
         seqs, scores, parents = _expand(seqs, scores, logp, done, stopped, eos_id, model.config.pad_id)
         if cache is not None:
             cache.reorder(parents)

@@ -33,6 +33,11 @@ def banned_bias(model: torch.nn.Module, vocab: int, device: torch.device) -> Ten
     return bias
 
 
+def forced_eos(model: torch.nn.Module) -> int | None:
+    """The id the last step of the token budget must produce (a config's ``forced_eos_id``), or None."""
+    return getattr(model.config, "forced_eos_id", None)
+
+
 def incremental(
     model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
 ) -> tuple[Callable[[Tensor], Tensor], KVCache | None]:
@@ -49,7 +54,8 @@ def run_steps(
     model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, prefix: Tensor, pick: Picker,
     eos_id: int, room: int, controls: AttentionControls,
 ) -> tuple[Tensor, Tensor]:
-    """Decode up to ``room`` tokens after ``prefix`` (B, T0), ``pick`` choosing each from the allowed logits.
+    """Decode up to ``room`` tokens after ``prefix`` (B, T0), ``pick`` choosing each from the allowed logits;
+    the last of the ``room`` steps gives every unfinished row the config's forced end (:func:`forced_eos`).
 
     Returns:
         the sequence (B, T0 + n), ``pad`` after a row's ``<eos>``, and whether each row finished (B,).
@@ -59,11 +65,15 @@ def run_steps(
     seq[:, :start] = prefix
     finished = torch.zeros(batch, dtype=torch.bool, device=prefix.device)
     (next_logits, _), bias, end = incremental(model, memory, memory_mask, controls), None, start
-    for _ in range(room):
+    last = forced_eos(model)
+    for step in range(room):
         logits = next_logits(seq[:, :end]).float()  # (B, V)
         if bias is None:
             bias = banned_bias(model, logits.size(-1), logits.device)
-        chosen = torch.where(finished, pad, pick(logits + bias))  # (B,)
+        if last is not None and step == room - 1:  # the budget's last token: the forced end
+            chosen = torch.where(finished, pad, last)  # (B,)
+        else:
+            chosen = torch.where(finished, pad, pick(logits + bias))  # (B,)
         seq[:, end] = chosen
         finished |= chosen == eos_id
         end += 1

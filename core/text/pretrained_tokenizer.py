@@ -31,10 +31,12 @@ from core.text.tokenizer_check import check_tokenizer_spec, native
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 _LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
                  r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+_QWEN2_SPLIT = _LLAMA3_SPLIT.replace(r"\p{N}{1,3}", r"\p{N}")  # every digit alone
 _DIGITS_THEN_GPT2 = ("smollm", "starcoder", "refact", "codeshell")
 _GPT2 = ("gpt2", "default", "olmo", "mpt")
 _LLAMA3 = ("llama-bpe", "llama3", "llama-v3", "smaug-bpe")
-SUPPORTED_GGUF_PRE = _DIGITS_THEN_GPT2 + _GPT2 + _LLAMA3
+_QWEN2 = ("qwen2",)
+SUPPORTED_GGUF_PRE = _DIGITS_THEN_GPT2 + _GPT2 + _LLAMA3 + _QWEN2
 _CONTROL, _USER_DEFINED = 3, 4  # llama.cpp token types
 
 
@@ -47,6 +49,8 @@ def _gguf_pre_tokenizer(pre: str) -> pre_tokenizers.PreTokenizer:
         split = [pre_tokenizers.Split(Regex(_GPT2_SPLIT), "isolated")]
     elif pre in _LLAMA3:
         split = [pre_tokenizers.Split(Regex(_LLAMA3_SPLIT), "isolated")]
+    elif pre in _QWEN2:
+        split = [pre_tokenizers.Split(Regex(_QWEN2_SPLIT), "isolated")]
     else:
         raise ValueError(f"GGUF pre-tokenizer {pre!r} is not supported; supported: {', '.join(SUPPORTED_GGUF_PRE)}")
     return pre_tokenizers.Sequence([*split, byte_level])

@@ -58,10 +58,17 @@ def array_header(key: str, item: int, claimed: int) -> bytes:
 
 def tiny(tmp_path: Path) -> Crafted:
     """The tiny valid Llama GGUF, taken apart."""
-    import gguf
-
     source = tmp_path / "source.gguf"
     write_tiny_gguf(source)
+    crafted = taken_apart(source)
+    source.unlink()
+    return crafted
+
+
+def taken_apart(source: Path) -> Crafted:
+    """The fields and tensors of the valid GGUF at ``source``, to change and write back."""
+    import gguf
+
     reader = gguf.GGUFReader(str(source))
     crafted = Crafted()
     for key, item in reader.fields.items():
@@ -72,5 +79,4 @@ def tiny(tmp_path: Path) -> Crafted:
     for tensor in reader.tensors:
         crafted.tensors[tensor.name] = (tuple(int(d) for d in tensor.shape), int(tensor.tensor_type),
                                         tensor.data.tobytes())
-    source.unlink()
     return crafted

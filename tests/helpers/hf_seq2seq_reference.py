@@ -96,9 +96,11 @@ def _spm(sentences: list[str], vocab_size: int) -> bytes:
     return out.getvalue()
 
 
-def marian(folder: Path, spm_files: bool = True, seed: int = 0):
-    """A Marian folder (pad = decoder start, banned via ``bad_words_ids``, scaled embeddings); tokenizer:
-    ``source.spm`` + ``target.spm`` + ``vocab.json`` as opus-mt ships them, or a ``tokenizer.json``."""
+def marian(folder: Path, spm_files: bool = True, seed: int = 0, languages: tuple[str, ...] = ()):
+    """A Marian folder (pad = decoder start, banned via ``bad_words_ids``, scaled embeddings, ``</s>`` forced
+    when the budget runs out); tokenizer: ``source.spm`` + ``target.spm`` + ``vocab.json`` as opus-mt ships
+    them (with the ``>>lang<<`` target-language tokens of a multilingual model, e.g. ``>>fra<<``), or a
+    ``tokenizer.json``."""
     folder.mkdir(parents=True, exist_ok=True)
     if spm_files:
         import sentencepiece as spm
@@ -109,7 +111,7 @@ def marian(folder: Path, spm_files: bool = True, seed: int = 0):
         for blob in (source, target):
             proc = spm.SentencePieceProcessor(model_proto=blob)
             pieces += [proc.id_to_piece(i) for i in range(proc.get_piece_size())]
-        ordered = ["</s>", "<unk>"] + sorted({p for p in pieces if p not in ("</s>", "<unk>", "<s>")})
+        ordered = ["</s>", "<unk>", *languages] + sorted({p for p in pieces if p not in ("</s>", "<unk>", "<s>")})
         vocab = {p: i for i, p in enumerate(ordered + ["<pad>"])}
         (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
         tok, size = None, len(vocab)
@@ -118,10 +120,12 @@ def marian(folder: Path, spm_files: bool = True, seed: int = 0):
         vocab, size = tok.get_vocab(), tok.get_vocab_size()
     pad = vocab["<pad>"]
     config = transformers.MarianConfig(vocab_size=size, pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0,
-                                       forced_eos_token_id=None, bad_words_ids=[[pad]], scale_embedding=True,
+                                       forced_eos_token_id=0, bad_words_ids=[[pad]], scale_embedding=True,
                                        attn_implementation="eager", **SIZES)
     torch.manual_seed(seed)
     model = randomize(transformers.MarianMTModel(config), seed)
+    model.generation_config.bad_words_ids = [[pad]]  # transformers 5 keeps it only in the generation config
+    model.generation_config.forced_eos_token_id = 0
     _save(model, tok, folder)
     if spm_files:
         reference = transformers.MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"),

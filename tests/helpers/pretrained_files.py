@@ -85,17 +85,9 @@ def write_tiny_gguf(path: Path, *, architecture: str = "llama", seed: int = 0, q
         array, qtype = tensors["token_embd.weight"]
         model.embed.weight.data = torch.from_numpy(gguf.quants.dequantize(array, qtype).copy())
     c = model.config
-    writer = gguf.GGUFWriter(str(path), architecture)
-    writer.add_name("tiny-llama")
-    writer.add_context_length(c.max_len)
-    writer.add_embedding_length(c.d_model)
-    writer.add_block_count(c.n_decoder_layers)
-    writer.add_feed_forward_length(c.d_ff)
-    writer.add_head_count(c.n_heads)
-    writer.add_head_count_kv(c.n_kv_heads)
-    writer.add_rope_freq_base(c.rope_base)
-    writer.add_rope_dimension_count(c.head_dim)
-    writer.add_layer_norm_rms_eps(c.norm_eps)
+    writer = gguf_writer(path, architecture, "tiny-llama", context=c.max_len, width=c.d_model,
+                         layers=c.n_decoder_layers, ffn=c.d_ff, heads=c.n_heads, kv_heads=c.n_kv_heads,
+                         rope_base=c.rope_base, head_dim=c.head_dim, eps=c.norm_eps)
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre(pre)
     writer.add_token_list(vocab)
@@ -105,13 +97,37 @@ def write_tiny_gguf(path: Path, *, architecture: str = "llama", seed: int = 0, q
     writer.add_eos_token_id(2)
     writer.add_pad_token_id(2)
     writer.add_add_bos_token(False)
+    write_tensors(writer, tensors)
+    return model
+
+
+def gguf_writer(path: Path, architecture: str, name: str, *, context: int, width: int, layers: int, ffn: int,
+                heads: int, kv_heads: int, rope_base: float, head_dim: int, eps: float):
+    """A ``gguf.GGUFWriter`` at ``path`` holding a Llama-family model's sizes and constants."""
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), architecture)
+    writer.add_name(name)
+    writer.add_context_length(context)
+    writer.add_embedding_length(width)
+    writer.add_block_count(layers)
+    writer.add_feed_forward_length(ffn)
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(kv_heads)
+    writer.add_rope_freq_base(rope_base)
+    writer.add_rope_dimension_count(head_dim)
+    writer.add_layer_norm_rms_eps(eps)
+    return writer
+
+
+def write_tensors(writer, tensors: dict) -> None:
+    """Add ``tensors`` (name → (array, raw GGML type or None)) and write the whole file."""
     for name, (array, qtype) in tensors.items():
         writer.add_tensor(name, array, raw_dtype=qtype)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    return model
 
 
 def _bert_tokenizer() -> Tokenizer:

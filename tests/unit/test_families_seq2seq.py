@@ -89,7 +89,7 @@ def test_greedy_decoding_equals_generate(family):
     _, _, reference, _, loaded = family
     src = torch.tensor([loaded.tokenizer.encode(TEXT).ids])
     prefix, c = _prefix(loaded.model), loaded.model.config
-    theirs = reference.generate(src, do_sample=False, num_beams=1, max_new_tokens=12, forced_eos_token_id=None)
+    theirs = reference.generate(src, do_sample=False, num_beams=1, max_new_tokens=12)
     ours = decode.greedy(loaded.model, src, prefix, eos_id=c.eos_id, max_new_tokens=13 - prefix.size(1))
     assert ours.ids[0].tolist() == theirs[0].tolist()
 
@@ -98,8 +98,8 @@ def test_beam_search_equals_generate_without_length_penalty(family):
     _, _, reference, _, loaded = family
     src = torch.tensor([loaded.tokenizer.encode(TEXT).ids])
     prefix, c = _prefix(loaded.model), loaded.model.config
-    theirs = reference.generate(src, do_sample=False, num_beams=3, max_new_tokens=12, forced_eos_token_id=None,
-                                length_penalty=0.0, early_stopping=True)
+    theirs = reference.generate(src, do_sample=False, num_beams=3, max_new_tokens=12, length_penalty=0.0,
+                                early_stopping=True)
     if theirs.size(1) == prefix.size(1) + 1 and int(theirs[0, -1]) == c.eos_id:
         pytest.skip("generate's best is the empty output; ours returns the best non-empty one by design")
     ours = decode.beam_search(loaded.model, src, prefix, eos_id=c.eos_id, max_new_tokens=13 - prefix.size(1),

@@ -94,9 +94,9 @@ def test_a_damaged_cache_entry_is_ignored(tiny_gguf, cache):
 
 
 def test_other_gguf_architectures_are_refused(tmp_path, cache):
-    path = tmp_path / "qwen.gguf"
-    write_tiny_gguf(path, architecture="qwen2")
-    with pytest.raises(CheckpointError, match=r"'qwen2' is not supported; supported: llama"):
+    path = tmp_path / "phi.gguf"
+    write_tiny_gguf(path, architecture="phi3")
+    with pytest.raises(CheckpointError, match=r"'phi3' is not supported; supported: llama, qwen2"):
         load_pretrained(path)
     with pytest.raises(CheckpointError, match="not supported"):
         explain(str(path), "hello")
@@ -235,3 +235,27 @@ def test_gguf_continuation_through_core_decode(tiny_gguf, cache, decoding):
     rows = len(first.target_tokens)
     assert prompt <= rows <= prompt + 3 and first.attention["decoder"].shape[2:] == (rows, rows)
     assert len(first.generated_tokens) == rows and first.target_tokens[:prompt] == ("he", "ll", "o", " the")
+
+
+@pytest.mark.parametrize("head_dim, factor, low, high", [(128, 8.0, 1.0, 4.0), (64, 32.0, 1.0, 4.0),
+                                                         (128, 8.0, 2.0, 6.0)])
+def test_llama31_scaling_is_recovered_from_real_sized_rope_freqs(head_dim, factor, low, high):
+    """Llama 3.1 8B (dk 128), Llama 3.2 1B (dk 64, factor 32) and an unusual band: the factors llama.cpp's
+    converter writes (θ base 500,000, original context 8,192) give back the scaling that made them."""
+    import math
+
+    import numpy as np
+
+    from core.io.pretrained.gguf_rope import llama3_fields
+
+    theta = 1.0 / (500000.0 ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+    factors = []
+    for freq in theta.tolist():  # convert_hf_to_gguf.py's loop
+        wavelength = 2 * math.pi / freq
+        smooth = (8192 / wavelength - low) / (high - low)
+        factors.append(1.0 if wavelength < 8192 / high else factor if wavelength > 8192 / low
+                       else 1 / ((1 - smooth) / factor + smooth))
+    fields = llama3_fields(np.array(factors, np.float32).astype(np.float64), head_dim, 500000.0, 8192, "x")
+    assert fields["rope_type"] == "llama3" and fields["rope_factor"] == factor
+    assert fields["rope_low_freq_factor"] == pytest.approx(low, rel=1e-6)
+    assert fields["rope_high_freq_factor"] == pytest.approx(high, rel=1e-6)

@@ -2,21 +2,24 @@
 
 The ``gguf`` package's ``GGUFReader`` trusts the file: it loops over an array's claimed item
 count (2⁴⁰ items in a 69-byte file grow memory without bound) and keeps about 1 KB of Python
-objects per array item. :func:`scan_gguf` reads only counts, lengths, scalar values and tensor
-descriptions, checks each against the bytes left in the file and against :class:`GGUFLimits`,
-and raises :class:`CheckpointError` before anything of a claimed size is allocated; only a file
-that passes is handed to ``GGUFReader``.
+objects per array item (a Llama 3 vocabulary: ~0.5 GB and minutes), so it is not used.
+:func:`scan_gguf` reads only counts, lengths, scalar values and tensor descriptions, checks each
+against the bytes left in the file and against :class:`GGUFLimits`, and raises
+:class:`CheckpointError` before anything of a claimed size is allocated; the arrays and tensors of a
+file that passes are then read where the scan found them (:mod:`core.io.pretrained.gguf_data`).
 """
 
 from __future__ import annotations
 
 import math
+import mmap
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from core.io.checkpoint import CheckpointError
+from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -39,8 +42,9 @@ class GGUFLimits:
     max_tensors: int = 4_096
     max_key_bytes: int = 256
     max_string_bytes: int = 1 << 20  # one string value (chat templates are a few KB)
-    max_array_items: int = 400_000  # all arrays together: GGUFReader keeps ~1 KB per item
-    max_parameters: int = 200_000_000  # all tensors together (float32 after dequantizing: 800 MB)
+    max_array_items: int = 1_000_000  # all arrays together (Llama 3: 537k; Gemma's 256k vocabulary: 768k)
+    max_parameters: int = WEIGHT_BUDGET_BYTES // 4  # all tensors together, float32 after dequantizing: the
+    # pretrained load budget of every format (Qwen2-0.5B's 494 M parameters fit)
 
 
 GGUF_LIMITS = GGUFLimits()
@@ -76,7 +80,9 @@ class GGUFHeader:
 
     scalars: dict[str, tuple[int, Any]] = field(default_factory=dict)
     arrays: dict[str, tuple[int, int]] = field(default_factory=dict)
+    array_spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # (first byte, end) of each array
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
+    data_start: int = 0  # where the tensor data begins (tensor offsets count from here)
 
 
 class _Bounded:
@@ -159,6 +165,7 @@ def _field(src: _Bounded, header: GGUFHeader, key: str, limits: GGUFLimits, item
     if kind != ARRAY:
         raise src.fail(f"{key} has unknown value type {kind}")
     item, count = src.unpack("<I", f"the item type of {key}"), src.unpack("<Q", f"the length of {key}")
+    start = src.pos
     if items + count > limits.max_array_items:
         raise src.fail(f"{key} holds {count:,} items; all arrays together may hold at most "
                        f"{limits.max_array_items:,}")
@@ -166,15 +173,28 @@ def _field(src: _Bounded, header: GGUFHeader, key: str, limits: GGUFLimits, item
         src.skip(count * struct.calcsize(_SCALARS[item]), key)
     elif item == STRING:
         src.need(8 * count, key)  # every item is at least its 8-byte length
-        for _ in range(count):
-            length = src.unpack("<Q", key)
-            if length > limits.max_string_bytes:
-                raise src.fail(f"an item of {key} is {length:,} bytes long")
-            src.skip(length, key)
+        _skip_strings(src, count, limits.max_string_bytes, key)
     else:
         raise src.fail(f"{key} is an array of type {item} (nested arrays are not supported)")
     header.arrays[key] = (item, count)
+    header.array_spans[key] = (start, src.pos)
     return count
+
+
+def _skip_strings(src: _Bounded, count: int, limit: int, key: str) -> None:
+    """Walk ``count`` strings (8-byte length, then the bytes) through a read-only map of the file:
+    no copy, ~1 s for a million items."""
+    unpack, pos, last, read = struct.Struct("<Q").unpack_from, src.pos, src.size - 8, 0
+    with mmap.mmap(src.handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        while read < count and pos <= last:  # room for the next length
+            length = unpack(view, pos)[0]
+            if length > limit:
+                raise src.fail(f"an item of {key} is {length:,} bytes long")
+            pos, read = pos + 8 + length, read + 1
+    if read < count or pos > src.size:
+        raise src.fail(f"{key}: item {read:,} of {count:,} runs past the end of the file")
+    src.pos = pos
+    src.handle.seek(pos)
 
 
 def _tensors(src: _Bounded, header: GGUFHeader, count: int, limits: GGUFLimits) -> None:
@@ -200,13 +220,14 @@ def _check_data(src: _Bounded, header: GGUFHeader, limits: GGUFLimits) -> None:
     kind, alignment = header.scalars.get("general.alignment", (4, 32))
     if kind != 4 or alignment < 1 or alignment & (alignment - 1):
         raise src.fail(f"general.alignment {alignment!r} is not a power of two")
-    start = -(-src.pos // alignment) * alignment
+    start = header.data_start = -(-src.pos // alignment) * alignment
     total = 0
     for info in header.tensors.values():
         elements = math.prod(info.dims)
         total += elements
         if total > limits.max_parameters:
-            raise src.fail(f"its tensors hold more than {limits.max_parameters:,} parameters "
+            raise src.fail(f"its tensors hold more than {limits.max_parameters:,} parameters, over "
+                           f"{4 * limits.max_parameters / 2**20:,.0f} MiB dequantized to float32 "
                            "(the load budget for GGUF files)")
         block, block_bytes = WEIGHT_TYPES[info.type]
         end = start + info.offset + elements // block * block_bytes

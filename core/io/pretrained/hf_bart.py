@@ -3,7 +3,8 @@
 ``config.json``'s ``model_type`` is ``bart`` (post-norm, ``layernorm_embedding``) or ``mbart``
 (pre-norm with a final norm per stack); positions are a learned table read two rows on. Generation
 settings come from ``config.json`` overridden by ``generation_config.json``: the decoder start id,
-``forced_bos_token_id`` and single-token ``bad_words_ids`` (ids never generated).
+``forced_bos_token_id``, ``forced_eos_token_id`` (the last token when the budget runs out) and
+single-token ``bad_words_ids`` (ids never generated).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def bart_style_config(folder: Path, raw: dict[str, Any], family: str, **layout: 
         d_model, pad = int(raw["d_model"]), int(raw.get("pad_token_id", 1))
         start = settings.get("decoder_start_token_id")
         start = settings.get("bos_token_id", 0) if start is None else start
-        forced = settings.get("forced_bos_token_id")
+        forced, forced_eos = settings.get("forced_bos_token_id"), settings.get("forced_eos_token_id")
         return Seq2SeqConfig(
             family=family, vocab_size=int(raw["vocab_size"]), d_model=d_model,
             n_encoder_layers=int(raw["encoder_layers"]), n_decoder_layers=int(raw["decoder_layers"]),
@@ -69,6 +70,7 @@ def bart_style_config(folder: Path, raw: dict[str, Any], family: str, **layout: 
             activation=raw.get("activation_function", "gelu"), norm_eps=1e-5,
             embed_scale=math.sqrt(d_model) if raw.get("scale_embedding") else 1.0, logits_bias=True,
             forced_bos_id=None if forced is None else int(forced), never_generated=banned_ids(settings),
+            forced_eos_id=None if forced_eos is None else int(forced_eos),
             tied_head=raw.get("tie_word_embeddings", True) is not False, **layout,
         )
     except (KeyError, TypeError, ValueError) as error:

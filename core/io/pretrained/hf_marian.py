@@ -5,12 +5,16 @@ sinusoids (not read from the file), post-norm, no embedding norm. Tokenizers: a 
 when the folder has one, else Marian's real layout — ``source.spm`` and ``target.spm``
 (SentencePiece models) with one ``vocab.json`` mapping pieces to the model's ids — rebuilt with HF
 ``tokenizers`` as SentencePiece segments (normaliser, dummy prefix, Unigram pieces and scores) and
-ended with ``</s>``. The SentencePiece files are protobuf; the few fields needed are read here.
+ended with ``</s>``. A multilingual model's target-language tokens (``>>fra<<``, in ``vocab.json`` but not
+in the SentencePiece model) are matched whole, so ``>>fra<< text`` starts with that one token, as in
+``MarianTokenizer`` (which, unlike this, splits a code that does not start the text into pieces, and turns a
+leading code missing from the vocabulary into ``<unk>``). The SentencePiece files are protobuf; the few fields needed are read here.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,7 @@ from core.text.pretrained_tokenizer import PretrainedTokenizer
 
 _NORMAL, _USER_DEFINED = 1, 4  # SentencePiece piece types
 _UNUSED_SCORE = -1e4  # vocabulary entries SentencePiece never emits from text
+_LANGUAGE = re.compile(r">>[^\s<>]{1,40}<<")  # a multilingual model's target-language token, e.g. >>fra<<
 
 
 def _fields(data: bytes) -> list[tuple[int, Any]]:
@@ -107,6 +112,7 @@ def spm_tokenizer(spm: Path, vocab: dict[str, int], max_len: int) -> PretrainedT
     hf.decoder = decoders.Sequence(ends)
     specials = [t for t in ("</s>", "<unk>", "<pad>") if t in vocab]
     hf.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in specials])
+    hf.add_tokens([AddedToken(t, normalized=False, special=False) for t in order if _LANGUAGE.fullmatch(t)])
     if "</s>" in vocab:
         hf.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", vocab["</s>"])])
     return PretrainedTokenizer(hf, kind="sentencepiece", max_len=max_len)

@@ -54,6 +54,8 @@ class Seq2SeqConfig:
         decoder_start_id: the id the decoder starts from. forced_bos_id: the first generated id when
             the config forces one (mBART's language code, BART's ``<s>``), else None.
         never_generated: ids decoding rules out (Marian's pad).
+        forced_eos_id: the id decoding must end with when its token budget runs out (the last step of
+            ``max_new_tokens``; Hugging Face's ``forced_eos_token_id``), else None.
     """
 
     family: str
@@ -86,6 +88,7 @@ class Seq2SeqConfig:
     relative_max_distance: int = 128
     forced_bos_id: int | None = None
     never_generated: tuple[int, ...] = ()
+    forced_eos_id: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_encoder_layers", "n_decoder_layers", "n_heads", "d_kv", "d_ff",
@@ -96,8 +99,8 @@ class Seq2SeqConfig:
             raise ValueError(f"activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
         if self.positions not in POSITIONS:
             raise ValueError(f"positions {self.positions!r} is not one of {', '.join(POSITIONS)}")
-        for name in ("pad_id", "eos_id", "decoder_start_id"):
-            if not 0 <= getattr(self, name) < self.vocab_size:
+        for name in ("pad_id", "eos_id", "decoder_start_id", "forced_eos_id"):
+            if getattr(self, name) is not None and not 0 <= getattr(self, name) < self.vocab_size:
                 raise ValueError(f"{name} {getattr(self, name)} is outside the vocabulary")
 
     # The same questions core asks a ModelConfig.

@@ -26,7 +26,7 @@ from tests.helpers.uploads import upload, upload_folders, zipped
 
 transformers = pytest.importorskip("transformers")
 from tests.helpers.hf_decoder_reference import reference_model, save_folder  # noqa: E402 - needs transformers
-from tests.hf_seq2seq_reference import marian  # noqa: E402
+from tests.helpers.hf_seq2seq_reference import marian  # noqa: E402
 
 TEXT = "the cat sat on a mat"
 

@@ -99,7 +99,7 @@ def test_uploads_in_a_real_browser_stay_private_and_local(browser, tmp_path):
 def test_a_zipped_gpt2_folder_uploaded_in_a_real_browser_opens_on_explore(browser, tmp_path):
     """A Hugging Face folder of another family than BERT, zipped, through the real file input."""
     pytest.importorskip("transformers")
-    from tests.test_app_uploads_families import gpt2_folder
+    from tests.app.test_app_uploads_families import gpt2_folder
 
     url, chromium, _ = browser
     gpt2_folder(tmp_path / "tiny-gpt2")

@@ -316,6 +316,5 @@ def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Expl
 
 @st.cache_resource(max_entries=4, show_spinner="Counting Whisper's parameters…")
 def whisper_parameters(path: str, version: str) -> lessons.WhisperParameters:
-    """``core.lessons.whisper_parameters`` of the installed Whisper model at ``path``, counted once per server
-    on a model loaded for the count alone (the shared model cache is left to the pages that run models)."""
+    """``lessons.whisper_parameters`` of a model loaded for the count alone (not kept), once per server."""
     return lessons.whisper_parameters(load_pretrained(path).model)

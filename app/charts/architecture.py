@@ -158,7 +158,8 @@ def whisper_dot(config, font_scale: float = 1.0) -> str:
          'fillcolor="#F2F2F2", color="#555555"];'),
         f'  edge [color="#555555", arrowsize=0.7, fontname="Helvetica", fontsize={fs * 0.85:.0f}];',
         f'  graph [fontname="Helvetica", fontsize={fs:.0f}, labelloc=b];',
-        _node("audio", f"speech, 16 kHz, a 30 s window\nlog-mel spectrogram {c.n_mels} × {2 * f} (10 ms columns)", "io"),
+        _node("audio", f"speech, 16 kHz, a 30 s window\nlog-mel spectrogram {c.n_mels} × {2 * f} (10 ms columns)",
+              "io"),
         _node("conv", f"conv front end: Conv1d {c.n_mels} → {d}, k 3, GELU\nConv1d {d} → {d}, k 3, stride 2, GELU\n"
                       f"→ {f:,} frames of 20 ms", "io"),
         _node("wpos", "+ sinusoidal positions (a fixed table)", "io"), "  audio -> conv -> wpos;",

@@ -67,11 +67,16 @@ def whisper_section(font_scale: float) -> None:
     counted = _counted(entries)
     if not counted:
         return
-    names = list(counted)
-    drawn = st.radio("Draw", names, key="arch_whisper", horizontal=True) if len(names) > 1 else names[0]
-    st.graphviz_chart(whisper_dot(counted[drawn].config, font_scale))
-    st.caption("Read bottom to top. Dashed arrows are the residual connections; the orange arrow carries the "
-               "frames into every decoder layer's cross-attention.")
+    names, (left, right) = list(counted), st.columns([2, 3])
+    with left:
+        drawn = st.radio("Draw", names, key="arch_whisper", horizontal=True) if len(names) > 1 else names[0]
+        st.markdown("**What the paper's model doesn't have:**\n" + "\n".join(f"- {line}" for line in DIFFERENCES))
+        st.page_link(routes.SPEECH, label="Hear it: Whisper's cross-attention marching along a spectrogram",
+                     icon=":material/mic:")
+    with right:
+        st.graphviz_chart(whisper_dot(counted[drawn].config, font_scale))
+        st.caption("Read bottom to top. Dashed arrows are the residual connections; the orange arrow carries the "
+                   "frames into every decoder layer's cross-attention.")
     st.markdown("**Parameters, part by part**, counted on each installed model (sum of its tensors' sizes) "
                 "beside the same parts of the paper's base model from its formulas (N = 6, D = 512, d_ff = 2,048, "
                 "h = 8, a shared vocabulary of about 37,000 tokens).")
@@ -85,6 +90,3 @@ def whisper_section(font_scale: float) -> None:
            "decoder layer 1,024 fewer (two attention sublayers). " if base is not None else "")
         + "The files store each key bias as zeros beside the query and value biases; those zeros are not counted "
         f"(largest stored: {max(p.largest_key_bias for p in counted.values()):g}).")
-    st.markdown("**What the paper's model doesn't have:**\n" + "\n".join(f"- {line}" for line in DIFFERENCES))
-    st.page_link(routes.SPEECH, label="Hear it: Whisper's cross-attention marching along a spectrogram",
-                 icon=":material/mic:")

@@ -71,7 +71,7 @@ def whisper_section(font_scale: float) -> None:
     with left:
         drawn = st.radio("Draw", names, key="arch_whisper", horizontal=True) if len(names) > 1 else names[0]
         st.markdown("**What the paper's model doesn't have:**\n" + "\n".join(f"- {line}" for line in DIFFERENCES))
-        st.page_link(routes.SPEECH, label="Hear it: Whisper's cross-attention marching along a spectrogram",
+        st.page_link(routes.SPEECH, label="Hear it: the Whisper page",
                      icon=":material/mic:")
     with right:
         st.graphviz_chart(whisper_dot(counted[drawn].config, font_scale))

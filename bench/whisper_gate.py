@@ -11,13 +11,13 @@ grows with the load too).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import time
 from pathlib import Path
 
 from bench.table import Row, markdown
+from bench.whisper import spawned
 
 CLIP = Path(__file__).resolve().parents[1] / "assets" / "audio" / "yo_tengo_gatos.flac"
 GATE_S = 60.0  # app.resources.RUN_S (bench does not import the app)
@@ -38,16 +38,6 @@ def _child(decoding: str, threads: int, queue) -> None:
                "text": result.prediction.text})
 
 
-def _run(decoding: str, threads: int) -> dict:
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    process = context.Process(target=_child, args=(decoding, threads, queue))
-    process.start()
-    result = queue.get(timeout=1800)
-    process.join()
-    return result
-
-
 def run() -> list[Row]:
     """Wall and CPU seconds per (decoding, threads), or no rows when Whisper base is not installed."""
     from core import pretrained_models
@@ -57,7 +47,7 @@ def run() -> list[Row]:
     rows = []
     for decoding in ("greedy", "beam"):
         for threads in (2, 1):
-            got = _run(decoding, threads)
+            got = spawned(_child, decoding, threads)
             what = f"base, 5 s Spanish clip translated, {decoding}, {threads} thread(s), load {got['load']:.1f}"
             rows.append(Row("whisper-gate", f"{what}: wall", f"≤ {GATE_S:g} s", got["wall"], "s", None,
                             got["wall"] <= GATE_S))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch import nn
+from torch import Tensor, nn
 
 from core.model.families.whisper import WhisperAttention, WhisperConfig, WhisperModel
 
@@ -54,7 +54,7 @@ def _paper_layers(d: int, f: int) -> tuple[int, int]:
     return attention + ffn + 2 * 2 * d, 2 * attention + ffn + 3 * 2 * d
 
 
-def _key_bias(attention: WhisperAttention) -> nn.Parameter:
+def _key_bias(attention: WhisperAttention) -> Tensor:
     """The stored bias of the key projection, (D,): the middle third of the fused Q, K, V bias, or the
     first half of the cross-attention's fused K, V bias."""
     if attention.cross:

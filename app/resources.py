@@ -313,3 +313,9 @@ def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Expl
     options = _sorted({**options, "max_new_tokens": min(options.get("max_new_tokens", DECODE_TOKENS), DECODE_TOKENS)})
     key = ("speech", str(entry.path), hashlib.sha256(audio).hexdigest(), repr(options))
     return _cached(key, lambda: explain_speech(loaded, audio, **options), "Listening…")
+
+
+@st.cache_resource(max_entries=4, show_spinner="Counting Whisper's parameters…")
+def whisper_parameters(path: str, version: str) -> lessons.WhisperParameters:
+    """``lessons.whisper_parameters`` of a model loaded for the count alone (not kept), once per server."""
+    return lessons.whisper_parameters(load_pretrained(path).model)

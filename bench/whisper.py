@@ -99,10 +99,11 @@ def _child(which: str, queue) -> None:
     queue.put({"ids": ids, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
-def _run(which: str) -> dict:
+def spawned(target, *args) -> dict:
+    """What ``target(*args, queue)`` puts on its queue, run alone in a fresh process."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    process = context.Process(target=_child, args=(which, queue))
+    process = context.Process(target=target, args=(*args, queue))
     process.start()
     result = queue.get(timeout=1800)
     process.join()
@@ -115,7 +116,7 @@ def run() -> list[Row]:
 
     if not any(e.name == "Whisper tiny.en" for e in pretrained_models("audio")):
         return []
-    times, ours, theirs = _run("paired"), _run("ours"), _run("theirs")
+    times, ours, theirs = (spawned(_child, which) for which in ("paired", "ours", "theirs"))
     rows = [Row("whisper", f"tiny.en, 5 s clip: {what}", "ratio ≤ 1.0", times[stage][0], "ms", times[stage][1],
                 times[stage][0] <= times[stage][1])
             for stage, what in (("features", "log-mel features"), ("encoder", "encoder with every map"),

@@ -142,3 +142,42 @@ def architecture_dot(config, norm: str | None = None, font_scale: float = 1.0) -
                   _node("pool", "max over tokens → class scores", "io"), f"  {memory} -> cls; cls -> pool;"]
     lines.append("}")
     return "\n".join(lines)
+
+
+def whisper_dot(config, font_scale: float = 1.0) -> str:
+    """Graphviz DOT of Whisper (a loaded model's config: ``n_mels``, ``d_model``, ``n_heads``, ``head_dim``,
+    ``d_ff``, ``n_encoder_layers``, ``n_decoder_layers``, ``n_frames``, ``max_len``, ``vocab_size``),
+    bottom to top: log-mel → conv front end → sinusoidal positions → pre-norm encoder; token embedding +
+    learned positions → pre-norm decoder with masked self-attention and cross-attention into the frames."""
+    c, fs = config, 12 * font_scale
+    heads, d, f = f"{c.n_heads} heads × d_k={c.head_dim}", c.d_model, c.n_frames
+    ffn = f"feed-forward (position-wise)\n{d} → {c.d_ff} → {d}, GELU"
+    lines = [
+        "digraph whisper {", "  rankdir=BT; newrank=true; nodesep=0.35; ranksep=0.3;",
+        (f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={fs:.0f}, '
+         'fillcolor="#F2F2F2", color="#555555"];'),
+        f'  edge [color="#555555", arrowsize=0.7, fontname="Helvetica", fontsize={fs * 0.85:.0f}];',
+        f'  graph [fontname="Helvetica", fontsize={fs:.0f}, labelloc=b];',
+        _node("audio", f"speech, 16 kHz, a 30 s window\nlog-mel spectrogram {c.n_mels} × {2 * f} (10 ms columns)",
+              "io"),
+        _node("conv", f"conv front end: Conv1d {c.n_mels} → {d}, k 3, GELU\nConv1d {d} → {d}, k 3, stride 2, GELU\n"
+                      f"→ {f:,} frames of 20 ms", "io"),
+        _node("wpos", "+ sinusoidal positions (a fixed table)", "io"), "  audio -> conv -> wpos;",
+    ]
+    last = _stack(lines, "pre", "wenc", f"Encoder layer × {c.n_encoder_layers}", "#0072B2",
+                  [("attn", f"self-attention over the frames\n{heads}", "attn"), ("ffn", ffn, "ffn")], "wpos")
+    lines += [_node("wmem", f"final LayerNorm → memory: {f:,} frames\n(K, V for the decoder)", "norm"),
+              f"  {last} -> wmem;",
+              _node("wtok", "tokens: <|startoftranscript|> <|lang|> <|task|>\n<|notimestamps|> then the text", "io"),
+              _node("wemb", f"token embedding (no × √{d})\n+ learned positions ({c.max_len})", "io"),
+              "  wtok -> wemb;"]
+    last = _stack(lines, "pre", "wdec", f"Decoder layer × {c.n_decoder_layers}", "#D55E00",
+                  [("self", f"masked self-attention\n{heads}, look-ahead mask", "attn"),
+                   ("cross", f"cross-attention\nQ: decoder · K, V: the {f:,} frames\n{heads}", "cross"),
+                   ("ffn", ffn, "ffn")], "wemb")
+    lines += [_node("wnorm", "final LayerNorm", "norm"),
+              _node("wproj", f"linear {d} → {c.vocab_size:,} (vocabulary)\n(shares the token embedding)", "io"),
+              _node("wsoft", "softmax → next-token probabilities", "io"),
+              f"  {last} -> wnorm -> wproj -> wsoft;",
+              '  wmem -> wdec_cross [color="#D55E00", penwidth=2, label="K, V"];', "}"]
+    return "\n".join(lines)

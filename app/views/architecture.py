@@ -9,6 +9,7 @@ import streamlit as st
 from app import export, glossary, tables, ui
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
+from app.views.architecture_whisper import whisper_section
 from app.views.training_recipe import recipe_section
 from core import lessons
 
@@ -43,7 +44,8 @@ st.markdown(
     "A Transformer is a stack of identical layers. The **encoder** reads the source with self-attention; the "
     "**decoder** writes the output one token at a time with masked self-attention, reads the encoder through "
     "cross-attention, and ends in a projection to the vocabulary. Every sublayer is wrapped in a residual "
-    "connection and a LayerNorm (*Add & Norm*).")
+    "connection and a LayerNorm (*Add & Norm*). Section 7 shows a real one at work: **Whisper**, speech in, "
+    "text out.")
 
 # ----------------------------------------------------------------------------- diagram
 st.header("1 · The loaded model")
@@ -210,4 +212,5 @@ export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_
                "arch_norm_data")
 
 recipe_section(fs)
+whisper_section(fs)
 ui.write_to_url(URL_KEYS)

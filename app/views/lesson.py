@@ -86,3 +86,6 @@ if stage < len(ENCODER):
 else:
     decoder.STAGES[stage - len(ENCODER)](trace, view)
 st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")
+if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder (issue 25)
+    st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",
+                 icon=":material/mic:")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app import export, resources, ui
+from app import export, resources, routes, ui
 from app.charts import attention as attention_charts
 from app.charts.speech import head_choice, spectrogram_and_cross
 from app.views.pretrained import common
@@ -40,6 +40,8 @@ with st.expander("What is Whisper?"):
         "log-mel spectrogram — two convolutions turn it into 1,500 frames of 20 ms — and the decoder writes the "
         "text one token at a time, its **cross-attention** looking back at the frames. Some heads follow the "
         "speech word by word; the checkpoint names them (*alignment heads*). It runs here, offline.")
+st.page_link(routes.ARCHITECTURE, label="Whisper's diagram and parameters beside the paper's base model "
+             "(Architecture, section 7)", icon=":material/account_tree:")
 model_col, source_col = st.columns([1, 2])
 with model_col:
     name = st.radio("Model", list(models), key="speech_model", horizontal=True,

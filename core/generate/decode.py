@@ -195,7 +195,8 @@ def beam_search(
     memory = memory_mask = None
     if encoded is not None:
         memory, memory_mask, _ = encoded
-        memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, D)
+        # (B*K, S, D); one source's beams share one memory (a view: a model may project it once)
+        memory = memory.expand(k, -1, -1) if batch == 1 else memory.repeat_interleave(k, dim=0)
         memory_mask = None if memory_mask is None else memory_mask.repeat_interleave(k, dim=0)  # (B*K, 1, S)
 
     def rank(logp: float, length: int) -> float:

@@ -13,7 +13,8 @@ and small frozen dataclasses (the app only draws them):
 - ``walkthrough``: one sentence through the translation model, stage by stage;
 - ``sampling``: one decoder step's distribution under temperature, top-k and top-p;
 - ``recipe``: Adam's settings, warm-up schedules side by side, label smoothing's confidence penalty;
-- ``coreference``: which heads of a real encoder link one word to another, and their measured ranks.
+- ``coreference``: which heads of a real encoder link one word to another, and their measured ranks;
+- ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's.
 """
 
 from core.lessons.attention import (attention_row, kv_lookup, KVLookup, qkv_projection, QKVProjection,
@@ -35,6 +36,7 @@ from core.lessons.schedule import (kl_check, KLCheck, noam_curve, NoamCurve, oth
 from core.lessons.self_attention import (attention_cost, AttentionCost, path_comparison, PathComparison,
                                          permutation_demo, PermutationDemo)
 from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
+from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
 
 __all__ = [
     "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink", "HeadTrace",
@@ -49,5 +51,5 @@ __all__ = [
     "pe_beyond", "pe_curves", "pe_frequency", "pe_table", "permutation_demo", "qkv_projection",
     "random_vectors", "rotation_check", "rotation_matrix", "sampling_step", "saturation", "score_functions",
     "smoothing_example", "tokenizer_batch", "trace_translation", "warmup_schedules", "wavelength_range",
-    "whitespace_batch", "worked_example",
+    "whitespace_batch", "worked_example", "PAPER_REPORTED", "PartCount", "whisper_parameters", "WhisperParameters",
 ]

@@ -41,13 +41,22 @@ class WhisperAttention(nn.Module):
         batch, length, width = x.shape
         return x.view(batch, length, self.n_heads, width // self.n_heads).transpose(1, 2)  # (B, H, T, dk)
 
+    def _frames_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values (B, H, F, dk) of the frames (B, F, D). A memory broadcast over the beams of
+        one source (batch stride 0, as beam search passes it) is projected once, then copied per beam."""
+        if memory.size(0) > 1 and memory.stride(0) == 0:
+            k, v = self._frames_kv(memory[:1])  # (1, H, F, dk) each
+            return tuple(t.expand(memory.size(0), -1, -1, -1).contiguous() for t in (k, v))
+        k, v = self.kv(memory).chunk(2, dim=-1)  # (B, F, D) each
+        return self._heads(k), self._heads(v)
+
     def forward(self, x: Tensor, memory: Tensor | None, mask: Tensor | None, call: HeadCall,
                 head_mask: Tensor | None, cache: AttentionCache | None):
         if self.cross:
             q = self._heads(self.query(x))  # (B, H, Tq, dk)
             stored = None if cache is None else cache.fixed()
             if stored is None:
-                k, v = (self._heads(t) for t in self.kv(memory).chunk(2, dim=-1))  # (B, H, F, dk) each
+                k, v = self._frames_kv(memory)  # (B, H, F, dk) each
                 if cache is not None:
                     cache.store(k, v)
             else:
@@ -208,12 +217,3 @@ class WhisperModel(nn.Module):
             attention={k: stack_field(v, "weights") for k, v in per_kind.items()} if return_attention else None,
             scores={k: stack_field(v, "scores") for k, v in per_kind.items()} if return_scores else None,
         )
-
-    def parameter_counts(self) -> dict[str, int]:
-        """Parameters per block (front end, encoder, decoder; the tied output counted once)."""
-        blocks = {"conv1": "front end", "conv2": "front end", "embed": "token embedding"}
-        counts: dict[str, int] = {}
-        for name, param in self.named_parameters():
-            block = blocks.get(name.split(".")[0], name.split("_")[0])  # encoder_… / decoder_…
-            counts[block] = counts.get(block, 0) + param.numel()
-        return counts

@@ -1,0 +1,31 @@
+"""The Architecture page's Whisper section in a real browser (Chromium) at 1280 × 720: the diagram drawn,
+the parameter table shown, no error and nothing wider than its box. Needs a Whisper package (skipped
+without it, failed where ``ATTNSCOPE_REQUIRE_PRETRAINED=1``)."""
+
+from __future__ import annotations
+
+from tests.browser import app_in_chromium, overflowing, problems_on, screenshot, wait_until_idle
+from tests.pretrained_files import installed
+
+MAIN = '[data-testid="stMain"]'
+HEADING = "7 · A real encoder-decoder: Whisper"
+
+
+def test_the_architecture_page_draws_whisper_and_its_parameters(tmp_path):
+    installed("Whisper tiny.en")
+    with app_in_chromium(tmp_path) as (url, browser):
+        page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+        page.goto(f"{url}/architecture")
+        page.wait_for_function(f"t => (document.querySelector('{MAIN}')?.innerText || '').includes(t)", arg=HEADING,
+                               timeout=180_000)
+        wait_until_idle(page)
+        page.get_by_role("heading", name=HEADING).scroll_into_view_if_needed()
+        assert problems_on(page) == [] and overflowing(page) == []
+        diagram = page.locator('[data-testid="stGraphVizChart"] svg').last
+        diagram.wait_for(timeout=60_000)
+        drawn = diagram.text_content()
+        assert "cross-attention" in drawn and "Conv1d" in drawn
+        page.locator('[data-testid="stDataFrame"]').last.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        screenshot(page, "architecture-whisper")
+        assert page.get_by_role("link", name="Hear it: the Whisper page").count() == 1

@@ -26,7 +26,7 @@ def test_the_diagram_names_whispers_blocks():
 
 
 def test_the_architecture_page_shows_whisper_with_the_installed_models_counts():
-    from tests.apptest_helpers import open_page
+    from tests.helpers.apptest_helpers import open_page
 
     at = open_page("architecture", timeout=300)
     assert "7 · A real encoder-decoder: Whisper" in [h.value for h in at.header]
@@ -43,7 +43,7 @@ def test_the_architecture_page_shows_whisper_with_the_installed_models_counts():
 
 
 def test_the_architecture_page_says_how_to_install_whisper(monkeypatch):
-    from tests.apptest_helpers import open_page
+    from tests.helpers.apptest_helpers import open_page
 
     monkeypatch.setattr("app.resources.pretrained_models", lambda *args: [])
     at = open_page("architecture", timeout=300)
@@ -52,7 +52,7 @@ def test_the_architecture_page_says_how_to_install_whisper(monkeypatch):
 
 
 def test_the_lessons_cross_attention_stage_points_at_whisper():
-    from tests.apptest_helpers import open_page
+    from tests.helpers.apptest_helpers import open_page
 
     at = open_page("lesson", query={"lesson_stage": "13"}, timeout=300)  # stage 14: Cross-attention
     links = {el.proto.label: el.proto.page for el in at.get("page_link")}

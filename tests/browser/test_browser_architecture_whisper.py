@@ -4,8 +4,8 @@ without it, failed where ``ATTNSCOPE_REQUIRE_PRETRAINED=1``)."""
 
 from __future__ import annotations
 
-from tests.browser import app_in_chromium, overflowing, problems_on, screenshot, wait_until_idle
-from tests.pretrained_files import installed
+from tests.helpers.browser import app_in_chromium, overflowing, problems_on, screenshot, wait_until_idle
+from tests.helpers.pretrained_files import installed
 
 MAIN = '[data-testid="stMain"]'
 HEADING = "7 · A real encoder-decoder: Whisper"

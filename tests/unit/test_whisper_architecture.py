@@ -14,7 +14,7 @@ from torch import nn
 from core import load_pretrained
 from core.lessons import whisper_parameters
 from core.model.families.whisper import WhisperConfig, WhisperModel
-from tests.pretrained_files import installed
+from tests.helpers.pretrained_files import installed
 
 TINY = WhisperConfig(vocab_size=40, d_model=16, n_encoder_layers=2, n_decoder_layers=3, n_heads=2, d_ff=32,
                      eot_id=30, sot_id=31, no_timestamps_id=35, n_mels=8, n_frames=20, max_len=12)

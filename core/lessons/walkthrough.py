@@ -98,6 +98,7 @@ class LessonTrace:
         projection_bias: whether the projections carry biases (T5's do not).
         activation: the FFN's non-linearity; gated: FFN = (act(x W_g) ⊙ x W_1) W_2 (T5 v1.1).
         n_encoder_layers / n_decoder_layers: the stacks' depths. source_vocab_size: rows of the embedding E.
+        embed_scale: what the embedding rows are multiplied by (None: √d_model, the paper's).
     """
 
     source_tokens: tuple[str, ...]
@@ -146,6 +147,7 @@ class LessonTrace:
     n_encoder_layers: int = 0
     n_decoder_layers: int = 0
     source_vocab_size: int = 0
+    embed_scale: float | None = None
 
     @property
     def row_labels(self) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from app import glossary, ui
 from app.charts import lesson as charts
-from app.views.lesson_stages import View, num, tex, weights_map
+from app.views.lesson_stages import View, num, sized, tex, weights_map
 from core import attention, lessons
 
 
@@ -20,7 +20,7 @@ def masked_self(trace: lessons.LessonTrace, v: View) -> None:
                 "look only at steps 0…t, never at words not yet produced — the weights above the diagonal are "
                 "exactly 0. Each row is labelled by the token it reads and the token it goes on to predict.")
     st.altair_chart(weights_map(dec.weights, trace.row_labels, tgt, f"decoder layer 1, head {v.h + 1} (masked)",
-                                v.fs), width="content")
+                                v.fs, v.sizes.get("A_dec")), width="content")
     st.latex(rf"a_{{{t}j}} = 0 \ \text{{for}}\ j > {t},\qquad \textstyle\sum_{{j \le {t}}} a_{{{t}j}} = "
              rf"{num(dec.weights[t, : t + 1].sum())}")
 
@@ -38,8 +38,8 @@ def cross(trace: lessons.LessonTrace, v: View) -> None:
     mean = st.session_state["lesson_cross"] == "mean"
     weights = trace.cross_mean if mean else trace.cross_weights
     name = f"mean of {trace.n_heads} heads" if mean else f"head {v.h + 1}"
-    st.altair_chart(weights_map(weights, trace.row_labels, src, f"cross-attention, last layer, {name}", v.fs),
-                    width="content")
+    st.altair_chart(weights_map(weights, trace.row_labels, src, f"cross-attention, last layer, {name}", v.fs,
+                                v.sizes.get("A_cross")), width="content")
     j = int(np.argmax(weights[t]))
     st.latex(rf"\text{{row {t} (after {tex(tgt[t])} → predicts {tex(trace.generated_tokens[t])}) attends most to "
              rf"{tex(src[j])}}}: a = {num(weights[t, j])}")
@@ -54,8 +54,8 @@ def output(trace: lessons.LessonTrace, v: View, greedy: bool) -> None:
     st.markdown("Greedy decoding takes the most likely token at every step." if greedy else
                 "A linear layer and a softmax turn the last decoder layer's vector at this step into a "
                 "probability for every Spanish token.")
-    st.altair_chart(charts.candidates_bar(candidates, title=f"after {tgt[t]} → predicts", font_scale=v.fs),
-                    width="content")
+    st.altair_chart(sized(charts.candidates_bar(candidates, title=f"after {tgt[t]} → predicts", font_scale=v.fs),
+                          v, "P"), width="content")
     best, p = candidates[0]
     bias = " + b" if trace.output_bias else ""
     st.latex(rf"\hat y_{{{t + 1}}} = \arg\max_w P(w \mid y_0 \dots y_{{{t}}},\, x) = \text{{{tex(best)}}}"

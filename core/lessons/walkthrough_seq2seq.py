@@ -33,11 +33,13 @@ def _split(x: Tensor, attn: Attention) -> Tensor:
     return x.view(x.size(0), attn.n_heads, attn.head_dim).transpose(0, 1)  # (H, T, dk)
 
 
-def _embedded(stack: Stack, embed: nn.Embedding, ids: Tensor) -> tuple[Tensor, Tensor]:
-    """(token embedding × scale, stack input) of ``ids`` (T,): positions added, BART's norm applied; (T, D)."""
+def _embedded(stack: Stack, embed: nn.Embedding, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """(token embedding × scale, what is added for the positions (zeros for T5), stack input) of ``ids``
+    (T,), each (T, D): the stack input is their sum, normalised by BART's ``layernorm_embedding``."""
     scaled = embed(ids) * stack.embed_scale  # (T, D)
-    x = scaled if stack.positions is None else scaled + stack.positions(0, ids.size(0), ids.device)
-    return scaled, (x if stack.embedding_norm is None else stack.embedding_norm(x))
+    added = torch.zeros_like(scaled) if stack.positions is None else stack.positions(0, ids.size(0), ids.device)
+    x = scaled + added
+    return scaled, added, (x if stack.embedding_norm is None else stack.embedding_norm(x))
 
 
 def _bias(stack: Stack, length: int, head: int, device: torch.device) -> Tensor | None:
@@ -49,7 +51,7 @@ def _encoder_layer0(model: Seq2SeqModel, src: Tensor, head: int) -> dict:
     """Embeddings and encoder layer 0, step by step, for ``src`` (S,)."""
     stack, layer = model.encoder, model.encoder.layers[0]
     attn, length = layer.self_attn, src.size(0)
-    scaled, x = _embedded(stack, model.embed, src)  # (S, D)
+    scaled, added, x = _embedded(stack, model.embed, src)  # (S, D)
     biases = None if stack.relative is None else stack.relative(0, length, length, src.device)[0]  # (H, S, S)
     inp = layer.self_norm(x) if layer.pre_norm else x
     q, k, v = (_split(p(inp), attn) for p in (attn.q, attn.k, attn.v))  # (H, S, dk)
@@ -71,7 +73,7 @@ def _encoder_layer0(model: Seq2SeqModel, src: Tensor, head: int) -> dict:
     weight = torch.cat([attn.q.weight, attn.k.weight, attn.v.weight]).T  # (D, 3·H·dk) = [W^Q | W^K | W^V]
     zeros = torch.zeros(attn.head_dim)
     shift = getattr(norm, "bias", None)
-    return dict(token_embedding=as_numpy(scaled), positional=as_numpy(x - scaled), embedded=as_numpy(x),
+    return dict(token_embedding=as_numpy(scaled), positional=as_numpy(added), embedded=as_numpy(x),
                 encoder_head=traces[head], heads_concat=as_numpy(concat), qkv_weight=as_numpy(weight),
                 q_bias=as_numpy(zeros if attn.q.bias is None else _split(attn.q.bias[None], attn)[head, 0]),
                 out_bias=as_numpy(torch.zeros(attn.o.out_features) if attn.o.bias is None else attn.o.bias),
@@ -86,7 +88,7 @@ def _decoder_layer0_head(model: Seq2SeqModel, tgt: Tensor, head: int):
     """Masked self-attention of decoder layer 0, ``head``, recomputed for ``tgt`` (T,)."""
     stack, layer = model.decoder, model.decoder.layers[0]
     attn, length = layer.self_attn, tgt.size(0)
-    _, x = _embedded(stack, model.embed, tgt)  # (T, D)
+    _, _, x = _embedded(stack, model.embed, tgt)  # (T, D)
     inp = layer.self_norm(x) if layer.pre_norm else x
     q, k, v = (_split(p(inp), attn)[head] for p in (attn.q, attn.k, attn.v))  # (T, dk)
     bias = None if stack.relative is None else stack.relative(0, length, length, tgt.device)[0, head]  # (T, T)

@@ -28,7 +28,7 @@ def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight:
     width = max(1, shown.shape[1])
     title_text = title if matrix.shape[1] <= max_dims else f"{title} (first {max_dims} of {matrix.shape[1]} dims)"
     chart = heatmap(shown, rows, cols, title=title_text, x_title="dimension", y_title="token", value="value",
-                    scheme=DIVERGING, domain=(-limit, limit), size=min(16 * width, 560),
+                    scheme=DIVERGING, domain=(-limit, limit), size=min(14 * width, 460),
                     font_scale=font_scale).properties(height=min(26 * len(rows) + 10, 420))
     chart = chart.properties(title=alt.Title(f"{title_text} · {shape_text(matrix)}", fontSize=14 * font_scale))
     return chart if size is None else with_size(chart, size, font_scale)
@@ -43,7 +43,8 @@ def with_size(chart: alt.Chart | alt.LayerChart, size: str, font_scale: float = 
         title = chart.layer[0].title if title is alt.Undefined else title  # the layers carry it (one drawn)
     text = title.text if isinstance(title, alt.Title) else title
     font = title.fontSize if isinstance(title, alt.Title) else 14 * font_scale
-    return out.properties(title=alt.Title(text, subtitle=size, fontSize=font, subtitleFontSize=12 * font_scale))
+    return out.properties(title=alt.Title(text, subtitle=size, fontSize=font, subtitleFontSize=12 * font_scale,
+                                          subtitlePadding=6 * font_scale))
 
 
 def _hover_size(chart: alt.Chart | alt.LayerChart, size: str) -> alt.Chart | alt.LayerChart:
@@ -94,8 +95,9 @@ def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, tit
     rules = alt.Chart(edges).mark_rule(color="black", strokeWidth=2).encode(x=alt.X("edge:Q", scale=x_scale))
     height = min(max(8, 300 // max(len(rows), 1)) * len(rows), 360)
     return alt.layer(cells, rules).properties(
-        title=alt.Title(title, subtitle=f"{size or shape_text(matrix)} · {n_blocks} blocks of {per} columns: "
-                        + " | ".join(names), fontSize=14 * font_scale, subtitleFontSize=12 * font_scale),
+        title=alt.Title(title, subtitle=size or f"{shape_text(matrix)} · {n_blocks} blocks of {per} columns: "
+                        + " | ".join(names), fontSize=14 * font_scale, subtitleFontSize=12 * font_scale,
+                        subtitlePadding=6 * font_scale),
         width=width, height=height)
 
 

@@ -96,7 +96,8 @@ with main:
     if not show:
         with nav[2].popover("Sentence, stage, head…", width="stretch"):
             _pickers(columns=False)
-    st.progress((stage + 1) / len(STAGES), text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}")
+    st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
+                text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
     ui.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
     i, t, h = st.session_state["lesson_token"], st.session_state["lesson_step"], trace.head
     view = View(i, t, h, fs, {name: size.hover for name, size in lessons.array_sizes(trace).items()})

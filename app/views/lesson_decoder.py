@@ -32,7 +32,6 @@ def cross(trace: lessons.LessonTrace, v: View) -> None:
                 "words the model looks at while choosing that token. **Heads differ**: some align each output "
                 "word with the source word it translates, others do not — the mean over heads is the steadier "
                 "picture.")
-    glossary.erratum("cross_sources")
     st.radio("Show", ["mean", "one"], key="lesson_cross", horizontal=True,
              format_func=lambda c: "mean of the heads" if c == "mean" else f"head {v.h + 1} (the Head selector)")
     mean = st.session_state["lesson_cross"] == "mean"
@@ -45,6 +44,7 @@ def cross(trace: lessons.LessonTrace, v: View) -> None:
              rf"{tex(src[j])}}}: a = {num(weights[t, j])}")
     peaks = ", ".join(f"head {n + 1} → {src[p]}" for n, p in enumerate(trace.cross_peaks(t)))
     st.caption(f"Where each head of the last layer looks most from this row: {peaks}.")
+    glossary.erratum("cross_sources")
     glossary.show_code(attention, "The code: core.attention (every head, every kind)")
 
 
@@ -81,7 +81,7 @@ def sampling(trace: lessons.LessonTrace, v: View) -> None:
     step = lessons.sampling_step(trace.probabilities[t], float(st.session_state["lesson_temperature"]),
                          k if k < vocab else None, p if p < 1.0 else None)
     st.altair_chart(charts.sampling_bars(trace.target_vocab, step.original, step.final,
-                                         title=f"after {tgt[t]}: the model's P and what the sampler draws from",
+                                         title=f"after {tgt[t]}: model P vs sampler",
                                          font_scale=v.fs), width="content")
     best = int(np.argmax(step.original))
     st.latex(rf"P_T(w) = \frac{{e^{{z_w / T}}}}{{\sum_u e^{{z_u / T}}}},\quad \text{{{int(step.kept.sum())} of "

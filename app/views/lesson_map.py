@@ -25,16 +25,22 @@ GROUPS = (("input", None), ("encoder", "Encoder layer × {n}"), ("decoder", "Dec
 
 MAP_CSS = """<style>
 [data-testid="stColumn"]:has(> div > [class*="st-key-lesson_map"]) { position: sticky; top: 3.25rem; align-self: flex-start; }
-.st-key-lesson_map button { min-height: 1.6rem; padding: 0.05rem 0.4rem; line-height: 1.15; }
-.st-key-lesson_map button p { font-size: 0.78rem !important; line-height: 1.15; }
-.st-key-lesson_map [data-testid="stVerticalBlock"] { gap: 0.2rem; }
-.st-key-lesson_map [data-testid="stCaptionContainer"] p { font-size: 0.72rem !important; margin: 0; }
-.st-key-lesson_map [data-testid="stVerticalBlockBorderWrapper"], .st-key-lesson_map [class*="st-key-lesson_group_"] { padding: 0.3rem; }
+.st-key-lesson_map button { min-height: 1.3rem; padding: 0.1rem 0.4rem; line-height: 1.1; }
+.st-key-lesson_map button p { font-size: 0.72rem !important; line-height: 1.1; }
+.st-key-lesson_map, .st-key-lesson_map [data-testid="stVerticalBlock"] { gap: 0.25rem; }
+.st-key-lesson_map [data-testid="stCaptionContainer"] p, .st-key-lesson_map [data-testid="stMarkdownContainer"] p {
+  font-size: 0.7rem !important; line-height: 1.2; }
+.st-key-lesson_map [class*="st-key-lesson_group_"] { padding: 0.3rem; }
+[data-testid="stMain"] [data-testid="stSliderThumbValue"] { white-space: nowrap; }
 </style>"""
 
 
+ALIASES = {"add_norm2": "ffn"}  # the FFN stage shows the second Add & Norm too
+
+
 def first_stage(block: str) -> int | None:
-    """The first stage of ``block``, or None when no stage draws it."""
+    """The first stage of ``block``, or None when no stage draws it (the decoder's feed-forward)."""
+    block = ALIASES.get(block, block)
     return STAGE_BLOCKS.index(block) if block in STAGE_BLOCKS else None
 
 
@@ -58,7 +64,7 @@ def draw(model: lessons.ModelMap, stage: int) -> None:
     current = STAGE_BLOCKS[stage]
     st.html(MAP_CSS)
     with st.container(key="lesson_map"):
-        st.markdown("**Model map**")
+        st.markdown("**Model map** (click a block)")
         st.caption(f"d_model {model.d_model} · {model.n_heads} heads · d_ff {model.d_ff} · {model.norm}-norm")
         for group, heading in GROUPS:
             blocks = model.group(group)
@@ -69,5 +75,3 @@ def draw(model: lessons.ModelMap, stage: int) -> None:
                     st.caption(heading.format(n=layers) + (f" · {model.sublayer}" if group == "decoder" else ""))
                 for block in blocks:
                     _block(block, current)
-        here = next(b.label for b in model.blocks if b.key == current)
-        st.caption(f"You are here: {here}")

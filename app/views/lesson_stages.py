@@ -54,6 +54,10 @@ def weights_map(weights: np.ndarray, rows, cols, title: str, fs: float, size_tex
     ("after ‹x› → predicts ‹y›") are shown whole; ``size_text`` (the array's size) on hover and as subtitle."""
     size = min(60 * max(len(rows), len(cols)) + 40, 420)
     chart = attention.head_heatmap(weights, rows, cols, title=title, font_scale=fs, size=size)
+    if max(map(len, rows)) > 16:  # "after ‹x› → predicts ‹y›" says what a row is; its axis title would touch it
+        y = chart.encoding.y.copy()
+        y.title = None
+        chart = chart.encode(y=y)
     chart = chart if size_text is None else charts.with_size(chart, size_text, fs)
     return chart.configure_axis(labelLimit=int(320 * fs))
 
@@ -111,10 +115,9 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
                 "does. Q, K and V are linear in x — no non-linearity — but W is a learned matrix, not a rotation.)")
     st.latex(rf"\underbrace{{(B, T, {d})}}_{{XW^Q + b^Q}} \xrightarrow{{\text{{view}}}} (B, T, {H}, {dk}) "
              rf"\xrightarrow{{\text{{transpose}}}} (B, {H}, T, {dk})")
-    cols = st.columns(3)
-    for col, name, matrix in zip(cols, "QKV", (head.q, head.k, head.v)):
-        col.altair_chart(charts.vectors(matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=12,
-                                        font_scale=v.fs, size=v.sizes.get(name)), width="content")
+    for name, matrix in zip("QKV", (head.q, head.k, head.v)):  # one under another: each keeps its labels
+        st.altair_chart(charts.vectors(matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=16,
+                                       font_scale=v.fs, size=v.sizes.get(name)), width="content")
     xw = head.q[i] - trace.q_bias
     st.latex(chain(rf"q_{{{i}}}", rf"x_{{{i}}} W^Q_{{{h + 1}}} + b^Q_{{{h + 1}}}",
                    rf"{vec(xw)} + {vec(trace.q_bias)}", vec(head.q[i])))

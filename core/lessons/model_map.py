@@ -116,12 +116,12 @@ def model_map(trace: LessonTrace) -> ModelMap:
     """The traced model as a map: its blocks in computing order, each with the sizes of its arrays."""
     s, pre = array_sizes(trace), trace.norm == "pre"
     norm = "RMSNorm" if trace.norm_type == "rmsnorm" else "LayerNorm"
-    positions = {"relative": "Embeddings (no PE: relative bias)", "learned": "Embeddings + learned positions",
-                 "none": "Embeddings"}.get(trace.positions, "Embeddings + positional encoding")
-    attend, add = (f"{norm} → self-attention ({trace.n_heads} heads)", "+ x (residual)") if pre else (
-        f"Multi-head self-attention ({trace.n_heads} heads)", f"Add & {norm}")
-    ffn, add2 = (f"{norm} → feed-forward ({trace.d_ff})", "+ x (residual)") if pre else (
-        f"Feed-forward ({trace.d_ff})", f"Add & {norm}")
+    positions = {"relative": "Embeddings (no PE)", "learned": "Embeddings + learned pos.",
+                 "none": "Embeddings"}.get(trace.positions, "Embeddings + PE")
+    attend, add = (f"{norm} → self-attn · {trace.n_heads} heads", "+ x (residual)") if pre else (
+        f"Self-attention · {trace.n_heads} heads", f"Add & {norm}")
+    ffn, add2 = (f"{norm} → FFN · {trace.d_ff}", "+ x (residual)") if pre else (
+        f"Feed-forward · {trace.d_ff}", f"Add & {norm}")
     blocks = (
         MapBlock("tokens", "Tokens", "input", (f"S = {len(trace.source_tokens)} tokens",)),
         MapBlock("embeddings", positions, "input", _hovers(s, "E", "PE", "x")),
@@ -130,14 +130,14 @@ def model_map(trace: LessonTrace) -> ModelMap:
         MapBlock("add_norm", add, "encoder", _hovers(s, "AddNorm")),
         MapBlock("ffn", ffn, "encoder", _hovers(s, "W_1", "H", "W_2", "FFN")),
         MapBlock("add_norm2", add2, "encoder", _hovers(s, "LayerOut")),
-        MapBlock("encoder_output", "Encoder output (memory)" + (f" + final {norm}" if trace.final_norm else ""),
+        MapBlock("encoder_output", "Memory" + (f" (+ final {norm})" if trace.final_norm else ""),
                  "encoder", _hovers(s, "memory")),
         MapBlock("masked_self", "Masked self-attention", "decoder", _hovers(s, "A_dec")),
-        MapBlock("cross", "Cross-attention (reads the memory)", "decoder", _hovers(s, "A_cross")),
+        MapBlock("cross", "Cross-attention (memory)", "decoder", _hovers(s, "A_cross")),
         MapBlock("decoder_ffn", "Feed-forward", "decoder", (f"W_1 ∈ ℝ^{{d_model×d_ff}} = {trace.d_model} × "
                                                            f"{trace.d_ff}",)),
         MapBlock("output", "Linear + softmax", "output", _hovers(s, "W_out", "P")),
-        MapBlock("decode", "Next token (greedy or sampled)", "output", (f"T = {len(trace.target_tokens)} steps",)),
+        MapBlock("decode", "Next token", "output", (f"T = {len(trace.target_tokens)} steps",)),
     )
     return ModelMap(blocks, trace.n_encoder_layers, trace.n_decoder_layers, trace.n_heads, trace.d_model,
                     trace.d_ff, trace.norm, trace.norm_type)

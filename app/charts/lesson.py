@@ -95,7 +95,8 @@ def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, tit
     rules = alt.Chart(edges).mark_rule(color="black", strokeWidth=2).encode(x=alt.X("edge:Q", scale=x_scale))
     height = min(max(8, 300 // max(len(rows), 1)) * len(rows), 360)
     return alt.layer(cells, rules).properties(
-        title=alt.Title(title, subtitle=size or f"{shape_text(matrix)} · {n_blocks} blocks of {per} columns: "
+        title=alt.Title(title if size is None else f"{title} · {shape_text(matrix)}",
+                        subtitle=size or f"{shape_text(matrix)} · {n_blocks} blocks of {per} columns: "
                         + " | ".join(names), fontSize=14 * font_scale, subtitleFontSize=12 * font_scale,
                         subtitlePadding=6 * font_scale),
         width=width, height=height)
@@ -126,10 +127,10 @@ def candidates_bar(candidates: list[tuple[str, float]], *, title: str, font_scal
     )
 
 
-def sampling_bars(vocab: Sequence[str], original: np.ndarray, final: np.ndarray, *, title: str,
+def sampling_bars(vocab: Sequence[str], original: np.ndarray, final: np.ndarray, *, title: str | list[str],
                   font_scale: float = 1.0, top: int = 10) -> alt.Chart:
     """The ``top`` most likely tokens: the model's probability beside the sampler's (after temperature,
-    top-k and top-p, renormalised; 0 for a token cut off)."""
+    top-k and top-p, renormalised; 0 for a token cut off); a ``title`` list is drawn one line each."""
     order = np.argsort(-np.asarray(original), kind="stable")[:top]
     frame = pd.concat([pd.DataFrame({"token": [vocab[i] for i in order], "probability": np.asarray(dist)[order],
                                      "distribution": name})

@@ -81,7 +81,7 @@ def sampling(trace: lessons.LessonTrace, v: View) -> None:
     step = lessons.sampling_step(trace.probabilities[t], float(st.session_state["lesson_temperature"]),
                          k if k < vocab else None, p if p < 1.0 else None)
     st.altair_chart(charts.sampling_bars(trace.target_vocab, step.original, step.final,
-                                         title=f"after {tgt[t]}: model P vs sampler",
+                                         title=[f"after {tgt[t]}:", "the model's P and what the sampler draws from"],
                                          font_scale=v.fs), width="content")
     best = int(np.argmax(step.original))
     st.latex(rf"P_T(w) = \frac{{e^{{z_w / T}}}}{{\sum_u e^{{z_u / T}}}},\quad \text{{{int(step.kept.sum())} of "

@@ -51,7 +51,7 @@ if show:
                 "architecture) as it is translated. Every number below is computed live by the loaded model; the "
                 "map on the left shows where each stage sits.")
 
-entry = resources.lesson_entry(ui.current_entry())
+entry = ui.attempt("open the model", resources.lesson_entry, ui.current_entry())
 if entry is None:
     st.warning("The lesson needs a translation (encoder-decoder) checkpoint; none is available.")
     st.stop()

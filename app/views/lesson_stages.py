@@ -243,12 +243,18 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
 def ffn(trace: lessons.LessonTrace, v: View) -> None:
     src, i, d, F = trace.source_tokens, v.i, trace.d_model, trace.d_ff
     active = int((trace.ffn_hidden[i] > 0).sum())
+    act = "ReLU" if trace.activation == "relu" else trace.activation
     st.markdown(f"The same two-layer network is applied to every position separately: widen to d_ff = {F}, "
-                f"ReLU, and back to {d}. For the highlighted token {active} of {F} hidden units are active. "
-                "Then comes a second Add & Norm, which gives the layer's output.")
+                f"{act}{' (gated)' if trace.gated else ''}, and back to {d}. For the highlighted token {active} of "
+                f"{F} hidden units are positive. Then comes a second Add & Norm, which gives the layer's output.")
     st.altair_chart(charts.vectors(trace.ffn_out, src, title="FFN(x)", highlight=i, font_scale=v.fs,
                                    size=v.sizes.get("FFN")), width="content")
-    st.latex(rf"\mathrm{{FFN}}(x_{{{i}}}) = \max(0, x_{{{i}}}W_1 + b_1)W_2 + b_2 = {vec(trace.ffn_out[i])},"
+    b1, b2 = (" + b_1", " + b_2") if trace.projection_bias else ("", "")
+    inner, name = rf"x_{{{i}}}W_1{b1}", tex(trace.activation)
+    hidden = rf"\max(0, {inner})" if trace.activation == "relu" else rf"\mathrm{{{name}}}({inner})"
+    if trace.gated:
+        hidden = rf"(\mathrm{{{name}}}(x_{{{i}}}W_g) \odot x_{{{i}}}W_1)"
+    st.latex(rf"\mathrm{{FFN}}(x_{{{i}}}) = {hidden}W_2{b2} = {vec(trace.ffn_out[i])},"
              rf"\quad W_1 \in \mathbb{{R}}^{{{d} \times {F}}},\ W_2 \in \mathbb{{R}}^{{{F} \times {d}}}")
     if trace.norm == "post":
         st.latex(rf"\text{{Add \& Norm again: }}\mathrm{{LayerNorm}}(x_{{{i}}} + \mathrm{{FFN}}(x_{{{i}}})) = "

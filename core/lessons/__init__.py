@@ -38,7 +38,7 @@ from core.lessons.self_attention import (attention_cost, AttentionCost, path_com
                                          permutation_demo, PermutationDemo)
 from core.lessons.model_map import array_sizes, ArraySize, MapBlock, model_map, ModelMap, stage_notes
 from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
-from core.lessons.walkthrough_seq2seq import trace_seq2seq
+from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
 
 __all__ = [
     "ArraySize", "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink",
@@ -47,12 +47,12 @@ __all__ = [
     "NormStats", "PaperRecipe", "PathComparison", "PEBeyond", "PECurves", "PermutationDemo", "QKVProjection",
     "RotationCheck", "SamplingStep", "Saturation", "ScoreFunction", "SmoothingExample", "TokenBatch",
     "WorkedExample", "array_sizes", "attention_cost", "attention_row", "batch_masks", "confidence_penalty",
-    "expected_parameter_counts", "ffn_as_convolution", "head_links", "kl_check", "kv_lookup",
+    "expected_parameter_counts", "ffn_as_convolution", "head_links", "kl_check", "kv_lookup", "lesson_follows",
     "lecture_comparison", "length_accuracy", "links_from_ranking", "look_ahead_mask", "masked_softmax_demo",
     "model_encoding", "model_map", "model_projection", "noam_curve", "norm_demo", "norm_stats", "other_share",
     "pad_sentences", "paper_recipe", "parameter_table", "path_comparison", "pe_beyond", "pe_curves",
     "pe_frequency", "pe_table", "permutation_demo", "qkv_projection", "random_vectors", "rotation_check",
     "rotation_matrix", "sampling_step", "saturation", "score_functions", "smoothing_example", "stage_notes",
-    "tokenizer_batch", "trace_seq2seq", "trace_translation", "warmup_schedules", "wavelength_range",
+    "tokenizer_batch", "trace_sentence", "trace_seq2seq", "trace_translation", "warmup_schedules", "wavelength_range",
     "whitespace_batch", "worked_example",
 ]

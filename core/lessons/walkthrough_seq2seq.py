@@ -19,8 +19,9 @@ from torch import Tensor, nn
 
 from core.generate.decode import greedy
 from core.inspect.subject import as_subject
+from core.io.checkpoint import Checkpoint
 from core.io.pretrained.load import PretrainedModel
-from core.lessons.walkthrough import LessonTrace, head_trace, as_numpy
+from core.lessons.walkthrough import LessonTrace, as_numpy, head_trace, trace_translation
 from core.model.families.seq2seq import Seq2SeqModel, Stack
 from core.model.families.seq2seq_layers import Attention, RMSNorm, Seq2SeqLayer
 from core.model.masks import subsequent_mask
@@ -150,3 +151,19 @@ def trace_seq2seq(pretrained: PretrainedModel, text: str, head: int = 0) -> Less
         embed_scale=c.embed_scale,
         **encoder,
     )
+
+
+def lesson_follows(model: Checkpoint | PretrainedModel) -> bool:
+    """Whether the Lesson can follow ``model``: our encoder-decoder with the paper's score, or a pretrained
+    text encoder-decoder (Marian, BART/mBART, T5)."""
+    if isinstance(model, PretrainedModel):
+        return isinstance(model.model, Seq2SeqModel)
+    return model.config.architecture == "encoder-decoder" and model.config.score == "scaled_dot"
+
+
+def trace_sentence(model: Checkpoint | PretrainedModel, text: str, head: int = 0) -> LessonTrace:
+    """:func:`trace_seq2seq` for a pretrained model, :func:`~core.lessons.walkthrough.trace_translation`
+    for our own checkpoint (same arguments and errors)."""
+    if isinstance(model, PretrainedModel):
+        return trace_seq2seq(model, text, head)
+    return trace_translation(model, text, head)

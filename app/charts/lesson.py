@@ -30,7 +30,10 @@ def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight:
     chart = heatmap(shown, rows, cols, title=title_text, x_title="dimension", y_title="token", value="value",
                     scheme=DIVERGING, domain=(-limit, limit), size=min(14 * width, 460),
                     font_scale=font_scale).properties(height=min(26 * len(rows) + 10, 420))
-    chart = chart.properties(title=alt.Title(f"{title_text} · {shape_text(matrix)}", fontSize=14 * font_scale))
+    color = chart.encoding.color.copy()
+    color.legend = alt.Legend(title="value", titlePadding=8 * font_scale)  # the title clear of the top tick
+    chart = chart.encode(color=color).properties(
+        title=alt.Title(f"{title_text} · {shape_text(matrix)}", fontSize=14 * font_scale))
     return chart if size is None else with_size(chart, size, font_scale)
 
 

@@ -103,7 +103,11 @@ with main:
     view = View(i, t, h, fs, {name: size.hover for name, size in lessons.array_sizes(trace).items()})
     st.header(f"{stage + 1}. {STAGES[stage][0]}")
     topic = lesson_map.STAGE_TOPICS[stage]
-    for note in lessons.stage_notes(trace, topic) if topic else ():
+    notes = lessons.stage_notes(trace, topic) if topic else ()
+    if notes and not show:  # presentation mode: one line until opened, so the chart stays on the first screen
+        with st.expander(f"This model differs from the paper here ({len(notes)})", icon=":material/info:"):
+            st.markdown("\n".join(f"- {note}" for note in notes))
+    for note in notes if show else ():
         st.info(note, icon=":material/info:")
     ENCODER = (stages.tokens, stages.embeddings, stages.projections, lambda tr, v: stages.scores(tr, v, False),
                lambda tr, v: stages.scores(tr, v, True), stages.mask, stages.softmax, stages.weighted_sum,

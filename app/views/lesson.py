@@ -51,10 +51,14 @@ if show:
                 "architecture) as it is translated. Every number below is computed live by the loaded model; the "
                 "map on the left shows where each stage sits.")
 
-entry = ui.attempt("open the model", resources.lesson_entry, ui.current_entry())
+chosen = ui.current_entry()
+entry = ui.attempt("open the model", resources.lesson_entry, chosen)
 if entry is None:
     st.warning("The lesson needs a translation (encoder-decoder) checkpoint; none is available.")
     st.stop()
+if chosen is not None and chosen.key != entry.key and show:
+    st.caption(f"The lesson follows a translation model or a pretrained text encoder-decoder; {chosen.name} is "
+               f"neither, so it follows {entry.name}.")
 trace = ui.attempt("follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
                    int(np.clip(st.session_state["lesson_head"], 0, 63)))
 if trace is None:
@@ -112,8 +116,6 @@ with main:
     ENCODER = (stages.tokens, stages.embeddings, stages.projections, lambda tr, v: stages.scores(tr, v, False),
                lambda tr, v: stages.scores(tr, v, True), stages.mask, stages.softmax, stages.weighted_sum,
                stages.concatenated, stages.add_norm, stages.ffn, stages.encoder_output)
-    if stage < len(ENCODER):
-        ENCODER[stage](trace, view)
-    else:
-        decoder.STAGES[stage - len(ENCODER)](trace, view)
+    draw = ENCODER[stage] if stage < len(ENCODER) else decoder.STAGES[stage - len(ENCODER)]
+    ui.attempt(f"compute this stage for {entry.name}", draw, trace, view)  # one line, never a traceback
     st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")

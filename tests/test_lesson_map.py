@@ -94,6 +94,8 @@ def test_the_map_highlights_the_current_stage_and_a_click_jumps(runs):
         assert button.proto.type == "primary" and button.label.startswith("▶ "), (stage, button.label)
         others = [b for b in at.button if b.key and b.key.startswith("lesson_map_") and b.key != button.key]
         assert others and all(b.proto.type == "secondary" and not b.label.startswith("▶") for b in others)
+    sizes = lessons.array_sizes(lessons.trace_translation(load_checkpoint(TRANSLATION), "the red car"))
+    assert sizes["W_qkv"].hover in at.button(key="lesson_map_self_attention").proto.help  # sizes on hover
     at.button(key="lesson_map_ffn").click().run()
     assert at.session_state["lesson_stage"] == 10 and at.header[0].value == f"11. {STAGES[10][0]}"
     assert at.button(key="lesson_map_ffn").proto.type == "primary"
@@ -172,15 +174,16 @@ def test_pre_norm_and_position_notes_appear_where_the_family_differs(family):
     assert ("T5 does not divide by √d_k" in notes["scaled"]) == (name == "t5")
     assert ("BART learns its positions" in notes["embeddings"]) == (name in ("bart", "mbart"))
     assert ("RMSNorm" in notes["add_norm"]) == (name == "t5")
+    assert ("d_model^-0.5" in notes["output"]) == (name == "t5")
     if name == "t5":  # what the softmax sees: q·k (no scaling) + the relative bias
         head = trace.encoder_head
         np.testing.assert_allclose(head.scaled, head.dot + head.position_bias, atol=1e-5)
 
 
-def test_the_lesson_follows_a_pretrained_model_from_the_models_folder(family, runs, monkeypatch):
-    name, folder, _, _, trace = family
-    if name not in ("t5", "bart"):
-        pytest.skip("one pre-norm and one post-norm family through the app are enough")
+@pytest.mark.parametrize("name", ["t5", "bart"])  # one pre-norm and one post-norm family through the app
+def test_the_lesson_follows_a_pretrained_model_from_the_models_folder(name, runs, monkeypatch, tmp_path_factory):
+    folder = BUILDERS[name](tmp_path_factory.mktemp("models") / name)[0]
+    trace = lessons.trace_seq2seq(load_pretrained(folder), TEXT, head=1)
     monkeypatch.setenv("ATTNSCOPE_MODELS", str(folder.parent))
     at = open_page("lesson", ckpt=f"models:{name}", query={"lesson_text": TEXT, "lesson_head": "1"}, timeout=90)
     notes = []

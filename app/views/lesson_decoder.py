@@ -53,14 +53,15 @@ def output(trace: lessons.LessonTrace, v: View, greedy: bool) -> None:
     candidates = trace.top_candidates(t, k=5)
     st.markdown("Greedy decoding takes the most likely token at every step." if greedy else
                 "A linear layer and a softmax turn the last decoder layer's vector at this step into a "
-                "probability for every Spanish token.")
+                "probability for every output token" + (" (Spanish)." if trace.family == "attnscope" else "."))
     st.altair_chart(sized(charts.candidates_bar(candidates, title=f"after {tgt[t]} → predicts", font_scale=v.fs),
                           v, "P"), width="content")
     best, p = candidates[0]
     bias = " + b" if trace.output_bias else ""
     st.latex(rf"\hat y_{{{t + 1}}} = \arg\max_w P(w \mid y_0 \dots y_{{{t}}},\, x) = \text{{{tex(best)}}}"
              rf"\ (p = {num(p)})")
-    st.latex(rf"P = \mathrm{{softmax}}(h_{{{t}}} W_{{out}}{bias}),\quad W_{{out}} \in "
+    scale = "" if trace.logits_scale == 1.0 else rf"\cdot {trace.logits_scale:.3g}"
+    st.latex(rf"P = \mathrm{{softmax}}(h_{{{t}}}{scale}\, W_{{out}}{bias}),\quad W_{{out}} \in "
              rf"\mathbb{{R}}^{{{trace.d_model} \times {len(trace.target_vocab)}}}")
 
 

@@ -196,4 +196,7 @@ def stage_notes(trace: LessonTrace, topic: str) -> tuple[str, ...]:
             notes.append("T5's decoder adds its own relative bias to these scores (it only looks back).")
     elif topic == "cross" and trace.positions == "relative":
         notes.append("T5's cross-attention has no position bias.")
+    elif topic == "output" and trace.logits_scale != 1.0:
+        notes.append(f"The decoder's last vector is multiplied by {trace.logits_scale:.3g} (d_model^-0.5) before the "
+                     "output layer, which shares its weights with the embedding.")
     return tuple(notes)

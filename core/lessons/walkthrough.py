@@ -99,6 +99,7 @@ class LessonTrace:
         activation: the FFN's non-linearity; gated: FFN = (act(x W_g) ⊙ x W_1) W_2 (T5 v1.1).
         n_encoder_layers / n_decoder_layers: the stacks' depths. source_vocab_size: rows of the embedding E.
         embed_scale: what the embedding rows are multiplied by (None: √d_model, the paper's).
+        logits_scale: what the last decoder vector is multiplied by before the output layer (T5 tied: D^-0.5).
     """
 
     source_tokens: tuple[str, ...]
@@ -148,6 +149,7 @@ class LessonTrace:
     n_decoder_layers: int = 0
     source_vocab_size: int = 0
     embed_scale: float | None = None
+    logits_scale: float = 1.0
 
     @property
     def row_labels(self) -> tuple[str, ...]:

@@ -148,7 +148,7 @@ def trace_seq2seq(pretrained: PretrainedModel, text: str, head: int = 0) -> Less
         family=c.family, positions=_positions(model), norm_type="rmsnorm" if c.rms_norm else "layernorm",
         embedding_norm=c.embedding_norm, projection_bias=c.bias, activation=c.activation, gated=c.gated,
         n_encoder_layers=c.n_encoder_layers, n_decoder_layers=c.n_decoder_layers, source_vocab_size=c.vocab_size,
-        embed_scale=c.embed_scale,
+        embed_scale=c.embed_scale, logits_scale=c.logits_scale,
         **encoder,
     )
 

@@ -217,17 +217,19 @@ def timeline(e: catalog.Entry) -> SnapshotTimeline:
 
 
 def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
-    """The checkpoint the Lesson follows: the sidebar's if it is a translation model, else the shipped one."""
-    if current is not None and current.task == "translation":
+    """The checkpoint the Lesson follows: the sidebar's translation model or pretrained text encoder-decoder
+    (Marian, BART, T5), else the shipped translation model."""
+    if current is not None and (current.task == "translation" or current.pretrained
+                                and lessons.lesson_follows(checkpoint(current))):
         return current
     return entry(catalog.DEFAULT_KEY)
 
 
 def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
-    """Cached :func:`core.lessons.trace_translation` of ``text`` by the checkpoint ``e``."""
+    """Cached :func:`core.lessons.trace_sentence` of ``text`` by the checkpoint or pretrained model ``e``."""
     loaded = checkpoint(e)
-    key = ("lesson", str(e.path), _sha(e.path), text, head)
-    return _cached(key, lambda: lessons.trace_translation(loaded, text, head), "Following the sentence through the model…")
+    key = ("lesson", str(e.path), catalog.version(e) if e.pretrained else _sha(e.path), text, head)
+    return _cached(key, lambda: lessons.trace_sentence(loaded, text, head), "Following the sentence through the model…")
 
 
 def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: Any) -> T:

@@ -1,7 +1,11 @@
-"""Lesson: one sentence followed through every stage of the translation model, with its live numbers.
+"""Lesson: one sentence followed through every stage of an encoder-decoder, with its live numbers.
 
 Each stage has a picture, two or three sentences, the formula with the actual numbers of one
-highlighted token, a link to the page that explores it further, and Previous / Next buttons.
+highlighted token, a link to the page that explores it further, and Previous / Next buttons, beside
+a map of the model with the current stage highlighted (:mod:`app.views.lesson_map`). The model is the
+sidebar's translation checkpoint or pretrained Marian/BART/T5 model, else the shipped one; where its
+family departs from the paper, the stage says so. In presentation mode the pickers fold into a
+popover beside Next so that the stage's first chart is on the first screen.
 The stage, sentence, head and highlighted token live in the share link.
 """
 
@@ -10,10 +14,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import resources, routes, ui
+from app import presentation, resources, routes, ui
 from app.views import lesson_decoder as decoder
+from app.views import lesson_map
 from app.views import lesson_stages as stages
 from app.views.lesson_stages import View
+from core import lessons
 
 DEFAULT_TEXT = "I have cats"  # core lower-cases it as the model was trained (and says so)
 STAGES = (
@@ -38,19 +44,25 @@ ui.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head": int
                      "lesson_step": 0, "lesson_cross": "mean", "lesson_temperature": 1.0, "lesson_top_k": 10_000,
                      "lesson_top_p": 1.0})
 fs = ui.font_scale()
+show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen
 st.title("Lesson: one sentence, every stage")
-st.markdown("Follow one English sentence through the **encoder-decoder** model of *Attention Is All You Need* "
-            "as it is translated into Spanish. Every number below is computed live by the loaded model.")
+if show:
+    st.markdown("Follow one sentence through an **encoder-decoder** model (the *Attention Is All You Need* "
+                "architecture) as it is translated. Every number below is computed live by the loaded model; the "
+                "map on the left shows where each stage sits.")
 
-entry = resources.lesson_entry(ui.current_entry())
+chosen = ui.current_entry()
+entry = ui.attempt("open the model", resources.lesson_entry, chosen)
 if entry is None:
     st.warning("The lesson needs a translation (encoder-decoder) checkpoint; none is available.")
     st.stop()
-st.caption(f"Model: {entry.label}")
-st.text_input("Sentence (English)", key="lesson_text", max_chars=200)
+if chosen is not None and chosen.key != entry.key and show:
+    st.caption(f"The lesson follows a translation model or a pretrained text encoder-decoder; {chosen.name} is "
+               f"neither, so it follows {entry.name}.")
 trace = ui.attempt("follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
                    int(np.clip(st.session_state["lesson_head"], 0, 63)))
 if trace is None:
+    st.text_input("Sentence", key="lesson_text", max_chars=200)
     st.stop()
 
 S, T = len(trace.source_tokens), len(trace.target_tokens)
@@ -59,33 +71,54 @@ st.session_state["lesson_token"] = int(np.clip(st.session_state["lesson_token"],
 st.session_state["lesson_step"] = int(np.clip(st.session_state["lesson_step"], 0, T - 1))
 st.session_state["lesson_head"] = int(np.clip(st.session_state["lesson_head"], 0, trace.n_heads - 1))
 
-controls = [*st.columns([3, 1]), *st.columns(2)]  # two rows: values stay readable in projector mode
-controls[0].selectbox("Stage", range(len(STAGES)), key="lesson_stage",
-                      format_func=lambda i: f"{i + 1}. {STAGES[i][0]}")
-controls[1].selectbox("Head", range(trace.n_heads), key="lesson_head", format_func=lambda h: f"head {h + 1}")
-controls[2].selectbox("Highlighted source token", range(S), key="lesson_token",
-                      format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
-controls[3].selectbox("Decoder step", range(T), key="lesson_step",
-                      format_func=lambda t: f"step {t + 1}: after {trace.target_tokens[t]}")
-stage = st.session_state["lesson_stage"]
-nav = st.columns([1, 1, 3])  # a row of its own: the buttons never clip, even in projector mode
-nav[0].button("◀ Back", on_click=_go, args=(-1,), disabled=stage == 0, help="Previous stage", key="lesson_prev")
-nav[1].button("Next ▶", on_click=_go, args=(1,), disabled=stage == len(STAGES) - 1, help="Next stage",
-              key="lesson_next", type="primary")
-st.progress((stage + 1) / len(STAGES), text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}")
-ui.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
 
-i, t, h = st.session_state["lesson_token"], st.session_state["lesson_step"], trace.head
-view = View(i, t, h, fs)
-st.header(f"{stage + 1}. {STAGES[stage][0]}")
-ENCODER = (stages.tokens, stages.embeddings, stages.projections, lambda tr, v: stages.scores(tr, v, False),
-           lambda tr, v: stages.scores(tr, v, True), stages.mask, stages.softmax, stages.weighted_sum,
-           stages.concatenated, stages.add_norm, stages.ffn, stages.encoder_output)
-if stage < len(ENCODER):
-    ENCODER[stage](trace, view)
-else:
-    decoder.STAGES[stage - len(ENCODER)](trace, view)
-st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")
-if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder (issue 25)
-    st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",
-                 icon=":material/mic:")
+def _pickers(columns: bool) -> None:
+    """The model, sentence, stage, head, token and step pickers (two to a row when ``columns``)."""
+    st.caption(f"Model: {entry.label}")
+    st.text_input("Sentence", key="lesson_text", max_chars=200)
+    cells = [*st.columns([3, 1]), *st.columns(2)] if columns else [st.container() for _ in range(4)]
+    cells[0].selectbox("Stage", range(len(STAGES)), key="lesson_stage",
+                       format_func=lambda i: f"{i + 1}. {STAGES[i][0]}")
+    cells[1].selectbox("Head", range(trace.n_heads), key="lesson_head", format_func=lambda h: f"head {h + 1}")
+    cells[2].selectbox("Highlighted source token", range(S), key="lesson_token",
+                       format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
+    cells[3].selectbox("Decoder step", range(T), key="lesson_step",
+                       format_func=lambda t: f"step {t + 1}: after {trace.target_tokens[t]}")
+
+
+if show:
+    _pickers(columns=True)
+stage = st.session_state["lesson_stage"]
+side, main = st.columns([1, 3.3], gap="medium")
+with side:
+    lesson_map.draw(lessons.model_map(trace), stage)
+with main:
+    nav = st.columns([1, 1, 1.4] if show else [1, 1, 1.6])  # a row of its own: the buttons never clip
+    nav[0].button("◀ Back", on_click=_go, args=(-1,), disabled=stage == 0, help="Previous stage", key="lesson_prev")
+    nav[1].button("Next ▶", on_click=_go, args=(1,), disabled=stage == len(STAGES) - 1, help="Next stage",
+                  key="lesson_next", type="primary")
+    if not show:
+        with nav[2].popover("Sentence, stage, head…", width="stretch"):
+            _pickers(columns=False)
+    st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
+                text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
+    ui.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
+    i, t, h = st.session_state["lesson_token"], st.session_state["lesson_step"], trace.head
+    view = View(i, t, h, fs, {name: size.hover for name, size in lessons.array_sizes(trace).items()})
+    st.header(f"{stage + 1}. {STAGES[stage][0]}")
+    topic = lesson_map.STAGE_TOPICS[stage]
+    notes = lessons.stage_notes(trace, topic) if topic else ()
+    if notes and not show:  # presentation mode: one line until opened, so the chart stays on the first screen
+        with st.expander(f"This model differs from the paper here ({len(notes)})", icon=":material/info:"):
+            st.markdown("\n".join(f"- {note}" for note in notes))
+    for note in notes if show else ():
+        st.info(note, icon=":material/info:")
+    ENCODER = (stages.tokens, stages.embeddings, stages.projections, lambda tr, v: stages.scores(tr, v, False),
+               lambda tr, v: stages.scores(tr, v, True), stages.mask, stages.softmax, stages.weighted_sum,
+               stages.concatenated, stages.add_norm, stages.ffn, stages.encoder_output)
+    draw = ENCODER[stage] if stage < len(ENCODER) else decoder.STAGES[stage - len(ENCODER)]
+    ui.attempt(f"compute this stage for {entry.name}", draw, trace, view)  # one line, never a traceback
+    st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")
+    if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder (issue 25)
+        st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",
+                     icon=":material/mic:")

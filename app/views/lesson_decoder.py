@@ -10,7 +10,7 @@ import streamlit as st
 
 from app import glossary, ui
 from app.charts import lesson as charts
-from app.views.lesson_stages import View, num, tex, weights_map
+from app.views.lesson_stages import View, num, sized, tex, weights_map
 from core import attention, lessons
 
 
@@ -20,7 +20,7 @@ def masked_self(trace: lessons.LessonTrace, v: View) -> None:
                 "look only at steps 0…t, never at words not yet produced — the weights above the diagonal are "
                 "exactly 0. Each row is labelled by the token it reads and the token it goes on to predict.")
     st.altair_chart(weights_map(dec.weights, trace.row_labels, tgt, f"decoder layer 1, head {v.h + 1} (masked)",
-                                v.fs), width="content")
+                                v.fs, v.sizes.get("A_dec")), width="content")
     st.latex(rf"a_{{{t}j}} = 0 \ \text{{for}}\ j > {t},\qquad \textstyle\sum_{{j \le {t}}} a_{{{t}j}} = "
              rf"{num(dec.weights[t, : t + 1].sum())}")
 
@@ -32,19 +32,19 @@ def cross(trace: lessons.LessonTrace, v: View) -> None:
                 "words the model looks at while choosing that token. **Heads differ**: some align each output "
                 "word with the source word it translates, others do not — the mean over heads is the steadier "
                 "picture.")
-    glossary.erratum("cross_sources")
     st.radio("Show", ["mean", "one"], key="lesson_cross", horizontal=True,
              format_func=lambda c: "mean of the heads" if c == "mean" else f"head {v.h + 1} (the Head selector)")
     mean = st.session_state["lesson_cross"] == "mean"
     weights = trace.cross_mean if mean else trace.cross_weights
     name = f"mean of {trace.n_heads} heads" if mean else f"head {v.h + 1}"
-    st.altair_chart(weights_map(weights, trace.row_labels, src, f"cross-attention, last layer, {name}", v.fs),
-                    width="content")
+    st.altair_chart(weights_map(weights, trace.row_labels, src, f"cross-attention, last layer, {name}", v.fs,
+                                v.sizes.get("A_cross")), width="content")
     j = int(np.argmax(weights[t]))
     st.latex(rf"\text{{row {t} (after {tex(tgt[t])} → predicts {tex(trace.generated_tokens[t])}) attends most to "
              rf"{tex(src[j])}}}: a = {num(weights[t, j])}")
     peaks = ", ".join(f"head {n + 1} → {src[p]}" for n, p in enumerate(trace.cross_peaks(t)))
     st.caption(f"Where each head of the last layer looks most from this row: {peaks}.")
+    glossary.erratum("cross_sources")
     glossary.show_code(attention, "The code: core.attention (every head, every kind)")
 
 
@@ -53,14 +53,15 @@ def output(trace: lessons.LessonTrace, v: View, greedy: bool) -> None:
     candidates = trace.top_candidates(t, k=5)
     st.markdown("Greedy decoding takes the most likely token at every step." if greedy else
                 "A linear layer and a softmax turn the last decoder layer's vector at this step into a "
-                "probability for every Spanish token.")
-    st.altair_chart(charts.candidates_bar(candidates, title=f"after {tgt[t]} → predicts", font_scale=v.fs),
-                    width="content")
+                "probability for every output token" + (" (Spanish)." if trace.family == "attnscope" else "."))
+    st.altair_chart(sized(charts.candidates_bar(candidates, title=f"after {tgt[t]} → predicts", font_scale=v.fs),
+                          v, "P"), width="content")
     best, p = candidates[0]
     bias = " + b" if trace.output_bias else ""
     st.latex(rf"\hat y_{{{t + 1}}} = \arg\max_w P(w \mid y_0 \dots y_{{{t}}},\, x) = \text{{{tex(best)}}}"
              rf"\ (p = {num(p)})")
-    st.latex(rf"P = \mathrm{{softmax}}(h_{{{t}}} W_{{out}}{bias}),\quad W_{{out}} \in "
+    scale = "" if trace.logits_scale == 1.0 else rf"\cdot {trace.logits_scale:.3g}"
+    st.latex(rf"P = \mathrm{{softmax}}(h_{{{t}}}{scale}\, W_{{out}}{bias}),\quad W_{{out}} \in "
              rf"\mathbb{{R}}^{{{trace.d_model} \times {len(trace.target_vocab)}}}")
 
 
@@ -81,7 +82,7 @@ def sampling(trace: lessons.LessonTrace, v: View) -> None:
     step = lessons.sampling_step(trace.probabilities[t], float(st.session_state["lesson_temperature"]),
                          k if k < vocab else None, p if p < 1.0 else None)
     st.altair_chart(charts.sampling_bars(trace.target_vocab, step.original, step.final,
-                                         title=f"after {tgt[t]}: the model's P and what the sampler draws from",
+                                         title=[f"after {tgt[t]}:", "the model's P and what the sampler draws from"],
                                          font_scale=v.fs), width="content")
     best = int(np.argmax(step.original))
     st.latex(rf"P_T(w) = \frac{{e^{{z_w / T}}}}{{\sum_u e^{{z_u / T}}}},\quad \text{{{int(step.kept.sum())} of "

@@ -7,7 +7,7 @@ Every number comes from :class:`core.lessons.LessonTrace`; these functions only 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
@@ -22,12 +22,14 @@ from core import lessons
 @dataclass(frozen=True)
 class View:
     """What every stage needs besides the trace: the highlighted token i, the decoder row t, the
-    head h (0-based; shown as h + 1) and the projector's font scale."""
+    head h (0-based; shown as h + 1), the projector's font scale, and every drawn array's size on hover
+    (:func:`core.lessons.array_sizes`: name → "Q ∈ ℝ^{S×d_k} = 3 × 16")."""
 
     i: int
     t: int
     h: int
     fs: float
+    sizes: dict[str, str] = field(default_factory=dict)
 
 
 def num(x: float) -> str:
@@ -47,11 +49,16 @@ def tex(token: str) -> str:
     return "".join(special.get(c, c) for c in token)
 
 
-def weights_map(weights: np.ndarray, rows, cols, title: str, fs: float):
+def weights_map(weights: np.ndarray, rows, cols, title: str, fs: float, size_text: str | None = None):
     """A small attention map on the 0–1 scale, sized to the lesson's few tokens; long row labels
-    ("after ‹x› → predicts ‹y›") are shown whole."""
+    ("after ‹x› → predicts ‹y›") are shown whole; ``size_text`` (the array's size) on hover and as subtitle."""
     size = min(60 * max(len(rows), len(cols)) + 40, 420)
     chart = attention.head_heatmap(weights, rows, cols, title=title, font_scale=fs, size=size)
+    if max(map(len, rows)) > 16:  # "after ‹x› → predicts ‹y›" says what a row is; its axis title would touch it
+        y = chart.encoding.y.copy()
+        y.title = None
+        chart = chart.encode(y=y)
+    chart = chart if size_text is None else charts.with_size(chart, size_text, fs)
     return chart.configure_axis(labelLimit=int(320 * fs))
 
 
@@ -74,12 +81,19 @@ def tokens(trace: lessons.LessonTrace, v: View) -> None:
 
 def embeddings(trace: lessons.LessonTrace, v: View) -> None:
     src, i = trace.source_tokens, v.i
-    st.markdown("Each token's embedding row is multiplied by √d_model and the sinusoidal positional encoding of "
-                "its position is added, so the same word at another position gives another vector.")
-    st.altair_chart(charts.vectors(trace.embedded, src, title="x = embedding·√d_model + PE", highlight=i,
-                                   font_scale=v.fs), width="content")
-    st.latex(chain(rf"x_{{{i}}}", rf"E[\text{{{tex(src[i])}}}]\sqrt{{{trace.d_model}}} + PE_{{{i}}}",
-                   rf"{vec(trace.token_embedding[i])} + {vec(trace.positional[i])}", vec(trace.embedded[i])))
+    scale = r"\sqrt{%d}" % trace.d_model if trace.embed_scale is None else num(trace.embed_scale)
+    if trace.embed_scale is None:
+        st.markdown("Each token's embedding row is multiplied by √d_model and the sinusoidal positional encoding "
+                    "of its position is added, so the same word at another position gives another vector.")
+    else:
+        st.markdown(f"Each token's embedding row is multiplied by {num(trace.embed_scale)} (this model's own scale) "
+                    "and what the model adds for its position (PE below; zero when it adds none) is added.")
+    title = "x = embedding·√d_model + PE" if trace.embed_scale is None else "x = embedding·scale + PE"
+    st.altair_chart(charts.vectors(trace.embedded, src, title=title, highlight=i,
+                                   font_scale=v.fs, size=v.sizes.get("x")), width="content")
+    lhs, rhs = (r"\mathrm{LN}(", ")") if trace.embedding_norm else ("", "")
+    st.latex(chain(rf"x_{{{i}}}", rf"{lhs}E[\text{{{tex(src[i])}}}]\,{scale} + PE_{{{i}}}{rhs}",
+                   rf"{lhs}{vec(trace.token_embedding[i])} + {vec(trace.positional[i])}{rhs}", vec(trace.embedded[i])))
     st.latex(rf"E \in \mathbb{{R}}^{{V \times {trace.d_model}}},\quad x_{{{i}}},\ PE_{{{i}}} \in "
              rf"\mathbb{{R}}^{{{trace.d_model}}}")
 
@@ -93,17 +107,17 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
                 f"of all {H} heads at once.")
     st.altair_chart(charts.blocks(trace.qkv_weight, [str(r) for r in range(d)], ["W^Q", "W^K", "W^V"],
                                   title="Layer 1's stacked W_qkv = [W^Q | W^K | W^V]", x_title="output column",
-                                  y_title="input dimension", font_scale=v.fs), width="content")
+                                  y_title="input dimension", font_scale=v.fs, size=v.sizes.get("W_qkv")),
+                    width="content")
     st.markdown(f"Each block is then **split into heads**: its {d} columns are {H} slices of d_k = {d} / {H} = "
                 f"{dk}, and head {h + 1} uses slice {h + 1}. (Notes 000 give every head the full width, a "
                 f"W of size d × 3hd; the paper splits d_model instead, so {H} heads cost what one full-width head "
                 "does. Q, K and V are linear in x — no non-linearity — but W is a learned matrix, not a rotation.)")
     st.latex(rf"\underbrace{{(B, T, {d})}}_{{XW^Q + b^Q}} \xrightarrow{{\text{{view}}}} (B, T, {H}, {dk}) "
              rf"\xrightarrow{{\text{{transpose}}}} (B, {H}, T, {dk})")
-    cols = st.columns(3)
-    for col, name, matrix in zip(cols, "QKV", (head.q, head.k, head.v)):
-        col.altair_chart(charts.vectors(matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=12,
-                                        font_scale=v.fs), width="content")
+    for name, matrix in zip("QKV", (head.q, head.k, head.v)):  # one under another: each keeps its labels
+        st.altair_chart(charts.vectors(matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=16,
+                                       font_scale=v.fs, size=v.sizes.get(name)), width="content")
     xw = head.q[i] - trace.q_bias
     st.latex(chain(rf"q_{{{i}}}", rf"x_{{{i}}} W^Q_{{{h + 1}}} + b^Q_{{{h + 1}}}",
                    rf"{vec(xw)} + {vec(trace.q_bias)}", vec(head.q[i])))
@@ -112,17 +126,28 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
              rf"Q, K, V \in \mathbb{{R}}^{{{len(src)} \times {dk}}}")
 
 
+def sized(chart, v: View, name: str):
+    """``chart`` with the size of the array ``name`` on hover and as its subtitle (when known)."""
+    return charts.with_size(chart, v.sizes[name], v.fs) if name in v.sizes else chart
+
+
 def scores(trace: lessons.LessonTrace, v: View, scaled: bool) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
+    bias = head.position_bias  # T5: a learned bias per relative distance, no ÷√d_k
     matrix = head.scaled if scaled else head.dot
     st.markdown("Each query is compared with every key by a dot product: a large value means a good match. "
-                + ("Dividing by √d_k keeps the scores in a range where the softmax does not saturate as d_k grows."
-                   if scaled else "These raw dot products grow with d_k."))
-    st.altair_chart(attention.signed_heatmap(matrix, src, src, title="q·k / √d_k" if scaled else "q·k (raw dot products)",
-                                             value="score", font_scale=v.fs, size=min(60 * S + 40, 420)),
-                    width="content")
+                + ("These raw dot products grow with d_k." if not scaled else
+                   "This model does not divide by √d_k: it adds a learned bias per relative distance instead."
+                   if bias is not None else
+                   "Dividing by √d_k keeps the scores in a range where the softmax does not saturate as d_k grows."))
+    title = ("q·k + relative bias" if bias is not None else "q·k / √d_k") if scaled else "q·k (raw dot products)"
+    st.altair_chart(sized(attention.signed_heatmap(matrix, src, src, title=title, value="score", font_scale=v.fs,
+                                                   size=min(60 * S + 40, 420)), v, "QKᵀ"), width="content")
     j = int(np.argmax(head.dot[i]))
-    if scaled:
+    if scaled and bias is not None:
+        st.latex(rf"s_{{{i}{j}}} = q_{{{i}}} \cdot k_{{{j}}} + b({j} - {i}) = {num(head.dot[i, j])} + "
+                 rf"{num(bias[i, j])} = {num(head.scaled[i, j])}")
+    elif scaled:
         st.latex(rf"s_{{{i}{j}}} = \frac{{q_{{{i}}} \cdot k_{{{j}}}}}{{\sqrt{{d_k}}}} = "
                  rf"\frac{{{num(head.dot[i, j])}}}{{\sqrt{{{trace.d_k}}}}} = {num(head.scaled[i, j])}")
     else:
@@ -136,15 +161,16 @@ def mask(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown("A mask says which keys a query may see (True = may attend). In the encoder every token sees "
                 "every other token of the sentence, so nothing is masked here; masked cells would get −∞ before "
                 "the softmax. The decoder's mask (stage 13) does hide cells.")
-    st.altair_chart(mask_heatmap(trace.encoder_head.mask, src, src, title="encoder mask (✓ = may attend)",
-                                 font_scale=v.fs), width="content")
+    st.altair_chart(sized(mask_heatmap(trace.encoder_head.mask, src, src, title="encoder mask (✓ = may attend)",
+                                       font_scale=v.fs), v, "M"), width="content")
     st.latex(r"s_{ij} \leftarrow -\infty \ \text{where}\ m_{ij} = \text{False}")
 
 
 def softmax(trace: lessons.LessonTrace, v: View) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
     st.markdown("The softmax turns each row of scores into weights that are positive and sum to 1.")
-    st.altair_chart(weights_map(head.weights, src, src, f"encoder layer 1, head {v.h + 1}", v.fs), width="content")
+    st.altair_chart(weights_map(head.weights, src, src, f"encoder layer 1, head {v.h + 1}", v.fs, v.sizes.get("A")),
+                    width="content")
     j = int(np.argmax(head.weights[i]))
     denominator = " + ".join(f"e^{{{num(s)}}}" for s in head.scaled[i][:4]) + (" + \\dots" if S > 4 else "")
     st.latex(rf"a_{{{i}{j}}} = \frac{{e^{{{num(head.scaled[i, j])}}}}}{{{denominator}}} = {num(head.weights[i, j])}"
@@ -157,7 +183,7 @@ def weighted_sum(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown("The head's output for each token is the average of all value vectors, weighted by its row "
                 "of attention weights.")
     st.altair_chart(charts.vectors(head.output, src, title=f"head {v.h + 1} output z = A V", highlight=i,
-                                   max_dims=16, font_scale=v.fs), width="content")
+                                   max_dims=16, font_scale=v.fs, size=v.sizes.get("Z")), width="content")
     parts = " + ".join(f"{num(a)}\\,v_{{{j}}}" for j, a in enumerate(head.weights[i][:4]))
     more = r" + \dots" if S > 4 else ""
     st.latex(rf"z_{{{i}}} = {parts}{more} = {vec(head.output[i])},\qquad Z = AV \in \mathbb{{R}}^{{{S} \times "
@@ -171,9 +197,10 @@ def concatenated(trace: lessons.LessonTrace, v: View) -> None:
                 f"output projection W^O (plus its bias b^O), back to d_model = {d} numbers per token.")
     st.altair_chart(charts.blocks(trace.heads_concat, [f"{n}:{t}" for n, t in enumerate(src)],
                                   [f"head {n + 1}" for n in range(H)], title="[z¹; …; zᴴ]: the heads side by side",
-                                  x_title="column", y_title="token", font_scale=v.fs), width="content")
+                                  x_title="column", y_title="token", font_scale=v.fs, size=v.sizes.get("Concat")),
+                    width="content")
     st.altair_chart(charts.vectors(trace.attention_out, src, title="MultiHead(X) = [z¹; …; zᴴ] Wᴼ + bᴼ",
-                                   highlight=i, font_scale=v.fs), width="content")
+                                   highlight=i, font_scale=v.fs, size=v.sizes.get("MultiHead")), width="content")
     st.latex(chain(rf"\mathrm{{MultiHead}}_{{{i}}}", rf"[z^1_{{{i}}}; \dots; z^{{{H}}}_{{{i}}}]\,W^O + b^O",
                    rf"{vec(trace.heads_concat[i])}\,W^O + {vec(trace.out_bias)}", vec(trace.attention_out[i])))
     st.latex(rf"[z^1; \dots; z^{{{H}}}] \in \mathbb{{R}}^{{{len(src)} \times {H}\cdot{dk}}},\quad "
@@ -191,7 +218,7 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
                    "holds x + MultiHead(LayerNorm(x)), which is *not* normalised (its mean and variance are "
                    "whatever the sum gives).")
         st.altair_chart(charts.vectors(trace.add_norm1, src, title="x + MultiHead(LayerNorm(x))", highlight=i,
-                                       font_scale=v.fs), width="content")
+                                       font_scale=v.fs, size=v.sizes.get("AddNorm")), width="content")
         summed = trace.add_norm1[i]
         st.latex(rf"x_{{{i}}} + \mathrm{{MultiHead}}(\mathrm{{LN}}(x))_{{{i}}} = {vec(summed)}:\ "
                  rf"\mu = {num(summed.mean())},\ \sigma = {num(summed.std())}")
@@ -200,7 +227,7 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
                 "mean 0 and variance 1 (x̂), *then* applies a learned gain γ and shift b, one number per "
                 "dimension — so the final vector no longer has mean 0 and variance 1.")
     st.altair_chart(charts.vectors(trace.add_norm1, src, title="LayerNorm(x + MultiHead(x))", highlight=i,
-                                   font_scale=v.fs), width="content")
+                                   font_scale=v.fs, size=v.sizes.get("AddNorm")), width="content")
     summed, hat = trace.residual1[i], trace.norm_hat1[i]
     st.latex(rf"x_{{{i}}} + \mathrm{{MultiHead}}_{{{i}}} = {vec(summed)}:\ \mu = {num(summed.mean())},\ "
              rf"\sigma = {num(summed.std())}")
@@ -216,12 +243,18 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
 def ffn(trace: lessons.LessonTrace, v: View) -> None:
     src, i, d, F = trace.source_tokens, v.i, trace.d_model, trace.d_ff
     active = int((trace.ffn_hidden[i] > 0).sum())
+    act = "ReLU" if trace.activation == "relu" else trace.activation
     st.markdown(f"The same two-layer network is applied to every position separately: widen to d_ff = {F}, "
-                f"ReLU, and back to {d}. For the highlighted token {active} of {F} hidden units are active. "
-                "Then comes a second Add & Norm, which gives the layer's output.")
-    st.altair_chart(charts.vectors(trace.ffn_out, src, title="FFN(x)", highlight=i, font_scale=v.fs),
-                    width="content")
-    st.latex(rf"\mathrm{{FFN}}(x_{{{i}}}) = \max(0, x_{{{i}}}W_1 + b_1)W_2 + b_2 = {vec(trace.ffn_out[i])},"
+                f"{act}{' (gated)' if trace.gated else ''}, and back to {d}. For the highlighted token {active} of "
+                f"{F} hidden units are positive. Then comes a second Add & Norm, which gives the layer's output.")
+    st.altair_chart(charts.vectors(trace.ffn_out, src, title="FFN(x)", highlight=i, font_scale=v.fs,
+                                   size=v.sizes.get("FFN")), width="content")
+    b1, b2 = (" + b_1", " + b_2") if trace.projection_bias else ("", "")
+    inner, name = rf"x_{{{i}}}W_1{b1}", tex(trace.activation)
+    hidden = rf"\max(0, {inner})" if trace.activation == "relu" else rf"\mathrm{{{name}}}({inner})"
+    if trace.gated:
+        hidden = rf"(\mathrm{{{name}}}(x_{{{i}}}W_g) \odot x_{{{i}}}W_1)"
+    st.latex(rf"\mathrm{{FFN}}(x_{{{i}}}) = {hidden}W_2{b2} = {vec(trace.ffn_out[i])},"
              rf"\quad W_1 \in \mathbb{{R}}^{{{d} \times {F}}},\ W_2 \in \mathbb{{R}}^{{{F} \times {d}}}")
     if trace.norm == "post":
         st.latex(rf"\text{{Add \& Norm again: }}\mathrm{{LayerNorm}}(x_{{{i}}} + \mathrm{{FFN}}(x_{{{i}}})) = "
@@ -238,6 +271,6 @@ def encoder_output(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown("After every encoder layer, each source token is a vector that has mixed in what it attended to." +
                 final + " The result is the encoder output (the memory) that every decoder layer will read.")
     st.altair_chart(charts.vectors(trace.memory, src, title="encoder output (memory)", highlight=i,
-                                   font_scale=v.fs), width="content")
+                                   font_scale=v.fs, size=v.sizes.get("memory")), width="content")
     st.latex(rf"\mathrm{{memory}}_{{{i}}} = {vec(trace.memory[i])},\qquad \mathrm{{memory}} \in "
              rf"\mathbb{{R}}^{{{len(src)} \times {trace.d_model}}}")

@@ -10,7 +10,9 @@ and small frozen dataclasses (the app only draws them):
 - ``schedule``: the Noam learning-rate curve and label smoothing;
 - ``parameters``: parameter counts per block against the formulas;
 - ``self_attention``: permutation equivariance, the paper's Table 1, the cost of attention;
-- ``walkthrough``: one sentence through the translation model, stage by stage;
+- ``walkthrough``: one sentence through the translation model, stage by stage (``walkthrough_seq2seq``: the
+  same for a pretrained Marian, BART/mBART or T5 model); ``model_map``: the Lesson's map of the model, the
+  size of every array it draws, and what a family changes on each stage;
 - ``sampling``: one decoder step's distribution under temperature, top-k and top-p;
 - ``recipe``: Adam's settings, warm-up schedules side by side, label smoothing's confidence penalty;
 - ``coreference``: which heads of a real encoder link one word to another, and their measured ranks;
@@ -35,21 +37,24 @@ from core.lessons.schedule import (kl_check, KLCheck, noam_curve, NoamCurve, oth
                                    SmoothingExample)
 from core.lessons.self_attention import (attention_cost, AttentionCost, path_comparison, PathComparison,
                                          permutation_demo, PermutationDemo)
+from core.lessons.model_map import array_sizes, ArraySize, MapBlock, model_map, ModelMap, stage_notes
 from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
+from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
 
 __all__ = [
-    "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink", "HeadTrace",
-    "KLCheck", "KVLookup", "LectureComparison", "LengthAccuracy", "LessonTrace", "LinkReport", "MaskedSoftmax",
-    "ModelEncoding", "ModelProjection", "NoamCurve", "NormDemo", "NormStats", "PEBeyond", "PECurves",
-    "PaperRecipe", "PathComparison", "PermutationDemo", "QKVProjection", "RotationCheck", "SamplingStep",
-    "Saturation", "ScoreFunction", "SmoothingExample", "TokenBatch", "WorkedExample", "attention_cost",
-    "attention_row", "batch_masks", "confidence_penalty", "expected_parameter_counts", "ffn_as_convolution",
-    "head_links", "kl_check", "kv_lookup", "lecture_comparison", "length_accuracy", "links_from_ranking",
-    "look_ahead_mask", "masked_softmax_demo", "model_encoding", "model_projection", "noam_curve", "norm_demo",
-    "norm_stats", "other_share", "pad_sentences", "paper_recipe", "parameter_table", "path_comparison",
-    "pe_beyond", "pe_curves", "pe_frequency", "pe_table", "permutation_demo", "qkv_projection",
-    "random_vectors", "rotation_check", "rotation_matrix", "sampling_step", "saturation", "score_functions",
-    "smoothing_example", "tokenizer_batch", "trace_translation", "warmup_schedules", "wavelength_range",
+    "ArraySize", "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink",
+    "HeadTrace", "KLCheck", "KVLookup", "LectureComparison", "LengthAccuracy", "LessonTrace", "LinkReport",
+    "MapBlock", "MaskedSoftmax", "ModelEncoding", "ModelMap", "ModelProjection", "NoamCurve", "NormDemo",
+    "NormStats", "PaperRecipe", "PathComparison", "PEBeyond", "PECurves", "PermutationDemo", "QKVProjection",
+    "RotationCheck", "SamplingStep", "Saturation", "ScoreFunction", "SmoothingExample", "TokenBatch",
+    "WorkedExample", "array_sizes", "attention_cost", "attention_row", "batch_masks", "confidence_penalty",
+    "expected_parameter_counts", "ffn_as_convolution", "head_links", "kl_check", "kv_lookup", "lesson_follows",
+    "lecture_comparison", "length_accuracy", "links_from_ranking", "look_ahead_mask", "masked_softmax_demo",
+    "model_encoding", "model_map", "model_projection", "noam_curve", "norm_demo", "norm_stats", "other_share",
+    "pad_sentences", "paper_recipe", "parameter_table", "path_comparison", "pe_beyond", "pe_curves",
+    "pe_frequency", "pe_table", "permutation_demo", "qkv_projection", "random_vectors", "rotation_check",
+    "rotation_matrix", "sampling_step", "saturation", "score_functions", "smoothing_example", "stage_notes",
+    "tokenizer_batch", "trace_sentence", "trace_seq2seq", "trace_translation", "warmup_schedules", "wavelength_range",
     "whitespace_batch", "worked_example", "PAPER_REPORTED", "PartCount", "whisper_parameters", "WhisperParameters",
 ]

@@ -40,6 +40,9 @@ class HeadTrace:
         mask: bool (Tq, Tk), True = may attend.
         weights: (Tq, Tk) softmax of the masked, scaled scores (rows sum to 1).
         output: (Tq, dk) ``weights @ v``.
+        scale: what q·k is multiplied by before the softmax (1/√d_k; 1 in T5, which does not scale).
+        position_bias: (Tq, Tk) a learned bias per relative distance added to the scores (T5), else None;
+            ``scaled`` then holds ``dot · scale + position_bias``.
     """
 
     q: np.ndarray
@@ -50,6 +53,8 @@ class HeadTrace:
     mask: np.ndarray
     weights: np.ndarray
     output: np.ndarray
+    scale: float | None = None
+    position_bias: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,17 @@ class LessonTrace:
         notes: what was done to the text before tokenizing (e.g. lower-cased), as for Explore.
         probabilities: (T, V) the output distribution at every decoder row.
         target_vocab: the token string of every output id.
+        family: ``attnscope`` (our own model) or the pretrained family (``marian``, ``bart``, ``mbart``, ``t5``).
+        positions: how positions enter: ``sinusoidal`` (added to the embeddings, the paper's interleaved
+            layout), ``marian`` (sinusoids, sines then cosines), ``learned`` (a learned table added),
+            ``relative`` (T5: a learned bias per relative distance added to the scores) or ``none``.
+        norm_type: ``layernorm`` or ``rmsnorm`` (T5: no mean subtracted, no shift).
+        embedding_norm: a LayerNorm right after embeddings + positions (BART).
+        projection_bias: whether the projections carry biases (T5's do not).
+        activation: the FFN's non-linearity; gated: FFN = (act(x W_g) ⊙ x W_1) W_2 (T5 v1.1).
+        n_encoder_layers / n_decoder_layers: the stacks' depths. source_vocab_size: rows of the embedding E.
+        embed_scale: what the embedding rows are multiplied by (None: √d_model, the paper's).
+        logits_scale: what the last decoder vector is multiplied by before the output layer (T5 tied: D^-0.5).
     """
 
     source_tokens: tuple[str, ...]
@@ -122,6 +138,18 @@ class LessonTrace:
     final_norm: bool
     output_bias: bool
     notes: tuple[str, ...]
+    family: str = "attnscope"
+    positions: str = "sinusoidal"
+    norm_type: str = "layernorm"
+    embedding_norm: bool = False
+    projection_bias: bool = True
+    activation: str = "relu"
+    gated: bool = False
+    n_encoder_layers: int = 0
+    n_decoder_layers: int = 0
+    source_vocab_size: int = 0
+    embed_scale: float | None = None
+    logits_scale: float = 1.0
 
     @property
     def row_labels(self) -> tuple[str, ...]:
@@ -143,17 +171,22 @@ class LessonTrace:
         return [(self.target_vocab[i], float(self.probabilities[row, i])) for i in order]
 
 
-def _numpy(x: Tensor) -> np.ndarray:
+def as_numpy(x: Tensor) -> np.ndarray:
+    """A tensor as a float32 numpy array (detached, on the CPU)."""
     return x.detach().float().cpu().numpy().astype(np.float32)
 
 
-def _head_trace(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> HeadTrace:
-    """q (Tq, dk), k/v (Tk, dk), mask bool (Tq, Tk) → every step of one head's attention."""
+def head_trace(q: Tensor, k: Tensor, v: Tensor, mask: Tensor, scale: float | None = None,
+                bias: Tensor | None = None) -> HeadTrace:
+    """q (Tq, dk), k/v (Tk, dk), mask bool (Tq, Tk) → every step of one head's attention; ``scale``
+    defaults to 1/√d_k, ``bias`` (Tq, Tk) is a relative-position bias added to the scaled scores."""
     dot = q @ k.T  # (Tq, Tk)
-    scaled = dot / math.sqrt(q.size(-1))
+    scaled = dot / math.sqrt(q.size(-1)) if scale is None else dot * scale
+    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
+    scaled = scaled if bias is None else scaled + bias
     weights = attention_weights(scaled, mask)  # (Tq, Tk), rows sum to 1
-    return HeadTrace(*map(_numpy, (q, k, v, dot, scaled)), mask.cpu().numpy(), _numpy(weights),
-                     _numpy(weights @ v))
+    return HeadTrace(*map(as_numpy, (q, k, v, dot, scaled)), mask.cpu().numpy(), as_numpy(weights),
+                     as_numpy(weights @ v), scale, None if bias is None else as_numpy(bias))
 
 
 def _split(x: Tensor, n_heads: int) -> Tensor:
@@ -170,7 +203,7 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
     inp = layer.norm1(embedded) if cfg.norm == "pre" else embedded
     q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, S, dk)
     mask = torch.ones(src.size(1), src.size(1), dtype=torch.bool)  # one sentence: no padding to hide
-    traces = [_head_trace(q[h], k[h], v[h], mask) for h in range(cfg.n_heads)]
+    traces = [head_trace(q[h], k[h], v[h], mask) for h in range(cfg.n_heads)]
     concat = torch.cat([torch.from_numpy(t.output) for t in traces], dim=-1)  # (S, D)
     attention_out = layer.self_attn.out_proj(concat)  # (S, D)
     add_norm1 = layer._add(embedded, attention_out, layer.norm1)
@@ -181,14 +214,14 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
     ffn_in = layer.norm2(add_norm1) if cfg.norm == "pre" else add_norm1
     hidden = torch.relu(layer.ff.linear1(ffn_in))  # (S, F)
     ffn_out = layer.ff.linear2(hidden)  # (S, D)
-    return dict(token_embedding=_numpy(scaled_embedding), positional=_numpy(embedded - scaled_embedding),
-                embedded=_numpy(embedded), encoder_head=traces[head], heads_concat=_numpy(concat),
-                qkv_weight=_numpy(layer.self_attn.qkv_proj.weight.T),  # (D, 3D)
-                q_bias=_numpy(_split(layer.self_attn.qkv_proj.bias[None, : cfg.d_model], cfg.n_heads)[head, 0]),
-                out_bias=_numpy(layer.self_attn.out_proj.bias), residual1=_numpy(residual1),
-                norm_hat1=_numpy(hat) if cfg.norm == "post" else None, norm_gain1=_numpy(norm.weight),
-                norm_shift1=_numpy(norm.bias), attention_out=_numpy(attention_out), add_norm1=_numpy(add_norm1), ffn_hidden=_numpy(hidden),
-                ffn_out=_numpy(ffn_out), layer_out=_numpy(layer._add(add_norm1, ffn_out, layer.norm2)))
+    return dict(token_embedding=as_numpy(scaled_embedding), positional=as_numpy(embedded - scaled_embedding),
+                embedded=as_numpy(embedded), encoder_head=traces[head], heads_concat=as_numpy(concat),
+                qkv_weight=as_numpy(layer.self_attn.qkv_proj.weight.T),  # (D, 3D)
+                q_bias=as_numpy(_split(layer.self_attn.qkv_proj.bias[None, : cfg.d_model], cfg.n_heads)[head, 0]),
+                out_bias=as_numpy(layer.self_attn.out_proj.bias), residual1=as_numpy(residual1),
+                norm_hat1=as_numpy(hat) if cfg.norm == "post" else None, norm_gain1=as_numpy(norm.weight),
+                norm_shift1=as_numpy(norm.bias), attention_out=as_numpy(attention_out), add_norm1=as_numpy(add_norm1), ffn_hidden=as_numpy(hidden),
+                ffn_out=as_numpy(ffn_out), layer_out=as_numpy(layer._add(add_norm1, ffn_out, layer.norm2)))
 
 
 def _decoder_layer0_head(ckpt: Checkpoint, tgt: Tensor, head: int) -> HeadTrace:
@@ -198,7 +231,7 @@ def _decoder_layer0_head(ckpt: Checkpoint, tgt: Tensor, head: int) -> HeadTrace:
     layer = model.decoder_layers[0]
     inp = layer.norm1(x) if cfg.norm == "pre" else x
     q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, T, dk)
-    return _head_trace(q[head], k[head], v[head], subsequent_mask(tgt.size(1), tgt.device))
+    return head_trace(q[head], k[head], v[head], subsequent_mask(tgt.size(1), tgt.device))
 
 
 def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace:
@@ -238,10 +271,12 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
         source_tokens=tuple(src_tok.token_strings(ids)), target_tokens=tuple(tgt_tok.token_strings(out_ids[:-1])),
         generated_tokens=tuple(tgt_tok.token_strings(out_ids[1:])), output_text=tgt_tok.decode(out_ids), head=head,
         d_model=cfg.d_model, d_k=cfg.d_model // cfg.n_heads, n_heads=cfg.n_heads, d_ff=cfg.d_ff, norm=cfg.norm,
-        memory=_numpy(memory[0]), decoder_head=decoder_head,
-        cross_weights=_numpy(gen.output.attention["cross"][-1, 0, head]),  # (T, S)
-        cross_heads=_numpy(gen.output.attention["cross"][-1, 0]),  # (H, T, S)
-        probabilities=_numpy(gen.output.logits[0].float().softmax(-1)),  # (T, V)
+        memory=as_numpy(memory[0]), decoder_head=decoder_head,
+        cross_weights=as_numpy(gen.output.attention["cross"][-1, 0, head]),  # (T, S)
+        cross_heads=as_numpy(gen.output.attention["cross"][-1, 0]),  # (H, T, S)
+        probabilities=as_numpy(gen.output.logits[0].float().softmax(-1)),  # (T, V)
         target_vocab=tuple(tgt_tok.token_strings(list(range(tgt_tok.vocab_size)))),
-        final_norm=cfg.has_final_norm, output_bias=cfg.output_bias, notes=tuple(item.notes), **encoder,
+        final_norm=cfg.has_final_norm, output_bias=cfg.output_bias, notes=tuple(item.notes),
+        positions=cfg.positional, n_encoder_layers=cfg.n_encoder_layers, n_decoder_layers=cfg.n_decoder_layers,
+        source_vocab_size=cfg.src_vocab_size, **encoder,
     )

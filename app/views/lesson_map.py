@@ -1,0 +1,77 @@
+"""The Lesson's model map: a compact diagram of the loaded encoder-decoder beside every stage.
+
+Drawn from the traced model's own sizes (:func:`core.lessons.model_map`): embeddings → encoder layer × N
+→ decoder layer × N → linear + softmax. The current stage's block is highlighted (a primary button
+marked ▶); clicking a block jumps to its first stage; hovering a block lists the sizes of its arrays.
+A block with no stage of its own (the decoder's feed-forward, the same maths as the encoder's) is shown
+but disabled. Also which block each stage belongs to, and which family notes it shows.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import lessons
+
+# For each Lesson stage (in app.views.lesson.STAGES order): its block of the map, and its topic for
+# :func:`core.lessons.stage_notes` (None: nothing a family changes there).
+STAGE_BLOCKS = ("tokens", "embeddings", *["self_attention"] * 7, "add_norm", "ffn", "encoder_output",
+                "masked_self", "cross", "output", *["decode"] * 3)
+STAGE_TOPICS = (None, "embeddings", "projections", None, "scaled", None, None, None, None, "add_norm", "ffn",
+                "encoder_output", "masked_self", "cross", "output", None, None, None)
+KEY_PREFIX = "lesson_map_"
+GROUPS = (("input", None), ("encoder", "Encoder layer × {n}"), ("decoder", "Decoder layer × {n}"),
+          ("output", None))
+
+MAP_CSS = """<style>
+[data-testid="stColumn"]:has(> div > [class*="st-key-lesson_map"]) { position: sticky; top: 3.25rem; align-self: flex-start; }
+.st-key-lesson_map button { min-height: 1.3rem; padding: 0.1rem 0.4rem; line-height: 1.1; }
+.st-key-lesson_map button p { font-size: 0.72rem !important; line-height: 1.1; }
+.st-key-lesson_map, .st-key-lesson_map [data-testid="stVerticalBlock"] { gap: 0.25rem; }
+.st-key-lesson_map [data-testid="stCaptionContainer"] p, .st-key-lesson_map [data-testid="stMarkdownContainer"] p {
+  font-size: 0.7rem !important; line-height: 1.2; }
+.st-key-lesson_map [class*="st-key-lesson_group_"] { padding: 0.3rem; }
+[data-testid="stMain"] [data-testid="stSliderThumbValue"] { white-space: nowrap; }
+</style>"""
+
+
+ALIASES = {"add_norm2": "ffn"}  # the FFN stage shows the second Add & Norm too
+
+
+def first_stage(block: str) -> int | None:
+    """The first stage of ``block``, or None when no stage draws it (the decoder's feed-forward)."""
+    block = ALIASES.get(block, block)
+    return STAGE_BLOCKS.index(block) if block in STAGE_BLOCKS else None
+
+
+def _jump(stage: int) -> None:
+    st.session_state["lesson_stage"] = stage
+
+
+def _block(block: lessons.MapBlock, current: str) -> None:
+    here = block.key == current
+    stage = first_stage(block.key)
+    sizes = "  \n".join(block.sizes)
+    help_text = (f"{sizes}  \n(no stage of its own: the same maths as the encoder's)" if stage is None
+                 else f"{sizes}  \nStage {stage + 1}")
+    st.button(("▶ " if here else "") + block.label, key=KEY_PREFIX + block.key, type="primary" if here else "secondary",
+              help=help_text, on_click=_jump, args=(stage,) if stage is not None else (0,), disabled=stage is None,
+              width="stretch")
+
+
+def draw(model: lessons.ModelMap, stage: int) -> None:
+    """The map of ``model`` with the block of Lesson stage ``stage`` highlighted."""
+    current = STAGE_BLOCKS[stage]
+    st.html(MAP_CSS)
+    with st.container(key="lesson_map"):
+        st.markdown("**Model map** (click a block)")
+        st.caption(f"d_model {model.d_model} · {model.n_heads} heads · d_ff {model.d_ff} · {model.norm}-norm")
+        for group, heading in GROUPS:
+            blocks = model.group(group)
+            layers = model.n_encoder_layers if group == "encoder" else model.n_decoder_layers
+            box = st.container(border=heading is not None, key=f"lesson_group_{group}")
+            with box:
+                if heading is not None:
+                    st.caption(heading.format(n=layers) + (f" · {model.sublayer}" if group == "decoder" else ""))
+                for block in blocks:
+                    _block(block, current)

@@ -1,0 +1,202 @@
+"""The Lesson's model map, the size of every array it draws, and what a family changes on each stage.
+
+- :func:`model_map`: the encoder-decoder as blocks (embeddings → encoder layer × N → decoder layer × N
+  → linear + softmax), drawn from the traced model's own sizes, in the order its layers compute
+  (pre-norm layers normalise before each sub-layer).
+- :func:`array_sizes`: every vector and matrix the Lesson shows, its shape in the notes' symbols and in
+  numbers, read from the traced arrays themselves ("Q ∈ ℝ^{S×d_k} = 3 × 16").
+- :func:`stage_notes`: where a family departs from the paper on a stage (pre-norm, RMSNorm, T5's
+  relative positions, BART's learned positions, Marian's sinusoid layout, gated FFN, no biases); our
+  own post-norm model gets none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.lessons.walkthrough import LessonTrace
+
+TOPICS = ("embeddings", "projections", "scaled", "add_norm", "ffn", "encoder_output", "masked_self", "cross",
+          "output")
+
+
+@dataclass(frozen=True)
+class ArraySize:
+    """One array of the Lesson: its name, its shape in symbols and in numbers."""
+
+    name: str
+    symbols: tuple[str, ...]
+    dims: tuple[int, ...]
+
+    @property
+    def hover(self) -> str:
+        """Plain text for a tooltip: ``Q ∈ ℝ^{S×d_k} = 3 × 16``."""
+        return f"{self.name} ∈ ℝ^{{{'×'.join(self.symbols)}}} = {' × '.join(map(str, self.dims))}"
+
+    @property
+    def tex(self) -> str:
+        """The same as LaTeX: ``Q \\in \\mathbb{R}^{3 \\times 16}``."""
+        dims = r" \times ".join(map(str, self.dims))
+        name = re.sub(r"_(\w+)", r"_{\1}", self.name).replace("ᵀ", r"^\top")
+        return rf"{name} \in \mathbb{{R}}^{{{dims}}}"
+
+
+@dataclass(frozen=True)
+class MapBlock:
+    """One block of the model map. ``key`` names it; ``group`` is input, encoder, decoder or output;
+    ``sizes`` are the hover lines of the arrays it holds."""
+
+    key: str
+    label: str
+    group: str
+    sizes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ModelMap:
+    """The model as blocks, with the sizes that head each stack."""
+
+    blocks: tuple[MapBlock, ...]
+    n_encoder_layers: int
+    n_decoder_layers: int
+    n_heads: int
+    d_model: int
+    d_ff: int
+    norm: str
+    norm_type: str = "layernorm"
+
+    @property
+    def sublayer(self) -> str:
+        """How every decoder sub-layer is wrapped, in words."""
+        norm = "RMSNorm" if self.norm_type == "rmsnorm" else "LayerNorm"
+        return (f"each sub-layer: x + Sublayer({norm}(x))" if self.norm == "pre"
+                else f"each sub-layer: {norm}(x + Sublayer(x))")
+
+    def group(self, name: str) -> tuple[MapBlock, ...]:
+        """The blocks of one group, in order."""
+        return tuple(b for b in self.blocks if b.group == name)
+
+
+def _size(name: str, symbols: tuple[str, ...], array: np.ndarray | tuple[int, ...]) -> ArraySize:
+    return ArraySize(name, symbols, tuple(int(n) for n in np.shape(array)) if not isinstance(array, tuple)
+                     else array)
+
+
+def array_sizes(trace: LessonTrace) -> dict[str, ArraySize]:
+    """Every array the Lesson draws, keyed by its name, with its size read from the trace's arrays."""
+    head, d, dk, h = trace.encoder_head, trace.d_model, trace.d_k, trace.n_heads
+    f, vocab = trace.ffn_hidden.shape[1], len(trace.target_vocab)
+    items = [
+        _size("E", ("V_src", "d_model"), (trace.source_vocab_size, d)),
+        _size("x", ("S", "d_model"), trace.embedded), _size("PE", ("S", "d_model"), trace.positional),
+        _size("W_qkv", ("d_model", "3·h·d_k"), trace.qkv_weight),
+        *(_size(f"W^{n}", ("d_model", "d_k"), (d, dk)) for n in "QKV"),
+        _size("Q", ("S", "d_k"), head.q), _size("K", ("S", "d_k"), head.k), _size("V", ("S", "d_k"), head.v),
+        _size("QKᵀ", ("S", "S"), head.dot), _size("M", ("S", "S"), head.mask), _size("A", ("S", "S"), head.weights),
+        _size("Z", ("S", "d_k"), head.output), _size("Concat", ("S", "h·d_k"), trace.heads_concat),
+        _size("W^O", ("h·d_k", "d_model"), (h * dk, d)), _size("MultiHead", ("S", "d_model"), trace.attention_out),
+        _size("AddNorm", ("S", "d_model"), trace.add_norm1), _size("W_1", ("d_model", "d_ff"), (d, f)),
+        _size("H", ("S", "d_ff"), trace.ffn_hidden), _size("W_2", ("d_ff", "d_model"), (f, d)),
+        _size("FFN", ("S", "d_model"), trace.ffn_out), _size("LayerOut", ("S", "d_model"), trace.layer_out),
+        _size("memory", ("S", "d_model"), trace.memory), _size("A_dec", ("T", "T"), trace.decoder_head.weights),
+        _size("A_cross", ("T", "S"), trace.cross_weights), _size("W_out", ("d_model", "V"), (d, vocab)),
+        _size("P", ("T", "V"), trace.probabilities),
+    ]
+    return {item.name: item for item in items}
+
+
+def _hovers(sizes: dict[str, ArraySize], *names: str) -> tuple[str, ...]:
+    return tuple(sizes[n].hover for n in names)
+
+
+def model_map(trace: LessonTrace) -> ModelMap:
+    """The traced model as a map: its blocks in computing order, each with the sizes of its arrays."""
+    s, pre = array_sizes(trace), trace.norm == "pre"
+    norm = "RMSNorm" if trace.norm_type == "rmsnorm" else "LayerNorm"
+    positions = {"relative": "Embeddings (no PE)", "learned": "Embeddings + learned pos.",
+                 "none": "Embeddings"}.get(trace.positions, "Embeddings + PE")
+    attend, add = (f"{norm} → self-attn · {trace.n_heads} heads", "+ x (residual)") if pre else (
+        f"Self-attention · {trace.n_heads} heads", f"Add & {norm}")
+    ffn, add2 = (f"{norm} → FFN · {trace.d_ff}", "+ x (residual)") if pre else (
+        f"Feed-forward · {trace.d_ff}", f"Add & {norm}")
+    blocks = (
+        MapBlock("tokens", "Tokens", "input", (f"S = {len(trace.source_tokens)} tokens",)),
+        MapBlock("embeddings", positions, "input", _hovers(s, "E", "PE", "x")),
+        MapBlock("self_attention", attend, "encoder",
+                 _hovers(s, "W_qkv", "W^Q", "Q", "K", "V", "QKᵀ", "A", "Z", "Concat", "W^O", "MultiHead")),
+        MapBlock("add_norm", add, "encoder", _hovers(s, "AddNorm")),
+        MapBlock("ffn", ffn, "encoder", _hovers(s, "W_1", "H", "W_2", "FFN")),
+        MapBlock("add_norm2", add2, "encoder", _hovers(s, "LayerOut")),
+        MapBlock("encoder_output", "Memory" + (f" (+ final {norm})" if trace.final_norm else ""),
+                 "encoder", _hovers(s, "memory")),
+        MapBlock("masked_self", "Masked self-attention", "decoder", _hovers(s, "A_dec")),
+        MapBlock("cross", "Cross-attention (memory)", "decoder", _hovers(s, "A_cross")),
+        MapBlock("decoder_ffn", "Feed-forward", "decoder", (f"W_1 ∈ ℝ^{{d_model×d_ff}} = {trace.d_model} × "
+                                                           f"{trace.d_ff}",)),
+        MapBlock("output", "Linear + softmax", "output", _hovers(s, "W_out", "P")),
+        MapBlock("decode", "Next token", "output", (f"T = {len(trace.target_tokens)} steps",)),
+    )
+    return ModelMap(blocks, trace.n_encoder_layers, trace.n_decoder_layers, trace.n_heads, trace.d_model,
+                    trace.d_ff, trace.norm, trace.norm_type)
+
+
+def _norm_notes(trace: LessonTrace) -> list[str]:
+    norm = "RMSNorm" if trace.norm_type == "rmsnorm" else "LayerNorm"
+    notes = []
+    if trace.norm == "pre":
+        notes.append(f"This model normalises before the sub-layer: x + Sublayer({norm}(x)) (pre-norm); the paper "
+                     f"normalises after the residual sum, LayerNorm(x + Sublayer(x)).")
+    if trace.norm_type == "rmsnorm":
+        notes.append("Its norm is RMSNorm: x / √(mean(x²) + ε) ⊙ γ — no mean is subtracted and there is no "
+                     "shift b.")
+    return notes
+
+
+def stage_notes(trace: LessonTrace, topic: str) -> tuple[str, ...]:
+    """What the traced model does differently from the paper at ``topic`` (one of :data:`TOPICS`);
+    empty for a model that follows the paper there.
+
+    Raises:
+        ValueError: an unknown topic.
+    """
+    if topic not in TOPICS:
+        raise ValueError(f"topic must be one of {', '.join(TOPICS)}, got {topic!r}")
+    notes: list[str] = []
+    if topic == "embeddings":
+        notes += {"relative": ["T5 has no positional encoding added to embeddings: it adds a learned bias per "
+                               "relative distance to the scores (one table per stack, shared by its layers)."],
+                  "learned": ["BART learns its positions: row p + 2 of a learned table is added to each "
+                              "embedding (no sinusoids)."],
+                  "marian": ["Marian's sinusoids put the sines of every frequency in the first half of the vector "
+                             "and the cosines in the second half, not interleaved as in the paper's formula."],
+                  }.get(trace.positions, [])
+        if trace.embedding_norm:
+            notes.append("A LayerNorm then normalises the sum (BART's layernorm_embedding): x is its output.")
+    elif topic == "projections":
+        notes += _norm_notes(trace)[:1]
+        if not trace.projection_bias:
+            notes.append("Its projections have no biases: q = x W^Q (b^Q = 0).")
+    elif topic == "scaled" and trace.encoder_head.position_bias is not None:
+        notes.append("T5 does not divide by √d_k: the softmax sees q·k + b(j − i), the learned bias of the "
+                     "relative distance j − i added to the raw scores.")
+    elif topic in ("add_norm", "ffn"):
+        notes += _norm_notes(trace)
+        if topic == "ffn" and trace.gated:
+            notes.append(f"Its FFN is gated: (act(x W_g) ⊙ x W_1) W_2 with act = {trace.activation}.")
+        elif topic == "ffn" and trace.activation != "relu":
+            notes.append(f"Its FFN's non-linearity is {trace.activation}, not ReLU.")
+    elif topic == "encoder_output" and trace.norm == "pre" and trace.final_norm:
+        notes.append("A pre-norm stack ends with a final norm: the residual sum is never normalised otherwise.")
+    elif topic == "masked_self":
+        notes += _norm_notes(trace)[:1]
+        if trace.positions == "relative":
+            notes.append("T5's decoder adds its own relative bias to these scores (it only looks back).")
+    elif topic == "cross" and trace.positions == "relative":
+        notes.append("T5's cross-attention has no position bias.")
+    elif topic == "output" and trace.logits_scale != 1.0:
+        notes.append(f"The decoder's last vector is multiplied by {trace.logits_scale:.3g} (d_model^-0.5) before the "
+                     "output layer, which shares its weights with the embedding.")
+    return tuple(notes)

@@ -1,0 +1,105 @@
+"""The Lesson in Chromium at 1280 × 720 in presentation mode (issues 22 and 24): the model map and the stage's
+first chart both on the first screen (bounding boxes, page unscrolled), no sideways scroll, the current
+stage's block highlighted, and a click on a block jumps to its stage. The same for a pre-norm T5 model
+(tiny, random, saved by ``transformers`` into the app's models folder), whose notes fold into one line.
+
+Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/lesson``, gitignored).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.browser import app_in_chromium, overflowing, problems_on, wait_until_idle
+
+SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "screenshots-tmp" / "lesson")
+STAGES_SHOWN = range(1, 17)  # 0-based: every stage with a chart (1 and 18 show tables)
+FIRST_CHART_JS = """() => {
+  const c = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"]')]
+    .filter(c => c.offsetParent !== null)[0];
+  if (!c) return null;
+  const r = c.getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right};
+}"""
+MAP_JS = """() => {
+  const m = document.querySelector('.st-key-lesson_map');
+  if (!m) return null;
+  const r = m.getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right};
+}"""
+SIDEWAYS_JS = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+
+
+@pytest.fixture(scope="module")
+def lesson_page(tmp_path_factory):
+    models = tmp_path_factory.mktemp("browser-lesson-models")
+    if importlib.util.find_spec("transformers") is not None:
+        from tests.helpers import hf_seq2seq_reference as ref
+        ref.t5(models / "t5")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATTNSCOPE_MODELS", str(models))  # the served app lists it as "models:t5"
+        with app_in_chromium(tmp_path_factory.mktemp("browser-lesson-runs")) as (url, chromium):
+            page = chromium.new_page(viewport={"width": 1280, "height": 720})
+            try:
+                yield url, page, (models / "t5").is_dir()
+            finally:
+                page.close()
+
+
+def _open(page, url: str, stage: int, model: str = "") -> None:
+    page.goto(f"{url}/lesson?projector=1&lesson_stage={stage}{model}")
+    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    wait_until_idle(page)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
+                           "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stVegaLiteChart\"]"
+                           " :is(svg, canvas)')", timeout=60_000)
+    page.wait_for_timeout(500)
+
+
+def _fits(page, name: str) -> None:
+    """The map and the first chart on the first screen, side by side, with the current block highlighted."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}-1280x720-presentation.png"))
+    assert problems_on(page) == []
+    chart, lesson_map = page.evaluate(FIRST_CHART_JS), page.evaluate(MAP_JS)
+    assert chart is not None and lesson_map is not None
+    assert 0 <= chart["top"] < 720, f"the stage's first chart starts at {chart['top']:.0f} px"
+    assert 0 <= lesson_map["top"] and lesson_map["bottom"] <= 720, f"the map spans {lesson_map} (not on screen)"
+    assert lesson_map["right"] <= chart["left"], "the map is not beside the chart"
+    assert page.evaluate(SIDEWAYS_JS) <= 0, "the page scrolls sideways"
+    assert overflowing(page) == []
+    highlighted = page.locator('.st-key-lesson_map [class*="st-key-lesson_map_"]:has([data-testid="stBaseButton-primary"])')
+    assert highlighted.count() == 1 and highlighted.first.inner_text().strip().startswith("▶")
+
+
+@pytest.mark.parametrize("stage", STAGES_SHOWN)
+def test_map_and_first_chart_fit_the_first_screen_side_by_side(lesson_page, stage):
+    url, page, _ = lesson_page
+    _open(page, url, stage)
+    _fits(page, f"lesson-stage{stage + 1}")
+
+
+@pytest.mark.parametrize("stage", (1, 4, 9, 10, 13))
+def test_a_pre_norm_t5_model_fits_too_with_its_notes_folded(lesson_page, stage):
+    url, page, has_t5 = lesson_page
+    if not has_t5:
+        pytest.skip("transformers (test-only) is not installed")
+    _open(page, url, stage, "&ckpt=models%3At5&lesson_text=the+cat+sat+on+a+mat")
+    assert "pre-norm" in page.locator('.st-key-lesson_map').inner_text()
+    _fits(page, f"lesson-t5-stage{stage + 1}")
+    assert "differs from the paper here" in page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_clicking_a_map_block_jumps_to_its_stage(lesson_page):
+    url, page, _ = lesson_page
+    _open(page, url, 1)
+    page.locator('.st-key-lesson_map_cross button:visible').first.click()
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stMain\"] h2')]"
+                           ".some(h => h.innerText.trim().startsWith('14. '))", timeout=60_000)
+    wait_until_idle(page)
+    assert page.locator('.st-key-lesson_map_cross [data-testid="stBaseButton-primary"]').count() >= 1

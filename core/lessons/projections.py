@@ -29,7 +29,7 @@ from core.model.masks import subsequent_mask
 MODES = ("encoder self", "decoder self", "cross")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # after HeadTrace's defaulted fields
 class ModelProjection(HeadTrace):
     """One head of one layer-0 attention sublayer of a loaded model, every step by hand: a
     :class:`HeadTrace` (q, k, v, dot, scaled, mask, weights, output; here float64) with its inputs.

@@ -121,7 +121,7 @@ def soak(sessions: int = 16, requests: int = 12, hostile_len: int = 512) -> dict
         bad = hostile(Path(folder), hostile_len)
         sys.stderr.write(f"hostile model: max_len {bad.config.max_len}, "
                          f"~{activation_bytes(bad.config) / 2**20:.0f} MiB activations at max_len\n")
-        options = resources._budgeted(bad, {})  # the app's decode budget
+        options = resources.budgeted(bad, {})  # the app's decode budget
 
         def attack() -> None:
             while not stop.is_set():

@@ -111,10 +111,10 @@ def test_errors_reach_the_session_and_release_the_slot():
 def test_generation_is_held_to_the_decode_budget_only_for_models_that_could_exceed_it():
     long = SimpleNamespace(config=SimpleNamespace(max_len=2048))
     short = SimpleNamespace(config=SimpleNamespace(max_len=64))
-    assert resources._budgeted(long, {})["max_new_tokens"] == resources.DECODE_TOKENS
-    assert resources._budgeted(long, {"max_new_tokens": 10})["max_new_tokens"] == 10
-    assert resources._budgeted(long, {"max_new_tokens": 10**6})["max_new_tokens"] == resources.DECODE_TOKENS
-    assert resources._budgeted(short, {}) == {}
+    assert resources.budgeted(long, {})["max_new_tokens"] == resources.DECODE_TOKENS
+    assert resources.budgeted(long, {"max_new_tokens": 10})["max_new_tokens"] == 10
+    assert resources.budgeted(long, {"max_new_tokens": 10**6})["max_new_tokens"] == resources.DECODE_TOKENS
+    assert resources.budgeted(short, {}) == {}
 
 
 def test_a_session_whose_run_was_long_rests_before_its_next_while_others_run(monkeypatch):

@@ -18,6 +18,7 @@ No Streamlit here: this module is plain Python and tested on its own.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -177,6 +178,15 @@ class Gate:
             if len(self._rest) > 1024:  # forget rests that are over
                 now = time.monotonic()
                 self._rest = {k: v for k, v in self._rest.items() if v > now}
+
+
+def lower_priority(niceness: int = 10) -> None:
+    """Lower the calling thread's CPU priority (Linux: each thread has its own nice value), so a large
+    model's run yields the cores to cheap requests; elsewhere, or when refused, nothing changes."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    except (AttributeError, OSError):  # no per-thread priorities on this system
+        return
 
 
 def freeze(obj: T, depth: int = 0) -> T:

@@ -11,10 +11,11 @@ Results (explanations, batches, lesson traces) live in one process-wide :class:`
 bounded in bytes (``RESULT_BYTES`` in all, nothing over ``RESULT_ITEM_BYTES`` kept); results
 are shared read-only. Every model run goes through one :class:`Gate`, weighted by cost
 (parameters × tokens): two cheap runs and one large-model run at once across sessions (a large
-model's run uses ``HEAVY_THREADS`` threads, so cheap requests keep their share of the CPU), one per
+model's run uses ``HEAVY_THREADS`` threads at a lower priority, so cheap requests keep the CPU), one per
 session, a bounded wait for a slot and a bounded run time, and generation held to ``DECODE_TOKENS``
 new tokens. An uploaded model's tokenizer first encodes the text in a worker process killed at
-``TOKENIZE_S`` (:func:`tokenize_check`): no uploaded tokenizer can hold the server. The training job registry is a ``st.cache_resource`` too.
+``TOKENIZE_S`` (:func:`~app.pretrained_resources.tokenize_check`): no uploaded tokenizer can hold the
+server. The training job registry is a ``st.cache_resource`` too.
 
 ``MODEL_EVENTS`` counts the models this process loaded and the model runs it made; each count is
 logged at INFO (``bench/browser.py`` reads those lines to prove a model is loaded once and that a
@@ -23,7 +24,6 @@ layer or head control never re-runs it).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -35,9 +35,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app import catalog, uploads
 from app.jobs import JobRegistry
-from app.limits import ByteLRU, Gate, freeze
+from app.limits import ByteLRU, Gate, freeze, lower_priority
 from core import (explain, explain_batch, lessons, load_checkpoint, load_pretrained, set_threads, snapshot_timeline,
-                  thread_count, Checkpoint, Explanation, PretrainedModel, SnapshotTimeline, TokenizerWorker)
+                  thread_count, Checkpoint, Explanation, PretrainedModel, SnapshotTimeline)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -170,10 +170,12 @@ def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 
     found, value = cache.get(key)
     if found:
         return value
-    threads = HEAVY_THREADS if GATE.is_heavy(work) else THREADS
+    heavy = GATE.is_heavy(work)
 
     def job() -> T:
-        set_threads(threads)  # per thread: runs happen in the gate's worker threads
+        set_threads(HEAVY_THREADS if heavy else THREADS)  # per thread: runs happen in the gate's worker threads
+        if heavy:
+            lower_priority()  # this worker thread only: it ends with the run
         _count("run", str(key[0]))
         result = freeze(compute())
         cache.put(key, result)
@@ -181,25 +183,6 @@ def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 
 
     with st.spinner(spinner):
         return GATE.run(_session(), job, work)
-
-
-@st.cache_resource(max_entries=MAX_PRETRAINED, show_spinner=False)
-def _tokenizer_worker(path: str, version: str, _spec: str) -> TokenizerWorker:
-    return TokenizerWorker(_spec, deadline_s=TOKENIZE_S)
-
-
-def tokenize_check(e: catalog.Entry, loaded: Any, text: str) -> None:
-    """For an uploaded pretrained model (or one from the models folder): encode ``text`` with its tokenizer in a worker process killed at
-    ``TOKENIZE_S`` first, so a tokenizer that would hold the interpreter is stopped there (one-line
-    ``ValueError``) and never runs in the server.
-
-    Raises:
-        ValueError: the tokenizer passed its deadline or failed.
-    """
-    if e.source not in ("upload", "models") or not e.pretrained:
-        return
-    spec = json.dumps(json.loads(loaded.tokenizer.to_json())["hf"])
-    _tokenizer_worker(str(e.path), catalog.version(e), spec).encode(text)
 
 
 def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
@@ -268,8 +251,8 @@ def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
     """Cached :func:`core.lessons.trace_translation` of ``text`` by the checkpoint ``e``."""
     loaded = checkpoint(e)
     key = ("lesson", str(e.path), _sha(e.path), text, head)
-    return cached(key, lambda: lessons.trace_translation(loaded, text, head), "Following the sentence through the model…",
-                  cost(loaded, tokens(loaded, text, {})))
+    return cached(key, lambda: lessons.trace_translation(loaded, text, head),
+                  "Following the sentence through the model…", cost(loaded, tokens(loaded, text, {})))
 
 
 def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: Any) -> T:
@@ -295,4 +278,4 @@ def attention_timing(lengths: tuple[int, ...]) -> lessons.AttentionCost:
 # The pretrained and speech pages' calls, under the names the pages use (``resources.<name>``).
 from app.pretrained_resources import (pretrained, pretrained_entry, pretrained_explanation,  # noqa: E402
                                       pretrained_heads, pretrained_similarity, rotary_scores, rotary_thetas,
-                                      speech_entries, speech_explanation)
+                                      speech_entries, speech_explanation, tokenize_check)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
 from multiprocessing.connection import Connection
 
@@ -19,8 +20,12 @@ Encoded = tuple[list[int], list[tuple[int, int]]]  # ids, character offsets
 
 
 def _serve(conn: Connection, spec: str) -> None:
-    """The child: build the tokenizer once, then answer ``text → (ids, offsets)`` until EOF."""
+    """The child: build the tokenizer once, then answer ``text → (ids, offsets)`` until EOF (at a lower
+    CPU priority: while it backtracks, the server's own threads come first)."""
     from tokenizers import Tokenizer
+
+    if hasattr(os, "nice"):
+        os.nice(10)
 
     tokenizer = Tokenizer.from_str(spec)
     while True:

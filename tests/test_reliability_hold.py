@@ -66,7 +66,7 @@ class Ticker:
 @pytest.mark.parametrize("pattern, text, refusal", [
     (r"(a+)+$", SLOW, "nests one repeated part inside another"),  # refused by the static check
     (r"(a|aa)+$", SLOW, "longer than 2 s and was stopped"),  # passes the check: the worker's deadline stops it
-    pytest.param(r"(a|aa)+$", PANIC, "tokenizing failed: Onig", marks=pytest.mark.slow),  # a native panic
+    (r"(a|aa)+$", PANIC, "tokenizing failed: Onig"),  # a native panic (a BaseException), caught in the worker
 ])
 def test_a_backtracking_uploaded_tokenizer_is_refused_within_seconds_and_never_holds_the_server(
         runs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pattern: str, text: str, refusal: str) -> None:

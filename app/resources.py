@@ -276,6 +276,6 @@ def attention_timing(lengths: tuple[int, ...]) -> lessons.AttentionCost:
 
 
 # The pretrained and speech pages' calls, under the names the pages use (``resources.<name>``).
-from app.pretrained_resources import (pretrained, pretrained_entry, pretrained_explanation,  # noqa: E402
+from app.pretrained_resources import (pretrained, pretrained_entry, pretrained_explanation,  # noqa: E402, F401
                                       pretrained_heads, pretrained_similarity, rotary_scores, rotary_thetas,
                                       speech_entries, speech_explanation, tokenize_check)

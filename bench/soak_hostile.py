@@ -41,6 +41,7 @@ from core import CheckpointError, TokenizerWorker, get_task, load_checkpoint
 
 SLOW = ("a" * 28 + "b") * 700  # a tenth of a second of backtracking per run of a's
 ARRAY, UINT8 = 9, 0  # GGUF value types
+PACE_S = 0.1  # between one hostile attempt and the next: an upload and a script rerun take at least this
 
 
 def gguf_array(claimed: int, held: int) -> bytes:
@@ -125,6 +126,7 @@ def soak_hostile(sessions: int = 2, requests: int = 60) -> dict[str, Any]:
                 except (CheckpointError, ValueError):
                     tally["refused"] += 1
                 tally["longest_s"] = max(tally["longest_s"], time.perf_counter() - started)
+                time.sleep(PACE_S)
 
         threads = [threading.Thread(target=attack, args=(name,), daemon=True) for name in tried]
         for thread in threads:

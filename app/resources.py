@@ -35,7 +35,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app import catalog, uploads
 from app.jobs import JobRegistry
-from app.limits import ByteLRU, Gate, freeze, lower_priority
+from app.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
 from core import (explain, explain_batch, lessons, load_checkpoint, load_pretrained, set_threads, snapshot_timeline,
                   thread_count, Checkpoint, Explanation, PretrainedModel, SnapshotTimeline)
 
@@ -74,6 +74,16 @@ def owner() -> str:
     if not uploads.is_owner(token):
         token = st.session_state["_upload_owner"] = uploads.new_owner()
     return token
+
+
+def save_upload(filename: str, data: bytes) -> str:
+    """``catalog.save_upload`` for this session, checked in a thread at a lower CPU priority (a zip bomb
+    inflating to the cap, a GGUF header refused: other sessions' model runs come first); its key.
+
+    Raises:
+        CheckpointError: the upload is refused (see :func:`app.catalog.save_upload`).
+    """
+    return at_low_priority(catalog.save_upload, owner(), filename, data)
 
 
 def _session() -> str:

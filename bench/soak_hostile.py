@@ -26,6 +26,7 @@ import threading
 import time
 import zipfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
 from app import resources, uploads
-from app.limits import OverBudget
+from app.limits import OverBudget, at_low_priority
 from bench.soak import p95
 from bench.soak_fair import ROOT, app_gate, gated
 from bench.table import Row
@@ -76,10 +77,10 @@ def attacks(folder: Path) -> dict[str, Callable[[], None]]:
     owner, worker = uploads.new_owner(), TokenizerWorker(backtracking_spec(), deadline_s=resources.TOKENIZE_S)
     bombs = {"gguf-claims": gguf_array(2**40, 0), "gguf-holds": gguf_array(5_000_000, 5_000_000),
              "zip": zip_bomb(uploads.MAX_UNZIPPED_BYTES + 2**20)}
+    save = partial(at_low_priority, uploads.save_upload, folder, owner)  # as app.resources.save_upload does
     return {
-        "GGUF bomb": lambda: [uploads.save_upload(folder, owner, f"{name}.gguf", bombs[name])
-                              for name in ("gguf-claims", "gguf-holds")],
-        "zip bomb": lambda: uploads.save_upload(folder, owner, "bomb.zip", bombs["zip"]),
+        "GGUF bomb": lambda: [save(f"{name}.gguf", bombs[name]) for name in ("gguf-claims", "gguf-holds")],
+        "zip bomb": lambda: save("bomb.zip", bombs["zip"]),
         "backtracking tokenizer": lambda: worker.encode(SLOW),
     }
 

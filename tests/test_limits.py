@@ -11,7 +11,7 @@ import torch
 import pytest
 
 from app import resources
-from app.limits import ByteLRU, Gate, OverBudget, freeze, size_of
+from app.limits import ByteLRU, Gate, OverBudget, at_low_priority, freeze, size_of
 from core import explain, load_checkpoint
 from tests.apptest_helpers import REVERSE
 
@@ -181,3 +181,17 @@ def test_the_apps_cost_estimate_puts_the_shipped_models_in_the_cheap_lane_and_a_
     assert not resources.GATE.is_heavy(resources.cost(small, resources.tokens(small, "x" * 200, {})))
     large = torch.nn.Linear(4096, 4096, device="meta")  # 16.8 M parameters, nothing allocated
     assert resources.GATE.is_heavy(resources.cost(large, 64))
+
+
+def test_upload_work_runs_at_a_lower_priority_and_hands_back_its_result_or_error():
+    import os
+
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def niceness() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    assert at_low_priority(niceness) == min(mine + 10, 19)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the caller's own is untouched
+    with pytest.raises(ZeroDivisionError):
+        at_low_priority(lambda: 1 / 0)

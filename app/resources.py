@@ -1,5 +1,5 @@
 """Every Streamlit cache of the app, and nothing else (the pretrained and speech pages' calls are in
-:mod:`app.pretrained_resources`, reached through the names at the end of this module).
+:mod:`app.pretrained_resources`, reached as ``resources.<name>`` too: see :func:`__getattr__`).
 
 Models are cached once per (path, version) with ``st.cache_resource`` and shared by every
 session: pages never mutate them. A checkpoint's version is its verified SHA-256; a pretrained
@@ -24,6 +24,7 @@ layer or head control never re-runs it).
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -77,12 +78,8 @@ def owner() -> str:
 
 
 def save_upload(filename: str, data: bytes) -> str:
-    """``catalog.save_upload`` for this session, checked in a thread at a lower CPU priority (a zip bomb
-    inflating to the cap, a GGUF header refused: other sessions' model runs come first); its key.
-
-    Raises:
-        CheckpointError: the upload is refused (see :func:`app.catalog.save_upload`).
-    """
+    """``catalog.save_upload`` for this session (its key; raises its ``CheckpointError``), checked in a thread
+    at a lower CPU priority: a zip bomb inflating to the cap yields to other sessions' model runs."""
     return at_low_priority(catalog.save_upload, owner(), filename, data)
 
 
@@ -200,7 +197,8 @@ def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
     loaded = checkpoint(e)
     options = sorted_options(budgeted(loaded, options))
     key = ("explain", str(e.path), catalog.version(e), text, repr(options))
-    return cached(key, lambda: tokenize_check(e, loaded, text) or explain(loaded, text, **options),
+    check = __getattr__("tokenize_check")
+    return cached(key, lambda: check(e, loaded, text) or explain(loaded, text, **options),
                   "Running the model…", cost(loaded, tokens(loaded, text, options)))
 
 
@@ -210,7 +208,8 @@ def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> l
     options = sorted_options(budgeted(loaded, options))
     key = ("batch", str(e.path), catalog.version(e), tuple(texts), repr(options))
     work = cost(loaded, sum(tokens(loaded, text, options) for text in texts))
-    return cached(key, lambda: tokenize_check(e, loaded, *texts) or explain_batch(loaded, list(texts), **options),
+    check = __getattr__("tokenize_check")
+    return cached(key, lambda: check(e, loaded, *texts) or explain_batch(loaded, list(texts), **options),
                   "Running the batch…", work)
 
 
@@ -283,7 +282,14 @@ def attention_timing(lengths: tuple[int, ...]) -> lessons.AttentionCost:
     return lessons.attention_cost(list(lengths), repeats=7)
 
 
-# The pretrained and speech pages' calls, under the names the pages use (``resources.<name>``).
-from app.pretrained_resources import (pretrained, pretrained_entry, pretrained_explanation,  # noqa: E402, F401
-                                      pretrained_heads, pretrained_similarity, rotary_scores, rotary_thetas,
-                                      speech_entries, speech_explanation, tokenize_check)
+_PRETRAINED_CALLS = frozenset({"pretrained", "pretrained_entry", "pretrained_explanation", "pretrained_heads",
+                               "pretrained_similarity", "rotary_scores", "rotary_thetas", "speech_entries",
+                               "speech_explanation", "tokenize_check"})
+
+
+def __getattr__(name: str) -> Any:
+    """The pretrained and speech pages' calls (:mod:`app.pretrained_resources`, which imports this module)
+    under the names the pages use: ``resources.pretrained_explanation`` and the like."""
+    if name in _PRETRAINED_CALLS:
+        return getattr(importlib.import_module("app.pretrained_resources"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

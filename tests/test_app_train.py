@@ -281,33 +281,3 @@ def test_a_checkpoint_with_a_malformed_record_still_opens(runs, char_tokenizer):
     assert any("no training history" in i.value for i in at.info)
     assert [d for d in at.get("download_button") if d.key == "ckpt_download"]
     assert [b for b in at.button if b.key == "ckpt_delete"]
-
-
-def test_a_run_started_elsewhere_is_shown_to_whoever_opens_train_and_stops_once_nobody_does(runs, monkeypatch):
-    config = TrainConfig(task="copy", preset="tiny", train_size=300, batch_size=16, steps=100_000, progress=False,
-                         device="cpu", out=str(runs / "elsewhere.safetensors"))
-    job = registry().start("elsewhere", config)  # another session's run, its tab since closed
-    watched = []
-    monkeypatch.setattr(job, "watch", lambda real=job.watch: watched.append(1) or real())
-    at = page("train")
-    assert any("`elsewhere`" in m.value for m in at.markdown)
-    assert any("with no Train page open on it" in c.value for c in at.caption)
-    for n in range(1, 3):  # every draw of the page (and of its fragment) keeps the run alive
-        at.run()
-        assert len(watched) > n and job.alive
-    monkeypatch.setattr("app.jobs.IDLE_S", 0.5)
-    assert job.join(timeout=120)  # nobody draws it any more: it stops by itself
-    at.run()
-    assert job.view().stopped_idle
-    assert any("because nobody watched it" in i.value for i in at.info)
-
-
-def test_a_run_started_to_run_on_says_so(runs):
-    at = page("train")
-    set_tiny_run(at, "runon", steps=5000)
-    at.checkbox(key="train_run_on").check().run()
-    at.button(key="train_start").click().run()
-    assert not at.exception and not at.error
-    assert registry().get("runon").view().run_on
-    at.run()
-    assert any("Keeps training with nobody watching" in c.value for c in at.caption)

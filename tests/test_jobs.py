@@ -149,17 +149,17 @@ def test_a_run_nobody_watches_stops_after_the_idle_time_and_keeps_its_checkpoint
 
 
 def test_a_watched_run_and_a_run_started_to_run_on_keep_training_past_the_idle_time(registry, runs, monkeypatch):
-    monkeypatch.setattr("app.jobs.IDLE_S", 0.5)
+    monkeypatch.setattr("app.jobs.IDLE_S", 2.0)
     registry.max_running = 2
     watched = registry.start("watched", tiny(runs, "watched", steps=100_000))
     on = registry.start("on", tiny(runs, "on", steps=100_000), run_on=True)
-    until = time.monotonic() + 2.0  # four idle times
+    until = time.monotonic() + 5.0  # two and a half idle times
     while time.monotonic() < until:
         watched.watch()  # what the Train page's fragment does about once a second
         time.sleep(0.1)
+    views = {job.name: job.view() for job in (watched, on)}  # at once: the watched one was just watched
+    for name, view in views.items():
+        assert view.status == RUNNING and not view.stopped_idle, name
     step = on.view().step
-    wait_for_step(on, step + 1)
-    for job in (watched, on):
-        view = job.view()
-        assert view.status == RUNNING and not view.stopped_idle and job.alive, job.name
-    assert on.view().run_on and not watched.view().run_on
+    wait_for_step(on, step + 1)  # unwatched, started to run on: still training
+    assert on.alive and on.view().run_on and not views["watched"].run_on

@@ -91,6 +91,6 @@ def test_a_backtracking_uploaded_tokenizer_is_refused_within_seconds_and_never_h
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and refusal in errors[0] and "\n" not in errors[0], errors
     assert took < 15.0  # the regex alone would run for hours on 20,000 characters
-    assert ticker.longest_gap < 1.0  # the interpreter was free all along
+    assert ticker.longest_gap < 2.0  # the interpreter was free all along (the regex alone runs ~30 s)
     at.text_area(key="text").input("ab").run()  # a fresh worker: the tab still works
     assert not at.exception and not at.error

@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import catalog, resources, ui
+from app.limits import at_low_priority
 from core import SPECIAL_TOKENS, CheckpointError, NNImportOptions, NNTransformerLayout, vocab_lines
 
 NORMS = {"post": "post-norm (nn.Transformer's default)", "pre": "pre-norm (norm_first=True)"}
@@ -84,7 +85,8 @@ def import_form(layout: NNTransformerLayout, filename: str, data: bytes) -> str 
     if not submitted:
         return None
     try:
-        return catalog.import_upload(resources.owner(), filename, data, options_from(values))
+        # at a lower CPU priority, as resources.save_upload checks uploads: other sessions' runs come first
+        return at_low_priority(catalog.import_upload, resources.owner(), filename, data, options_from(values))
     except (CheckpointError, ValueError) as error:
         st.error(f"This file cannot be imported: {ui.plain(str(error))}")
         return None

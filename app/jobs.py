@@ -7,6 +7,11 @@ second tab sees the same jobs. Jobs are keyed by run name. Each job runs
 of every step, validation records, the latest attention snapshot of the probe input,
 and its outcome (finished, stopped or failed with a one-line message).
 
+A run nobody watches stops: every Train page showing a running job calls :meth:`Job.watch` about
+once a second, and a run not watched for ``IDLE_S`` seconds stops after its current step (it
+validates and saves, as a stop from the page does) unless it was started to run on (``run_on``).
+Every session that opens the Train page sees every job, running or done, and why it stopped.
+
 No Streamlit here: this module is plain Python and tested on its own.
 """
 
@@ -17,23 +22,23 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from core import (CheckpointError, SnapshotTimeline, StepInfo, TrainConfig, TrainResult, get_task, is_out_of_memory,
-                  release_memory, set_threads, train)
+from app.job_view import FAILED, FINISHED, RUNNING, STOPPED, JobView
+from core import (CheckpointError, StepInfo, TrainConfig, TrainResult, is_out_of_memory, release_memory, set_threads,
+                  train)
 
 log = logging.getLogger(__name__)
 
-RUNNING, FINISHED, STOPPED, FAILED = "running", "finished", "stopped", "failed"
-DONE = (FINISHED, STOPPED, FAILED)
 MAX_KEPT = 20  # finished jobs remembered by the registry (the oldest are forgotten first)
 MAX_NAME = 64
 SAVE_EVERY = 200  # the most steps an app run goes without writing its resume state
+IDLE_S = 600.0  # seconds a run may go unwatched before it stops (unless started to run on)
 
 
 class JobRefused(ValueError):
@@ -79,66 +84,15 @@ def with_resume_states(config: TrainConfig) -> TrainConfig:
     return replace(config, save_every=max(1, min(config.save_every, config.eval_every, SAVE_EVERY)))
 
 
-@dataclass(frozen=True)
-class JobView:
-    """A consistent, immutable copy of a job's state for drawing (safe to read from any thread)."""
-
-    name: str
-    config: TrainConfig
-    status: str
-    step: int
-    total_steps: int
-    steps: tuple[int, ...]  # every recorded optimizer step
-    losses: tuple[float, ...]  # its training loss
-    lrs: tuple[float, ...]  # its learning rate
-    tokens_per_s: float
-    evaluations: tuple[dict[str, Any], ...]  # the trainer's history records
-    snapshot_steps: tuple[int, ...]
-    snapshot: dict[str, np.ndarray]  # the latest probe maps: kind → (L, H, Tq, Tk)
-    snapshot_step: int | None
-    source_tokens: tuple[str, ...] | None  # the probe's tokens (known once the first checkpoint is written)
-    target_tokens: tuple[str, ...] | None
-    started: float
-    finished: float | None
-    stop_requested: bool
-    error: str | None
-    result: TrainResult | None
-
-    @property
-    def done(self) -> bool:
-        return self.status in DONE
-
-    @property
-    def progress(self) -> float:
-        return min(1.0, self.step / self.total_steps) if self.total_steps else 0.0
-
-    @property
-    def elapsed(self) -> float:
-        return (self.finished or time.time()) - self.started
-
-    @property
-    def out(self) -> Path:
-        return Path(self.config.out)
-
-    def timeline(self) -> SnapshotTimeline | None:
-        """The latest snapshot as a one-step timeline (drawn like a checkpoint's); None before the first."""
-        if self.snapshot_step is None or not self.snapshot:
-            return None
-        task = get_task(self.config.task)
-        return SnapshotTimeline(
-            steps=[self.snapshot_step], kinds=list(self.snapshot), probe_source=task.probe,
-            probe_target=task.probe_target, source_tokens=list(self.source_tokens or ()),
-            target_tokens=list(self.target_tokens or ()), history=list(self.evaluations), best_step=None,
-            stored={(self.snapshot_step, kind): maps for kind, maps in self.snapshot.items()})
-
-
 class Job:
     """One training run in a background thread. Read it through :meth:`view`."""
 
-    def __init__(self, name: str, config: TrainConfig, *, resume: bool = False) -> None:
-        self.name, self.config, self.resume = name, with_resume_states(config), resume
+    def __init__(self, name: str, config: TrainConfig, *, resume: bool = False, run_on: bool = False) -> None:
+        self.name, self.config, self.resume, self.run_on = name, with_resume_states(config), resume, run_on
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._seen = time.monotonic()
+        self._idle = False
         self._status = RUNNING
         self._step = 0
         self._steps: list[int] = []
@@ -162,6 +116,22 @@ class Job:
     def stop(self) -> None:
         """Ask the run to stop after the current step; it validates and saves a checkpoint first."""
         self._stop.set()
+
+    def watch(self) -> None:
+        """Someone is looking at this run (the Train page calls this whenever it draws it)."""
+        with self._lock:
+            self._seen = time.monotonic()
+
+    def _should_stop(self) -> bool:
+        """Asked by the trainer after every step: stop when asked to, or when unwatched for ``IDLE_S``."""
+        if self._stop.is_set():
+            return True
+        with self._lock:
+            if not self.run_on and time.monotonic() - self._seen > IDLE_S:
+                if not self._idle:
+                    log.info("training job %s: nobody watched it for %.0f s; stopping", self.name, IDLE_S)
+                self._idle = True
+            return self._idle
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the thread; True when it has ended."""
@@ -196,7 +166,7 @@ class Job:
         failure = None
         try:
             result = train(self.config, resume=self.resume, on_step=self._on_step, on_eval=self._on_eval,
-                           on_snapshot=self._on_snapshot, should_stop=self._stop.is_set)
+                           on_snapshot=self._on_snapshot, should_stop=self._should_stop)
         except Exception as error:  # the page shows the message; the log keeps the traceback
             log.exception("training job %s failed", self.name)
             failure = describe_error(error)
@@ -222,7 +192,7 @@ class Job:
                 source_tokens=self._tokens[0] if self._tokens else None,
                 target_tokens=self._tokens[1] if self._tokens else None,
                 started=self._started, finished=self._finished, stop_requested=self._stop.is_set(),
-                error=self._error, result=self._result,
+                error=self._error, result=self._result, run_on=self.run_on, stopped_idle=self._idle,
             )
 
 
@@ -236,8 +206,9 @@ class JobRegistry:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
 
-    def start(self, name: str, config: TrainConfig, *, resume: bool = False) -> Job:
-        """Start training ``config`` as the job ``name`` (continuing its resume state when ``resume``).
+    def start(self, name: str, config: TrainConfig, *, resume: bool = False, run_on: bool = False) -> Job:
+        """Start training ``config`` as the job ``name`` (continuing its resume state when ``resume``;
+        training on with nobody watching when ``run_on``, else stopping after ``IDLE_S`` unwatched).
 
         Raises:
             JobRefused: ``max_running`` jobs are already running, or ``name`` is running.
@@ -250,7 +221,7 @@ class JobRegistry:
                 names = ", ".join(repr(j.name) for j in running)
                 raise JobRefused(f"{names} is still training; wait for it to finish or stop it first "
                                  f"(this machine trains one model at a time)")
-            job = Job(name, config, resume=resume)
+            job = Job(name, config, resume=resume, run_on=run_on)
             self._jobs.pop(name, None)
             self._jobs[name] = job
             self._forget_oldest()

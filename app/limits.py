@@ -1,9 +1,12 @@
 """Fair sharing of the server between sessions, and a result cache bounded in bytes.
 
-* :class:`Gate`: at most ``slots`` model runs at once across all sessions, one at a time per
-  session; waiting for a slot and running are each bounded in seconds, and a session whose run
-  took longer than ``free_s`` rests as long again before its next one (so a hostile session
-  holds a slot at most about half the time). A request over its
+* :class:`Gate`: model runs shared by cost. A request's cost is its estimated work (parameters ×
+  tokens); a cheap one takes one of ``slots`` slots, an expensive one (cost at least
+  ``heavy_cost``: SmolLM2, Whisper, an uploaded GPT-2) the single heavy slot, so a large model runs
+  at most once at a time and cheap requests never queue behind it. One run at a time per session;
+  waiting for a slot and running are each bounded in seconds, and a session whose run took longer
+  than ``free_s`` rests as long again before its next one (so a hostile session holds a slot at
+  most about half the time). A request over its
   budget stops waiting and tells the user (:class:`OverBudget`); the run itself finishes in the
   background, still holding its session's turn, so a hostile session delays only itself.
 * :class:`ByteLRU`: a least-recently-used cache bounded by the total size of what it holds
@@ -15,6 +18,7 @@ No Streamlit here: this module is plain Python and tested on its own.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -99,11 +103,14 @@ class ByteLRU:
 
 
 class Gate:
-    """Model runs shared fairly: ``slots`` at once, one per session, bounded waits and run times."""
+    """Model runs shared fairly by cost: ``slots`` cheap runs and one expensive run at once, one per
+    session, bounded waits and run times."""
 
-    def __init__(self, slots: int, wait_s: float, run_s: float, free_s: float = 1.0) -> None:
-        self.slots, self.wait_s, self.run_s, self.free_s = slots, wait_s, run_s, free_s
+    def __init__(self, slots: int, wait_s: float, run_s: float, free_s: float = 1.0,
+                 heavy_cost: float = float("inf")) -> None:
+        self.slots, self.wait_s, self.run_s, self.free_s, self.heavy_cost = slots, wait_s, run_s, free_s, heavy_cost
         self._free = threading.BoundedSemaphore(slots)
+        self._heavy = threading.BoundedSemaphore(1)
         self._busy: set[str] = set()
         self._rest: dict[str, float] = {}  # session → when it may run again after a long run
         self._lock = threading.Lock()
@@ -112,13 +119,17 @@ class Gate:
         with self._lock:
             return len(self._busy)
 
-    def run(self, session: str, fn: Callable[[], T]) -> T:
-        """Run ``fn`` in a worker thread for ``session`` and return its result.
+    def is_heavy(self, cost: float) -> bool:
+        """Whether a request of this cost takes the heavy slot."""
+        return cost >= self.heavy_cost
+
+    def run(self, session: str, fn: Callable[[], T], cost: float = 0.0) -> T:
+        """Run ``fn`` (estimated ``cost``: parameters × tokens) in a worker thread for ``session``.
 
         Raises:
-            OverBudget: the session already has a run going, no slot was free within ``wait_s``,
-                or the run took longer than ``run_s`` (it finishes in the background; the
-                session's next request waits for it).
+            OverBudget: the session already has a run going, no slot of its kind was free within
+                ``wait_s``, or the run took longer than ``run_s`` (it finishes in the background;
+                the session's next request waits for it).
             Exception: whatever ``fn`` raised.
         """
         with self._lock:
@@ -129,9 +140,11 @@ class Gate:
                 raise OverBudget(f"your last request used the server for a long time; other sessions go first "
                                  f"for {wait:.0f} s more")
             self._busy.add(session)
-        if not self._free.acquire(timeout=self.wait_s):
+        slot = self._heavy if self.is_heavy(cost) else self._free
+        if not slot.acquire(timeout=self.wait_s):
             self._leave(session)
-            raise OverBudget(f"the server is busy with other sessions' requests (waited {self.wait_s:.0f} s); "
+            what = "large-model requests" if slot is self._heavy else "requests"
+            raise OverBudget(f"the server is busy with other sessions' {what} (waited {self.wait_s:.0f} s); "
                              f"try again in a moment")
         box: dict[str, Any] = {}
         done = threading.Event()
@@ -143,7 +156,7 @@ class Gate:
             except BaseException as error:  # handed to the waiting session
                 box["error"] = error
             finally:
-                self._free.release()
+                slot.release()
                 self._leave(session, time.monotonic() - start)
                 done.set()
 
@@ -165,6 +178,36 @@ class Gate:
             if len(self._rest) > 1024:  # forget rests that are over
                 now = time.monotonic()
                 self._rest = {k: v for k, v in self._rest.items() if v > now}
+
+
+def lower_priority(niceness: int = 10) -> None:
+    """Lower the calling thread's CPU priority (Linux: each thread has its own nice value), so a large
+    model's run yields the cores to cheap requests; elsewhere, or when refused, nothing changes."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    except (AttributeError, OSError):  # no per-thread priorities on this system
+        return
+
+
+def at_low_priority(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a fresh thread at a lower CPU priority, waited for: work an upload makes the server
+    do (inflating a zip, reading headers) yields the cores to model runs of other sessions. Returns what
+    ``fn`` returned; raises what it raised."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        lower_priority()
+        try:
+            box["value"] = fn(*args)
+        except BaseException as error:  # handed to the caller
+            box["error"] = error
+
+    thread = threading.Thread(target=work, name="low-priority", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def freeze(obj: T, depth: int = 0) -> T:

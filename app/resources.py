@@ -1,4 +1,5 @@
-"""Every Streamlit cache of the app, and nothing else.
+"""Every Streamlit cache of the app, and nothing else (the pretrained and speech pages' calls are in
+:mod:`app.pretrained_resources`, reached as ``resources.<name>`` too: see :func:`__getattr__`).
 
 Models are cached once per (path, version) with ``st.cache_resource`` and shared by every
 session: pages never mutate them. A checkpoint's version is its verified SHA-256; a pretrained
@@ -8,9 +9,13 @@ to core's load budget, so the model caches are bounded in bytes too.
 
 Results (explanations, batches, lesson traces) live in one process-wide :class:`ByteLRU`
 bounded in bytes (``RESULT_BYTES`` in all, nothing over ``RESULT_ITEM_BYTES`` kept); results
-are shared read-only. Every model run goes through one :class:`Gate`: two runs at once across
-sessions, one per session, a bounded wait for a slot and a bounded run time, and generation
-held to ``DECODE_TOKENS`` new tokens. The training job registry is a ``st.cache_resource`` too.
+are shared read-only. Every model run goes through one :class:`Gate`, weighted by cost
+(parameters × tokens): two cheap runs and one large-model run at once across sessions (a large
+model's run uses ``HEAVY_THREADS`` threads at a lower priority, so cheap requests keep the CPU), one per
+session, a bounded wait for a slot and a bounded run time, and generation held to ``DECODE_TOKENS``
+new tokens. An uploaded model's tokenizer first encodes the text in a worker process killed at
+``TOKENIZE_S`` (:func:`~app.pretrained_resources.tokenize_check`): no uploaded tokenizer can hold the
+server. The training job registry is a ``st.cache_resource`` too.
 
 ``MODEL_EVENTS`` counts the models this process loaded and the model runs it made; each count is
 logged at INFO (``bench/browser.py`` reads those lines to prove a model is loaded once and that a
@@ -19,24 +24,21 @@ layer or head control never re-runs it).
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app import catalog, uploads
 from app.jobs import JobRegistry
-from app.limits import ByteLRU, Gate, freeze
-from core import (explain, explain_batch, explain_speech, head_finder, lessons, load_checkpoint,
-                  load_pretrained, pretrained_models, rotary_frequencies, rotary_relative_scores,
-                  sentence_similarity, set_threads, snapshot_timeline, thread_count, Checkpoint, Explanation,
-                  PretrainedEntry, PretrainedModel, SnapshotTimeline)
+from app.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
+from core import (explain, explain_batch, lessons, load_checkpoint, load_pretrained, set_threads, snapshot_timeline,
+                  thread_count, Checkpoint, Explanation, PretrainedModel, SnapshotTimeline)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -46,8 +48,11 @@ RESULT_BYTES, RESULT_ITEM_BYTES = 256 * 2**20, 32 * 2**20
 FIGURES = 256  # built charts kept (each at most a 400 × 400 heatmap or a grid of 24 × 24 thumbnails)
 DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer max_len are cut here)
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
-GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S)
+HEAVY_COST = 5e8  # parameters × tokens from which a request is a large-model one (SmolLM2, Whisper, GPT-2)
+GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S, heavy_cost=HEAVY_COST)
 THREADS = max(1, min(2, thread_count()))  # intra-op threads of one model run
+HEAVY_THREADS = 1  # of a large-model run
+TOKENIZE_S = 5.0  # seconds an uploaded model's tokenizer may take on one text
 set_threads(THREADS)
 
 
@@ -71,6 +76,12 @@ def owner() -> str:
         token = st.session_state["_upload_owner"] = uploads.new_owner()
         st.session_state["_upload_janitor"] = catalog.upload_janitor(token)  # removes the uploads when the session ends
     return token
+
+
+def save_upload(filename: str, data: bytes) -> str:
+    """``catalog.save_upload`` for this session (its key; raises its ``CheckpointError``), checked in a thread
+    at a lower CPU priority: a zip bomb inflating to the cap yields to other sessions' model runs."""
+    return at_low_priority(catalog.save_upload, owner(), filename, data)
 
 
 def _session() -> str:
@@ -106,7 +117,7 @@ def _sha(path: Path) -> str:
     return catalog.info(path).sha256
 
 
-def _sorted(options: dict[str, Any]) -> dict[str, Any]:
+def sorted_options(options: dict[str, Any]) -> dict[str, Any]:
     """The same options always hash to the same cache key, whatever order they were written in."""
     return dict(sorted(options.items()))
 
@@ -140,7 +151,7 @@ def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
 
 
 # ----------------------------------------------------------------------------- results
-def _budgeted(loaded: Any, options: dict[str, Any]) -> dict[str, Any]:
+def budgeted(loaded: Any, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with generation held to ``DECODE_TOKENS`` for models that could go further."""
     if getattr(loaded.config, "max_len", 0) > DECODE_TOKENS:
         limit = options.get("max_new_tokens") or DECODE_TOKENS
@@ -148,38 +159,59 @@ def _budgeted(loaded: Any, options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _cached(key: Hashable, compute: Callable[[], T], spinner: str) -> T:
-    """The cached result for ``key``, else ``compute()`` run through the gate (and kept if small enough)."""
+def cost(loaded: Any, n_tokens: int) -> float:
+    """A request's estimated work: the model's parameters × the tokens it reads and writes."""
+    network = getattr(loaded, "model", loaded)
+    return float(sum(p.numel() for p in network.parameters())) * max(1, n_tokens)
+
+
+def tokens(loaded: Any, text: str, options: dict[str, Any]) -> int:
+    """Tokens a run of ``text`` reads and may generate (a rough count before tokenizing)."""
+    new = 0 if loaded.config.architecture == "encoder" else options.get("max_new_tokens") or DECODE_TOKENS
+    return len(text) // 2 + 1 + min(new, loaded.config.max_len)
+
+
+def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 0.0) -> T:
+    """The cached result for ``key``, else ``compute()`` run through the gate (estimated cost ``work``) and
+    kept if small enough."""
     cache = results()
     found, value = cache.get(key)
     if found:
         return value
+    heavy = GATE.is_heavy(work)
 
     def job() -> T:
-        set_threads(THREADS)  # per thread: runs happen in the gate's worker threads
+        set_threads(HEAVY_THREADS if heavy else THREADS)  # per thread: runs happen in the gate's worker threads
+        if heavy:
+            lower_priority()  # this worker thread only: it ends with the run
         _count("run", str(key[0]))
         result = freeze(compute())
         cache.put(key, result)
         return result
 
     with st.spinner(spinner):
-        return GATE.run(_session(), job)
+        return GATE.run(_session(), job, work)
 
 
 def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
     """Cached explanation of ``text`` by the checkpoint ``e`` (budgeted: see the module doc)."""
     loaded = checkpoint(e)
-    options = _sorted(_budgeted(loaded, options))
+    options = sorted_options(budgeted(loaded, options))
     key = ("explain", str(e.path), catalog.version(e), text, repr(options))
-    return _cached(key, lambda: explain(loaded, text, **options), "Running the model…")
+    check = __getattr__("tokenize_check")
+    return cached(key, lambda: check(e, loaded, text) or explain(loaded, text, **options),
+                  "Running the model…", cost(loaded, tokens(loaded, text, options)))
 
 
 def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> list[Explanation]:
     """Cached explanations of ``texts`` run together as one padded batch by the checkpoint ``e``."""
     loaded = checkpoint(e)
-    options = _sorted(_budgeted(loaded, options))
+    options = sorted_options(budgeted(loaded, options))
     key = ("batch", str(e.path), catalog.version(e), tuple(texts), repr(options))
-    return _cached(key, lambda: explain_batch(loaded, list(texts), **options), "Running the batch…")
+    work = cost(loaded, sum(tokens(loaded, text, options) for text in texts))
+    check = __getattr__("tokenize_check")
+    return cached(key, lambda: check(e, loaded, *texts) or explain_batch(loaded, list(texts), **options),
+                  "Running the batch…", work)
 
 
 class _Clear:
@@ -203,7 +235,7 @@ def figure(e: catalog.Entry, text: str, options: dict[str, Any], what: tuple, bu
     """The chart ``build()`` makes of the explanation of ``text`` by ``e`` under ``options``, built once per
     (checkpoint version, text, options, ``what``) and shared read-only by every session: a slider moved
     back, a second session or a fragment rerun draws it without rebuilding (or re-validating) it."""
-    return _figure(("figure", str(e.path), catalog.version(e), text, repr(_sorted(options)), *what), build)
+    return _figure(("figure", str(e.path), catalog.version(e), text, repr(sorted_options(options)), *what), build)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -229,7 +261,8 @@ def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
     """Cached :func:`core.lessons.trace_sentence` of ``text`` by the checkpoint or pretrained model ``e``."""
     loaded = checkpoint(e)
     key = ("lesson", str(e.path), catalog.version(e) if e.pretrained else _sha(e.path), text, head)
-    return _cached(key, lambda: lessons.trace_sentence(loaded, text, head), "Following the sentence through the model…")
+    return cached(key, lambda: lessons.trace_sentence(loaded, text, head),
+                  "Following the sentence through the model…", cost(loaded, tokens(loaded, text, {})))
 
 
 def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: Any) -> T:
@@ -240,7 +273,8 @@ def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: A
     version = ((str(info.path), info.sha256) if info is not None
                else (str(ckpt.path), catalog.pretrained_version(ckpt.path)))
     key = ("lesson-" + fn.__name__, *version, repr(args), repr(sorted(kwargs.items())))
-    return _cached(key, lambda: fn(ckpt, *args, **kwargs), "Running the model…")
+    work = cost(ckpt, sum(len(a) for a in args if isinstance(a, str)) // 2 + 1)
+    return cached(key, lambda: fn(ckpt, *args, **kwargs), "Running the model…", work)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Timing attention…")
@@ -251,73 +285,14 @@ def attention_timing(lengths: tuple[int, ...]) -> lessons.AttentionCost:
     return lessons.attention_cost(list(lengths), repeats=7)
 
 
-# ----------------------------------------------------------------------------- pretrained models (issue 11)
-# The pretrained pages and the Positional page's rotary section. Installed models are found
-# by core (``pretrained_models``: a package look-up, never cached so an install shows at once);
-# each is loaded once per path and shared; results are cached per path, text and options.
-def pretrained_entry(name: str) -> PretrainedEntry | None:
-    """The installed pretrained model called ``name``, or None when its package is missing."""
-    return next((e for e in pretrained_models() if e.name == name), None)
+_PRETRAINED_CALLS = frozenset({"pretrained", "pretrained_entry", "pretrained_explanation", "pretrained_heads",
+                               "pretrained_similarity", "rotary_scores", "rotary_thetas", "speech_entries",
+                               "speech_explanation", "tokenize_check", "whisper_parameters"})
 
 
-def pretrained(path: str) -> PretrainedModel:
-    """The pretrained model at ``path`` (a BERT folder or a ``.gguf`` file), loaded once and shared."""
-    return pretrained_model(path, catalog.pretrained_version(Path(path)))
-
-
-def pretrained_explanation(path: str, text: str, options: dict[str, Any]) -> Explanation:
-    """``core.explain`` of ``text`` by the pretrained model at ``path`` (through the gate, byte-bounded cache)."""
-    loaded = pretrained(path)
-    options = _sorted(_budgeted(loaded, options))
-    key = ("pretrained", path, text, repr(options))
-    return _cached(key, lambda: explain(loaded, text, **options), "Running the pretrained model…")
-
-
-def pretrained_similarity(path: str, first: str, second: str) -> float:
-    """``core.sentence_similarity`` of two sentences by the encoder at ``path``."""
-    loaded = pretrained(path)
-    return _cached(("similarity", path, first, second), lambda: sentence_similarity(loaded, first, second),
-                   "Comparing the sentences…")
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def pretrained_heads(path: str, text: str, query: int) -> list[dict[str, Any]]:
-    """``core.head_finder`` for token ``query`` of ``text`` (the encoder's maps; [CLS] and [SEP] left out)."""
-    maps = pretrained_explanation(path, text, {}).attention["encoder"]  # (L, H, T, T)
-    return head_finder(maps, query, ignore=[0, maps.shape[-1] - 1])
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def rotary_scores(head_dim: int, base: float, length: int, seed: int) -> np.ndarray:
-    """``core.rotary_relative_scores`` as float64 (T, T): q·k of one random q, k at every pair of positions."""
-    return np.asarray(rotary_relative_scores(head_dim, base, length, seed), dtype=np.float64)
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def rotary_thetas(head_dim: int, base: float) -> np.ndarray:
-    """``core.rotary_frequencies``: θ_i (radians per position) of each dimension pair, fastest first."""
-    return np.asarray(rotary_frequencies(head_dim, base), dtype=np.float64)
-
-
-# ----------------------------------------------------------------------------- speech (issue 25)
-def speech_entries() -> list[PretrainedEntry]:
-    """The installed Whisper models (possibly none)."""
-    return pretrained_models("audio")
-
-
-def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Explanation:
-    """``core.explain_speech`` of the ``audio`` bytes by the installed Whisper model ``name`` (loaded once
-    and shared; through the gate; cached by the audio's SHA-256 and the options)."""
-    entry = next((e for e in speech_entries() if e.name == name), None)
-    if entry is None:
-        raise ValueError(f"{name} is not installed")
-    loaded = pretrained_model(str(entry.path), entry.version)
-    options = _sorted({**options, "max_new_tokens": min(options.get("max_new_tokens", DECODE_TOKENS), DECODE_TOKENS)})
-    key = ("speech", str(entry.path), hashlib.sha256(audio).hexdigest(), repr(options))
-    return _cached(key, lambda: explain_speech(loaded, audio, **options), "Listening…")
-
-
-@st.cache_resource(max_entries=4, show_spinner="Counting Whisper's parameters…")
-def whisper_parameters(path: str, version: str) -> lessons.WhisperParameters:
-    """``lessons.whisper_parameters`` of a model loaded for the count alone (not kept), once per server."""
-    return lessons.whisper_parameters(load_pretrained(path).model)
+def __getattr__(name: str) -> Any:
+    """The pretrained and speech pages' calls (:mod:`app.pretrained_resources`, which imports this module)
+    under the names the pages use: ``resources.pretrained_explanation`` and the like."""
+    if name in _PRETRAINED_CALLS:
+        return getattr(importlib.import_module("app.pretrained_resources"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,7 +39,7 @@ def _upload() -> None:
             st.session_state["_uploaded_id"] = uploaded.file_id
             st.session_state.pop("_import_layout", None)
             try:
-                key = catalog.save_upload(resources.owner(), uploaded.name, uploaded.getvalue())
+                key = resources.save_upload(uploaded.name, uploaded.getvalue())
             except NeedsImport as needed:  # an nn.Transformer state dict: the form below asks for the rest
                 st.session_state.pop("_upload_error", None)
                 st.session_state["_import_layout"] = needed.layout

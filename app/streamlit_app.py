@@ -6,7 +6,8 @@ This entry point sets up the page, draws the shared sidebar and routes to the pa
 
 ``streamlit run`` finds the ``st.App`` below and serves this same file through it: the App's lifespan
 warms the server (``app.warmup``: imports, the default model, its first explanation and head view)
-before the first browser connects. Each session's run executes the file as ``__main__`` and routes.
+before the first browser connects, and its middleware (``app.hosts``) refuses HTTP requests whose Host
+is not in ``server.allowedHosts``. Each session's run executes the file as ``__main__`` and routes.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 else:  # imported by ``streamlit run`` as the server: warm up, then serve this file
+    from starlette.middleware import Middleware
+
+    from app.hosts import AllowedHosts
     from app.warmup import lifespan
 
-    app = st.App(__file__, lifespan=lifespan)
+    app = st.App(__file__, lifespan=lifespan, middleware=[Middleware(AllowedHosts)])

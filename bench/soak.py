@@ -4,7 +4,8 @@
     python -m bench.soak [--sessions 16] [--requests 12] [--hostile-len 512]
 
 Every session's request goes through the app's own :class:`app.limits.Gate` (the settings of
-``app.resources.GATE``: two runs at once, one per session, bounded waits and run times) and the
+``app.resources.GATE``: two cheap runs and one large-model run at once, one per session, bounded
+waits and run times; the hostile request's cost is the app's estimate) and the
 app's decode budget. The ordinary sessions share the shipped reverse checkpoint; the hostile
 session runs, back to back, the largest random model the load budget admits at ``max_len``
 (positions up to 2,048) with ``<eos>`` out of reach. Every answer is compared with a serial
@@ -73,7 +74,8 @@ def same(a: tuple, b: tuple) -> bool:
 
 def app_gate() -> Gate:
     """A fresh gate with the app's settings."""
-    return Gate(resources.GATE.slots, resources.GATE.wait_s, resources.GATE.run_s)
+    g = resources.GATE
+    return Gate(g.slots, g.wait_s, g.run_s, g.free_s, heavy_cost=g.heavy_cost)
 
 
 def run_sessions(gate: Gate, ckpt: Checkpoint, reference: dict, sessions: int,
@@ -121,13 +123,16 @@ def soak(sessions: int = 16, requests: int = 12, hostile_len: int = 512) -> dict
         bad = hostile(Path(folder), hostile_len)
         sys.stderr.write(f"hostile model: max_len {bad.config.max_len}, "
                          f"~{activation_bytes(bad.config) / 2**20:.0f} MiB activations at max_len\n")
-        options = resources._budgeted(bad, {})  # the app's decode budget
+        options = resources.budgeted(bad, {})  # the app's decode budget
+        text = "z" * 10 * hostile_len
+        work = resources.cost(bad, resources.tokens(bad, text, options))  # the app's cost estimate
 
         def attack() -> None:
             while not stop.is_set():
                 try:
-                    gate.run("hostile", lambda: torch.set_num_threads(resources.THREADS)
-                             or explain(bad, "z" * 10 * hostile_len, **options))
+                    gate.run("hostile", lambda: torch.set_num_threads(resources.HEAVY_THREADS if gate.is_heavy(work)
+                                                                      else resources.THREADS)
+                             or explain(bad, text, **options), work)
                     hostile_done[0] += 1
                 except OverBudget:
                     time.sleep(0.05)  # its previous run is still going: ask again, as a rerun storm would

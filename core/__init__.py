@@ -19,6 +19,7 @@ Command line: ``python -m core {train,evaluate,report,explain,import}`` (see ``c
 from core.config import ModelConfig
 from core.device import available_devices, gpu_count, is_out_of_memory, release_memory, set_threads, thread_count
 from core.tasks import get_task, TASKS
+from core.text.deadline import TokenizerWorker
 from core.text.inputs import input_vocabulary, trained_lengths_note
 from core.text.tokenizer import SPECIAL_TOKENS, Tokenizer
 from core.audio.decode import load_audio
@@ -66,7 +67,7 @@ __all__ = [
     "rollout_by_layer", "rotary_frequencies", "rotary_relative_scores", "run_checkpoint_path",
     "run_checkpoints", "sample", "save_checkpoint", "sentence_similarity",
     "set_threads", "sinusoidal_encoding", "smoothed_loss", "snapshot_timeline", "SnapshotTimeline",
-    "SPECIAL_TOKENS", "StepInfo", "subsequent_mask", "TASKS", "thread_count", "Tokenizer", "train",
+    "SPECIAL_TOKENS", "StepInfo", "subsequent_mask", "TASKS", "thread_count", "Tokenizer", "TokenizerWorker", "train",
     "TrainConfig", "trained_lengths_note", "training_history", "TrainResult", "Transformer", "vocab_lines",
     "lessons",
 ]

@@ -33,6 +33,7 @@ from tokenizers import Tokenizer as _HFTokenizer
 
 from core.config import LIMITS
 from core.text.validation import check_text
+from core.text.tokenizer_check import check_tokenizer_spec, native
 
 __all__ = ["SPECIAL_TOKENS", "PAD_ID", "BOS_ID", "EOS_ID", "UNK_ID", "KINDS", "Encoding", "Tokenizer"]
 
@@ -176,7 +177,7 @@ class Tokenizer:
         check_text(text)
         if not text.strip():
             return Encoding([], [], [])
-        enc = self._hf.encode(text, add_special_tokens=False)
+        enc = native(lambda: self._hf.encode(text, add_special_tokens=False), "tokenizing")
         ids = list(enc.ids)
         offsets = [(int(s), int(e)) for s, e in enc.offsets]
         tokens = [
@@ -257,10 +258,8 @@ class Tokenizer:
             raise ValueError(f"unknown tokenizer kind {kind!r}; expected one of {KINDS}")
         if not isinstance(data.get("hf"), dict):
             raise ValueError("tokenizer JSON lacks the 'hf' tokenizer object")
-        try:
-            hf = _HFTokenizer.from_str(json.dumps(data["hf"]))
-        except Exception as exc:  # HF raises a bare Exception for bad specs
-            raise ValueError(f"invalid Hugging Face tokenizer spec: {exc}") from None
+        check_tokenizer_spec(data["hf"])  # a checkpoint's tokenizer may come from an upload: untrusted
+        hf = native(lambda: _HFTokenizer.from_str(json.dumps(data["hf"])), "reading the tokenizer spec")
         try:
             return cls(kind, hf)
         except ValueError as exc:

@@ -4,8 +4,9 @@ An uploaded tokenizer is code the server runs on every input: a ``Split`` or ``R
 such as ``(a+)+$`` backtracks for minutes on 20,000 characters inside native code, where no
 Python time limit can stop it, and a regex over the engine's own limits panics (a pyo3
 ``PanicException``, a ``BaseException``). :func:`check_tokenizer_spec` accepts only normalizer
-and pre-tokenizer types on an allow-list and refuses regexes that are too long or that nest one
-unbounded quantifier inside another; :func:`native` turns any exception out of native code,
+and pre-tokenizer types on an allow-list and refuses regexes that are too long, that nest one
+unbounded quantifier inside another or that repeat alternatives able to match the same text;
+:func:`native` turns any exception out of native code,
 ``BaseException`` included, into one ``ValueError`` line.
 """
 
@@ -64,8 +65,9 @@ def _check_component(part: Any, children: str, allowed: frozenset[str], what: st
 
 
 def check_regex(pattern: str, where: str = "the") -> None:
-    """Refuse a regex longer than :data:`MAX_PATTERN_CHARS` or with nested unbounded quantifiers
-    (``(a+)+``, ``(\\w*\\s?)*``): the shapes that backtrack exponentially.
+    """Refuse a regex longer than :data:`MAX_PATTERN_CHARS`, with nested unbounded quantifiers
+    (``(a+)+``, ``(\\w*\\s?)*``) or with an unbounded repeat of alternatives that can match the same
+    text (``(a|aa)+``, ``(?:x|y|xy)*``): the shapes that backtrack exponentially.
 
     Raises:
         ValueError: one line naming ``where``.
@@ -76,34 +78,55 @@ def check_regex(pattern: str, where: str = "the") -> None:
         parsed = _sre_parse.parse(_PROPERTY.sub("w", pattern))
     except (re.error, RecursionError, OverflowError) as error:
         raise ValueError(f"{where} regex cannot be checked ({error})") from None
-    if _nested_repeat(parsed, inside=False):
-        raise ValueError(f"{where} regex {pattern[:60]!r} nests one repeated part inside another, "
-                         "which can backtrack for minutes; it is refused")
+    risk = _risky(parsed, inside=False)
+    if risk is not None:
+        raise ValueError(f"{where} regex {pattern[:60]!r} {risk}, which can backtrack for minutes; it is refused")
 
 
-def _nested_repeat(items: Any, inside: bool) -> bool:
-    """Whether a repeat of unbounded or large count holds another such repeat."""
+_NESTED = "nests one repeated part inside another"
+_AMBIGUOUS = "repeats alternatives that can match the same text"
+
+
+def _risky(items: Any, inside: bool) -> str | None:
+    """Why the parsed ``items`` can backtrack exponentially (``inside``: within an unbounded repeat), or None."""
     for op, arg in items:
+        parts: list[Any] = []
+        ambiguous = False
         if op in _REPEATS:
             low, high, sub = arg
             repeats = high == _sre_parse.MAXREPEAT or high > 16
             if repeats and inside:
-                return True
-            if _nested_repeat(sub, inside or repeats):
-                return True
+                return _NESTED
+            found = _risky(sub, inside or repeats)
+            if found:
+                return found
         elif op == _sre_parse.SUBPATTERN:
-            if _nested_repeat(arg[-1], inside):
-                return True
+            parts = [arg[-1]]
         elif op == _sre_parse.BRANCH:
-            if any(_nested_repeat(branch, inside) for branch in arg[1]):
-                return True
+            parts, ambiguous = arg[1], inside and _ambiguous(arg[1])
         elif op in (_sre_parse.ASSERT, _sre_parse.ASSERT_NOT):
-            if _nested_repeat(arg[1], inside):
-                return True
+            parts = [arg[1]]
         elif op == getattr(_sre_parse, "ATOMIC_GROUP", None):
-            if _nested_repeat(arg, inside):
-                return True
-    return False
+            parts = [arg]
+        for part in parts:
+            found = _risky(part, inside)
+            if found:
+                return found
+        if ambiguous:  # after the alternatives' own nesting, the more telling message
+            return _AMBIGUOUS
+    return None
+
+
+def _ambiguous(branches: list[Any]) -> bool:
+    """Whether two alternatives may match the same text: one can match nothing, one does not start with a
+    plain character (its overlap cannot be told cheaply), or two start with the same character. The
+    parser has already merged single characters into a class and factored common prefixes out."""
+    firsts = []
+    for branch in branches:
+        if not branch or branch[0][0] != _sre_parse.LITERAL:
+            return True
+        firsts.append(branch[0][1])
+    return len(set(firsts)) < len(firsts)
 
 
 def native(call: Callable[[], T], what: str) -> T:

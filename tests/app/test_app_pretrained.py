@@ -45,7 +45,7 @@ def coreference(minilm_path):
 # ----------------------------------------------------------------------------- install hint (always runs)
 @pytest.mark.parametrize("page", ["minilm", "smollm2"])
 def test_pages_say_how_to_install_missing_models(page, monkeypatch):
-    monkeypatch.setattr("app.resources.pretrained_models", lambda: [])
+    monkeypatch.setattr("app.pretrained_resources.pretrained_models", lambda: [])
     at = open_page(page)
     assert [c.value for c in at.code] == [INSTALL]
     assert "not installed" in at.warning[0].value

@@ -122,3 +122,32 @@ def test_run_names_are_safe_file_stems():
 def test_error_messages_are_one_line():
     assert describe_error(ValueError("d_model must be positive")) == "d_model must be positive"
     assert describe_error(RuntimeError("boom\n  at line 3")) == "RuntimeError: boom"
+
+
+# ----------------------------------------------------------------------------- unwatched runs (issue 28)
+def test_a_run_nobody_watches_stops_after_the_idle_time_and_keeps_its_checkpoint(registry, runs, monkeypatch):
+    monkeypatch.setattr("app.jobs.IDLE_S", 0.5)
+    config = tiny_training_config(runs, steps=100_000)
+    job = registry.start("unwatched", config)
+    assert job.join(timeout=120)  # nobody calls watch(): it stops by itself
+    view = job.view()
+    assert view.status == STOPPED and view.stopped_idle and not view.stop_requested and not view.run_on
+    assert 0 < view.step < 100_000
+    assert load_checkpoint(config.out).info.path.exists()
+
+
+def test_a_watched_run_and_a_run_started_to_run_on_keep_training_past_the_idle_time(registry, runs, monkeypatch):
+    monkeypatch.setattr("app.jobs.IDLE_S", 2.0)
+    registry.max_running = 2
+    watched = registry.start("watched", tiny_training_config(runs, "watched", steps=100_000))
+    on = registry.start("on", tiny_training_config(runs, "on", steps=100_000), run_on=True)
+    until = time.monotonic() + 5.0  # two and a half idle times
+    while time.monotonic() < until:
+        watched.watch()  # what the Train page's fragment does about once a second
+        time.sleep(0.1)
+    views = {job.name: job.view() for job in (watched, on)}  # at once: the watched one was just watched
+    for name, view in views.items():
+        assert view.status == RUNNING and not view.stopped_idle, name
+    step = on.view().step
+    wait_for_step(on, step + 1)  # unwatched, started to run on: still training
+    assert on.alive and on.view().run_on and not views["watched"].run_on

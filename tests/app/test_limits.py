@@ -7,11 +7,12 @@ import threading
 from types import SimpleNamespace
 
 import numpy as np
+import torch
 import pytest
 
 from app import resources
-from app.limits import ByteLRU, Gate, OverBudget, freeze, size_of
-from core import explain
+from app.limits import ByteLRU, Gate, OverBudget, at_low_priority, freeze, size_of
+from core import explain, load_checkpoint
 from tests.helpers.apptest_helpers import REVERSE
 
 MB = 2**20
@@ -111,10 +112,10 @@ def test_errors_reach_the_session_and_release_the_slot():
 def test_generation_is_held_to_the_decode_budget_only_for_models_that_could_exceed_it():
     long = SimpleNamespace(config=SimpleNamespace(max_len=2048))
     short = SimpleNamespace(config=SimpleNamespace(max_len=64))
-    assert resources._budgeted(long, {})["max_new_tokens"] == resources.DECODE_TOKENS
-    assert resources._budgeted(long, {"max_new_tokens": 10})["max_new_tokens"] == 10
-    assert resources._budgeted(long, {"max_new_tokens": 10**6})["max_new_tokens"] == resources.DECODE_TOKENS
-    assert resources._budgeted(short, {}) == {}
+    assert resources.budgeted(long, {})["max_new_tokens"] == resources.DECODE_TOKENS
+    assert resources.budgeted(long, {"max_new_tokens": 10})["max_new_tokens"] == 10
+    assert resources.budgeted(long, {"max_new_tokens": 10**6})["max_new_tokens"] == resources.DECODE_TOKENS
+    assert resources.budgeted(short, {}) == {}
 
 
 def test_a_session_whose_run_was_long_rests_before_its_next_while_others_run(monkeypatch):
@@ -139,3 +140,58 @@ def test_a_session_whose_run_was_long_rests_before_its_next_while_others_run(mon
     polite.join(5)
     assert gate.run("hog", lambda: 2) == 2  # the other session is done: the rest no longer applies
     assert gate.run("polite", lambda: 3) == 3
+
+
+# ----------------------------------------------------------------------------- fairness by cost (issue 28)
+def test_large_model_runs_take_one_heavy_slot_and_cheap_requests_never_queue_behind_them():
+    gate = Gate(slots=2, wait_s=0.05, run_s=30.0, heavy_cost=1e9)
+    started, release = threading.Event(), threading.Event()
+    big = threading.Thread(target=gate.run, args=("big-1", lambda: started.set() or release.wait(), 5e10))
+    big.start()
+    assert started.wait(10)
+    with pytest.raises(OverBudget, match="large-model requests"):  # a second large run waits its turn
+        gate.run("big-2", lambda: "never", 5e10)
+    assert [gate.run(f"small-{i}", lambda i=i: i, 1e7) for i in range(3)] == [0, 1, 2]  # not queued
+    release.set()
+    big.join(10)
+    assert gate.run("big-2", lambda: "now", 5e10) == "now"
+
+
+def test_both_cheap_slots_full_do_not_block_a_large_run_and_cost_decides_the_lane():
+    gate, release = Gate(slots=2, wait_s=0.05, run_s=30.0, heavy_cost=1e9), threading.Event()
+    started = [threading.Event() for _ in range(2)]
+    cheap = [threading.Thread(target=gate.run, args=(f"c{i}", lambda e=e: e.set() or release.wait(), 1.0))
+             for i, e in enumerate(started)]
+    for thread in cheap:
+        thread.start()
+    assert all(e.wait(10) for e in started)
+    with pytest.raises(OverBudget, match="busy with other sessions' requests"):
+        gate.run("c3", lambda: 0, 1.0)
+    assert gate.run("big", lambda: "large", 1e9) == "large"
+    assert gate.is_heavy(1e9) and not gate.is_heavy(1e9 - 1)
+    release.set()
+    for thread in cheap:
+        thread.join(10)
+
+
+def test_the_apps_cost_estimate_puts_the_shipped_models_in_the_cheap_lane_and_a_large_model_in_the_heavy_one():
+    small = load_checkpoint(REVERSE)
+    tokens = resources.tokens(small, "abcdef", {})
+    assert resources.cost(small, tokens) == sum(p.numel() for p in small.model.parameters()) * tokens
+    assert not resources.GATE.is_heavy(resources.cost(small, resources.tokens(small, "x" * 200, {})))
+    large = torch.nn.Linear(4096, 4096, device="meta")  # 16.8 M parameters, nothing allocated
+    assert resources.GATE.is_heavy(resources.cost(large, 64))
+
+
+def test_upload_work_runs_at_a_lower_priority_and_hands_back_its_result_or_error():
+    import os
+
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def niceness() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    assert at_low_priority(niceness) == min(mine + 10, 19)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the caller's own is untouched
+    with pytest.raises(ZeroDivisionError):
+        at_low_priority(lambda: 1 / 0)

@@ -39,3 +39,14 @@ def test_a_tokenizer_that_cannot_be_built_is_one_line() -> None:
         assert "\n" not in str(caught.value)
     finally:
         worker.close()
+
+
+def test_the_first_call_gets_the_deadline_not_the_start_up_allowance_too() -> None:
+    worker = TokenizerWorker(backtracking_spec(), deadline_s=1.0, startup_s=60.0)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(ValueError, match="longer than 1 s and was stopped"):
+            worker.encode(("a" * 20 + "b") * 300)  # the very first text: the child starts, then gets 1 s
+        assert time.perf_counter() - started < 30.0  # the start-up (seconds) and 1 s, never 60 s more
+    finally:
+        worker.close()

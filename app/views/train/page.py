@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from app import presentation, resources, ui
-from app.jobs import JobRefused, default_name, training_threads
+from app.jobs import IDLE_S, JobRefused, default_name, training_threads
 from app.views.train import runs, settings, teaching
 from core import TASKS, gpu_count
 
@@ -25,7 +25,7 @@ def _start() -> None:
         if Path(config.out).exists():
             raise ValueError(f"a run called {name!r} already exists; choose another name "
                              "(or delete the old run on the Checkpoints page)")
-        resources.registry().start(name, config)
+        resources.registry().start(name, config, run_on=bool(state.get("train_run_on")))
     except (ValueError, JobRefused) as error:
         state["_train_message"] = f"Could not start training: {error}"
         return
@@ -82,6 +82,9 @@ if config is not None:
 if busy:
     st.info(f"{', '.join(j.name for j in busy)} is training. This machine trains one model at a time: "
             "wait for it to finish or stop it.", icon=":material/hourglass_top:")
+st.checkbox("Keep training when nobody is watching", key="train_run_on",
+            help=f"Without it, a run stops (validated and saved) after {IDLE_S / 60:.0f} minutes with no Train "
+                 "page open on it, so a closed tab does not keep the machine busy.")
 st.button("Train", key="train_start", type="primary", icon=":material/play_arrow:", on_click=_start,
           disabled=config is None or bool(busy) or Path(config.out).exists())
 if st.session_state.get("_train_message"):

@@ -10,7 +10,7 @@ import streamlit as st
 
 from app import resources, routes, ui
 from app.charts import training as charts
-from app.jobs import FAILED, FINISHED, RUNNING, STOPPED, JobView
+from app.jobs import FAILED, FINISHED, IDLE_S, RUNNING, STOPPED, JobView
 from app.views.train.settings import schedule
 
 POLL_S = 1.0
@@ -74,11 +74,17 @@ def _job_panel(view: JobView, suffix: str) -> None:
     st.markdown(f"**Run** `{view.name}` · {STATUS[view.status]} · task {view.config.task}, "
                 f"{view.config.preset} preset, {view.config.steps:,} steps")
     if view.status == RUNNING:
-        text = ("Stopping: validating and saving the checkpoint…" if view.stop_requested
+        text = ("Stopping: validating and saving the checkpoint…" if view.stop_requested or view.stopped_idle
                 else f"Step {view.step:,} of {view.total_steps:,}")
         st.progress(view.progress, text=text)
+        st.caption("Keeps training with nobody watching." if view.run_on else
+                   f"Stops after {IDLE_S / 60:.0f} minutes with no Train page open on it (any session's counts).")
     elif view.status == FAILED:
         st.error(f"Training failed: {view.error}")
+    elif view.status == STOPPED and view.stopped_idle:
+        st.info(f"Stopped at step {view.step:,} because nobody watched it for {IDLE_S / 60:.0f} minutes; "
+                "the best validated model so far was saved. Tick *Keep training when nobody is watching* "
+                "to let a run go on with the page closed.")
     elif view.status == STOPPED:
         st.info(f"Stopped at step {view.step:,}; the best validated model so far was saved.")
     else:
@@ -153,6 +159,7 @@ def jobs() -> None:
         job = resources.registry().get(name)
         if job is None:
             return
+        job.watch()  # a page shows it: it keeps training
         view = job.view()
         if view.done:
             resources.entries.clear()

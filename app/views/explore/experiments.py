@@ -30,6 +30,19 @@ def _show_change(before: Explanation, after: Explanation, kind: str, layer: int,
 INTERVENTIONS, COMPARE = "explore_interventions", "explore_compare"
 
 
+def drawing() -> list[str]:
+    """The experiment panels that draw the chosen head now: interventions away from the model as trained
+    or a padding batch; a comparison with its second sentence or checkpoint chosen."""
+    state = st.session_state
+    panels = []
+    if inputs.intervened() or str(state.get("second_text") or "").strip():
+        panels.append(INTERVENTIONS)
+    by_ckpt = state.get("compare_mode") == "ckpt"
+    if state.get("compare_ckpt") if by_ckpt else str(state.get("compare_text") or "").strip():
+        panels.append(COMPARE)
+    return panels
+
+
 @st.fragment(key=INTERVENTIONS)
 def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) -> None:
     """Re-run the model with changed attention and show what moved."""

@@ -6,8 +6,8 @@
   controls (grid page, overlaid heads, step) rerun it alone;
 * the interventions and compare panels (``experiments``), each a fragment of its own.
 
-A kind, layer, head or view change reruns every fragment that draws the chosen head, by name
-(``st.rerun([...])`` from the control's callback); the text and decoding options rerun the page, as
+A layer, head or view change reruns the fragments that draw the chosen head, by name
+(``st.rerun([...])`` from the control's callback; a kind change reruns every panel); the text and decoding options rerun the page, as
 everything depends on them. Each fragment keeps the arguments of the last full run: the cached
 :class:`~core.Explanation`, so no fragment runs the model for a selection change.
 """
@@ -28,7 +28,13 @@ FOLLOWERS = [HEAD, VIEW, experiments.INTERVENTIONS, experiments.COMPARE]
 
 
 def follow_selection() -> None:
-    """A kind, layer, head or view control moved: rerun the fragments that draw the chosen head."""
+    """A layer, head or view control moved: rerun the head view, the chosen view and the experiment panels
+    that draw the chosen head now (one at its defaults, showing no map, stays as it is)."""
+    st.rerun([HEAD, VIEW, *experiments.drawing()])
+
+
+def follow_kind() -> None:
+    """The kind changed: every fragment that draws the chosen head reruns (the knock-out list names its heads)."""
     st.rerun(FOLLOWERS)
 
 
@@ -36,7 +42,7 @@ def follow_selection() -> None:
 def head_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], chart_side: Any) -> None:
     """The selection controls here, the chosen head's map in ``chart_side``, and the share link."""
     fs = ui.font_scale()
-    kind, layer, head, _ = views.attention_controls(exp, on_change=follow_selection)
+    kind, layer, head, _ = views.attention_controls(exp, on_change=follow_selection, on_kind=follow_kind)
     with chart_side:
         views.head_view(entry, exp, options, kind, layer, head, fs)
     w.share(exp.text)
@@ -52,6 +58,6 @@ def view_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]) 
     elif view == "lines":
         views.lines_view(exp, kind, layer, head, fs)
     elif view == "summary":
-        views.summary_view(exp, kind, layer, fs)
+        views.summary_view(entry, exp, options, kind, layer, fs)
     elif view == "generation":
         views.generation_view(exp, layer, head, fs)

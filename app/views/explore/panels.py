@@ -6,9 +6,9 @@
   controls (grid page, overlaid heads, step) rerun it alone;
 * the interventions and compare panels (``experiments``), each a fragment of its own.
 
-A layer, head or view change reruns the fragments that draw the chosen head, by name
-(``st.rerun([...])`` from the control's callback; a kind change reruns every panel); the text and decoding options rerun the page, as
-everything depends on them. Each fragment keeps the arguments of the last full run: the cached
+A layer, head or view change reruns the fragments that draw the chosen head, by name (``st.rerun([...])``
+from the control's callback; a kind change reruns every panel); the text and decoding options rerun the
+page, as everything depends on them. Each fragment keeps the arguments of the last full run: the cached
 :class:`~core.Explanation`, so no fragment runs the model for a selection change.
 """
 

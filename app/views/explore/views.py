@@ -33,9 +33,11 @@ def _views(exp: Explanation) -> list[str]:
 
 
 def attention_controls(exp: Explanation, on_change: Callable[[], None] | None = None,
-                       on_kind: Callable[[], None] | None = None) -> tuple[str, int, int, str]:
+                       on_kind: Callable[[], None] | None = None,
+                       on_view: Callable[[], None] | None = None) -> tuple[str, int, int, str]:
     """Kind, layer and head (0-based; the sliders count from 1) and view, clamped to this explanation;
-    ``on_change`` runs when the layer, head or view moves, ``on_kind`` (else ``on_change``) when the kind does."""
+    ``on_change`` runs when the layer or head moves, ``on_kind`` and ``on_view`` (else ``on_change``) when the
+    kind or the view does."""
     kinds = list(exp.kinds)
     ui.choose("kind", kinds)
     views = _views(exp)
@@ -43,7 +45,7 @@ def attention_controls(exp: Explanation, on_change: Callable[[], None] | None = 
     kind = st.segmented_control("Attention", kinds, key="kind", required=True, format_func=KIND_LABELS.get,
                                 on_change=on_kind or on_change)
     view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get,
-                                on_change=on_change)
+                                on_change=on_view or on_change)
     layers, heads = exp.shape(kind)
     first, second = st.columns(2, gap="large")
     with first:

@@ -31,6 +31,12 @@ def _render(spec_json: str, fmt: str, scale: float) -> bytes:
     return vl_convert.vegalite_to_png(spec_json, scale=scale)
 
 
+def _rendered(chart: Any, fmt: str, scale: float) -> bytes:
+    """``chart`` as PNG or SVG; its spec is written only now, on the click (Altair's ``to_json`` validates the
+    whole spec: tens of ms per chart, which every rerun of a page of charts would otherwise pay)."""
+    return _render(chart.to_json(), fmt, scale)
+
+
 def _npz(arrays: dict[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
@@ -62,11 +68,10 @@ def export_chart(chart: Any, name: str, key: str, cells: int | None = None) -> N
         st.caption(f"Chart export works up to {MAX_CELLS:,} cells (this chart has {cells:,}): "
                    "make it smaller, or export the numbers.")
         return
-    spec = chart.to_json()
     with st.popover("Export chart", icon=":material/download:"):
-        st.download_button("PNG", functools.partial(_render, spec, "png", 2.0), f"{name}.png", "image/png",
+        st.download_button("PNG", functools.partial(_rendered, chart, "png", 2.0), f"{name}.png", "image/png",
                            key=f"{key}-png", on_click="ignore")
-        st.download_button("SVG", functools.partial(_render, spec, "svg", 1.0), f"{name}.svg", "image/svg+xml",
+        st.download_button("SVG", functools.partial(_rendered, chart, "svg", 1.0), f"{name}.svg", "image/svg+xml",
                            key=f"{key}-svg", on_click="ignore")
         st.download_button("HTML", functools.partial(chart.to_html, inline=True), f"{name}.html", "text/html",
                            key=f"{key}-html", on_click="ignore")

@@ -24,6 +24,7 @@ its last one ran over a second. A run the page refuses or never draws makes a "n
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import tempfile
@@ -66,8 +67,14 @@ def goal_row(what: str, samples: list[float], baseline: list[float], holds: bool
     """A row whose figure is the median of ``samples`` against the median of the same run's bare-page
     ``baseline``: met when their ratio is ≤ ``limit`` and ``holds``."""
     measured, floor = statistics.median(samples), statistics.median(baseline)
-    return Row("browser", what, goal or f"≤ {limit:g}× bare page", measured, "ms", floor,
+    return Row("browser", with_load(what), goal or f"≤ {limit:g}× bare page", measured, "ms", floor,
                measured <= limit * floor and holds)
+
+
+def with_load(what: str) -> str:
+    """``what`` and the machine's load average over the last minute as the row was taken (the 2 cores are
+    shared: a ratio taken at load 10 is not one taken at load 1)."""
+    return f"{what}; load {os.getloadavg()[0]:.1f}"
 
 
 def cold_starts(browser, runs: Path) -> Row:
@@ -184,9 +191,9 @@ def server_sessions_row(app: bp.Server) -> Row:
     texts = [[sentence(510 + r * SESSIONS + s) for r in range(ROUNDS)] for s in range(SESSIONS)]
     together = sessions.server_edits(app.url, query, SESSIONS, texts)
     loads = app.events("loaded").count("translation.safetensors")
-    return Row("browser", f"{SESSIONS} non-rendering sessions (websocket) editing different texts at once: server "
-                          f"time per edit, p95 of {len(together)} vs one session alone (p95 of {len(alone)}); "
-                          f"model loads: {loads}", f"p95 ≤ {SESSIONS_RATIO:g}× one session's, model loaded once",
+    what = (f"{SESSIONS} non-rendering sessions (websocket) editing different texts at once: server time per edit, "
+            f"p95 of {len(together)} vs one session alone (p95 of {len(alone)}); model loads: {loads}")
+    return Row("browser", with_load(what), f"p95 ≤ {SESSIONS_RATIO:g}× one session's, model loaded once",
                p95(together), "ms", p95(alone), p95(together) <= SESSIONS_RATIO * p95(alone) and loads == 1)
 
 
@@ -211,8 +218,9 @@ def concurrent_row(browser, app: bp.Server) -> Row:
     for page in pages:
         page.context.close()
     loads = app.events("loaded").count("translation.safetensors")
-    return Row("browser", f"{SESSIONS} Chromium sessions editing different texts at once: p95 of {len(together)} edits "
-                          f"vs one session alone (p95 of {len(alone)}); model loads: {loads}",
+    what = (f"{SESSIONS} Chromium sessions editing different texts at once: p95 of {len(together)} edits vs one "
+            f"session alone (p95 of {len(alone)}); model loads: {loads}")
+    return Row("browser", with_load(what),
                "reference (browsers share the 2 cores)", p95(together), "ms", p95(alone), None)
 
 

@@ -18,8 +18,11 @@ CATEGORY = "tableau10"
 
 def title(text: str, font_scale: float = 1.0, subtitle: str | None = None, **kwargs) -> alt.Title:
     """A chart title (and optional subtitle) sized for the screen or the projector."""
-    extra = {"subtitle": subtitle, "subtitleFontSize": 11 * font_scale} if subtitle else {}
-    return alt.Title(text, fontSize=14 * font_scale, **extra, **kwargs)
+    # the padding keeps the subtitle's glyphs clear of the title's descenders (a caller may ask for more)
+    extra = ({"subtitle": subtitle, "subtitleFontSize": 11 * font_scale, "subtitlePadding": 4 * font_scale}
+             if subtitle else {})
+    extra.update(kwargs)
+    return alt.Title(text, fontSize=14 * font_scale, **extra)
 
 
 def axis(font_scale: float = 1.0, **kwargs) -> alt.Axis:

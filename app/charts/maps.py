@@ -75,16 +75,22 @@ def heatmap(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
     side = side or heatmap_side(len(y), len(x), font_scale)
     xaxis, x_step = _axis(x, x_title, font_scale, tickangle=-60, side="bottom")
     yaxis, y_step = _axis(y, y_title, font_scale, autorange="reversed")
-    trace = go.Heatmap(z=small, x=x, y=y, zmin=zrange[0], zmax=zrange[1], colorscale=colorscale, name=value,
-                       showscale=showscale, colorbar=dict(title=dict(text=value), thickness=14,
-                                                          tickfont=dict(size=11 * font_scale)),
-                       hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}<extra></extra>")
-    figure = go.Figure(trace)
-    figure.update_layout(title=dict(text=title, font=dict(size=15 * font_scale)), xaxis=xaxis, yaxis=yaxis,
-                         width=side + int(170 * font_scale), height=side + int(150 * font_scale),
-                         margin=dict(l=10, r=10, t=int(50 * font_scale), b=10), font=dict(size=12 * font_scale),
-                         meta={"value": value, "note": _note(matrix, small, x_step, y_step)})
-    return figure
+    trace = dict(type="heatmap", z=small, x=x, y=y, zmin=zrange[0], zmax=zrange[1], colorscale=colorscale, name=value,
+                 showscale=showscale, colorbar=dict(title=dict(text=value, side="right"), thickness=14,
+                                                    tickfont=dict(size=11 * font_scale)),
+                 hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}<extra></extra>")
+    layout = dict(title=dict(text=title, font=dict(size=15 * font_scale)), xaxis=xaxis, yaxis=yaxis,
+                  width=side + int(170 * font_scale), height=side + int(150 * font_scale),
+                  margin=dict(l=10, r=10, t=int(50 * font_scale), b=10), font=dict(size=12 * font_scale),
+                  meta={"value": value, "note": _note(matrix, small, x_step, y_step)})
+    return lean_figure([trace], layout)
+
+
+def lean_figure(traces: list[dict], layout: dict) -> go.Figure:
+    """A figure of plain-dict ``traces`` and ``layout``, built without Plotly's per-property validation
+    (tens of ms per figure; these are built from known-good settings, and Streamlit checks the figure
+    once more when it sends it)."""
+    return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
 def _note(matrix: np.ndarray, small: np.ndarray, x_step: int, y_step: int) -> str | None:
@@ -105,20 +111,38 @@ def note(figure: go.Figure) -> str | None:
     return meta.get("note") if isinstance(meta, dict) else None
 
 
+def block_mass(matrix: np.ndarray, max_rows: int, max_cols: int) -> np.ndarray:
+    """``matrix`` (Tq, Tk) in at most ``max_rows`` × ``max_cols`` blocks: the mean over a block's query rows of
+    the weight its key columns hold together, so each thumbnail row still sums to 1 (a matrix that fits
+    comes back unchanged)."""
+    small, _, cols = downsample(matrix, max_rows, max_cols)
+    return small * np.diff(cols).astype(np.float32)  # column means times columns per block = column sums
+
+
 def mosaic(maps: np.ndarray, thumb: int = THUMB) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every (layer, head) map of (L, H, Tq, Tk) downsampled to at most ``thumb`` × ``thumb`` and laid out
-    in one array, one NaN row/column between thumbnails; also the mosaic's x and y coordinates, chosen
-    so that rounding one gives the 1-based head (x) or layer (y) it lies in."""
+    """Every (layer, head) map of (L, H, Tq, Tk) as at most ``thumb`` × ``thumb`` blocks (:func:`block_mass`),
+    laid out in one array, one NaN row/column between thumbnails; also the mosaic's x and y coordinates,
+    chosen so that rounding one gives the 1-based head (x) or layer (y) it lies in."""
     layers, heads, tq, tk = maps.shape
     sq, sk = min(tq, thumb), min(tk, thumb)
     grid = np.full((layers * (sq + 1) - 1, heads * (sk + 1) - 1), np.nan, dtype=np.float32)
     for l in range(layers):
         for h in range(heads):
-            small, _, _ = downsample(maps[l, h], sq, sk)
-            grid[l * (sq + 1):l * (sq + 1) + sq, h * (sk + 1):h * (sk + 1) + sk] = small
+            grid[l * (sq + 1):l * (sq + 1) + sq, h * (sk + 1):h * (sk + 1) + sk] = block_mass(maps[l, h], sq, sk)
     x = np.arange(grid.shape[1]) / (sk + 1) + 1 - (sk - 1) / (2 * (sk + 1))
     y = np.arange(grid.shape[0]) / (sq + 1) + 1 - (sq - 1) / (2 * (sq + 1))
     return grid, x.astype(np.float32), y.astype(np.float32)
+
+
+def grid_top(grid: np.ndarray, reduced: bool) -> float:
+    """The top of the model grid's one shared colour scale: 1 when every weight is drawn as it is; for
+    thumbnails of long inputs (blocks of many keys, most holding a few per cent), the 90th percentile of
+    every block on the page (two significant digits, at least 0.01; the few blocks above it, such as a
+    first token every query parks on, take the top colour), so a spread-out head is not uniformly dark."""
+    if not reduced:
+        return 1.0
+    top = float(np.nanpercentile(grid, 90)) if np.isfinite(grid).any() else 1.0
+    return float(min(1.0, max(0.01, float(f"{top:.2g}"))))
 
 
 def model_grid(maps: np.ndarray, *, title: str, first_layer: int = 0, chosen: tuple[int, int] | None = None,
@@ -128,32 +152,34 @@ def model_grid(maps: np.ndarray, *, title: str, first_layer: int = 0, chosen: tu
     layers, heads = maps.shape[:2]
     grid, x, y = mosaic(maps)
     y = y + first_layer
+    reduced = max(maps.shape[2:]) > THUMB
+    top, value = grid_top(grid, reduced), "weight per block" if reduced else "weight"
     cell = max(44.0, min(110.0, 640 / max(heads, 1))) * font_scale
     aspect = min(maps.shape[2], THUMB) / min(maps.shape[3], THUMB)  # thumbnail height / width
-    trace = go.Heatmap(z=grid, x=x, y=y, zmin=0, zmax=1, colorscale=SEQUENTIAL, name="weight", hoverongaps=False,
-                       colorbar=dict(title=dict(text="weight"), thickness=14),
-                       hovertemplate="layer %{y:.0f}, head %{x:.0f}<br>weight %{z:.3f}<extra></extra>")
-    figure = go.Figure(trace)
+    mosaic_trace = dict(type="heatmap", z=grid, x=x, y=y, zmin=0, zmax=top, colorscale=SEQUENTIAL, name=value,
+                        hoverongaps=False, colorbar=dict(title=dict(text=value, side="right"), thickness=14),
+                        hovertemplate=f"layer %{{y:.0f}}, head %{{x:.0f}}<br>{value} %{{z:.3f}}<extra></extra>")
     # Heatmap cells cannot be selected in Streamlit: one transparent square per thumbnail takes the click.
     centres_x, centres_y = np.meshgrid(np.arange(1, heads + 1), np.arange(first_layer + 1, first_layer + layers + 1))
-    figure.add_trace(go.Scatter(x=centres_x.ravel(), y=centres_y.ravel(), mode="markers", name="open",
-                                marker=dict(symbol="square", size=cell * 0.8, color="rgba(0,0,0,0.01)"),
-                                showlegend=False, hovertemplate="layer %{y}, head %{x}: click to open it<extra></extra>",
-                                selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1))))
+    targets = dict(type="scatter", x=centres_x.ravel(), y=centres_y.ravel(), mode="markers", name="open",
+                   marker=dict(symbol="square", size=cell * 0.8, color="rgba(0,0,0,0.01)"), showlegend=False,
+                   hovertemplate="layer %{y}, head %{x}: click to open it<extra></extra>",
+                   selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1)))
+    shapes = []
     if chosen is not None and first_layer <= chosen[0] < first_layer + layers:
-        figure.add_shape(type="rect", x0=chosen[1] + 0.5, x1=chosen[1] + 1.5, y0=chosen[0] + 0.5, y1=chosen[0] + 1.5,
-                         line=dict(color="#e45756", width=3))
+        shapes.append(dict(type="rect", x0=chosen[1] + 0.5, x1=chosen[1] + 1.5, y0=chosen[0] + 0.5,
+                           y1=chosen[0] + 1.5, line=dict(color="#e45756", width=3)))
     ticks = dict(tickfont=dict(size=12 * font_scale), showgrid=False, zeroline=False)
-    figure.update_layout(
-        title=dict(text=title, font=dict(size=15 * font_scale)), font=dict(size=12 * font_scale),
+    rows = range(first_layer + 1, first_layer + layers + 1)
+    layout = dict(
+        title=dict(text=title, font=dict(size=15 * font_scale)), font=dict(size=12 * font_scale), shapes=shapes,
         xaxis=dict(tickvals=list(range(1, heads + 1)), ticktext=[f"head {h}" for h in range(1, heads + 1)],
                    side="top", **ticks),
-        yaxis=dict(tickvals=list(range(first_layer + 1, first_layer + layers + 1)), autorange="reversed",
-                   ticktext=[f"layer {l}" for l in range(first_layer + 1, first_layer + layers + 1)], **ticks),
+        yaxis=dict(tickvals=list(rows), autorange="reversed", ticktext=[f"layer {l}" for l in rows], **ticks),
         width=int(cell * heads + 170 * font_scale), height=int(cell * aspect * layers + 130 * font_scale),
         margin=dict(l=10, r=10, t=int(80 * font_scale), b=10), clickmode="event+select", dragmode=False,
-        meta={"value": "weight", "first_layer": first_layer, "layers": layers, "heads": heads})
-    return figure
+        meta={"value": value, "first_layer": first_layer, "layers": layers, "heads": heads, "top": top})
+    return lean_figure([mosaic_trace, targets], layout)
 
 
 def picked(points: Sequence[dict]) -> tuple[int, int] | None:

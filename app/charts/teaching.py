@@ -263,8 +263,10 @@ def smoothing_log_chart(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[
                         font_scale: float = 1.0) -> alt.LayerChart:
     """Label-smoothed targets on a symmetric-log colour scale, so ε/(V−1) or ε/(V−2) is visibly not 0.
 
-    Every cell also prints its value; exact zeros (padding) stay white.
+    Every cell also prints its value; exact zeros (padding) stay white. The colour legend lies under the
+    cells, so it never meets the title's subtitle.
     """
+    cell = 52 * font_scale
     frame = matrix_frame(matrix, rows, cols, "probability").rename(columns={"row": "example", "col": "token"})
     frame["text"] = [("0" if v == 0 else f"{v:.3g}") for v in frame["probability"]]
     base = alt.Chart(frame, title=_title(f"Label-smoothed targets (ε = {smoothing:g})", font_scale,
@@ -274,11 +276,12 @@ def smoothing_log_chart(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[
     rect = base.transform_filter(alt.datum.probability > 0).mark_rect(stroke="#bbbbbb", strokeWidth=0.5).encode(
         x=x, y=y, color=alt.Color("probability:Q", scale=alt.Scale(type="symlog", constant=1e-3, domain=[0, 1],
                                                                    scheme=SEQUENTIAL),
-                                  legend=_legend("probability (log)", font_scale)),
+                                  legend=_legend("probability (log)", font_scale, orient="bottom",
+                                                 direction="horizontal",
+                                                 gradientLength=min(cell * len(cols), 320 * font_scale))),
         tooltip=[alt.Tooltip("example:N"), alt.Tooltip("token:N"), alt.Tooltip("probability:Q", format=".4f")])
     text = base.mark_text(fontSize=11 * font_scale).encode(
         x=x, y=y, text="text:N",
         color=alt.condition("datum.probability > 0 && datum.probability < 0.5", alt.value("white"),
                             alt.value("black")))
-    cell = 52 * font_scale
     return _pad(alt.layer(rect, text).properties(width=cell * len(cols), height=cell * len(rows)))

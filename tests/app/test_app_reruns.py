@@ -57,3 +57,46 @@ def test_the_positional_pages_sliders_do_not_reread_the_model(counted):
     assert counted["encoding"] == reads and not at.exception
     at.text_input(key="pe_text").input("abc").run()  # the text it reads: once more
     assert counted["encoding"] == reads + 1
+
+
+# ----------------------------------------------------------------------------- every Learn page's main control
+@pytest.fixture
+def runs_made(monkeypatch: pytest.MonkeyPatch):
+    """The model runs the app makes (``resources.MODEL_EVENTS["run"]``, what the browser benchmark counts),
+    and the calls of the playground's projection with the learned weights, from here on."""
+    calls: Counter = Counter()
+    real = core.lessons.model_projection
+
+    def projection(*args, **kwargs):
+        calls["projection"] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core.lessons, "model_projection", projection)
+    start = resources.MODEL_EVENTS["run"]
+    return lambda: {"run": resources.MODEL_EVENTS["run"] - start, **calls}
+
+
+def test_the_playgrounds_controls_never_rerun_the_models_projection(runs_made):
+    at = open_page("playground", ckpt="shipped:translation")
+    assert runs_made()["projection"] == 1  # section 5 projects the sentences with the learned weights once
+    made = runs_made()
+    at.slider(key="pg_beta").set_value(4.0).run()  # the main control: β of section 1
+    at.toggle(key="pg_hard").set_value(True).run()
+    at.select_slider(key="pg_dims").set_value((4, 64)).run()
+    at.number_input(key="pg_seed").set_value(7).run()
+    assert runs_made() == made and not at.exception
+    at.selectbox(key="pg_qkv_head").set_value(1).run()  # the control that does touch it: one projection more
+    assert runs_made()["projection"] == made["projection"] + 1 and runs_made()["run"] == made["run"] + 1
+
+
+@pytest.mark.parametrize("page, moves", [
+    ("masks", [("slider", "mask_len", 12), ("number_input", "mask_seed", 3)]),
+    ("architecture", [("slider", "ffn_tokens", 9), ("slider", "norm_batch", 5), ("radio", "arch_norm", "pre")]),
+], ids=["masks", "architecture"])
+def test_a_learn_pages_main_control_runs_no_model(runs_made, page, moves):
+    at = open_page(page, ckpt="shipped:translation")
+    made = runs_made()
+    for widget, key, value in moves:
+        getattr(at, widget)(key=key).set_value(value).run()
+        assert not at.exception, (key, [e.message for e in at.exception])
+    assert runs_made() == made

@@ -12,7 +12,6 @@ Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/layout``
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import pytest
@@ -27,13 +26,6 @@ PAGES = {  # name → (path and query, tab to open or None)
     "train": ("train", None),
     "lesson": ("lesson?lesson_stage=1", None),  # stage 2: its first chart
 }
-# Charts drawn by other modules (other owners' fixes are pending): their overlaps are reported as warnings.
-ELSEWHERE = {"— layer": "app/charts/maps.py heatmap: the colour bar's title touches its top tick label",
-             "Label-smoothed targets": "app/charts/teaching.py smoothing_log_chart: title, subtitle and legend"}
-# Pages whose first chart is still below the first screen in presentation mode (their controls come first):
-# reported as warnings until they fit; one that fits fails the test, so the entry is removed then.
-PENDING_FIRST_SCREEN = {"checkpoints-overview": "configuration tables before the parameter bars",
-                        "checkpoints-side-by-side": "two step sliders and the map pickers before the maps"}
 SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "screenshots-tmp" / "layout")
 
 # Every visible SVG text of the charts as a screen quadrilateral (its rotation kept), and the pairs that
@@ -136,20 +128,10 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation):
                                 '[data-testid="stVegaLiteChart"]):visible')  # not those of hidden tabs
             if last.count():
                 last.last.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}-last-chart.png"))
-            for overlap in overlaps:
-                owner = next((why for title, why in ELSEWHERE.items() if overlap.split("]")[0].find(title) > 0), None)
-                if owner:
-                    warnings.warn(f"{name} at {size} ({mode}): {overlap}: {owner}")
-                else:
-                    failures.append(f"{name}: text overlaps {overlap}")
+            failures += [f"{name}: text overlaps {overlap}" for overlap in overlaps]
             failures += [f"{name}: too wide {w}" for w in wide]
-            below = top is None or top >= 720
-            if presentation and below and name in PENDING_FIRST_SCREEN:
-                warnings.warn(f"{name} at {size}: first chart at {top} px: {PENDING_FIRST_SCREEN[name]}")
-            elif presentation and below:
+            if presentation and (top is None or top >= 720):
                 failures.append(f"{name}: the first chart starts at {top} px, below the first 720 px")
-            elif presentation and name in PENDING_FIRST_SCREEN:
-                failures.append(f"{name}: its first chart now starts at {top} px: remove it from PENDING_FIRST_SCREEN")
     finally:
         page.close()
     assert failures == [], "\n".join(failures)

@@ -14,9 +14,7 @@ from app.charts.architecture import parameter_chart
 from core import lessons, training_history, Checkpoint, TASKS
 
 
-def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
-    """Task, configuration, parameters per block and the recorded metrics."""
-    info = ckpt.info
+def _task_line(info) -> None:
     task = TASKS.get(info.task) if isinstance(info.task, str) else None
     if task is not None:
         st.markdown(f"**Task:** {ui.code(task.name)} — {task.description}")
@@ -27,6 +25,31 @@ def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
     labels = info.extra.get("labels")
     if isinstance(labels, list) and labels:
         st.caption("Classes: " + ", ".join(ui.code(str(label)) for label in labels))
+
+
+def _parameter_chart(entry: catalog.Entry, table: pd.DataFrame) -> None:
+    chart = parameter_chart(table, font_scale=ui.font_scale())
+    st.altair_chart(charts.fit_column(chart), width="stretch")
+    export.export_chart(chart, f"{entry.name}-parameters", "ckpt_param_chart")
+
+
+def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
+    """Task, configuration, parameters per block and the recorded metrics. In presentation mode the
+    parameter bars come first, beside the task, so the chart is on the first screen (the tables follow)."""
+    info = ckpt.info
+    counts = ckpt.model.parameter_counts()
+    table = tables.parameter_frame(lessons.parameter_table(counts, ckpt.config))
+    presenting = bool(st.session_state.get("projector"))
+    if presenting:
+        chart_side, task_side = st.columns([3, 2], gap="large")
+        with task_side:
+            _task_line(info)
+        with task_side:
+            st.metric("Parameters", f"{sum(counts.values()):,}")
+        with chart_side:
+            _parameter_chart(entry, table)
+    else:
+        _task_line(info)
     left, right = st.columns(2, gap="large")
     with left:
         st.markdown("**Configuration**")
@@ -34,15 +57,13 @@ def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
                                "value": [str(v) for v in asdict(info.config).values()]})
         st.dataframe(config, hide_index=True, key="ckpt_config_table", height="content")
     with right:
-        counts = ckpt.model.parameter_counts()
-        table = tables.parameter_frame(lessons.parameter_table(counts, ckpt.config))
-        st.metric("Parameters", f"{sum(counts.values()):,}")
+        if not presenting:
+            st.metric("Parameters", f"{sum(counts.values()):,}")
         st.dataframe(table[["block", "parameters", "share"]], hide_index=True, key="ckpt_param_table", height="content",
                      column_config={"parameters": st.column_config.NumberColumn(format="localized"),
                                     "share": st.column_config.NumberColumn(format="percent")})
-        chart = parameter_chart(table, font_scale=ui.font_scale())
-        st.altair_chart(charts.fit_column(chart), width="stretch")
-        export.export_chart(chart, f"{entry.name}-parameters", "ckpt_param_chart")
+        if not presenting:
+            _parameter_chart(entry, table)
     st.markdown("**Metrics**")
     rows = [(split, charts.METRIC_NAMES.get(name, name), value)
             for split, values in info.metrics.items() if isinstance(values, dict)
@@ -52,7 +73,6 @@ def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
                      key="ckpt_metrics_table", column_config={"value": st.column_config.NumberColumn(format="%.4f")})
     else:
         st.caption("No metrics are recorded in this checkpoint.")
-
 
 
 def training(entry: catalog.Entry, ckpt: Checkpoint) -> None:

@@ -4,6 +4,7 @@ training) and side by side (two moments of one run, or two checkpoints on the sa
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from app import catalog, compare, resources, ui
 from app.charts.attention import token_labels
@@ -71,7 +72,7 @@ def _default_text(entry: catalog.Entry) -> str:
     return task.probe or (task.examples[0] if task.examples else "hello world")
 
 
-def _compare_snapshots(entry: catalog.Entry, tl: SnapshotTimeline) -> None:
+def _compare_snapshots(entry: catalog.Entry, tl: SnapshotTimeline, box: DeltaGenerator | None) -> None:
     steps = tl.steps
     ui.choose("sbs_step_a", steps, steps[0])
     ui.choose("sbs_step_b", steps, steps[-1])
@@ -85,12 +86,13 @@ def _compare_snapshots(entry: catalog.Entry, tl: SnapshotTimeline) -> None:
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
     queries, keys = tl.axes(kind)
     axes = (token_labels(queries), token_labels(keys))
-    st.caption(f"{label}: step {step_a:,} (left) and step {step_b:,} (right).")
-    compare.draw(first, second, axes, axes, titles=(f"Step {step_a:,}", f"Step {step_b:,}"),
-                 difference_title="Difference (right − left)", name=f"{entry.name}-steps-{step_a}-{step_b}")
+    with box if box is not None else st.container():  # normal mode: under the controls
+        st.caption(f"{label}: step {step_a:,} (left) and step {step_b:,} (right).")
+        compare.draw(first, second, axes, axes, titles=(f"Step {step_a:,}", f"Step {step_b:,}"),
+                     difference_title="Difference (right − left)", name=f"{entry.name}-steps-{step_a}-{step_b}")
 
 
-def _compare_checkpoints(entry: catalog.Entry) -> None:
+def _compare_checkpoints(entry: catalog.Entry, box: DeltaGenerator | None) -> None:
     same_task = [e.key for e in resources.entries()[0] if e.task == entry.task and e.key != entry.key]
     other = compare.other_checkpoint("sbs_other", "Compare with", same_task[0] if same_task else entry.key)
     if st.session_state.get("_sbs_text_for") != entry.key or "sbs_text" not in st.session_state:
@@ -114,20 +116,22 @@ def _compare_checkpoints(entry: catalog.Entry) -> None:
     shapes = {k: tuple(min(x, y) for x, y in zip(first.shape(k), second.shape(k))) for k in kinds}
     kind, layer, head = ui.map_controls(shapes, "sbs")
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
-    st.caption(f"{label}: {entry.name} (left) and {other.name} (right).")
-    compare.explanations(first, second, kind, layer, head,
-                         titles=(entry.name, other.name),
-                         difference_title="Difference (right − left)", name=f"{entry.name}-vs-{other.name}")
+    with box if box is not None else st.container():  # normal mode: under the controls
+        st.caption(f"{label}: {entry.name} (left) and {other.name} (right).")
+        compare.explanations(first, second, kind, layer, head, titles=(entry.name, other.name),
+                             difference_title="Difference (right − left)", name=f"{entry.name}-vs-{other.name}")
 
 
 def side_by_side(entry: catalog.Entry, tl: SnapshotTimeline) -> None:
-    """Two moments of this run's training, or two checkpoints, on the same head."""
+    """Two moments of this run's training, or two checkpoints, on the same head. In presentation mode the
+    maps come first (on the first screen) and the controls that change them right under them."""
+    box = st.container() if st.session_state.get("projector") else None
     modes = {"snapshots": "Two moments of this model's training", "checkpoints": "Two checkpoints"}
     if not tl.steps:
         modes.pop("snapshots")
     ui.choose("sbs_mode", list(modes))
     mode = st.radio("Compare", list(modes), key="sbs_mode", format_func=modes.get, horizontal=True)
     if mode == "snapshots":
-        _compare_snapshots(entry, tl)
+        _compare_snapshots(entry, tl, box)
     else:
-        _compare_checkpoints(entry)
+        _compare_checkpoints(entry, box)

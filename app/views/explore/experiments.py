@@ -8,6 +8,7 @@ controls rerun it alone. Both draw the kind, layer and head chosen above (``view
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,18 @@ def _show_change(before: Explanation, after: Explanation, kind: str, layer: int,
 
 
 INTERVENTIONS, COMPARE = "explore_interventions", "explore_compare"
+
+
+def drawing(state: Mapping[str, Any]) -> list[str]:
+    """The experiment panels that draw the chosen head, given the session ``state``: interventions away from
+    the model as trained or a padding batch; a comparison with its second sentence or checkpoint chosen."""
+    panels = []
+    if inputs.intervened(state) or str(state.get("second_text") or "").strip():
+        panels.append(INTERVENTIONS)
+    by_ckpt = state.get("compare_mode") == "ckpt"
+    if state.get("compare_ckpt") if by_ckpt else str(state.get("compare_text") or "").strip():
+        panels.append(COMPARE)
+    return panels
 
 
 @st.fragment(key=INTERVENTIONS)

@@ -4,6 +4,7 @@ the model read, its prediction, and the share link.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -182,9 +183,11 @@ def _confidence(exp: Explanation, font_scale: float) -> None:
 
 
 # ----------------------------------------------------------------------------- share link
-def intervened() -> bool:
-    """Whether any intervention differs from the model as trained (e.g. restored from a link)."""
-    return any(st.session_state.get(k, v) != v for k, v in INTERVENTIONS.items())
+def intervened(state: Mapping[str, Any] | None = None) -> bool:
+    """Whether any intervention in ``state`` (the session's by default) differs from the model as trained
+    (e.g. restored from a link)."""
+    state = st.session_state if state is None else state
+    return any(state.get(k, v) != v for k, v in INTERVENTIONS.items())
 
 
 def share(text: str) -> None:

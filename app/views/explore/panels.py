@@ -6,14 +6,16 @@
   controls (grid page, overlaid heads, step) rerun it alone;
 * the interventions and compare panels (``experiments``), each a fragment of its own.
 
-A kind, layer, head or view change reruns every fragment that draws the chosen head, by name
-(``st.rerun([...])`` from the control's callback); the text and decoding options rerun the page, as
-everything depends on them. Each fragment keeps the arguments of the last full run: the cached
-:class:`~core.Explanation`, so no fragment runs the model for a selection change.
+A layer or head move reruns the slider's own fragment, the head view; the chosen view and the panels that
+draw the chosen head (:func:`followers`) are rerun with it by name (``st.rerun([...])`` from the callback)
+only when there are any. A view change reruns the view too, a kind change every panel; the text and
+decoding options rerun the page, as everything depends on them. Each fragment keeps the arguments of the
+last full run: the cached :class:`~core.Explanation`, so no fragment runs the model for a selection change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
@@ -28,7 +30,27 @@ FOLLOWERS = [HEAD, VIEW, experiments.INTERVENTIONS, experiments.COMPARE]
 
 
 def follow_selection() -> None:
-    """A kind, layer, head or view control moved: rerun the fragments that draw the chosen head."""
+    """The layer or head moved: the head view reruns (the slider's own fragment); so do the chosen view
+    below, when one is shown, and the experiment panels that draw the chosen head now (one at its
+    defaults, showing no map, stays as it is). With nothing else to follow, no rerun is asked for:
+    a fragment rerun asked from a callback costs a second round trip (measured: 1.6–2× a plain one)."""
+    others = followers(st.session_state)
+    if others:
+        st.rerun([HEAD, *others])
+
+
+def followers(state: Mapping[str, Any]) -> list[str]:
+    """The fragments besides the head view that draw the chosen layer and head, given the session ``state``."""
+    return ([VIEW] if state.get("view", "head") != "head" else []) + experiments.drawing(state)
+
+
+def follow_view() -> None:
+    """The view changed: the chosen view below reruns (drawn, replaced or cleared) with the head view."""
+    st.rerun([HEAD, VIEW, *experiments.drawing(st.session_state)])
+
+
+def follow_kind() -> None:
+    """The kind changed: every fragment that draws the chosen head reruns (the knock-out list names its heads)."""
     st.rerun(FOLLOWERS)
 
 
@@ -36,7 +58,8 @@ def follow_selection() -> None:
 def head_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], chart_side: Any) -> None:
     """The selection controls here, the chosen head's map in ``chart_side``, and the share link."""
     fs = ui.font_scale()
-    kind, layer, head, _ = views.attention_controls(exp, on_change=follow_selection)
+    kind, layer, head, _ = views.attention_controls(exp, on_change=follow_selection, on_kind=follow_kind,
+                                                    on_view=follow_view)
     with chart_side:
         views.head_view(entry, exp, options, kind, layer, head, fs)
     w.share(exp.text)
@@ -52,6 +75,6 @@ def view_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]) 
     elif view == "lines":
         views.lines_view(exp, kind, layer, head, fs)
     elif view == "summary":
-        views.summary_view(exp, kind, layer, fs)
+        views.summary_view(entry, exp, options, kind, layer, fs)
     elif view == "generation":
         views.generation_view(exp, layer, head, fs)

@@ -32,17 +32,20 @@ def _views(exp: Explanation) -> list[str]:
     return [v for v in VIEWS if v != "generation" or exp.architecture != "encoder"]
 
 
-def attention_controls(exp: Explanation, on_change: Callable[[], None] | None = None) -> tuple[str, int, int, str]:
+def attention_controls(exp: Explanation, on_change: Callable[[], None] | None = None,
+                       on_kind: Callable[[], None] | None = None,
+                       on_view: Callable[[], None] | None = None) -> tuple[str, int, int, str]:
     """Kind, layer and head (0-based; the sliders count from 1) and view, clamped to this explanation;
-    ``on_change`` runs when any of them moves."""
+    ``on_change`` runs when the layer or head moves, ``on_kind`` and ``on_view`` (else ``on_change``) when the
+    kind or the view does."""
     kinds = list(exp.kinds)
     ui.choose("kind", kinds)
     views = _views(exp)
     ui.choose("view", views, "head")
     kind = st.segmented_control("Attention", kinds, key="kind", required=True, format_func=KIND_LABELS.get,
-                                on_change=on_change)
+                                on_change=on_kind or on_change)
     view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get,
-                                on_change=on_change)
+                                on_change=on_view or on_change)
     layers, heads = exp.shape(kind)
     first, second = st.columns(2, gap="large")
     with first:
@@ -119,9 +122,11 @@ def model_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], 
                                       "view)"))
     ui.plot(grid, name=f"{kind}-all-heads", key="grid", on_select=lambda: _pick_from_grid(on_pick),
             selection_mode="points")
-    if min(every.shape[2:]) > maps.THUMB or max(every.shape[2:]) > maps.THUMB:
-        st.caption(f"Thumbnails are averaged down to at most {maps.THUMB} × {maps.THUMB} cells; the head view "
-                   "draws the chosen head in full.")
+    if max(every.shape[2:]) > maps.THUMB:
+        st.caption(f"Thumbnails are drawn in at most {maps.THUMB} × {maps.THUMB} blocks: a block holds the weight "
+                   "its keys get together, averaged over its queries. One colour scale for every thumbnail, up to "
+                   f"{grid.layout.meta['top']:g} (blocks above it take the top colour); the head view draws the "
+                   "chosen head in full.")
     _exports(grid, *_data(exp, kind, layer, head), f"{kind}-all-heads")
 
 
@@ -156,9 +161,9 @@ def head_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], k
         scores = bool(exp.scores)
     figure = head_figure(entry, exp, options, kind, layer, head, fs, scores)
     if scores:
-        ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True)
+        ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True, key="head_map_scores")
     else:
-        ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}")
+        ui.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}", key="head_map")
     st.caption("Each row is one query token; its weights over the key tokens sum to 1."
                + (" A decoder row reads “after this token → predicts”: the token it takes in, then the token "
                   "it produces." if y_title == charts.PREDICTS_TITLE else ""))
@@ -188,21 +193,26 @@ def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) ->
     _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}-lines")
 
 
-def summary_view(exp: Explanation, kind: str, layer: int, fs: float) -> None:
+def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
+                 fs: float) -> None:
+    """Mean over heads and rollout (self-attention), per-head statistics; each figure built once per input,
+    options, kind, layer and scale."""
     rows, cols, y_title = charts.axes(exp, kind)
     every = exp.attention[kind]
     square = kind in ("encoder", "decoder")
     left, right = st.columns(2)
     side = charts.maps.heatmap_side(len(rows), len(cols), fs) * 3 // 4
+    mean = mean_over_heads(every)  # (L, Tq, Tk)
     with left:
-        mean = mean_over_heads(every)  # (L, Tq, Tk)
-        ui.plot(charts.head_map(mean[layer], rows, cols, title=f"Layer {layer + 1}: mean over heads", font_scale=fs,
-                                y_title=y_title, side=side), name=f"{kind}-L{layer + 1}-mean")
+        ui.plot(resources.figure(entry, exp.text, options, ("mean", kind, layer, fs), lambda: charts.head_map(
+            mean[layer], rows, cols, title=f"Layer {layer + 1}: mean over heads", font_scale=fs, y_title=y_title,
+            side=side)), name=f"{kind}-L{layer + 1}-mean")
     with right:
         if square:
             flow = rollout_by_layer(every)  # (L, T, T)
-            ui.plot(charts.head_map(flow[-1], rows, cols, title="Attention rollout through every layer",
-                                    font_scale=fs, y_title=y_title, side=side), name=f"{kind}-rollout")
+            ui.plot(resources.figure(entry, exp.text, options, ("rollout", kind, fs), lambda: charts.head_map(
+                flow[-1], rows, cols, title="Attention rollout through every layer", font_scale=fs, y_title=y_title,
+                side=side)), name=f"{kind}-rollout")
         else:
             st.info("Rollout follows one sequence through its own layers, so it is defined for "
                     "self-attention only (cross-attention maps decoder rows onto encoder columns).")
@@ -213,7 +223,8 @@ def summary_view(exp: Explanation, kind: str, layer: int, fs: float) -> None:
                    "says how much the last layer's token i draws on each input token.")
     records = [{**r, "layer": r["layer"] + 1, "head": r["head"] + 1}
                for r in head_statistics(every, self_attention=square)]
-    stats = charts.stats_heatmaps(records, font_scale=fs)
+    stats = resources.figure(entry, exp.text, options, ("stats", kind, fs),
+                             lambda: charts.stats_heatmaps(records, font_scale=fs))
     ui.chart(stats)
     st.caption("The largest weight is drawn on a fixed 0–1 scale, so a head at 0.99999 looks as strong as it is.")
     table = pd.DataFrame(records).dropna(axis=1, how="all")

@@ -13,6 +13,14 @@ from app.charts import concepts as charts
 from core import lessons, make_optimizer, noam_lr, smoothed_loss
 
 
+def _tex_number(x: float) -> str:
+    """``x`` in LaTeX: 0.98 as is, 1e-09 as 10^{-9}, 2.5e-05 as 2.5 \\times 10^{-5}."""
+    mantissa, _, exponent = f"{x:g}".partition("e")
+    if not exponent:
+        return mantissa
+    return ("" if mantissa == "1" else mantissa + r" \times ") + f"10^{{{int(exponent)}}}"
+
+
 def recipe_section(fs: float) -> None:
     """Draw "6 · How the paper trains it"."""
     recipe = lessons.paper_recipe()
@@ -21,6 +29,16 @@ def recipe_section(fs: float) -> None:
         f"**Adam** with β₁ = {recipe.beta1:g}, β₂ = {recipe.beta2:g} and ε = {recipe.eps:g} — the settings the "
         "trainer here really uses (read back from the optimiser it builds). Its learning rate is not fixed: it "
         "**warms up** linearly, then decays with the inverse square root of the step.")
+    rows = recipe.adam_rows()
+    st.dataframe(pd.DataFrame([(name, f"{paper:g}", f"{ours:g}") for name, paper, ours in rows],
+                              columns=["Adam setting", "the paper (§5.3)", "this trainer"]),
+                 hide_index=True, width="content", key="arch_adam_table")
+    b1, b2, eps = (_tex_number(ours) for _, _, ours in rows)
+    st.markdown("Each step, for every weight θ with gradient g, Adam keeps running means of g and g² and "
+                "moves θ by their bias-corrected ratio — one rule:")
+    st.latex(rf"m_t = {b1}\,m_{{t-1}} + (1 - {b1})\,g_t,\quad v_t = {b2}\,v_{{t-1}} + (1 - {b2})\,g_t^2,\quad "
+             rf"\theta_t = \theta_{{t-1}} - \text{{lrate}}_t\,\frac{{m_t / (1 - {b1}^t)}}"
+             rf"{{\sqrt{{v_t / (1 - {b2}^t)}} + {eps}}}")
     glossary.show_code(make_optimizer, "The code: core.make_optimizer")
     st.latex(r"\text{lrate} = d_{model}^{-0.5}\cdot\min(\text{step}^{-0.5},\ \text{step}\cdot"
              r"\text{warmup}^{-1.5})")

@@ -16,6 +16,8 @@ from core.training.config import TrainConfig
 from core.training.objectives import smoothed_loss
 from core.training.step import make_optimizer
 
+# The paper's Adam (section 5.3): β₁, β₂, ε.
+PAPER_ADAM = (0.9, 0.98, 1e-9)
 # The Annotated Transformer's side-by-side schedules: (d_model, warm-up).
 SCHEDULES = ((512, 4000), (512, 8000), (256, 4000))
 
@@ -35,6 +37,10 @@ class PaperRecipe:
     dropout: float
     label_smoothing: float
     warmup: int
+
+    def adam_rows(self) -> list[tuple[str, float, float]]:
+        """(setting, the paper's value, the trainer's value) for β₁, β₂ and ε."""
+        return list(zip(("β₁", "β₂", "ε"), PAPER_ADAM, (self.beta1, self.beta2, self.eps)))
 
 
 def paper_recipe() -> PaperRecipe:

@@ -195,6 +195,9 @@ def concatenated(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown(f"The {H} heads' outputs are **placed side by side** (the reverse of the split: "
                 f"(B, {H}, T, {dk}) → transpose → (B, T, {H}, {dk}) → reshape → (B, T, {d})) and mixed by the "
                 f"output projection W^O (plus its bias b^O), back to d_model = {d} numbers per token.")
+    st.latex(rf"\underbrace{{(B, {H}, T, {dk})}}_{{z^1, \dots, z^{{{H}}}}} \xrightarrow{{\text{{transpose}}}} "
+             rf"(B, T, {H}, {dk}) \xrightarrow{{\text{{reshape}}}} (B, T, {H}\cdot{dk} = {H * dk}) "
+             rf"\xrightarrow{{W^O}} (B, T, {d})")
     st.altair_chart(charts.blocks(trace.heads_concat, [f"{n}:{t}" for n, t in enumerate(src)],
                                   [f"head {n + 1}" for n in range(H)], title="[z¹; …; zᴴ]: the heads side by side",
                                   x_title="column", y_title="token", font_scale=v.fs, size=v.sizes.get("Concat")),
@@ -213,6 +216,10 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown(f"**Add**: the residual connection adds the sublayer's input x back. The sum is only defined "
                 f"because MultiHead(x) has the same width as x — this is why W^O maps back to d_model = {d} and "
                 "every sublayer of every layer keeps that width.")
+    S = len(src)
+    st.latex(rf"\underbrace{{x}}_{{{S} \times {d}}} + \underbrace{{\mathrm{{MultiHead}}(x)}}_{{{S} \times {d}}} "
+             rf"\in \mathbb{{R}}^{{{S} \times {d}}}\quad(\text{{a sublayer of another width, }}{S} \times d' "
+             rf"\text{{ with }} d' \neq {d}\text{{, could not be added}})")
     if trace.norm_hat1 is None:  # pre-norm: this stage holds x + MultiHead(LN(x)), not normalised
         st.warning("This model is **pre-norm**: LayerNorm was applied to the sublayer's *input*, so this stage "
                    "holds x + MultiHead(LayerNorm(x)), which is *not* normalised (its mean and variance are "

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from core import make_optimizer
-from core.lessons import paper_recipe
-from tests.helpers.apptest_helpers import open_page
+from core import load_checkpoint, make_optimizer
+from core.lessons import paper_recipe, trace_translation
+from tests.helpers.apptest_helpers import SHIPPED, open_page
 
 
 # ----------------------------------------------------------------------------- Adam
@@ -44,3 +45,35 @@ def test_the_adam_rule_on_screen_is_what_torch_does():
         theta = theta - 0.01 * (m / (1 - recipe.beta1 ** t)) / ((v / (1 - recipe.beta2 ** t)).sqrt() + recipe.eps)
         torch.testing.assert_close(weight.detach(), theta, atol=1e-7, rtol=0)
     assert not math.isclose(float(theta[0, 0]), 0.5)
+
+
+# ----------------------------------------------------------------------------- widths and heads on the Lesson
+@pytest.fixture(scope="module")
+def shipped():
+    return load_checkpoint(SHIPPED / "translation.safetensors")
+
+
+def _stage(name: str) -> str:
+    from app.views.lesson import STAGES
+    return str([stage for stage, _ in STAGES].index(name))
+
+
+def test_add_and_norm_states_the_residual_width_with_the_models_d_model(runs, shipped):
+    d, tokens = shipped.config.d_model, len(trace_translation(shipped, "I have cats", head=0).source_tokens)
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": _stage("Add & Norm")}, timeout=60)
+    text = " ".join(m.value for m in at.markdown)
+    assert f"maps back to d_model = {d}" in text and "same width as x" in text
+    latex = " ".join(l.value for l in at.latex)
+    assert latex.count(f"{{{tokens} \\times {d}}}") >= 2 and f"\\mathbb{{R}}^{{{tokens} \\times {d}}}" in latex
+
+
+def test_heads_concatenated_draws_the_split_undone_with_the_models_shapes(runs, shipped):
+    cfg = shipped.config
+    h, dk, d = cfg.n_heads, cfg.head_dim, cfg.d_model
+    trace = trace_translation(shipped, "I have cats", head=1)
+    np.testing.assert_array_equal(trace.heads_concat[:, dk:2 * dk], trace.encoder_head.output.astype(np.float32))
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_head": "1",
+                                    "lesson_stage": _stage("Heads concatenated")}, timeout=60)
+    latex = " ".join(l.value for l in at.latex)
+    assert f"(B, {h}, T, {dk})" in latex and f"(B, T, {h}, {dk})" in latex
+    assert f"(B, T, {h}\\cdot{dk} = {h * dk})" in latex and f"(B, T, {d})" in latex and h * dk == d

@@ -1,5 +1,6 @@
 """Attention playground: scores → softmax with β from soft to hard, why scale by √d, the four score
-functions, the key-value store analogy, and Q/K/V as learned projections (self vs cross)."""
+functions, the key-value store analogy, Q/K/V as learned projections (self vs cross), and the same layer as PyTorch's
+nn.MultiheadAttention."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import streamlit as st
 
 from app import export, glossary, tables, ui
 from app.charts import teaching as charts
-from app.views import qkv_section
+from app.views import qkv_section, torch_mha_section
 from core import attention, lessons
 
 DIMS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
@@ -195,5 +196,6 @@ st.caption("Move β in section 1: at 0 the store returns the plain average of al
 
 # ----------------------------------------------------------------------------- projections
 qkv_section.render(seed, fs)
+torch_mha_section.render(fs)
 
 ui.write_to_url(["pg_seed", "pg_beta", "pg_hard", "pg_dims", "pg_qkv_mode"])

@@ -16,6 +16,8 @@ and small frozen dataclasses (the app only draws them):
 - ``sampling``: one decoder step's distribution under temperature, top-k and top-p;
 - ``recipe``: Adam's settings, warm-up schedules side by side, label smoothing's confidence penalty;
 - ``coreference``: which heads of a real encoder link one word to another, and their measured ranks;
+- ``torch_mha``: PyTorch's ``nn.MultiheadAttention`` loaded with a model's stacked W_qkv and W^O, against
+  the model's own layer-0 encoder self-attention;
 - ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's.
 """
 
@@ -39,6 +41,7 @@ from core.lessons.self_attention import (attention_cost, AttentionCost, path_com
                                          permutation_demo, PermutationDemo)
 from core.lessons.model_map import array_sizes, ArraySize, MapBlock, model_map, ModelMap, stage_notes
 from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
+from core.lessons.torch_mha import as_torch_mha, compare_torch_mha, torch_mha, TorchMHA
 from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
 from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
 
@@ -55,6 +58,6 @@ __all__ = [
     "pad_sentences", "paper_recipe", "parameter_table", "path_comparison", "pe_beyond", "pe_curves",
     "pe_frequency", "pe_table", "permutation_demo", "qkv_projection", "random_vectors", "rotation_check",
     "rotation_matrix", "sampling_step", "saturation", "score_functions", "smoothing_example", "stage_notes",
-    "tokenizer_batch", "trace_sentence", "trace_seq2seq", "trace_translation", "warmup_schedules", "wavelength_range",
+    "tokenizer_batch", "TorchMHA", "as_torch_mha", "compare_torch_mha", "torch_mha", "trace_sentence", "trace_seq2seq", "trace_translation", "warmup_schedules", "wavelength_range",
     "whitespace_batch", "worked_example", "PAPER_REPORTED", "PartCount", "whisper_parameters", "WhisperParameters",
 ]

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 import torch
 
+from app import glossary
 from core import load_checkpoint, make_optimizer
-from core.lessons import paper_recipe, trace_translation
+from core.lessons import as_torch_mha, compare_torch_mha, paper_recipe, torch_mha, trace_translation
 from tests.helpers.apptest_helpers import SHIPPED, open_page
+from tests.helpers.tiny import PAD, random_ids, tiny_model
 
 
 # ----------------------------------------------------------------------------- Adam
@@ -77,3 +79,47 @@ def test_heads_concatenated_draws_the_split_undone_with_the_models_shapes(runs, 
     latex = " ".join(l.value for l in at.latex)
     assert f"(B, {h}, T, {dk})" in latex and f"(B, T, {h}, {dk})" in latex
     assert f"(B, T, {h}\\cdot{dk} = {h * dk})" in latex and f"(B, T, {d})" in latex and h * dk == d
+
+
+# ----------------------------------------------------------------------------- nn.MultiheadAttention
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_torch_mha_with_a_tiny_random_models_weights_gives_its_maps_and_output(norm):
+    model = tiny_model(norm=norm, seed=3)
+    src = random_ids(1, 7)
+    src[0, -2:] = PAD  # padded keys: nn.MultiheadAttention's key_padding_mask must hide them as ours does
+    result = compare_torch_mha(model, src)
+    assert result.map_error <= 1e-6 and result.output_error <= 1e-6
+    assert result.torch_maps.shape == (4, 7, 7) and np.all(result.torch_maps[:, :, -2:] == 0)
+    np.testing.assert_allclose(result.torch_maps.sum(-1), 1.0, atol=1e-6)
+    own = model.encoder_layers[0].self_attn
+    mha = as_torch_mha(own)
+    assert torch.equal(mha.in_proj_weight, own.qkv_proj.weight) and torch.equal(mha.out_proj.weight, own.out_proj.weight)
+    with torch.no_grad():  # a wrong copy would show: W_k and W_v swapped changes the output
+        mha.in_proj_weight[16:48] = torch.cat([own.qkv_proj.weight[32:48], own.qkv_proj.weight[16:32]])
+        x = torch.randn(1, 7, 16)
+        swapped, _ = mha(x, x, x)
+        assert (swapped - own(x).output).abs().max() > 1e-3
+
+
+def test_torch_mha_refuses_a_cross_attention_and_another_score():
+    with pytest.raises(ValueError, match="stacked"):
+        as_torch_mha(tiny_model().decoder_layers[0].cross_attn)
+    with pytest.raises(ValueError, match="scaled dot"):
+        as_torch_mha(tiny_model(score="additive").encoder_layers[0].self_attn)
+
+
+def test_playground_runs_nn_multihead_attention_on_the_shipped_model(runs, shipped):
+    result = torch_mha(shipped, glossary.SOURCE_SENTENCE)
+    assert result.map_error <= 1e-6 and result.output_error <= 1e-6
+    cfg = shipped.config
+    assert (result.embed_dim, result.num_heads, result.in_proj_shape) == (cfg.d_model, cfg.n_heads,
+                                                                            (3 * cfg.d_model, cfg.d_model))
+    at = open_page("playground")
+    code = next(c.value for c in at.code if "nn.MultiheadAttention(" in c.value)
+    assert f"embed_dim={cfg.d_model}, num_heads={cfg.n_heads}, batch_first=True" in code
+    assert "average_attn_weights=False" in code and f"({3 * cfg.d_model}, {cfg.d_model})" in code
+    message = next(s.value for s in at.success if "nn.MultiheadAttention" in s.value)
+    assert f"{result.map_error:.1e}" in message and f"{result.output_error:.1e}" in message
+    table = next(d.value for d in at.dataframe if d.value.index.name == "query token" and
+                 list(d.value.columns) == list(result.tokens))
+    np.testing.assert_allclose(table.to_numpy(), result.own_maps[0], atol=1e-6)

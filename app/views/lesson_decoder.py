@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from app import glossary, ui
+from app.charts import attention as attention_charts
 from app.charts import lesson as charts
 from app.views.lesson_stages import View, num, sized, tex, weights_map
 from core import attention, lessons
@@ -46,6 +47,29 @@ def cross(trace: lessons.LessonTrace, v: View) -> None:
     st.caption(f"Where each head of the last layer looks most from this row: {peaks}.")
     glossary.erratum("cross_sources")
     glossary.show_code(attention, "The code: core.attention (every head, every kind)")
+    if trace.cross_output is not None:
+        _reading(trace, v)
+
+
+def _reading(trace: lessons.LessonTrace, v: View) -> None:
+    """What each step's cross-attention output resembles among the encoder outputs (cosine similarity)."""
+    t, src = v.t, trace.source_tokens
+    similarity = lessons.cross_reading(trace.cross_output, trace.memory)  # (T, S)
+    st.markdown("**What the output reads.** The cross-attention *output* at step t — the weighted mix of the "
+                "encoder's value vectors, mixed again by W^O — is a new d_model vector: a representation that "
+                "carries source meaning into the target position, before the decoder adds it to its own stream. "
+                "Its cosine similarity with each encoder output shows which source tokens it resembles.")
+    st.altair_chart(attention_charts.signed_heatmap(similarity, list(trace.row_labels), list(src), font_scale=v.fs,
+                                             title="cos(cross-attention output at step t, encoder output j), last "
+                                                   "layer", value="cosine", size=min(60 * len(src) + 40, 420)),
+                    width="content")
+    j = int(np.argmax(similarity[t]))
+    st.latex(rf"\cos(c_{{{t}}}, m_{{{j}}}) = \frac{{c_{{{t}}} \cdot m_{{{j}}}}}{{\lVert c_{{{t}}} \rVert\,"
+             rf"\lVert m_{{{j}}} \rVert}} = {num(similarity[t, j])}\quad(\text{{row {t}'s closest source token: "
+             rf"{tex(src[j])}}}),\qquad c, m \in \mathbb{{R}}^{{{trace.d_model}}}")
+    st.caption(f"The largest |cosine| here is {np.abs(similarity).max():.2f}: the output is a mix of *values* "
+               "(the encoder outputs after W^V) turned by W^O, not of the encoder outputs themselves, so it need not "
+               "point where the attention weights above peak — measured, not assumed.")
 
 
 def output(trace: lessons.LessonTrace, v: View, greedy: bool) -> None:

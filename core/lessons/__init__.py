@@ -13,6 +13,7 @@ and small frozen dataclasses (the app only draws them):
 - ``walkthrough``: one sentence through the translation model, stage by stage (``walkthrough_seq2seq``: the
   same for a pretrained Marian, BART/mBART or T5 model); ``model_map``: the Lesson's map of the model, the
   size of every array it draws, and what a family changes on each stage;
+- ``cross_reading``: what each decoder step's cross-attention output resembles among the encoder outputs;
 - ``sampling``: one decoder step's distribution under temperature, top-k and top-p;
 - ``recipe``: Adam's settings, warm-up schedules side by side, label smoothing's confidence penalty;
 - ``coreference``: which heads of a real encoder link one word to another, and their measured ranks;
@@ -25,6 +26,7 @@ from core.lessons.attention import (attention_row, kv_lookup, KVLookup, qkv_proj
                                     random_vectors, Saturation, saturation, score_functions, ScoreFunction)
 from core.lessons.beyond import length_accuracy, LengthAccuracy, pe_beyond, PEBeyond
 from core.lessons.coreference import head_links, HeadLink, LinkReport, links_from_ranking
+from core.lessons.cross_reading import cross_reading
 from core.lessons.masks import (batch_masks, BatchMasks, look_ahead_mask, masked_softmax_demo, MaskedSoftmax,
                                 pad_sentences, TokenBatch, tokenizer_batch, whitespace_batch)
 from core.lessons.norms import ffn_as_convolution, FFNDemo, norm_demo, norm_stats, NormDemo, NormStats
@@ -51,7 +53,7 @@ __all__ = [
     "MapBlock", "MaskedSoftmax", "ModelEncoding", "ModelMap", "ModelProjection", "NoamCurve", "NormDemo",
     "NormStats", "PaperRecipe", "PathComparison", "PEBeyond", "PECurves", "PermutationDemo", "QKVProjection",
     "RotationCheck", "SamplingStep", "Saturation", "ScoreFunction", "SmoothingExample", "TokenBatch",
-    "WorkedExample", "array_sizes", "attention_cost", "attention_row", "batch_masks", "confidence_penalty",
+    "WorkedExample", "array_sizes", "attention_cost", "attention_row", "batch_masks", "confidence_penalty", "cross_reading",
     "expected_parameter_counts", "ffn_as_convolution", "head_links", "kl_check", "kv_lookup", "lesson_follows",
     "lecture_comparison", "length_accuracy", "links_from_ranking", "look_ahead_mask", "masked_softmax_demo",
     "model_encoding", "model_map", "model_projection", "noam_curve", "norm_demo", "norm_stats", "other_share",

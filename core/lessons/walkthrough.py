@@ -22,6 +22,7 @@ from torch import Tensor
 
 from core.generate.decode import greedy
 from core.inspect.records import row_labels
+from core.lessons.cross_reading import last_cross_output
 from core.io.checkpoint import Checkpoint
 from core.text.inputs import normalized, prepare
 from core.text.tokenizer import BOS_ID, EOS_ID
@@ -100,6 +101,8 @@ class LessonTrace:
         n_encoder_layers / n_decoder_layers: the stacks' depths. source_vocab_size: rows of the embedding E.
         embed_scale: what the embedding rows are multiplied by (None: √d_model, the paper's).
         logits_scale: what the last decoder vector is multiplied by before the output layer (T5 tied: D^-0.5).
+        cross_output: (T, D) the last decoder layer's cross-attention sublayer output (after W^O, before
+            Add & Norm), or None where the model's trace does not record it (pretrained families).
     """
 
     source_tokens: tuple[str, ...]
@@ -150,6 +153,7 @@ class LessonTrace:
     source_vocab_size: int = 0
     embed_scale: float | None = None
     logits_scale: float = 1.0
+    cross_output: np.ndarray | None = None
 
     @property
     def row_labels(self) -> tuple[str, ...]:
@@ -263,8 +267,9 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
         gen = greedy(model, src, prefix, eos_id=EOS_ID, max_new_tokens=cfg.max_len)
         tgt = gen.ids[:, :-1]  # (1, T) the decoder inputs; row t predicted gen.ids[0, t + 1]
         encoder = _encoder_layer0(ckpt, src, head)
-        memory, _, _ = model.encode(src)  # (1, S, D)
+        memory, memory_mask, _ = model.encode(src)  # (1, S, D)
         decoder_head = _decoder_layer0_head(ckpt, tgt, head)
+    cross_output = last_cross_output(model, tgt, memory, memory_mask)  # (T, D)
     out_ids = gen.ids[0].tolist()
     src_tok, tgt_tok = ckpt.source_tokenizer, ckpt.target_tokenizer
     return LessonTrace(
@@ -278,5 +283,5 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
         target_vocab=tuple(tgt_tok.token_strings(list(range(tgt_tok.vocab_size)))),
         final_norm=cfg.has_final_norm, output_bias=cfg.output_bias, notes=tuple(item.notes),
         positions=cfg.positional, n_encoder_layers=cfg.n_encoder_layers, n_decoder_layers=cfg.n_decoder_layers,
-        source_vocab_size=cfg.src_vocab_size, **encoder,
+        source_vocab_size=cfg.src_vocab_size, cross_output=cross_output, **encoder,
     )

@@ -13,8 +13,9 @@ import torch
 
 from app import glossary
 from core import load_checkpoint, make_optimizer
-from core.lessons import as_torch_mha, compare_torch_mha, paper_recipe, torch_mha, trace_translation
-from tests.helpers.apptest_helpers import SHIPPED, open_page
+from core.lessons import (as_torch_mha, compare_torch_mha, cross_reading, paper_recipe, torch_mha,
+                          trace_translation)
+from tests.helpers.apptest_helpers import SHIPPED, find_chart, open_page
 from tests.helpers.tiny import PAD, random_ids, tiny_model
 
 
@@ -123,3 +124,38 @@ def test_playground_runs_nn_multihead_attention_on_the_shipped_model(runs, shipp
     table = next(d.value for d in at.dataframe if d.value.index.name == "query token" and
                  list(d.value.columns) == list(result.tokens))
     np.testing.assert_allclose(table.to_numpy(), result.own_maps[0], atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- what the cross-attention output reads
+def test_cross_output_and_its_reading_equal_a_hand_computation(shipped):
+    trace = trace_translation(shipped, "I have cats", head=0)
+    attn, cfg = shipped.model.decoder_layers[-1].cross_attn, shipped.config
+    d, h, dk = cfg.d_model, cfg.n_heads, cfg.head_dim
+    w_v, b_v = (p.detach().double().numpy()[d:] for p in (attn.kv_proj.weight, attn.kv_proj.bias))  # W_v: (D, D)
+    values = trace.memory.astype(np.float64) @ w_v.T + b_v  # (S, D)
+    heads = [trace.cross_heads[n].astype(np.float64) @ values[:, n * dk:(n + 1) * dk] for n in range(h)]  # (T, dk)
+    by_hand = np.concatenate(heads, axis=1) @ attn.out_proj.weight.detach().double().numpy().T \
+        + attn.out_proj.bias.detach().double().numpy()  # (T, D)
+    np.testing.assert_allclose(trace.cross_output, by_hand, atol=1e-5)
+    similarity = cross_reading(trace.cross_output, trace.memory)
+    for t, c in enumerate(trace.cross_output.tolist()):
+        for j, m in enumerate(trace.memory.tolist()):  # Python floats: double precision, no numpy
+            cosine = sum(a * b for a, b in zip(c, m)) / math.sqrt(sum(a * a for a in c) * sum(b * b for b in m))
+            assert similarity[t, j] == pytest.approx(cosine, abs=1e-9)
+    assert similarity.shape == (len(trace.target_tokens), len(trace.source_tokens))
+    with pytest.raises(ValueError):
+        cross_reading(trace.cross_output, trace.memory[:, :-1])
+
+
+def test_lesson_cross_stage_draws_what_each_step_reads(runs, shipped):
+    trace = trace_translation(shipped, "I have cats", head=0)
+    similarity = cross_reading(trace.cross_output, trace.memory)
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": _stage("Cross-attention")},
+                   timeout=60)
+    _, frame = find_chart(at, "cos(cross-attention output")
+    shown = frame.sort_values(["row_index", "col_index"])
+    np.testing.assert_allclose(shown["cosine"].to_numpy(), similarity.ravel(), atol=1e-6)
+    text = " ".join(m.value for m in at.markdown)
+    assert "carries source meaning into the target position" in text
+    j = int(np.argmax(similarity[0]))
+    assert any(f"= {similarity[0, j]:.2f}" in l.value and r"\cos(c_{0}" in l.value for l in at.latex)

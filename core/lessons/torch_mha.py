@@ -101,7 +101,8 @@ def compare_torch_mha(model: nn.Module, src: Tensor, tokens: tuple[str, ...] = (
     return TorchMHA(tokens=tokens, embed_dim=mha.embed_dim, num_heads=mha.num_heads,
                     in_proj_shape=tuple(mha.in_proj_weight.shape), out_proj_shape=tuple(mha.out_proj.weight.shape),
                     torch_maps=torch_maps, own_maps=own, torch_output=torch_out, own_output=own_out,
-                    map_error=float(np.abs(torch_maps - own).max()), output_error=float(np.abs(torch_out - own_out).max()))
+                    map_error=float(np.abs(torch_maps - own).max()),
+                    output_error=float(np.abs(torch_out - own_out).max()))
 
 
 def torch_mha(ckpt: Checkpoint, source: str) -> TorchMHA:

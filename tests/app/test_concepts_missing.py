@@ -94,7 +94,8 @@ def test_torch_mha_with_a_tiny_random_models_weights_gives_its_maps_and_output(n
     np.testing.assert_allclose(result.torch_maps.sum(-1), 1.0, atol=1e-6)
     own = model.encoder_layers[0].self_attn
     mha = as_torch_mha(own)
-    assert torch.equal(mha.in_proj_weight, own.qkv_proj.weight) and torch.equal(mha.out_proj.weight, own.out_proj.weight)
+    assert torch.equal(mha.in_proj_weight, own.qkv_proj.weight)
+    assert torch.equal(mha.out_proj.weight, own.out_proj.weight)
     with torch.no_grad():  # a wrong copy would show: W_k and W_v swapped changes the output
         mha.in_proj_weight[16:48] = torch.cat([own.qkv_proj.weight[32:48], own.qkv_proj.weight[16:32]])
         x = torch.randn(1, 7, 16)
@@ -159,3 +160,4 @@ def test_lesson_cross_stage_draws_what_each_step_reads(runs, shipped):
     assert "carries source meaning into the target position" in text
     j = int(np.argmax(similarity[0]))
     assert any(f"= {similarity[0, j]:.2f}" in l.value and r"\cos(c_{0}" in l.value for l in at.latex)
+    assert any(f"largest |cosine| here is {np.abs(similarity).max():.2f}" in c.value for c in at.caption)

@@ -244,7 +244,8 @@ def test_classifier_with_too_few_labels_is_a_clear_error(tmp_path, char_tokenize
 
 
 def test_public_api_explain_is_the_function_when_imported_with_its_options() -> None:
-    code = "from core import ExplainOptions, explain; assert callable(explain), type(explain)"
+    code = ("from core.inspect.options import ExplainOptions; from core import explain; "
+            "assert callable(explain), type(explain)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-500:]

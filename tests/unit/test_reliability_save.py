@@ -224,7 +224,7 @@ def test_streamlit_config_is_safe_by_default() -> None:
     assert server["address"] == "127.0.0.1" and set(server["allowedHosts"]) <= {"localhost", "127.0.0.1"}
     assert server["enableXsrfProtection"] is True and server["enableCORS"] is True
     assert server.get("enableStaticServing", False) is False
-    assert 1 <= server["maxUploadSize"] <= 500  # MB (C13: Streamlit answers 413 above it)
+    assert 1 <= server["maxUploadSize"] <= 600  # MB (GPT-2 small fits) (C13: Streamlit answers 413 above it)
     assert uploads.max_upload_bytes() == server["maxUploadSize"] * 2**20  # the app's cap is Streamlit's
     assert client["showErrorDetails"] == "none" and client["showErrorLinks"] is False
     assert config["browser"]["gatherUsageStats"] is False

@@ -186,7 +186,9 @@ def _check_encoding(tok: Tokenizer, text: str, enc: Encoding) -> None:
             assert covered[k], f"{ch!r} at {k} dropped from {text!r}: {enc}"
 
 
-_TEXT = st.text(alphabet=st.one_of(st.sampled_from(list("the cat sat<pad>,.!?\n ")), st.characters()), max_size=40)
+# lone surrogates are refused with a ValueError (tests/unit/test_explain.py), so the text holds none
+_TEXT = st.text(alphabet=st.one_of(st.sampled_from(list("the cat sat<pad>,.!?\n ")),
+                                   st.characters(exclude_categories=("Cs",))), max_size=40)
 
 
 @pytest.mark.parametrize("kind", KINDS)

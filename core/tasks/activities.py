@@ -152,7 +152,7 @@ def person_predicate(noun: str, gender: str, plural: bool, det: str) -> tuple[st
 
 COMMAND_VERBS = ("open", "close", "read", "write", "clean", "wash", "bring", "take", "eat", "drink", "buy", "paint",
                  "use", "fix", "find", "show", "send", "carry", "count", "cook", "finish", "draw", "repeat", "touch",
-                 "share", "cut", "keep", "move", "push", "catch", "throw", "help", "call", "follow")
+                 "share", "keep", "move", "push", "catch", "throw", "help", "call", "follow")
 ALONE = ("run", "sleep", "wait", "sing", "dance", "listen", "jump", "come", "rest", "walk", "read", "write", "eat")
 
 

@@ -89,7 +89,7 @@ dictionary dictionaries diccionario diccionarios m r|sentence sentences frase fr
 number numbers número números m r|message messages mensaje mensajes m r|email emails correo correos m r
 picture pictures dibujo dibujos m r|board boards pizarra pizarras f t|ruler rulers regla reglas f t
 eraser erasers goma gomas f t|backpack backpacks mochila mochilas f t|television televisions televisión televisiones f t
-umbrella umbrellas paraguas paraguas m t|wall walls pared paredes f t|floor floors suelo suelos m t
+wall walls pared paredes f t|floor floors suelo suelos m t
 film films película películas f t|scarf scarves bufanda bufandas f t|tooth teeth diente dientes m t
 face faces cara caras f t|eye eyes ojo ojos m t|head heads cabeza cabezas f t|foot feet pie pies m t
 arm arms brazo brazos m t|leg legs pierna piernas f t|heart hearts corazón corazones m t|nose noses nariz narices f t

@@ -102,7 +102,6 @@ def liking(rng: random.Random) -> tuple[str, str, Pairs]:
     if not isinstance(who, str) or who not in PRONOUNS:
         who = noun_phrase(who) if isinstance(who, tuple) else (who, who)
     thing = random_np(rng, "atfdrlv", bare=False)
-    pairs.update(pairs_of(thing))
     det, adjective, noun, plural = thing
     if det in ("a", "one", "some") or det not in ("the", "my", "your", "this", "these", "our"):
         det = ""  # a generic plural: "cats" -> "los gatos"
@@ -110,6 +109,8 @@ def liking(rng: random.Random) -> tuple[str, str, Pairs]:
     en_thing = noun_phrase((det, adjective, noun, plural))[0]
     es_thing = noun_phrase((det or "the", adjective, noun, plural))[1]
     liked = activities.liked_thing(rng, (en_thing, es_thing, plural))
+    if liked[0] == en_thing:
+        pairs.update(pairs_of(thing))
     return (*activities.like(rng, who, liked, "past" if rng.random() < 0.25 else "present", rng.random() < 0.25),
             pairs)
 
@@ -136,6 +137,7 @@ def being(rng: random.Random) -> tuple[str, str, Pairs]:
     animate = isinstance(who, str) or NOUNS[who[2]].kind in "pa"
     adjective = rng.choice(tuple(a for a in ADJECTIVES if not (animate and a in NOT_ANIMATE_PREDICATES)))
     if isinstance(who, str) and who not in PRONOUNS and ADJECTIVES[adjective].forms[0] != ADJECTIVES[adjective].forms[1]:
+        pairs.discard(("", who))
         who = rng.choice(tuple(PRONOUNS))  # a name's gender is unknown: no gendered adjective after it
     en, es = predicate(who, adjective, negated=rng.random() < 0.2, contracted=rng.random() < 0.5)
     return (*everyday.add_degree(rng, everyday.contract(rng, en), es), pairs)

@@ -102,7 +102,6 @@ forget forgets forgot olvidar tr ing:forgetting
 hear hears heard oír t present:oigo,oyes,oye,oímos,oyen preterite:oí,oíste,oyó,oímos,oyeron gerund:oyendo future:oir
 share shares shared compartir tf
 touch touches touched tocar t
-cut cuts - cortar tf ing:cutting
 go goes went ir - present:voy,vas,va,vamos,van preterite:fui,fuiste,fue,fuimos,fueron gerund:yendo imperative:ve
 come comes came venir - present:vengo,vienes,viene,venimos,vienen preterite:vine,viniste,vino,vinimos,vinieron future:vendr gerund:viniendo imperative:ven
 know knows knew saber - present:sé,sabes,sabe,sabemos,saben preterite:sabía,sabías,sabía,sabíamos,sabían future:sabr

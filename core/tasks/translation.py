@@ -1,7 +1,7 @@
 """Translation task: English -> Spanish from a grammar of everyday English a class can type at.
 
-The grammar (about 1,500 English word forms; nouns and adjectives in :mod:`core.tasks.lexicon`,
-verbs and their conjugation in :mod:`core.tasks.verbs`, everyday words in
+The grammar (about 1,375 English word forms in the training split; nouns and adjectives in
+:mod:`core.tasks.lexicon`, verbs and their conjugation in :mod:`core.tasks.verbs`, everyday words in
 :mod:`core.tasks.everyday` and :mod:`core.tasks.activities`, sentences in
 :mod:`core.tasks.sentences`; the sources of each agreement rule are in those modules) covers:
 
@@ -222,7 +222,7 @@ LECTURE_EXAMPLES = {
 TASK = Task(
     name="translation",
     description=(
-        "Translate everyday English to Spanish (about 1,500 English word forms: present, past and future, "
+        "Translate everyday English to Spanish (about 1,375 English word forms: present, past and future, "
         "negation, questions, commands, \"like\", the weather, time words, \"and\"/\"but\"/\"because\"; "
         "adjectives move after the noun and agree with it; names and digits are copied); the test split only "
         "uses noun-adjective pairs and names never seen in training."

@@ -407,7 +407,7 @@ def test_date_conventions():
 
 # ---------------------------------------------------------------- translation
 
-from core.tasks import activities, lexicon, names  # noqa: E402
+from core.tasks import activities, lexicon, names, phrases  # noqa: E402
 
 ES_NOUNS = {  # Spanish noun form -> (gender, plural)
     form: (noun.gender, plural)
@@ -495,7 +495,7 @@ def _check_agreement(e: Example) -> None:
         if word in ES_NOUNS and not (i > 0 and (es[i - 1] in ES_PRONOUNS or es[i - 1] in ES_NOUNS)):
             gender, plural = ES_NOUNS[word]
             if i > 0 and es[i - 1] in ES_DETERMINERS:
-                stressed_a = word in translation.STRESSED_A and es[i - 1] in ("el", "un")  # "el agua"
+                stressed_a = word in phrases.STRESSED_A and es[i - 1] in ("el", "un")  # "el agua"
                 woman = word in ES_FEMININE_FORMS and ("f", plural) in ES_DETERMINERS[es[i - 1]]  # "la dentista"
                 assert stressed_a or woman or (gender, plural) in ES_DETERMINERS[es[i - 1]], e
             if i + 1 < len(es) and es[i + 1] in ES_ADJECTIVES:

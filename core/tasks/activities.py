@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from core.tasks.lexicon import NOUNS, PERSONS, PRONOUNS, VERBS, Verb
+from core.tasks.lexicon import NOUNS, PRONOUNS, VERBS, Verb
 
 SUBJECTS = {"english": ("inglés", "el"), "spanish": ("español", "el"), "french": ("francés", "el"),
             "german": ("alemán", "el"), "math": ("matemáticas", "las"), "science": ("ciencias", "las"),

@@ -40,7 +40,7 @@ import random
 from core.tasks.base import Example, Task, TaskData, lower_case
 from core.tasks.lexicon import ADJECTIVES, NOUNS, VERBS
 from core.tasks.phrases import (
-    ANIMATE, INDEFINITE_ANIMALS, INTRANSITIVE, NO_PERSONAL_A, NOT_ANIMATE_PREDICATES, STRESSED_A, TRANSITIVE, NounPhrase,
+    ANIMATE, INDEFINITE_ANIMALS, INTRANSITIVE, NO_PERSONAL_A, NOT_ANIMATE_PREDICATES, TRANSITIVE, NounPhrase,
     Pairs,
     clause, noun_phrase, pairs_of, predicate, pronoun_or_np, random_np, pick_tense,
 )

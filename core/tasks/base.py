@@ -84,6 +84,9 @@ class Task:
             for tasks whose inputs vary in length; the app can warn outside this range.
         out_of_range: ``out_of_range(text) -> reason or None``: why an input lies outside the domain the
             generator draws from (a date before 1900, an operand over 999), None inside it.
+        spelled: ``spelled(word) -> bool`` for a word-level task: the training words kept out of the
+            vocabulary and read letter by letter (names, numbers), so the model learns to copy any of them
+            (:mod:`core.text.spelling`); None: every training word is in the vocabulary.
     """
 
     name: str
@@ -101,6 +104,7 @@ class Task:
     normalize: Callable[[str], str] | None = None
     trained_lengths: tuple[int, int] | None = None
     out_of_range: Callable[[str], str | None] | None = None
+    spelled: Callable[[str], bool] | None = None
 
     def normalize_input(self, text: str) -> tuple[str, bool]:
         """``(text as the model expects it, whether that differs from what was typed)``.

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.tasks.numbers import BIG_NUMBERS
+from core.tasks.verbs import PERSONS, VERBS, Verb  # noqa: F401  (re-exported with the other word lists)
+
 # English singular, English plural, Spanish singular, Spanish plural, gender, class
 _NOUNS = """
 boy boys niño niños m p|girl girls niña niñas f p|man men hombre hombres m p|woman women mujer mujeres f p
@@ -77,6 +80,57 @@ egg eggs huevo huevos m f|banana bananas plátano plátanos m f|lemon lemons lim
 tomato tomatoes tomate tomates m f|potato potatoes patata patatas f f|soup soups sopa sopas f f
 sandwich sandwiches bocadillo bocadillos m f|cookie cookies galleta galletas f f|pizza pizzas pizza pizzas f f
 coffee coffees café cafés m d|tea teas té tés m d|milk milks leche leches f d|juice juices zumo zumos m d
+cousin cousins primo primos m p|family families familia familias f p|husband husbands marido maridos m p
+wife wives esposa esposas f p|classmate classmates compañero compañeros m p|dentist dentists dentista dentistas m p
+artist artists artista artistas m p|engineer engineers ingeniero ingenieros m p|baker bakers panadero panaderos m p
+firefighter firefighters bombero bomberos m p|parrot parrots loro loros m a|hamster hamsters hámster hámsteres m a
+lesson lessons lección lecciones f r|exam exams examen exámenes m r|question questions pregunta preguntas f r
+dictionary dictionaries diccionario diccionarios m r|sentence sentences frase frases f r|poem poems poema poemas m r
+number numbers número números m r|message messages mensaje mensajes m r|email emails correo correos m r
+picture pictures dibujo dibujos m r|board boards pizarra pizarras f t|ruler rulers regla reglas f t
+eraser erasers goma gomas f t|backpack backpacks mochila mochilas f t|television televisions televisión televisiones f t
+wall walls pared paredes f t|floor floors suelo suelos m t
+film films película películas f t|scarf scarves bufanda bufandas f t|tooth teeth diente dientes m t
+face faces cara caras f t|eye eyes ojo ojos m t|head heads cabeza cabezas f t|foot feet pie pies m t
+arm arms brazo brazos m t|leg legs pierna piernas f t|heart hearts corazón corazones m t|nose noses nariz narices f t
+ear ears oreja orejas f t|mouth mouths boca bocas f t|fridge fridges nevera neveras f t|moon moons luna lunas f t
+star stars estrella estrellas f t|cloud clouds nube nubes f t|plant plants planta plantas f t
+bike bikes bici bicis f v|motorbike motorbikes moto motos f v|taxi taxis taxi taxis m v
+helicopter helicopters helicóptero helicópteros m v|supermarket supermarkets supermercado supermercados m l
+zoo zoos zoo zoos m l|bank banks banco bancos m l|pool pools piscina piscinas f l|bakery bakeries panadería panaderías f l
+apartment apartments piso pisos m l|sea seas mar mares m l|square squares plaza plazas f l|bathroom bathrooms baño baños m l
+bedroom bedrooms dormitorio dormitorios m l|university universities universidad universidades f l
+gym gyms gimnasio gimnasios m l|playground playgrounds patio patios m l|class classes clase clases f l
+orange oranges naranja naranjas f f|strawberry strawberries fresa fresas f f|carrot carrots zanahoria zanahorias f f
+onion onions cebolla cebollas f f|salad salads ensalada ensaladas f f|chicken chickens pollo pollos m f
+sausage sausages salchicha salchichas f f|hamburger hamburgers hamburguesa hamburguesas f f
+chocolate chocolates chocolate chocolates m f|candy candies caramelo caramelos m f|pear pears pera peras f f
+grape grapes uva uvas f f|peach peaches melocotón melocotones m f|pie pies tarta tartas f f
+breakfast breakfasts desayuno desayunos m f|dinner dinners cena cenas f f|meat meats carne carnes f f
+water waters agua aguas f d|lemonade lemonades limonada limonadas f d
+grandson grandsons nieto nietos m p|granddaughter granddaughters nieta nietas f p|prince princes príncipe príncipes m p
+princess princesses princesa princesas f p|scientist scientists científico científicos m p
+nephew nephews sobrino sobrinos m p|niece nieces sobrina sobrinas f p|captain captains capitán capitanes m p
+sheep sheep oveja ovejas f a|eagle eagles águila águilas f a|penguin penguins pingüino pingüinos m a|zebra zebras cebra cebras f a
+squirrel squirrels ardilla ardillas f a|crocodile crocodiles cocodrilo cocodrilos m a|kangaroo kangaroos canguro canguros m a
+dragon dragons dragón dragones m a|dinosaur dinosaurs dinosaurio dinosaurios m a|insect insects insecto insectos m a
+fish fish pez peces m a|worm worms gusano gusanos m a|chick chicks pollito pollitos m a
+necklace necklaces collar collares m t|bracelet bracelets pulsera pulseras f t
+sweater sweaters jersey jerséis m t|cap caps gorra gorras f t|trousers trousers pantalón pantalones m t
+sandal sandals sandalia sandalias f t
+brush brushes cepillo cepillos m t|comb combs peine peines m t
+bucket buckets cubo cubos m t|shovel shovels pala palas f t|bell bells campana campanas f t|drum drums tambor tambores m t
+violin violins violín violines m t|trumpet trumpets trompeta trompetas f t|doll dolls muñeca muñecas f t
+puzzle puzzles puzle puzles m t|robot robots robot robots m t|balloon balloons globo globos m t|tent tents tienda tiendas f t
+envelope envelopes sobre sobres m r|stamp stamps sello sellos m t|calendar calendars calendario calendarios m r
+diary diaries diario diarios m r|comic comics cómic cómics m r|novel novels novela novelas f r|recipe recipes receta recetas f r
+list lists lista listas f r|postcard postcards postal postales f r|report reports informe informes m r
+rice rices arroz arroces m f|cherry cherries cereza cerezas f f
+watermelon watermelons sandía sandías f f|melon melons melón melones m f|pineapple pineapples piña piñas f f
+cucumber cucumbers pepino pepinos m f|pepper peppers pimiento pimientos m f|bean beans judía judías f f
+pea peas guisante guisantes m f|nut nuts nuez nueces f f
+omelette omelettes tortilla tortillas f f|steak steaks filete filetes m f|muffin muffins magdalena magdalenas f f
+smoothie smoothies batido batidos m d|soda sodas refresco refrescos m d
 """
 
 # English, masculine singular, feminine singular, masculine plural, feminine plural, copula
@@ -106,86 +160,26 @@ happy contento contenta contentos contentas estar|sad triste triste tristes tris
 full lleno llena llenos llenas estar|empty vacío vacía vacíos vacías estar|dirty sucio sucia sucios sucias estar
 wet mojado mojada mojados mojadas estar|dry seco seca secos secas estar|hot caliente caliente calientes calientes estar
 cold frío fría fríos frías estar|quiet tranquilo tranquila tranquilos tranquilas estar
+pink rosa rosa rosa rosa ser|nice simpático simpática simpáticos simpáticas ser|kind amable amable amables amables ser
+interesting interesante interesante interesantes interesantes ser|boring aburrido aburrida aburridos aburridas ser
+important importante importante importantes importantes ser|delicious delicioso deliciosa deliciosos deliciosas ser
+huge enorme enorme enormes enormes ser|dangerous peligroso peligrosa peligrosos peligrosas ser
+favorite favorito favorita favoritos favoritas ser|fat gordo gorda gordos gordas ser|thin delgado delgada delgados delgadas ser
+lazy perezoso perezosa perezosos perezosas ser|brave valiente valiente valientes valientes ser|shy tímido tímida tímidos tímidas ser
+ready listo lista listos listas estar|bored aburrido aburrida aburridos aburridas estar|nervous nervioso nerviosa nerviosos nerviosas estar
+worried preocupado preocupada preocupados preocupadas estar|excited emocionado emocionada emocionados emocionadas estar
 """
 
-# English base, third person singular, past, Spanish infinitive, object classes ("" = intransitive only),
-# then optional "present:" / "preterite:" overrides (five forms: yo, tú, él/ella, nosotros, ellos).
-# "past" is "-" where English past equals the base ("read"): only "didn't read" is generated then.
-_VERBS = """
-have has had tener adftrv present:tengo,tienes,tiene,tenemos,tienen preterite:tuve,tuviste,tuvo,tuvimos,tuvieron
-see sees saw ver dftrvl present:veo,ves,ve,vemos,ven preterite:vi,viste,vio,vimos,vieron
-want wants wanted querer adftrv present:quiero,quieres,quiere,queremos,quieren preterite:quise,quisiste,quiso,quisimos,quisieron
-buy buys bought comprar adftrv
-need needs needed necesitar adftrv
-find finds found encontrar ftrv present:encuentro,encuentras,encuentra,encontramos,encuentran
-sell sells sold vender aftrv
-eat eats ate comer f
-drink drinks drank beber d
-cook cooks cooked cocinar f
-read reads - leer r preterite:leí,leíste,leyó,leímos,leyeron
-write writes wrote escribir r
-open opens opened abrir tr
-close closes closed cerrar tr present:cierro,cierras,cierra,cerramos,cierran
-clean cleans cleaned limpiar tlv
-wash washes washed lavar tfv
-paint paints painted pintar tlv
-break breaks broke romper tv
-bring brings brought traer tfdr present:traigo,traes,trae,traemos,traen preterite:traje,trajiste,trajo,trajimos,trajeron
-carry carries carried llevar tfdr
-use uses used usar tv
-fix fixes fixed arreglar tv
-build builds built construir tl present:construyo,construyes,construye,construimos,construyen preterite:construí,construiste,construyó,construimos,construyeron
-visit visits visited visitar l
-cross crosses crossed cruzar l
-take takes took tomar tfdrv
-hate hates hated odiar adftlv
-watch watches watched mirar tlv
-order orders ordered pedir fd present:pido,pides,pide,pedimos,piden preterite:pedí,pediste,pidió,pedimos,pidieron
-prefer prefers preferred preferir adftlv present:prefiero,prefieres,prefiere,preferimos,prefieren preterite:preferí,preferiste,prefirió,preferimos,prefirieron
-choose chooses chose elegir adftrv present:elijo,eliges,elige,elegimos,eligen preterite:elegí,elegiste,eligió,elegimos,eligieron
-lose loses lost perder trv present:pierdo,pierdes,pierde,perdemos,pierden
-send sends sent enviar tr present:envío,envías,envía,enviamos,envían
-receive receives received recibir tr
-show shows showed mostrar tr present:muestro,muestras,muestra,mostramos,muestran
-count counts counted contar tf present:cuento,cuentas,cuenta,contamos,cuentan
-remember remembers remembered recordar trl present:recuerdo,recuerdas,recuerda,recordamos,recuerdan
-catch catches caught atrapar t
-throw throws threw lanzar t
-push pushes pushed empujar tv
-move moves moved mover tv present:muevo,mueves,mueve,movemos,mueven
-keep keeps kept guardar tfr
-run runs ran correr -
-sleep sleeps slept dormir - present:duermo,duermes,duerme,dormimos,duermen preterite:dormí,dormiste,durmió,dormimos,durmieron
-walk walks walked caminar -
-swim swims swam nadar -
-sing sings sang cantar -
-dance dances danced bailar -
-work works worked trabajar -
-play plays played jugar - present:juego,juegas,juega,jugamos,juegan
-jump jumps jumped saltar -
-cry cries cried llorar -
-wait waits waited esperar -
-study studies studied estudiar -
-travel travels traveled viajar -
-arrive arrives arrived llegar -
-rest rests rested descansar -
-listen listens listened escuchar -
-win wins won ganar -
-fly flies flew volar - present:vuelo,vuelas,vuela,volamos,vuelan
-live lives lived vivir -
-speak speaks spoke hablar -
-learn learns learned aprender -
-"""
 # verbs that also stand alone ("the dog eats" -> "el perro come")
-ALSO_INTRANSITIVE = ("eat", "drink", "read", "write", "cook", "lose")
+ALSO_INTRANSITIVE = ("eat", "drink", "read", "write", "cook", "lose", "understand", "draw", "pay", "drive")
 
 PRONOUNS: dict[str, tuple[str, str, str]] = {  # English -> (Spanish, person, gender used for agreement)
     "i": ("yo", "1sg", "m"), "you": ("tú", "2sg", "m"), "he": ("él", "3sg", "m"), "she": ("ella", "3sg", "f"),
     "we": ("nosotros", "1pl", "m"), "they": ("ellos", "3pl", "m"),
 }
-PERSONS = ("1sg", "2sg", "3sg", "1pl", "3pl")
 BE = {"ser": ("soy", "eres", "es", "somos", "son"), "estar": ("estoy", "estás", "está", "estamos", "están")}
 ENGLISH_BE = {"1sg": "am", "2sg": "are", "3sg": "is", "1pl": "are", "3pl": "are"}
+GOING = ("voy", "vas", "va", "vamos", "van")  # "going to" + infinitive -> "ir a" + infinitive
 NUMBERS = {  # English -> Spanish (plural nouns only; "one" is the singular article un/una)
     "two": "dos", "three": "tres", "four": "cuatro", "five": "cinco", "six": "seis", "seven": "siete",
     "eight": "ocho", "nine": "nueve", "ten": "diez", "eleven": "once", "twelve": "doce", "thirteen": "trece",
@@ -200,7 +194,7 @@ DETERMINERS: dict[str, tuple[str | None, str | None, str | None, str | None]] = 
     "those": (None, None, "esos", "esas"), "my": ("mi", "mi", "mis", "mis"), "your": ("tu", "tu", "tus", "tus"),
     "his": ("su", "su", "sus", "sus"), "her": ("su", "su", "sus", "sus"),
     "our": ("nuestro", "nuestra", "nuestros", "nuestras"), "their": ("su", "su", "sus", "sus"),
-    **{en: (None, None, es, es) for en, es in NUMBERS.items()},
+    **{en: (None, None, es, es) for en, es in (NUMBERS | BIG_NUMBERS).items()},
 }
 
 
@@ -224,49 +218,9 @@ class Adjective:
         return self.forms[2 * plural + (gender == "f")]
 
 
-@dataclass(frozen=True)
-class Verb:
-    en: str
-    en_third: str
-    en_past: str | None
-    infinitive: str
-    objects: str  # noun classes it takes as object; "" = intransitive only
-    present: tuple[str, ...]
-    preterite: tuple[str, ...]
-
-
 def _rows(table: str) -> list[list[str]]:
     return [row.split() for line in table.strip().splitlines() for row in line.split("|")]
 
 
-def _regular(infinitive: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Present and preterite of a regular -ar/-er/-ir verb (with the -car/-gar/-zar spellings)."""
-    stem, ending = infinitive[:-2], infinitive[-2:]
-    if ending == "ar":
-        present = ("o", "as", "a", "amos", "an")
-        preterite = ["é", "aste", "ó", "amos", "aron"]
-        first = {"c": "qu", "g": "gu", "z": "c"}.get(stem[-1])
-        pret = tuple(stem + e for e in preterite)
-        if first:
-            pret = (stem[:-1] + first + "é", *pret[1:])
-        return tuple(stem + e for e in present), pret
-    present = ("o", "es", "e", "emos" if ending == "er" else "imos", "en")
-    return tuple(stem + e for e in present), tuple(stem + e for e in ("í", "iste", "ió", "imos", "ieron"))
-
-
-def _verb(row: list[str]) -> Verb:
-    en, third, past, infinitive, objects, *overrides = row
-    present, preterite = _regular(infinitive)
-    for item in overrides:
-        name, forms = item.split(":")
-        if name == "present":
-            present = tuple(forms.split(","))
-        else:
-            preterite = tuple(forms.split(","))
-    return Verb(en, third, None if past == "-" else past, infinitive, "" if objects == "-" else objects,
-                present, preterite)
-
-
 NOUNS: dict[str, Noun] = {row[0]: Noun(*row) for row in _rows(_NOUNS)}
 ADJECTIVES: dict[str, Adjective] = {row[0]: Adjective(row[0], tuple(row[1:5]), row[5]) for row in _rows(_ADJECTIVES)}
-VERBS: dict[str, Verb] = {row[0]: _verb(row) for row in _rows(_VERBS)}

@@ -1,31 +1,36 @@
-"""Translation task: English -> Spanish from a grammar a class can type at.
+"""Translation task: English -> Spanish from a grammar of everyday English a class can type at.
 
-The grammar (word lists in :mod:`core.tasks.lexicon`: 219 nouns, 59 adjectives and 63 verbs,
-about 740 English word forms in the training split) covers:
+The grammar (about 1,375 English word forms in the training split; nouns and adjectives in
+:mod:`core.tasks.lexicon`, verbs and their conjugation in :mod:`core.tasks.verbs`, everyday words in
+:mod:`core.tasks.everyday` and :mod:`core.tasks.activities`, sentences in
+:mod:`core.tasks.sentences`; the sources of each agreement rule are in those modules) covers:
 
 * noun phrases: ``the/a/one/some/this/that/these/those``, possessives ``my your his her our
-  their``, the numbers two to twenty, bare plurals; at most one adjective, which Spanish puts
-  after the noun, agreeing in gender and number ("the black cat" -> "el gato negro",
-  "my red houses" -> "mis casas rojas");
+  their``, numbers as words (two to a hundred) and as digits, bare plurals; at most one adjective,
+  which Spanish puts after the noun, agreeing in gender and number ("the black cat" -> "el gato
+  negro", "my red houses" -> "mis casas rojas", "el agua fría");
 * subject pronouns (kept in Spanish, the lecture's convention: "i have cats" -> "yo tengo
   gatos"; "you" is ``tú``, "we" ``nosotros``, "they" ``ellos``; "i"/"you" agree in the masculine);
-* verbs in the present with person agreement, their negation ("don't", "does not" -> ``no``),
-  the past through "didn't" / "did not" and the simple past ("the animal didn't cross the
-  street" -> "el animal no cruzó la calle") -> Spanish preterite;
-* "to be" + adjective with ``ser`` (what something is) or ``estar`` (a state): "the car is fast"
-  -> "el coche es rápido", "she is tired" -> "ella está cansada"; "there is/are" -> ``hay``;
-* questions: "do you have cats?" -> "¿ tú tienes gatos ?" (statement word order inside ``¿ ?``),
-  "is the car red?", "where are my keys?" -> "¿ dónde están mis llaves ?", "are there ...?".
+  names, copied through letter by letter ("maria has two dogs" -> "maria tiene dos perros");
+* verbs in the present, past, future ("will" -> "leeré"), "going to" (-> "voy a leer") and
+  progressive ("am reading" -> "estoy leyendo") with person agreement, negation, contractions,
+  the personal "a" before people ("i help the teacher" -> "yo ayudo al profesor");
+* "to be" with ``ser``/``estar``, degree words ("very", "too"), the "tener" idioms ("i am hungry" ->
+  "yo tengo hambre"), the weather ("it's very cold today" -> "hace mucho frío hoy"), days, months,
+  "like" (-> "gustar"), activities and places, commands with "please", time and frequency words;
+* two clauses joined by "and", "but", "or", "because" (the lecture's "the animal didn't cross the
+  street because it was too tired" -> "... porque estaba demasiado cansado");
+* questions: "do you have cats?" -> "¿ tú tienes gatos ?" (statement word order inside ``¿ ?``).
 
 Spanish output is written the way the word tokenizer decodes it: words and punctuation
-separated by single spaces ("¿ tú tienes gatos ?"). People are never objects and an animal
-object takes a definite determiner only with verbs that need no personal ``a``
-("tengo el perro", never "veo el perro"). Inputs are lower-cased by :func:`normalize`
-(``Task.normalize_input`` says whether it changed anything), so "I have cats" works.
+separated by single spaces ("¿ tú tienes gatos ?"). Inputs are lower-cased by :func:`normalize`
+(``Task.normalize_input`` says whether it changed anything), so "I have cats" works. Names and
+numbers in digits are kept out of the vocabulary and spelled (``TASK.spelled``), so the model copies
+ones it has never seen.
 
 Test split: ``HELD_OUT_PAIRS`` (noun, adjective) never occur together in train or validation,
-and every test sentence contains at least one, drawn in equal numbers per length bucket
-(:func:`length_bucket`: English words 2-4, 5-7, 8+).
+nor do the names in ``HELD_OUT_NAMES``; every test sentence contains at least one of either, drawn
+in equal numbers per length bucket (:func:`length_bucket`: English words 2-4, 5-7, 8-11, 12+).
 """
 
 from __future__ import annotations
@@ -35,15 +40,19 @@ import random
 from core.tasks.base import Example, Task, TaskData, lower_case
 from core.tasks.lexicon import ADJECTIVES, NOUNS, VERBS
 from core.tasks.phrases import (
-    ANIMATE, INDEFINITE_ANIMALS, INTRANSITIVE, NO_PERSONAL_A, NOT_ANIMATE_PREDICATES, TRANSITIVE, NounPhrase, Pairs,
+    ANIMATE, INDEFINITE_ANIMALS, INTRANSITIVE, NO_PERSONAL_A, NOT_ANIMATE_PREDICATES, TRANSITIVE, NounPhrase,
+    Pairs,
     clause, noun_phrase, pairs_of, predicate, pronoun_or_np, random_np, pick_tense,
 )
+from core.tasks import sentences
+from core.tasks.names import HELD_OUT_NAMES
 from core.tasks.pools import draw_pools, held_out_pairs
+from core.tasks.wordlist import spelled
 
 
 HELD_OUT_PAIRS = held_out_pairs(tuple(NOUNS), tuple(ADJECTIVES))
-BUCKETS = ("1", "2-4", "5-7", "8+")
-TEST_BUCKETS = ("2-4", "5-7", "8+")  # a one-word input has no noun-adjective pair to hold out
+BUCKETS = ("1", "2-4", "5-7", "8-11", "12+")
+TEST_BUCKETS = ("2-4", "5-7", "8-11", "12+")  # a one-word input has no noun-adjective pair to hold out
 normalize = lower_case  # "I have cats" -> "i have cats", same length
 
 
@@ -55,11 +64,38 @@ def word_count(english: str) -> int:
 def length_bucket(example: Example) -> str:
     """The length bucket of an example's English source: ``"1"``, ``"2-4"``, ``"5-7"`` or ``"8+"``."""
     n = word_count(example.source)
-    return "1" if n <= 1 else "2-4" if n <= 4 else "5-7" if n <= 7 else "8+"
+    return "1" if n <= 1 else "2-4" if n <= 4 else "5-7" if n <= 7 else "8-11" if n <= 11 else "12+"
+
+
+_EVERYDAY = (  # (share of all sentences, builder)
+    (0.12, sentences.timed_clause), (0.10, sentences.activity_clause), (0.05, sentences.person_object_clause),
+    (0.07, sentences.liking), (0.10, sentences.being), (0.05, sentences.commanding), (0.05, sentences.counting),
+    (0.04, sentences.because_it),
+)
+_SIMPLE = (sentences.timed_clause, sentences.activity_clause, sentences.person_object_clause, sentences.being)
 
 
 def tagged_sentence(rng: random.Random) -> tuple[str, str, Pairs]:
-    """A random (English, Spanish, (noun, adjective) pairs used) triple from the grammar."""
+    """A random (English, Spanish, pairs used) triple from the grammar: ``pairs`` holds the (noun,
+    adjective) pairs and ``("", name)`` for each name."""
+    roll = rng.random()
+    for share, builder in _EVERYDAY:
+        if roll < share:
+            en, es, pairs = builder(rng)
+            break
+        roll -= share
+    else:
+        if roll < 0.06:
+            en, es, pairs = sentences.joined(rng, [rng.choice(_SIMPLE)(rng) for _ in range(2)])
+        else:
+            return _basic(rng)
+    if rng.random() < 0.15:
+        en, es = en + ".", es + " ."
+    return en, es, pairs
+
+
+def _basic(rng: random.Random) -> tuple[str, str, Pairs]:
+    """The first grammar's sentences: noun phrases, clauses, "to be" + adjective, "there is", questions."""
     roll = rng.random()
     contracted = rng.random() < 0.5
     if roll < 0.16:  # a noun phrase alone, or a single noun
@@ -154,7 +190,8 @@ def _make(rng: random.Random, n: int) -> list[Example]:
 def _draw(rng: random.Random) -> tuple[str, Example]:
     en, es, pairs = tagged_sentence(rng)
     example = Example(en, es)
-    return (length_bucket(example) if pairs & HELD_OUT_PAIRS else "seen"), example
+    held = pairs & HELD_OUT_PAIRS or any(not noun and word in HELD_OUT_NAMES for noun, word in pairs)
+    return (length_bucket(example) if held else "seen"), example
 
 
 def _split(rng: random.Random, sizes: tuple[int, int, int]) -> TaskData:
@@ -178,14 +215,17 @@ LECTURE_EXAMPLES = {
     "the animal didn't cross the street": "el animal no cruzó la calle",
     "the animal does not cross the street": "el animal no cruza la calle",
     "the red car is fast": "el coche rojo es rápido",
+    "the animal didn't cross the street because it was too tired":
+        "el animal no cruzó la calle porque estaba demasiado cansado",
 }
 
 TASK = Task(
     name="translation",
     description=(
-        "Translate English to Spanish (219 nouns, 59 adjectives, 63 verbs; present and past, "
-        "negation, questions, numbers, possessives; adjectives move after the noun and agree with it); "
-        "the test split only uses noun-adjective pairs never seen together in training."
+        "Translate everyday English to Spanish (about 1,375 English word forms: present, past and future, "
+        "negation, questions, commands, \"like\", the weather, time words, \"and\"/\"but\"/\"because\"; "
+        "adjectives move after the noun and agree with it; names and digits are copied); the test split only "
+        "uses noun-adjective pairs and names never seen in training."
     ),
     architecture="encoder-decoder",
     tokenizer_kind="word",
@@ -204,4 +244,5 @@ TASK = Task(
     default_sizes=(100000, 1000, 3000),
     split=_split,
     normalize=normalize,
+    spelled=spelled,
 )

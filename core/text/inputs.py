@@ -12,6 +12,7 @@ from core.text.tokenizer import SPECIAL_TOKENS, Encoding, Tokenizer
 from core.tasks import TASKS, out_of_range
 from core.tasks.base import nearest_known
 from core.text.sequences import truncate
+from core.text.spelling import CONTINUE
 
 MAX_TEXT_CHARS = 20_000
 AnyTokenizer = Tokenizer | PretrainedTokenizer
@@ -94,6 +95,29 @@ def tokenize(item: TextInput, tokenizer: AnyTokenizer, limit: int) -> None:
     if tokenizer.unk_id is not None and tokenizer.unk_id in item.encoding.ids:
         item.unknown = _unknown_words(item, tokenizer)
         item.notes.append(_unknown_note(item, tokenizer))
+    spelled = spelled_words(item.work, item.encoding, tokenizer)
+    if spelled:
+        shown = ", ".join(f"'{word}'" for word in spelled[:5]) + (f" and {len(spelled) - 5} more" if len(spelled) > 5 else "")
+        item.notes.append(f"Not in the model's vocabulary, read letter by letter and copied through as it was trained "
+                          f"to copy names: {shown}. If that is not a name, the translation around it may be wrong.")
+
+
+def spelled_words(text: str, encoding: Encoding, tokenizer: AnyTokenizer) -> list[str]:
+    """The words of ``text`` (not numbers) that a spelling tokenizer read letter by letter ("maria")."""
+    if not getattr(tokenizer, "spell", ""):
+        return []
+    strings = tokenizer.token_strings(encoding.ids)
+    words: list[str] = []
+    for i, (start, _) in enumerate(encoding.offsets):
+        if strings[i].startswith(CONTINUE) or i + 1 == len(strings) or not strings[i + 1].startswith(CONTINUE):
+            continue
+        end = i + 1
+        while end < len(strings) and strings[end].startswith(CONTINUE):
+            end += 1
+        word = text[start:encoding.offsets[end - 1][1]]
+        if not word.isdigit():
+            words.append(word)
+    return words
 
 
 def input_vocabulary(tokenizer: Tokenizer) -> tuple[str, ...]:

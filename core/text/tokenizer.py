@@ -14,7 +14,7 @@ Design rules (see ``tests/unit/test_tokenizer.py``):
 * Kinds:
     - ``char``: every character (whitespace included) is a token; decode concatenates.
     - ``word``: HF ``Whitespace`` pre-tokenizer (``\\w+|[^\\w\\s]+``); decode joins tokens with
-      single spaces (original spacing is not recoverable).
+      single spaces (original spacing is not recoverable); it may spell unknown words (:mod:`core.text.spelling`).
     - ``bpe``: HF ``BPE`` (not byte-level) over ``Metaspace(prepend_scheme="never")`` + isolated
       punctuation; spaces become ``▁`` inside tokens and decode restores them (a literal ``▁``
       typed by the user decodes as a space).
@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as _HFTokenizer
 
 from core.config import LIMITS
+from core.text.spelling import SPELL_ALPHABET, join_words, spell_unknown, spelling_pieces
 from core.text.validation import check_text
 from core.text.tokenizer_check import check_tokenizer_spec, native
 
@@ -87,8 +88,9 @@ class Tokenizer:
 
     pad_id, bos_id, eos_id, unk_id = PAD_ID, BOS_ID, EOS_ID, UNK_ID
 
-    def __init__(self, kind: str, hf: _HFTokenizer) -> None:
-        """Wrap an HF tokenizer; prefer :meth:`train` or :meth:`from_json`."""
+    def __init__(self, kind: str, hf: _HFTokenizer, spell: str = "") -> None:
+        """Wrap an HF tokenizer; prefer :meth:`train` or :meth:`from_json`. ``spell``: the alphabet a
+        ``word`` tokenizer spells unknown words in (its pieces must be in the vocabulary), or ``""``."""
         if kind not in KINDS:
             raise ValueError(f"unknown tokenizer kind {kind!r}; expected one of {KINDS}")
         if hf.get_vocab_size() > MAX_VOCAB_SIZE:
@@ -101,9 +103,11 @@ class Tokenizer:
         expected = models.BPE if kind == "bpe" else models.WordLevel
         if not isinstance(hf.model, expected) or (kind == "bpe" and hf.decoder is None):
             raise ValueError(f"HF tokenizer does not match kind {kind!r}")
+        if spell and (kind != "word" or any(hf.token_to_id(p) is None for p in spelling_pieces(spell, ()))):
+            raise ValueError("a spelling alphabet needs a word tokenizer holding every spelled piece")
         hf.no_padding()  # padding/truncation would add or silently drop tokens
         hf.no_truncation()
-        self.kind = kind
+        self.kind, self.spell = kind, spell
         self._hf = hf
         self._id_to_token = [hf.id_to_token(i) for i in range(hf.get_vocab_size())]
         if any(t is None for t in self._id_to_token):
@@ -111,14 +115,16 @@ class Tokenizer:
 
     @classmethod
     def train(
-        cls, kind: str, texts: Iterable[str], *, vocab_size: int | None = None, min_frequency: int = 1
+        cls, kind: str, texts: Iterable[str], *, vocab_size: int | None = None, min_frequency: int = 1,
+        spelled: Callable[[str], bool] | None = None,
     ) -> Tokenizer:
         """Train a tokenizer of ``kind`` on ``texts`` (deterministic).
 
         ``vocab_size`` is only used by ``bpe`` (default 1000; the vocabulary is
         never smaller than specials + alphabet). Pieces seen fewer than
         ``min_frequency`` times are left out (for bpe: merges). Raises
-        ``ValueError`` for an unknown kind or a corpus with no non-whitespace text.
+        ``ValueError`` for an unknown kind or a corpus with no non-whitespace text. ``spelled`` (word
+        kind): the words kept out of the vocabulary and spelled in ``SPELL_ALPHABET`` (names, numbers).
         """
         if kind not in KINDS:
             raise ValueError(f"unknown tokenizer kind {kind!r}; expected one of {KINDS}")
@@ -147,17 +153,20 @@ class Tokenizer:
             return cls(kind, _HFTokenizer.from_str(json.dumps(spec)))
 
         counts = _count_pieces(kind, corpus)
-        pieces = [p for p, c in counts.items() if c >= min_frequency and p not in SPECIAL_TOKENS]
+        pieces = [p for p, c in counts.items() if c >= min_frequency and p not in SPECIAL_TOKENS
+                  and not (spelled and spelled(p))]
         pieces.sort(key=None if kind == "char" else lambda p: (-counts[p], p))
         if not pieces:
             raise ValueError(f"no token reaches min_frequency={min_frequency}")
-        return cls.from_vocab(kind, pieces)
+        return cls.from_vocab(kind, pieces, spell=SPELL_ALPHABET if spelled and kind == "word" else "")
 
     @classmethod
-    def from_vocab(cls, kind: str, pieces: Sequence[str]) -> Tokenizer:
-        """A ``char``/``word`` tokenizer: the four specials, then ``pieces`` (``ValueError`` on a repeat)."""
+    def from_vocab(cls, kind: str, pieces: Sequence[str], spell: str = "") -> Tokenizer:
+        """A ``char``/``word`` tokenizer: the four specials, then ``pieces`` (``ValueError`` on a repeat),
+        then, with a spelling alphabet, its pieces (:func:`core.text.spelling.spelling_pieces`)."""
         if kind not in ("char", "word"):
             raise ValueError(f"a tokenizer from a vocabulary is of kind 'char' or 'word', not {kind!r}")
+        pieces = [*pieces, *spelling_pieces(spell, pieces)] if spell else pieces
         vocab = {tok: i for i, tok in enumerate((*SPECIAL_TOKENS, *pieces))}
         if len(vocab) != len(SPECIAL_TOKENS) + len(pieces):
             raise ValueError("the vocabulary lists a token twice")
@@ -165,7 +174,7 @@ class Tokenizer:
         hf.pre_tokenizer = _pre_tokenizer(kind)
         if kind == "char":
             hf.decoder = decoders.Fuse()
-        return cls(kind, hf)
+        return cls(kind, hf, spell)
 
     def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> Encoding:
         """Encode ``text``; empty or whitespace-only text gives an empty Encoding.
@@ -180,6 +189,8 @@ class Tokenizer:
         enc = native(lambda: self._hf.encode(text, add_special_tokens=False), "tokenizing")
         ids = list(enc.ids)
         offsets = [(int(s), int(e)) for s, e in enc.offsets]
+        if self.spell and UNK_ID in ids:
+            ids, offsets = spell_unknown(text, ids, offsets, self.spell, UNK_ID, self._hf.token_to_id)
         tokens = [
             SPECIAL_TOKENS[UNK_ID] if i == UNK_ID else text[s:e] for i, (s, e) in zip(ids, offsets)
         ]
@@ -211,7 +222,7 @@ class Tokenizer:
         if self.kind == "char":
             return "".join(tokens)
         if self.kind == "word":
-            return " ".join(tokens)
+            return join_words(tokens) if self.spell else " ".join(tokens)
         return self._hf.decoder.decode(tokens) if tokens else ""
 
     def token_strings(self, ids: Sequence[int]) -> list[str]:
@@ -232,8 +243,9 @@ class Tokenizer:
 
     def to_json(self) -> str:
         """Self-describing JSON: format tag, version, kind and the HF tokenizer JSON."""
+        spell = {"spell": self.spell} if self.spell else {}
         return json.dumps(
-            {"format": _FORMAT, "version": _VERSION, "kind": self.kind, "hf": json.loads(self._hf.to_str())},
+            {"format": _FORMAT, "version": _VERSION, "kind": self.kind, **spell, "hf": json.loads(self._hf.to_str())},
             ensure_ascii=False,
             separators=(",", ":"),
         )
@@ -261,7 +273,7 @@ class Tokenizer:
         check_tokenizer_spec(data["hf"])  # a checkpoint's tokenizer may come from an upload: untrusted
         hf = native(lambda: _HFTokenizer.from_str(json.dumps(data["hf"])), "reading the tokenizer spec")
         try:
-            return cls(kind, hf)
+            return cls(kind, hf, str(data.get("spell", "")))
         except ValueError as exc:
             raise ValueError(f"invalid tokenizer: {exc}") from None
 

@@ -20,12 +20,12 @@ def build_tokenizers(task: Task, data: TaskData) -> dict[str, Tokenizer]:
     """Tokenizers trained on the training split: ``source`` for an encoder, ``target`` for a decoder."""
     sources = [e.source for e in data.train]
     if task.architecture == "encoder":
-        return {"source": Tokenizer.train(task.tokenizer_kind, sources)}
+        return {"source": Tokenizer.train(task.tokenizer_kind, sources, spelled=task.spelled)}
     if task.architecture == "decoder":
-        return {"target": Tokenizer.train(task.tokenizer_kind, sources)}
+        return {"target": Tokenizer.train(task.tokenizer_kind, sources, spelled=task.spelled)}
     return {
-        "source": Tokenizer.train(task.tokenizer_kind, sources),
-        "target": Tokenizer.train(task.tokenizer_kind, [e.target for e in data.train]),
+        "source": Tokenizer.train(task.tokenizer_kind, sources, spelled=task.spelled),
+        "target": Tokenizer.train(task.tokenizer_kind, [e.target for e in data.train], spelled=task.spelled),
     }
 
 

@@ -97,12 +97,12 @@ def test_architecture_page_shows_adam_schedules_penalty_and_width(runs):
 def test_lesson_shows_sizes_and_the_stacked_matrix(runs, trace):
     at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": "2"}, timeout=60)
     spec, frame = find_chart(at, "stacked W_qkv")
-    assert "size 64 × 192" in str(spec) and len(frame) == 64 * 192
+    assert "size 128 × 384" in str(spec) and len(frame) == 128 * 384  # d_model 128, 4 heads of 32
     np.testing.assert_allclose(frame.sort_values(["row_index", "col_index"])["value"].to_numpy(),
                                trace.qkv_weight.ravel(), atol=1e-6)
     latex = " ".join(l.value for l in at.latex)
-    assert r"(B, T, 64)" in latex and r"(B, 4, T, 16)" in latex
-    assert r"Q, K, V \in \mathbb{R}^{3 \times 16}" in latex
+    assert r"(B, T, 128)" in latex and r"(B, 4, T, 32)" in latex
+    assert r"Q, K, V \in \mathbb{R}^{3 \times 32}" in latex
 
 
 def test_the_notes_typos_are_flagged_where_the_app_is_right(runs):

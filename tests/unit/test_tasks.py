@@ -407,7 +407,7 @@ def test_date_conventions():
 
 # ---------------------------------------------------------------- translation
 
-from core.tasks import lexicon  # noqa: E402
+from core.tasks import activities, lexicon, names, phrases  # noqa: E402
 
 ES_NOUNS = {  # Spanish noun form -> (gender, plural)
     form: (noun.gender, plural)
@@ -430,11 +430,12 @@ for _forms in lexicon.BE.values():
     for _person, _form in zip(lexicon.PERSONS, _forms):
         ES_VERB_PERSON.setdefault(_form, set()).add(_person)
 ES_PRONOUNS = {es: (person, gender) for es, person, gender in lexicon.PRONOUNS.values()}
+ES_FEMININE_FORMS = {form for forms in activities.FEMININE.values() for form in forms}  # said of a woman
 
 
 def english_pairs(text: str) -> set[tuple[str, str]]:
     """(noun, adjective) pairs in an English sentence: an adjective right before a noun."""
-    words = text.replace("?", " ").replace(".", " ").split()
+    words = text.replace("?", " ").replace(".", " ").replace(",", " ").split()
     return {(EN_NOUNS[words[i + 1]], w) for i, w in enumerate(words[:-1])
             if w in lexicon.ADJECTIVES and words[i + 1] in EN_NOUNS}
 
@@ -494,7 +495,9 @@ def _check_agreement(e: Example) -> None:
         if word in ES_NOUNS and not (i > 0 and (es[i - 1] in ES_PRONOUNS or es[i - 1] in ES_NOUNS)):
             gender, plural = ES_NOUNS[word]
             if i > 0 and es[i - 1] in ES_DETERMINERS:
-                assert (gender, plural) in ES_DETERMINERS[es[i - 1]], e
+                stressed_a = word in phrases.STRESSED_A and es[i - 1] in ("el", "un")  # "el agua"
+                woman = word in ES_FEMININE_FORMS and ("f", plural) in ES_DETERMINERS[es[i - 1]]  # "la dentista"
+                assert stressed_a or woman or (gender, plural) in ES_DETERMINERS[es[i - 1]], e
             if i + 1 < len(es) and es[i + 1] in ES_ADJECTIVES:
                 adjective = lexicon.ADJECTIVES[ES_ADJECTIVES[es[i + 1]]]
                 assert es[i + 1] == adjective.agree(gender, plural), e
@@ -502,7 +505,8 @@ def _check_agreement(e: Example) -> None:
     if words and words[0] in ES_PRONOUNS and len(words) > 1 and words[1] in ES_VERB_PERSON:
         person, gender = ES_PRONOUNS[words[0]]
         assert person in ES_VERB_PERSON[words[1]], e
-        if len(words) == 3 and words[2] in ES_ADJECTIVES:  # "ella está cansada"
+        copula = any(words[1] in forms for forms in lexicon.BE.values())  # not "tenemos frío" (a noun)
+        if len(words) == 3 and copula and words[2] in ES_ADJECTIVES:  # "ella está cansada"
             adjective = lexicon.ADJECTIVES[ES_ADJECTIVES[words[2]]]
             assert words[2] == adjective.agree(gender, person in ("1pl", "3pl")), e
 
@@ -520,34 +524,42 @@ def test_translation_held_out_pairs_and_length_buckets():
     held = translation.HELD_OUT_PAIRS
     total = len(lexicon.NOUNS) * len(lexicon.ADJECTIVES)
     assert 0.08 * total <= len(held) <= 0.25 * total
+    held_names = lambda text: set(re.findall(r"\w+", text)) & names.HELD_OUT_NAMES  # noqa: E731
     for e in data.train + data.validation:
-        assert not english_pairs(e.source) & held, e
+        assert not english_pairs(e.source) & held and not held_names(e.source), e
     for e in data.test:
-        assert english_pairs(e.source) & held, e
+        assert english_pairs(e.source) & held or held_names(e.source), e
+    assert sum(bool(held_names(e.source)) for e in data.test) > len(data.test) // 20  # unseen names are tested
     seen_pairs = {pair for e in data.train for pair in english_pairs(e.source)}
     assert {noun for noun, _ in seen_pairs} == set(lexicon.NOUNS)
     assert {adjective for _, adjective in seen_pairs} == set(lexicon.ADJECTIVES)
     for text in (*translation.TASK.examples, translation.TASK.probe, *translation.LECTURE_EXAMPLES):
         assert not english_pairs(translation.normalize(text)) & held
     buckets = Counter(translation.length_bucket(e) for e in data.test)
-    assert buckets == {bucket: len(data.test) // 3 for bucket in translation.TEST_BUCKETS}
+    assert buckets == {bucket: len(data.test) // 4 for bucket in translation.TEST_BUCKETS}
     assert translation.length_bucket(Example("the black cat", "")) == "2-4"
     assert translation.length_bucket(Example("the animal didn't cross the street", "")) == "5-7"
+    assert translation.length_bucket(Example("my mother reads a book every night.", "")) == "5-7"
+    assert translation.length_bucket(Example("the animal didn't cross the street because it was too tired", "")) == "8-11"
+    assert translation.length_bucket(Example("i am very hungry and my brother wants to play football now", "")) == "12+"
 
 
 def test_translation_vocabulary_and_every_test_word_seen_in_training():
     data = default_data("translation")
-    words = lambda text: text.replace("?", " ? ").replace(".", " . ").replace("'", " ' ").split()  # noqa: E731
+    spelled = translation.TASK.spelled  # names and digits: read letter by letter, never in the vocabulary
+    words = lambda text: {w for w in re.findall(r"\w+|[^\w\s]+", text) if not spelled(w)}  # noqa: E731
     source_vocab = {w for e in data.train for w in words(e.source)}
-    target_vocab = {w for e in data.train for w in e.target.split()}
+    target_vocab = {w for e in data.train for w in words(e.target)}
     for e in data.validation + data.test:
-        assert set(words(e.source)) <= source_vocab, e
-        assert set(e.target.split()) <= target_vocab, e
-    assert len(source_vocab) >= 400  # English word forms a class can type
-    assert len(lexicon.NOUNS) >= 150 and len(lexicon.ADJECTIVES) >= 50 and len(lexicon.VERBS) >= 50
-    for kind in ("pronouns", "negation", "questions", "numbers", "possessives", "past"):
+        assert words(e.source) <= source_vocab, e
+        assert words(e.target) <= target_vocab, e
+    assert len({w for w in source_vocab if w.isalpha()}) >= 1300  # English word forms a class can type
+    assert len(lexicon.NOUNS) >= 300 and len(lexicon.ADJECTIVES) >= 75 and len(lexicon.VERBS) >= 90
+    for kind in ("pronouns", "negation", "questions", "numbers", "possessives", "past", "future", "because",
+                 "please", "like", "weather", "digits"):
         marker = {"pronouns": " i ", "negation": "n't", "questions": "?", "numbers": " three ",
-                  "possessives": " my ", "past": " no cruzó "}[kind]
+                  "possessives": " my ", "past": " no cruzó ", "future": " will ", "because": " porque ",
+                  "please": " por favor ", "like": " me gusta ", "weather": " hace mucho frío ", "digits": " 3 "}[kind]
         text = " ".join(f" {e.source} {e.target} " for e in data.train)
         assert marker in text, kind
 

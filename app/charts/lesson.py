@@ -18,7 +18,7 @@ def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight:
     """Rows of ``matrix`` (T, D) as coloured strips, one per token (first ``max_dims`` dimensions).
 
     A signed, diverging scale centred on 0; the highlighted token's label is marked with ▶; the title
-    gives the array's size (T × D), and ``size`` (e.g. "Q ∈ ℝ^{S×d_k} = 3 × 16") is on every hover
+    gives the array's size (T × D), and ``size`` (e.g. "Q ∈ ℝ^{S×d_k} = 3 × 32") is on every hover
     and under the title.
     """
     shown = np.asarray(matrix)[:, :max_dims]

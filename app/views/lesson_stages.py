@@ -23,7 +23,7 @@ from core import lessons
 class View:
     """What every stage needs besides the trace: the highlighted token i, the decoder row t, the
     head h (0-based; shown as h + 1), the projector's font scale, and every drawn array's size on hover
-    (:func:`core.lessons.array_sizes`: name → "Q ∈ ℝ^{S×d_k} = 3 × 16")."""
+    (:func:`core.lessons.array_sizes`: name → "Q ∈ ℝ^{S×d_k} = 3 × 32")."""
 
     i: int
     t: int

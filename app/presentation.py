@@ -4,7 +4,8 @@
   with it (``ui.font_scale()``: ticks, labels and colour-bar numbers 1.5 × larger).
 - The first screen holds the chart: turning the mode on folds the sidebar away (the header's » button opens
   it again) and the page's padding and title are compact, so on a 1280 × 720 projector the first chart starts
-  on the first screen (Explore keeps its controls beside the chart).
+  on the first screen (Explore keeps its controls beside the chart; the Learn and pretrained pages fold their
+  opening prose into a popover, :func:`folded`).
 - Next / Back stay on screen: a row holding a button keyed ``…_next`` sticks to the bottom of the screen until
   it is reached and then below the app's header (the Lesson's stage content is always on the same screen as
   its Next button).
@@ -47,6 +48,13 @@ def _script_source() -> str:
 def enabled() -> bool:
     """Whether presentation mode is on in this session."""
     return bool(st.session_state.get(KEY))
+
+
+def folded(label: str = "About this page"):
+    """A container for a page's opening prose, formulas and code: in presentation mode a popover button
+    (``label``) that opens it, so the first chart and its controls are on the first screen; otherwise the
+    page itself."""
+    return st.popover(label, icon=":material/menu_book:") if enabled() else st.container()
 
 
 def style(on: bool) -> str:

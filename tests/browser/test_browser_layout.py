@@ -1,10 +1,14 @@
-"""What a class sees (issue 24), in Chromium driving a served app: at 1280 × 720 and 1920 × 1080, in normal
-and presentation mode, the pages with side-by-side maps (an Explore intervention, Checkpoints → Side by side),
-Train and the Lesson show
+"""What a class sees (issue 24), in Chromium driving a served app: every page of ``app/routes.py`` (Explore's
+head view, model view and an intervention; Checkpoints' overview and side by side; Train; the Lesson; the Learn
+pages; MiniLM, SmolLM2 and Whisper) at 1280 × 720 and 1920 × 1080, in normal and presentation mode, and in the
+dark theme at 1280 × 720 in presentation mode (the projector's case; every combination in both themes would
+pass the ~3 minutes a parameter set may take on CI) shows
 
 - no two text boxes of a chart, or of neighbouring charts, intersecting (the rendered SVG text, rotation kept),
 - no chart wider than its container,
-- in presentation mode, the first chart's top above the first screen's bottom (720 px).
+- no error message,
+- in presentation mode, the first chart's top above the first screen's bottom (720 px),
+- in the dark theme, a dark page and no Plotly chart painted on a white background.
 
 Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/layout``, gitignored).
 """
@@ -75,7 +79,6 @@ OVERLAPS_JS = """() => {
   return found;
 }"""
 
-# A chart whose drawing reaches past its container's right edge (Streamlit clips it there).
 # In the dark theme: the app's background dark, and no chart drawn on a light (white) background.
 NOT_DARK_JS = """() => {
   const light = c => { const v = (c.match(/[\\d.]+/g) || []).map(Number);
@@ -91,6 +94,7 @@ NOT_DARK_JS = """() => {
   return found;
 }"""
 
+# A chart whose drawing reaches past its container's right edge (Streamlit clips it there).
 TOO_WIDE_JS = """() => {
   const found = [];
   const charts = document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])');
@@ -106,8 +110,10 @@ TOO_WIDE_JS = """() => {
   return found;
 }"""
 
+# The topmost chart, a diagram (Architecture's Graphviz drawing of the model) counting as one.
 FIRST_CHART_TOP_JS = """() => {
-  const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])')]
+  const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
+    + '[data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"])')]
     .filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
   return tops.length ? Math.min(...tops) : null;  // the page is unscrolled: the topmost chart's top on screen
 }"""
@@ -134,8 +140,7 @@ def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> Non
     page.wait_for_timeout(500)  # Plotly's relayout to the column's width
 
 
-# Light theme at both sizes in both modes; dark theme at the projector's 1280 × 720 in presentation mode only
-# (every page × every combination in both themes would pass ~3 minutes a set on CI's runners).
+# Light theme at both sizes in both modes; dark theme at the projector's 1280 × 720 in presentation mode only.
 MODES = [(size, presentation, "light") for size in SIZES for presentation in (False, True)]
 MODES.append(((1280, 720), True, "dark"))
 DARK_JS = """paths => { for (const path of paths)

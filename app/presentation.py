@@ -56,11 +56,11 @@ def enabled() -> bool:
     return bool(st.session_state.get(KEY))
 
 
-def folded(label: str = "About this page"):
-    """A container for a page's opening prose, formulas and code: in presentation mode a popover button
-    (``label``) that opens it, so the first chart and its controls are on the first screen; otherwise the
-    page itself."""
-    return st.popover(label, icon=":material/menu_book:") if enabled() else st.container()
+def folded(label: str = "About this page", icon: str = ":material/menu_book:"):
+    """A container for a page's opening prose, formulas or secondary controls: in presentation mode a popover
+    button (``label``, ``icon``) that opens it, so the first chart and its main controls are on the first
+    screen; otherwise the page itself."""
+    return st.popover(label, icon=icon) if enabled() else st.container()
 
 
 def style(on: bool) -> str:

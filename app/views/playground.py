@@ -73,7 +73,7 @@ seed, beta, hard = int(st.session_state["pg_seed"]), float(st.session_state["pg_
 drawn = lessons.random_vectors(N_VECTORS + 1, 2, seed)
 names = [f"x{i + 1}" for i in range(N_VECTORS)]
 number = st.column_config.NumberColumn(min_value=-10.0, max_value=10.0, step=0.01, format="%.2f")
-with editors, presentation.folded("The vectors and the query (edit any cell)"):
+with editors, presentation.folded("The vectors and the query (edit any cell)", ":material/edit:"):
     st.caption("The vectors (edit any cell):")
     vectors_in = st.data_editor(pd.DataFrame(drawn[:N_VECTORS], index=names, columns=["dim 1", "dim 2"]),
                                 key="pg_vectors", column_config={"dim 1": number, "dim 2": number})

@@ -34,7 +34,7 @@ if not models:
 ui.restore_from_url({"speech_model": ui.one_of(list(models)), "speech_source": ui.one_of(SOURCES),
                      "speech_clip": ui.one_of(list(SENTENCES)), "speech_task": ui.one_of(["transcribe", "translate"]),
                      "speech_language": ui.one_of(["detect", "en", "es", "fr", "de", "it", "pt"])})
-with presentation.folded("Model and audio"):
+with presentation.folded("Model and audio", ":material/mic:"):
     with st.expander("What is Whisper?"):
         st.markdown(
             "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
@@ -99,7 +99,7 @@ with said:
 cross = exp.attention["cross"]  # (L, H, T, F)
 layers, heads = exp.shape("cross")
 pick_left, pick_step = st.columns(2)
-with pick_left:
+with pick_left, presentation.folded("Which heads", ":material/tune:"):
     choice = st.selectbox("Heads", [ALIGNMENT, "One head"], key="speech_heads")
     layer = head = None
     if choice == "One head":

@@ -10,7 +10,8 @@ pass the ~3 minutes a parameter set may take on CI) shows
 - in presentation mode, the first chart's top above the first screen's bottom (720 px),
 - in the dark theme, a dark page and no Plotly chart painted on a white background.
 
-Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/layout``, gitignored).
+Screenshots (the whole page, its first screen and its last chart) go to ``$ATTNSCOPE_SCREENSHOTS`` (default
+``screenshots-tmp/layout``, gitignored); the README shows first screens at 1280 × 720.
 """
 
 from __future__ import annotations
@@ -168,12 +169,14 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation, t
             _open(page, url, path, tab, presentation)
             failures += [f"{name}: shows an error: {problem[:200]}" for problem in problems_on(page)]
             top = page.evaluate(FIRST_CHART_TOP_JS)
-            page.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}.png"), full_page=True)
+            shot = SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}"
+            page.screenshot(path=f"{shot}.png", full_page=True)
+            page.screenshot(path=f"{shot}-first-screen.png")  # what the class sees first (the README's pictures)
             overlaps, wide = page.evaluate(OVERLAPS_JS), page.evaluate(TOO_WIDE_JS)
             last = page.locator('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
                                 '[data-testid="stVegaLiteChart"]):visible')  # not those of hidden tabs
             if last.count():
-                last.last.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}-last-chart.png"))
+                last.last.screenshot(path=f"{shot}-last-chart.png")
             failures += [f"{name}: text overlaps {overlap}" for overlap in overlaps]
             failures += [f"{name}: too wide {w}" for w in wide]
             if presentation and (top is None or top >= 720):

@@ -58,7 +58,8 @@ with presentation.folded("Scores, softmax and β"):
         "‖a‖₀ = 1.")
     glossary.beta_note("β multiplies the scaled scores s_i = q·x_i/√d in sections 1 and 4; sections 2, 3 and 5 "
                        "use β = 1.")
-    st.latex(r"s_i = \frac{q^\top x_i}{\sqrt{d}}, \qquad a_i = \frac{e^{\beta s_i}}{\sum_j e^{\beta s_j}} \;(\text{soft})")
+    st.latex(r"s_i = \frac{q^\top x_i}{\sqrt{d}}, \qquad "
+             r"a_i = \frac{e^{\beta s_i}}{\sum_j e^{\beta s_j}} \;(\text{soft})")
     st.latex(r"a = \mathrm{onehot}(\arg\max_i s_i) \;(\text{hard}), \qquad h = \sum_i a_i x_i")
 controls, editors = st.columns([1, 2])
 with controls:

@@ -90,7 +90,8 @@ NOT_DARK_JS = """() => {
   document.querySelectorAll('[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg .bg, '
     + '[data-testid="stMain"] [data-testid="stPlotlyChart"] svg.main-svg:first-of-type').forEach((el, n) => {
     const fill = el.style.fill || getComputedStyle(el).backgroundColor;
-    if (el.closest('[data-testid="stPlotlyChart"]').offsetParent !== null && light(fill)) found.push(`chart ${n + 1} is drawn on white`);
+    if (el.closest('[data-testid="stPlotlyChart"]').offsetParent !== null && light(fill))
+      found.push(`chart ${n + 1} is drawn on white`);
   });
   return found;
 }"""

@@ -4,7 +4,8 @@
   with it (``ui.font_scale()``: ticks, labels and colour-bar numbers 1.5 × larger).
 - The first screen holds the chart: turning the mode on folds the sidebar away (the header's » button opens
   it again) and the page's padding and title are compact, so on a 1280 × 720 projector the first chart starts
-  on the first screen (Explore keeps its controls beside the chart).
+  on the first screen (Explore keeps its controls beside the chart; the Learn and pretrained pages fold their
+  opening prose into a popover, :func:`folded`).
 - Next / Back stay on screen: a row holding a button keyed ``…_next`` sticks to the bottom of the screen until
   it is reached and then below the app's header (the Lesson's stage content is always on the same screen as
   its Next button).
@@ -38,6 +39,12 @@ PRESENTATION_CSS = """<style>
 }
 </style>"""
 
+# Normal mode, as the projector style of :mod:`app.ui` does: an Altair chart wider than its column (a wide
+# map beside the open sidebar, three maps side by side at 1280 px) is scaled down to fit instead of being cut.
+FIT_CSS = """<style>
+[data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
+</style>"""
+
 
 @lru_cache(maxsize=1)
 def _script_source() -> str:
@@ -49,9 +56,16 @@ def enabled() -> bool:
     return bool(st.session_state.get(KEY))
 
 
+def folded(label: str = "About this page", icon: str = ":material/menu_book:"):
+    """A container for a page's opening prose, formulas or secondary controls: in presentation mode a popover
+    button (``label``, ``icon``) that opens it, so the first chart and its main controls are on the first
+    screen; otherwise the page itself."""
+    return st.popover(label, icon=icon) if enabled() else st.container()
+
+
 def style(on: bool) -> str:
     """Every page's style, with presentation mode's on top when ``on``."""
-    return ui.page_css(on) + (PRESENTATION_CSS if on else "")
+    return ui.page_css(on) + (PRESENTATION_CSS if on else FIT_CSS)
 
 
 def script(on: bool) -> str:

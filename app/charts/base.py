@@ -32,6 +32,9 @@ def axis(font_scale: float = 1.0, **kwargs) -> alt.Axis:
 
 
 def legend(name: str, font_scale: float = 1.0, **kwargs) -> alt.Legend:
+    """A legend sized like the axes; its title stands clear of a colour bar's top label, which is centred on
+    the bar's end and so reaches half a label above it."""
+    kwargs.setdefault("titlePadding", 10 * font_scale)
     return alt.Legend(title=name, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, **kwargs)
 
 

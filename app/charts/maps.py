@@ -80,10 +80,19 @@ def heatmap(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
                                                     tickfont=dict(size=11 * font_scale)),
                  hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}<extra></extra>")
     layout = dict(title=dict(text=title, font=dict(size=15 * font_scale)), xaxis=xaxis, yaxis=yaxis,
-                  width=side + int(170 * font_scale), height=side + int(150 * font_scale),
+                  width=side + int(170 * font_scale) + _label_room(yaxis),
+                  height=side + int(150 * font_scale) + _label_room(xaxis, slope=0.87),
                   margin=dict(l=10, r=10, t=int(50 * font_scale), b=10), font=dict(size=12 * font_scale),
                   meta={"value": value, "note": _note(matrix, small, x_step, y_step)})
     return lean_figure([trace], layout)
+
+
+def _label_room(axis: dict, slope: float = 1.0) -> int:
+    """Pixels to add to the figure for tick labels longer than the ~70 px its margins budget (by ``slope``,
+    the sine of their angle), so that Plotly's automargin does not squeeze the plot until they overlap."""
+    size = axis["tickfont"]["size"]
+    longest = 0.6 * size * max((len(label) for label in axis["ticktext"]), default=0)  # ~0.6 em a character
+    return int(max(0.0, slope * longest - 6 * size))
 
 
 def lean_figure(traces: list[dict], layout: dict) -> go.Figure:

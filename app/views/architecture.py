@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, tables, ui
+from app import export, glossary, presentation, tables, ui
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
 from app.views.architecture_whisper import whisper_section
@@ -40,12 +40,13 @@ ui.restore_from_url({"arch_norm": ui.one_of(NORM_VIEWS), "ffn_tokens": ui.bounde
 fs = ui.font_scale()
 
 st.title("Architecture")
-st.markdown(
-    "A Transformer is a stack of identical layers. The **encoder** reads the source with self-attention; the "
-    "**decoder** writes the output one token at a time with masked self-attention, reads the encoder through "
-    "cross-attention, and ends in a projection to the vocabulary. Every sublayer is wrapped in a residual "
-    "connection and a LayerNorm (*Add & Norm*). Section 7 shows a real one at work: **Whisper**, speech in, "
-    "text out.")
+with presentation.folded():
+    st.markdown(
+        "A Transformer is a stack of identical layers. The **encoder** reads the source with self-attention; the "
+        "**decoder** writes the output one token at a time with masked self-attention, reads the encoder through "
+        "cross-attention, and ends in a projection to the vocabulary. Every sublayer is wrapped in a residual "
+        "connection and a LayerNorm (*Add & Norm*). Section 7 shows a real one at work: **Whisper**, speech in, "
+        "text out.")
 
 # ----------------------------------------------------------------------------- diagram
 st.header("1 · The loaded model")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, resources, routes, ui
+from app import export, presentation, resources, routes, ui
 from app.charts import concepts as charts
 from app.charts import teaching
 from app.charts.base import SEQUENTIAL, label_tokens
@@ -28,20 +28,22 @@ ui.restore_from_url({"cc_n": ui.bounded(2, 512), "cc_d": ui.bounded(8, 1024), "c
 fs = ui.font_scale()
 
 st.title("Self-attention: strengths and limits")
-st.markdown(
-    "Self-attention lets every token look at every other token in one step. That is its strength — short paths, "
-    "parallel work — and the source of its limits: it has no sense of order of its own, and its cost grows with "
-    "the square of the length. Each claim below is measured, most of them on the model chosen in the sidebar.")
+with presentation.folded():
+    st.markdown(
+        "Self-attention lets every token look at every other token in one step. That is its strength — short paths, "
+        "parallel work — and the source of its limits: it has no sense of order of its own, and its cost grows with "
+        "the square of the length. Each claim below is measured, most of them on the model chosen in the sidebar.")
 
 
 def recurrence_section() -> None:
     """Table 1 of the paper, counted for an interactive length n and width d."""
     st.header("1 · Why attention replaced recurrence")
-    st.markdown(
-        "A recurrent network reads a sentence one token after another: n steps that cannot run in parallel, and "
-        "a signal from the first token must pass through every later step to reach the last. A self-attention "
-        "layer connects every pair of tokens directly: one parallel step, a path of length 1. The price is the "
-        "work per layer: n²·d for attention against n·d² for recurrence — attention is cheaper while n < d.")
+    with presentation.folded("Why attention replaced recurrence"):
+        st.markdown(
+            "A recurrent network reads a sentence one token after another: n steps that cannot run in parallel, and "
+            "a signal from the first token must pass through every later step to reach the last. A self-attention "
+            "layer connects every pair of tokens directly: one parallel step, a path of length 1. The price is the "
+            "work per layer: n²·d for attention against n·d² for recurrence — attention is cheaper while n < d.")
     left, right = st.columns(2)
     left.slider("Sequence length n", 2, 512, key="cc_n")
     right.select_slider("Width d", [8, 16, 32, 64, 128, 256, 512, 1024], key="cc_d")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, tables, ui
+from app import export, glossary, presentation, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import lessons, subsequent_mask
@@ -21,28 +21,30 @@ ui.restore_from_url({"mask_len": ui.bounded(1, 24), "mask_sentences": ui.clipped
 fs = ui.font_scale()
 
 st.title("Masks")
-st.markdown(
-    "A mask tells attention which keys a query may look at. Here, as everywhere in Attnscope, "
-    "**True (✓, blue) means \"may attend\"** and False (✗, orange) means \"masked\". Rows are queries (the token "
-    "attending), columns are keys (the token attended to). Masked scores are replaced by −∞ before the softmax, "
-    "so their weights come out as exact zeros and the remaining weights still sum to 1.")
-st.latex(r"a_{ij} = \frac{m_{ij}\, e^{s_{ij}}}{\sum_{l} m_{il}\, e^{s_{il}}} "
-         r"\quad\Longleftrightarrow\quad s_{ij} \leftarrow -\infty \text{ where } m_{ij} = \text{False}")
+with presentation.folded():
+    st.markdown(
+        "A mask tells attention which keys a query may look at. Here, as everywhere in Attnscope, "
+        "**True (✓, blue) means \"may attend\"** and False (✗, orange) means \"masked\". Rows are queries (the token "
+        "attending), columns are keys (the token attended to). Masked scores are replaced by −∞ before the softmax, "
+        "so their weights come out as exact zeros and the remaining weights still sum to 1.")
+    st.latex(r"a_{ij} = \frac{m_{ij}\, e^{s_{ij}}}{\sum_{l} m_{il}\, e^{s_{il}}} "
+             r"\quad\Longleftrightarrow\quad s_{ij} \leftarrow -\infty \text{ where } m_{ij} = \text{False}")
 
 # ----------------------------------------------------------------------------- look-ahead
 st.header("1 · The look-ahead (subsequent) mask")
-st.markdown(
-    "During training the decoder reads the whole target sentence at once (shifted right, starting with "
-    "<bos>) and at every position predicts the **next** token. Without a mask, position i could simply look at "
-    "position i + 1 — which *is* the answer — and copy it: the training loss would drop to almost nothing while "
-    "the model learns nothing it can use when generating, where the future does not exist yet. The look-ahead "
-    "mask lets position i see positions 0 … i only, exactly what it will have at generation time.")
-st.latex(r"m_{ij} = \begin{cases} \text{True} & j \le i \\ \text{False} & j > i \end{cases}"
-         r"\qquad\text{(lower triangle, diagonal included)}")
-glossary.show_code(subsequent_mask, "The code: core.subsequent_mask")
-st.caption("The Annotated Transformer fills masked scores with −1e9 (`masked_fill(mask == 0, -1e9)`) instead of "
-           "−∞: e^(−1e9) is 0 in floating point, so the weights are the same; Attnscope fills with the dtype's "
-           "smallest number, so a fully masked row gives zeros instead of NaN.")
+with presentation.folded("Why a look-ahead mask"):
+    st.markdown(
+        "During training the decoder reads the whole target sentence at once (shifted right, starting with "
+        "<bos>) and at every position predicts the **next** token. Without a mask, position i could simply look at "
+        "position i + 1 — which *is* the answer — and copy it: the training loss would drop to almost nothing while "
+        "the model learns nothing it can use when generating, where the future does not exist yet. The look-ahead "
+        "mask lets position i see positions 0 … i only, exactly what it will have at generation time.")
+    st.latex(r"m_{ij} = \begin{cases} \text{True} & j \le i \\ \text{False} & j > i \end{cases}"
+             r"\qquad\text{(lower triangle, diagonal included)}")
+    glossary.show_code(subsequent_mask, "The code: core.subsequent_mask")
+    st.caption("The Annotated Transformer fills masked scores with −1e9 (`masked_fill(mask == 0, -1e9)`) instead of "
+               "−∞: e^(−1e9) is 0 in floating point, so the weights are the same; Attnscope fills with the dtype's "
+               "smallest number, so a fully masked row gives zeros instead of NaN.")
 st.slider("Sequence length", 1, 24, key="mask_len")
 n = st.session_state["mask_len"]
 look_ahead = lessons.look_ahead_mask(n)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, tables, ui
+from app import export, glossary, presentation, tables, ui
 from app.charts import teaching as charts
 from app.views import qkv_section, torch_mha_section
 from core import attention, lessons
@@ -42,23 +42,26 @@ if st.session_state.get("_pg_seed_used") != st.session_state["pg_seed"]:
 fs = ui.font_scale()
 
 st.title("Attention playground")
-st.markdown(
-    "Attention is a **weighted average**: a query is compared with a set of vectors, the comparison scores "
-    "become weights that sum to 1, and the output is the weighted mix. Everything below is small enough to "
-    "follow by hand; change the numbers and watch the weights move.")
+with presentation.folded():
+    st.markdown(
+        "Attention is a **weighted average**: a query is compared with a set of vectors, the comparison scores "
+        "become weights that sum to 1, and the output is the weighted mix. Everything below is small enough to "
+        "follow by hand; change the numbers and watch the weights move.")
 
 # ----------------------------------------------------------------------------- soft vs hard
 st.header("1 · Scores → softmax, from soft to hard")
-st.markdown(
-    "Each vector xᵢ gets a score: its dot product with the query q (large when they point the same way), "
-    "divided by √d as the Transformer does (d = 2 here). The softmax turns the scores into weights that sum "
-    "to 1. Larger β sharpens the weights, and in the limit only the best match survives: **hard** attention "
-    "(argmax, a one-hot vector). Soft attention keeps ‖a‖₁ = 1 with every weight positive; hard attention has "
-    "‖a‖₀ = 1.")
-glossary.beta_note("β multiplies the scaled scores s_i = q·x_i/√d in sections 1 and 4; sections 2, 3 and 5 "
-                   "use β = 1.")
-st.latex(r"s_i = \frac{q^\top x_i}{\sqrt{d}}, \qquad a_i = \frac{e^{\beta s_i}}{\sum_j e^{\beta s_j}} \;(\text{soft})")
-st.latex(r"a = \mathrm{onehot}(\arg\max_i s_i) \;(\text{hard}), \qquad h = \sum_i a_i x_i")
+with presentation.folded("Scores, softmax and β"):
+    st.markdown(
+        "Each vector xᵢ gets a score: its dot product with the query q (large when they point the same way), "
+        "divided by √d as the Transformer does (d = 2 here). The softmax turns the scores into weights that sum "
+        "to 1. Larger β sharpens the weights, and in the limit only the best match survives: **hard** attention "
+        "(argmax, a one-hot vector). Soft attention keeps ‖a‖₁ = 1 with every weight positive; hard attention has "
+        "‖a‖₀ = 1.")
+    glossary.beta_note("β multiplies the scaled scores s_i = q·x_i/√d in sections 1 and 4; sections 2, 3 and 5 "
+                       "use β = 1.")
+    st.latex(r"s_i = \frac{q^\top x_i}{\sqrt{d}}, \qquad "
+             r"a_i = \frac{e^{\beta s_i}}{\sum_j e^{\beta s_j}} \;(\text{soft})")
+    st.latex(r"a = \mathrm{onehot}(\arg\max_i s_i) \;(\text{hard}), \qquad h = \sum_i a_i x_i")
 controls, editors = st.columns([1, 2])
 with controls:
     st.number_input("Random seed", 0, 9999, step=1, key="pg_seed",
@@ -72,7 +75,7 @@ seed, beta, hard = int(st.session_state["pg_seed"]), float(st.session_state["pg_
 drawn = lessons.random_vectors(N_VECTORS + 1, 2, seed)
 names = [f"x{i + 1}" for i in range(N_VECTORS)]
 number = st.column_config.NumberColumn(min_value=-10.0, max_value=10.0, step=0.01, format="%.2f")
-with editors:
+with editors, presentation.folded("The vectors and the query (edit any cell)", ":material/edit:"):
     st.caption("The vectors (edit any cell):")
     vectors_in = st.data_editor(pd.DataFrame(drawn[:N_VECTORS], index=names, columns=["dim 1", "dim 2"]),
                                 key="pg_vectors", column_config={"dim 1": number, "dim 2": number})

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, resources, tables, ui
+from app import export, glossary, presentation, resources, tables, ui
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import get_task, lessons, sinusoidal_encoding
@@ -36,19 +36,20 @@ ui.restore_from_url({"pe_len": ui.bounded(2, 100), "pe_dim": ui.bounded(4, 512),
 fs = ui.font_scale()
 
 st.title("Positional encoding")
-st.markdown(
-    "Attention compares every token with every other token, and nothing in that comparison says *where* a "
-    "token stands: without help, *I love cats* and *cats love I* look the same to the model. The Transformer "
-    "therefore **adds** a vector that depends only on the position to each token's embedding. The paper's "
-    "choice has no parameters: each pair of dimensions is a sine and a cosine of the position, turning at its "
-    "own speed."
-)
-st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
-         r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
-         r"(\text{base} = 10000 \text{ in the paper})")
-glossary.erratum("pe_index")
-glossary.erratum("pe_odd_exponent")
-glossary.show_code(sinusoidal_encoding, "The code: core.sinusoidal_encoding (the table the model adds)")
+with presentation.folded():
+    st.markdown(
+        "Attention compares every token with every other token, and nothing in that comparison says *where* a "
+        "token stands: without help, *I love cats* and *cats love I* look the same to the model. The Transformer "
+        "therefore **adds** a vector that depends only on the position to each token's embedding. The paper's "
+        "choice has no parameters: each pair of dimensions is a sine and a cosine of the position, turning at its "
+        "own speed."
+    )
+    st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
+             r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
+             r"(\text{base} = 10000 \text{ in the paper})")
+    glossary.erratum("pe_index")
+    glossary.erratum("pe_odd_exponent")
+    glossary.show_code(sinusoidal_encoding, "The code: core.sinusoidal_encoding (the table the model adds)")
 
 # ----------------------------------------------------------------------------- the table
 st.header("1 · The encoding table")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app import export, resources, routes, ui
+from app import export, presentation, resources, routes, ui
 from app.charts import attention as attention_charts
 from app.charts.speech import head_choice, spectrogram_and_cross
 from app.views.pretrained import common
@@ -34,41 +34,42 @@ if not models:
 ui.restore_from_url({"speech_model": ui.one_of(list(models)), "speech_source": ui.one_of(SOURCES),
                      "speech_clip": ui.one_of(list(SENTENCES)), "speech_task": ui.one_of(["transcribe", "translate"]),
                      "speech_language": ui.one_of(["detect", "en", "es", "fr", "de", "it", "pt"])})
-with st.expander("What is Whisper?"):
-    st.markdown(
-        "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
-        "log-mel spectrogram — two convolutions turn it into 1,500 frames of 20 ms — and the decoder writes the "
-        "text one token at a time, its **cross-attention** looking back at the frames. Some heads follow the "
-        "speech word by word; the checkpoint names them (*alignment heads*). It runs here, offline.")
-st.page_link(routes.ARCHITECTURE, label="Whisper's diagram and parameters beside the paper's base model "
-             "(Architecture, section 7)", icon=":material/account_tree:")
-model_col, source_col = st.columns([1, 2])
-with model_col:
-    name = st.radio("Model", list(models), key="speech_model", horizontal=True,
-                    help="\n\n".join(f"**{e.name}**: {e.description}" for e in models.values()))
-entry = models[name]
-multilingual = entry.name != "Whisper tiny.en"
+with presentation.folded("Model and audio", ":material/mic:"):
+    with st.expander("What is Whisper?"):
+        st.markdown(
+            "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
+            "log-mel spectrogram — two convolutions turn it into 1,500 frames of 20 ms — and the decoder writes the "
+            "text one token at a time, its **cross-attention** looking back at the frames. Some heads follow the "
+            "speech word by word; the checkpoint names them (*alignment heads*). It runs here, offline.")
+    st.page_link(routes.ARCHITECTURE, label="Whisper's diagram and parameters beside the paper's base model "
+                 "(Architecture, section 7)", icon=":material/account_tree:")
+    model_col, source_col = st.columns([1, 2])
+    with model_col:
+        name = st.radio("Model", list(models), key="speech_model", horizontal=True,
+                        help="\n\n".join(f"**{e.name}**: {e.description}" for e in models.values()))
+    entry = models[name]
+    multilingual = entry.name != "Whisper tiny.en"
 
-# ----------------------------------------------------------------------------- input
-with source_col:
-    source = st.radio("Audio", SOURCES, key="speech_source", horizontal=True)
-audio, label = None, None
-if source == "Sample clip":
-    clip = st.selectbox("Clip", list(SENTENCES), format_func=SENTENCES.get, key="speech_clip",
-                        help="Synthesised offline with espeak-ng by assets/make_audio_clips.sh.")
-    audio, label = (CLIPS / clip).read_bytes(), SENTENCES[clip]
-elif source == "Upload a file":
-    upload = st.file_uploader(f"WAV, FLAC or OGG, at most {MAX_SECONDS:g} s", type=["wav", "flac", "ogg"],
-                              key="speech_upload")
-    if upload is not None:
-        if upload.size > MAX_BYTES:
-            st.error(f"{ui.plain(upload.name)} is {upload.size / 2**20:.1f} MiB; at most {MAX_BYTES >> 20} MiB.")
-        else:
-            audio, label = upload.getvalue(), upload.name
-else:
-    recording = st.audio_input(f"Record up to {MAX_SECONDS:g} s", key="speech_record")
-    if recording is not None:
-        audio, label = recording.getvalue(), "your recording"
+    # ----------------------------------------------------------------------------- input
+    with source_col:
+        source = st.radio("Audio", SOURCES, key="speech_source", horizontal=True)
+    audio, label = None, None
+    if source == "Sample clip":
+        clip = st.selectbox("Clip", list(SENTENCES), format_func=SENTENCES.get, key="speech_clip",
+                            help="Synthesised offline with espeak-ng by assets/make_audio_clips.sh.")
+        audio, label = (CLIPS / clip).read_bytes(), SENTENCES[clip]
+    elif source == "Upload a file":
+        upload = st.file_uploader(f"WAV, FLAC or OGG, at most {MAX_SECONDS:g} s", type=["wav", "flac", "ogg"],
+                                  key="speech_upload")
+        if upload is not None:
+            if upload.size > MAX_BYTES:
+                st.error(f"{ui.plain(upload.name)} is {upload.size / 2**20:.1f} MiB; at most {MAX_BYTES >> 20} MiB.")
+            else:
+                audio, label = upload.getvalue(), upload.name
+    else:
+        recording = st.audio_input(f"Record up to {MAX_SECONDS:g} s", key="speech_record")
+        if recording is not None:
+            audio, label = recording.getvalue(), "your recording"
 if audio is None:
     st.info("Pick a clip, upload a file or record to hear what Whisper makes of it.")
     st.stop()
@@ -98,7 +99,7 @@ with said:
 cross = exp.attention["cross"]  # (L, H, T, F)
 layers, heads = exp.shape("cross")
 pick_left, pick_step = st.columns(2)
-with pick_left:
+with pick_left, presentation.folded("Which heads", ":material/tune:"):
     choice = st.selectbox("Heads", [ALIGNMENT, "One head"], key="speech_heads")
     layer = head = None
     if choice == "One head":
@@ -127,16 +128,15 @@ for note in exp.notes:
 st.subheader("Self-attention")
 self_layer = st.slider("Layer", 1, layers, layers, key="speech_self_layer") - 1
 self_head = st.slider("Head", 1, heads, 1, key="speech_self_head") - 1
-dec_left, enc_right = st.columns(2)
-with dec_left:
-    queries, keys, _ = attention_charts.axes(exp, "decoder")
-    st.plotly_chart(attention_charts.head_map(exp.attention["decoder"][self_layer, self_head], queries, keys,
-                                              title="Decoder masked self-attention", font_scale=ui.font_scale()),
-                    key="speech_decoder")
-with enc_right:
-    frames = exp.source_tokens
-    st.plotly_chart(attention_charts.head_map(exp.attention["encoder"][self_layer, self_head], frames, frames,
-                                              title=f"Encoder self-attention ({len(frames)} frames)",
-                                              font_scale=ui.font_scale()), key="speech_encoder")
-    st.caption("The frames the audio fills; maps over 400 frames are drawn as block means.")
+# One map under the other, each at its own size: side by side, 400 frames squeezed into half a column print
+# their labels over each other.
+queries, keys, _ = attention_charts.axes(exp, "decoder")
+ui.plot(attention_charts.head_map(exp.attention["decoder"][self_layer, self_head], queries, keys,
+                                  title="Decoder masked self-attention", font_scale=ui.font_scale()),
+        name="whisper-decoder-self-attention", key="speech_decoder")
+frames = exp.source_tokens
+ui.plot(attention_charts.head_map(exp.attention["encoder"][self_layer, self_head], frames, frames,
+                                  title=f"Encoder self-attention ({len(frames)} frames)", font_scale=ui.font_scale()),
+        name="whisper-encoder-self-attention", key="speech_encoder")
+st.caption("The frames the audio fills; maps over 400 frames are drawn as block means.")
 ui.write_to_url(["speech_model", "speech_source", "speech_clip", "speech_task", "speech_language"])

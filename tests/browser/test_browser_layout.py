@@ -1,12 +1,17 @@
-"""What a class sees (issue 24), in Chromium driving a served app: at 1280 × 720 and 1920 × 1080, in normal
-and presentation mode, the pages with side-by-side maps (an Explore intervention, Checkpoints → Side by side),
-Train and the Lesson show
+"""What a class sees (issue 24), in Chromium driving a served app: every page of ``app/routes.py`` (Explore's
+head view, model view and an intervention; Checkpoints' overview and side by side; Train; the Lesson; the Learn
+pages; MiniLM, SmolLM2 and Whisper) at 1280 × 720 and 1920 × 1080, in normal and presentation mode, and in the
+dark theme at 1280 × 720 in presentation mode (the projector's case; every combination in both themes would
+pass the ~3 minutes a parameter set may take on CI) shows
 
 - no two text boxes of a chart, or of neighbouring charts, intersecting (the rendered SVG text, rotation kept),
 - no chart wider than its container,
-- in presentation mode, the first chart's top above the first screen's bottom (720 px).
+- no error message,
+- in presentation mode, the first chart's top above the first screen's bottom (720 px),
+- in the dark theme, a dark page and no Plotly chart painted on a white background.
 
-Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/layout``, gitignored).
+Screenshots (the whole page, its first screen and its last chart) go to ``$ATTNSCOPE_SCREENSHOTS`` (default
+``screenshots-tmp/layout``, gitignored); the README shows first screens at 1280 × 720.
 """
 
 from __future__ import annotations
@@ -19,12 +24,22 @@ import pytest
 from tests.helpers.browser import app_in_chromium, problems_on, wait_until_idle
 
 SIZES = [(1280, 720), (1920, 1080)]
-PAGES = {  # name → (path and query, tab to open or None)
-    "explore-intervention": ("explore?beta=2", None),
+PAGES = {  # name → (path and query, tab to open or None): every page of app/routes.py
+    "explore": ("explore", None),  # the head view
+    "explore-model-view": ("explore?view=model", None),
+    "explore-intervention": ("explore?beta=2", None),  # Before / After / Difference
     "checkpoints-overview": ("checkpoints", None),  # the parameter bars
     "checkpoints-side-by-side": ("checkpoints", "Side by side"),
     "train": ("train", None),
     "lesson": ("lesson?lesson_stage=1", None),  # stage 2: its first chart
+    "positional": ("positional", None),
+    "playground": ("playground", None),
+    "masks": ("masks", None),
+    "architecture": ("architecture", None),
+    "self-attention": ("self-attention", None),
+    "minilm": ("minilm", None),
+    "smollm2": ("smollm2", None),
+    "whisper": ("whisper", None),
 }
 SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "screenshots-tmp" / "layout")
 
@@ -65,6 +80,22 @@ OVERLAPS_JS = """() => {
   return found;
 }"""
 
+# In the dark theme: the app's background dark, and no chart drawn on a light (white) background.
+NOT_DARK_JS = """() => {
+  const light = c => { const v = (c.match(/[\\d.]+/g) || []).map(Number);
+    return v.length >= 3 && (v.length < 4 || v[3] > 0.5) && v[0] + v[1] + v[2] > 600; };
+  const found = [];
+  if (light(getComputedStyle(document.querySelector('[data-testid="stApp"]')).backgroundColor))
+    found.push('the page is light');
+  document.querySelectorAll('[data-testid="stMain"] [data-testid="stPlotlyChart"] .main-svg .bg, '
+    + '[data-testid="stMain"] [data-testid="stPlotlyChart"] svg.main-svg:first-of-type').forEach((el, n) => {
+    const fill = el.style.fill || getComputedStyle(el).backgroundColor;
+    if (el.closest('[data-testid="stPlotlyChart"]').offsetParent !== null && light(fill))
+      found.push(`chart ${n + 1} is drawn on white`);
+  });
+  return found;
+}"""
+
 # A chart whose drawing reaches past its container's right edge (Streamlit clips it there).
 TOO_WIDE_JS = """() => {
   const found = [];
@@ -81,8 +112,10 @@ TOO_WIDE_JS = """() => {
   return found;
 }"""
 
+# The topmost chart, a diagram (Architecture's Graphviz drawing of the model) counting as one.
 FIRST_CHART_TOP_JS = """() => {
-  const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"])')]
+  const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
+    + '[data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"])')]
     .filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
   return tops.length ? Math.min(...tops) : null;  // the page is unscrolled: the topmost chart's top on screen
 }"""
@@ -109,29 +142,48 @@ def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> Non
     page.wait_for_timeout(500)  # Plotly's relayout to the column's width
 
 
-@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
-@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation):
+# Light theme at both sizes in both modes; dark theme at the projector's 1280 × 720 in presentation mode only.
+MODES = [(size, presentation, "light") for size in SIZES for presentation in (False, True)]
+MODES.append(((1280, 720), True, "dark"))
+DARK_JS = """paths => { for (const path of paths)
+  localStorage.setItem(`stActiveTheme-${path}-v2`, JSON.stringify('Dark')); }"""  # what the ⋮ menu's "Dark" stores
+
+
+def _dark(page) -> None:
+    """Open every page in the dark theme, as the ⋮ menu's "Dark" does (before the app's own scripts run)."""
+    paths = ["/"] + [f"/{path.split('?')[0]}" for path, _ in PAGES.values()]
+    page.add_init_script(f"({DARK_JS})({paths!r})")
+
+
+@pytest.mark.parametrize(("size", "presentation", "theme"), MODES,
+                         ids=[f"{w}x{h}-{'presentation' if p else 'normal'}-{t}" for (w, h), p, t in MODES])
+def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation, theme):
     url, chromium = browser
     page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
-    mode = "presentation" if presentation else "normal"
+    if theme == "dark":
+        _dark(page)
+    mode = ("presentation" if presentation else "normal") + ("-dark" if theme == "dark" else "")
     SHOTS.mkdir(parents=True, exist_ok=True)
     failures = []
     try:
         for name, (path, tab) in PAGES.items():
             _open(page, url, path, tab, presentation)
-            assert problems_on(page) == [], f"/{path} shows errors"
+            failures += [f"{name}: shows an error: {problem[:200]}" for problem in problems_on(page)]
             top = page.evaluate(FIRST_CHART_TOP_JS)
-            page.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}.png"), full_page=True)
+            shot = SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}"
+            page.screenshot(path=f"{shot}.png", full_page=True)
+            page.screenshot(path=f"{shot}-first-screen.png")  # what the class sees first (the README's pictures)
             overlaps, wide = page.evaluate(OVERLAPS_JS), page.evaluate(TOO_WIDE_JS)
             last = page.locator('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
                                 '[data-testid="stVegaLiteChart"]):visible')  # not those of hidden tabs
             if last.count():
-                last.last.screenshot(path=str(SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}-last-chart.png"))
+                last.last.screenshot(path=f"{shot}-last-chart.png")
             failures += [f"{name}: text overlaps {overlap}" for overlap in overlaps]
             failures += [f"{name}: too wide {w}" for w in wide]
             if presentation and (top is None or top >= 720):
                 failures.append(f"{name}: the first chart starts at {top} px, below the first 720 px")
+            if theme == "dark":
+                failures += [f"{name}: {bad}" for bad in page.evaluate(NOT_DARK_JS)]
     finally:
         page.close()
     assert failures == [], "\n".join(failures)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import resources, ui
+from app import presentation, resources, ui
 from app.charts import pretrained as charts
 from app.views.pretrained import common
 from app.views.pretrained.heads import head_finder
@@ -25,12 +25,13 @@ st.title("MiniLM: what a sentence means")
 entry = common.installed(common.MINILM)
 if entry is None:
     st.stop()
-st.markdown(
-    "**all-MiniLM-L6-v2** is a small real BERT encoder (6 layers × 12 heads, 384 numbers wide) trained by "
-    "sentence-transformers on a billion sentence pairs. It reads a whole sentence at once — every token attends "
-    "to every other, in both directions — and averages its last layer into one **sentence embedding**: "
-    "sentences that mean similar things get vectors pointing the same way.")
-st.caption(entry.description)
+with presentation.folded():
+    st.markdown(
+        "**all-MiniLM-L6-v2** is a small real BERT encoder (6 layers × 12 heads, 384 numbers wide) trained by "
+        "sentence-transformers on a billion sentence pairs. It reads a whole sentence at once — every token attends "
+        "to every other, in both directions — and averages its last layer into one **sentence embedding**: "
+        "sentences that mean similar things get vectors pointing the same way.")
+    st.caption(entry.description)
 common.sidebar_note(entry)
 path, fs = str(entry.path), ui.font_scale()
 

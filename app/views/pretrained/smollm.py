@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import resources, ui
+from app import presentation, resources, ui
 from app.charts import attention as attention_charts
 from app.views.pretrained import common
 from app.views.pretrained.steps import steps_view
@@ -21,12 +21,13 @@ st.title("SmolLM2: a small language model")
 entry = common.installed(common.SMOLLM)
 if entry is None:
     st.stop()
-st.markdown(
-    "**SmolLM2-135M-Instruct** is a small real language model by Hugging Face, built like Meta's Llama: "
-    "30 decoder layers, each with 9 query heads that share 3 key/value heads, and rotary positions. It reads "
-    "left to right — every token attends only to itself and the tokens before it — and predicts the next "
-    "token. Here it runs from a 4-bit file, on this computer, with no internet.")
-st.caption(entry.description)
+with presentation.folded():
+    st.markdown(
+        "**SmolLM2-135M-Instruct** is a small real language model by Hugging Face, built like Meta's Llama: "
+        "30 decoder layers, each with 9 query heads that share 3 key/value heads, and rotary positions. It reads "
+        "left to right — every token attends only to itself and the tokens before it — and predicts the next "
+        "token. Here it runs from a 4-bit file, on this computer, with no internet.")
+    st.caption(entry.description)
 common.sidebar_note(entry)
 path, fs = str(entry.path), ui.font_scale()
 

@@ -39,8 +39,8 @@ PRESENTATION_CSS = """<style>
 }
 </style>"""
 
-# Normal mode, as the projector style of :mod:`app.ui` does: an Altair chart wider than its column (a wide
-# map beside the open sidebar, three maps side by side at 1280 px) is scaled down to fit instead of being cut.
+# Every mode: an Altair chart wider than its column (a wide map beside the open sidebar, three maps side by
+# side at 1280 px) is scaled down to fit instead of being cut.
 FIT_CSS = """<style>
 [data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
 </style>"""
@@ -65,7 +65,7 @@ def folded(label: str = "About this page", icon: str = ":material/menu_book:"):
 
 def style(on: bool) -> str:
     """Every page's style, with presentation mode's on top when ``on``."""
-    return ui.page_css(on) + (PRESENTATION_CSS if on else FIT_CSS)
+    return ui.page_css(on) + FIT_CSS + (PRESENTATION_CSS if on else "")
 
 
 def script(on: bool) -> str:

@@ -124,7 +124,6 @@ html { font-size: 135% !important; }
 [data-testid="stMain"] :is(button, [data-testid="stMarkdownContainer"]) p { white-space: normal !important; overflow-wrap: anywhere; }
 [data-testid="stMain"] button { height: auto !important; min-height: 2.5rem; }
 [data-testid="stMain"] :is([data-testid="stCode"] pre, [data-testid="stCode"] code) { white-space: pre-wrap !important; overflow-wrap: anywhere; }
-[data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
 [data-testid="stMain"] .katex-display { font-size: 0.9em; }
 [data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
 [data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }

@@ -211,21 +211,25 @@ def concatenated(trace: lessons.LessonTrace, v: View) -> None:
     glossary.erratum("w_o_shape")
 
 
+def _residual_width(S: int, d: int) -> None:
+    """The residual sum's shapes (under the chart, so the chart stays on a projector's first screen)."""
+    st.latex(rf"\underbrace{{x}}_{{{S} \times {d}}} + \underbrace{{\mathrm{{MultiHead}}(x)}}_{{{S} \times {d}}} "
+             rf"\in \mathbb{{R}}^{{{S} \times {d}}}\quad(\text{{a sublayer of another width, }}{S} \times d' "
+             rf"\text{{ with }} d' \neq {d}\text{{, could not be added}})")
+
+
 def add_norm(trace: lessons.LessonTrace, v: View) -> None:
     src, i, d = trace.source_tokens, v.i, trace.d_model
     st.markdown(f"**Add**: the residual connection adds the sublayer's input x back. The sum is only defined "
                 f"because MultiHead(x) has the same width as x — this is why W^O maps back to d_model = {d} and "
                 "every sublayer of every layer keeps that width.")
-    S = len(src)
-    st.latex(rf"\underbrace{{x}}_{{{S} \times {d}}} + \underbrace{{\mathrm{{MultiHead}}(x)}}_{{{S} \times {d}}} "
-             rf"\in \mathbb{{R}}^{{{S} \times {d}}}\quad(\text{{a sublayer of another width, }}{S} \times d' "
-             rf"\text{{ with }} d' \neq {d}\text{{, could not be added}})")
     if trace.norm_hat1 is None:  # pre-norm: this stage holds x + MultiHead(LN(x)), not normalised
         st.warning("This model is **pre-norm**: LayerNorm was applied to the sublayer's *input*, so this stage "
                    "holds x + MultiHead(LayerNorm(x)), which is *not* normalised (its mean and variance are "
                    "whatever the sum gives).")
         st.altair_chart(charts.vectors(trace.add_norm1, src, title="x + MultiHead(LayerNorm(x))", highlight=i,
                                        font_scale=v.fs, size=v.sizes.get("AddNorm")), width="content")
+        _residual_width(len(src), d)
         summed = trace.add_norm1[i]
         st.latex(rf"x_{{{i}}} + \mathrm{{MultiHead}}(\mathrm{{LN}}(x))_{{{i}}} = {vec(summed)}:\ "
                  rf"\mu = {num(summed.mean())},\ \sigma = {num(summed.std())}")
@@ -235,6 +239,7 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
                 "dimension — so the final vector no longer has mean 0 and variance 1.")
     st.altair_chart(charts.vectors(trace.add_norm1, src, title="LayerNorm(x + MultiHead(x))", highlight=i,
                                    font_scale=v.fs, size=v.sizes.get("AddNorm")), width="content")
+    _residual_width(len(src), d)
     summed, hat = trace.residual1[i], trace.norm_hat1[i]
     st.latex(rf"x_{{{i}}} + \mathrm{{MultiHead}}_{{{i}}} = {vec(summed)}:\ \mu = {num(summed.mean())},\ "
              rf"\sigma = {num(summed.std())}")

@@ -95,7 +95,8 @@ output = weights @ vectors
 mode = "hard (argmax)" if hard else f"soft, β = {beta:g}"
 table = pd.DataFrame({"vector": names, "dim 1": vectors[:, 0], "dim 2": vectors[:, 1], "q·x": dots,
                       "q·x/√d": scores, "weight": weights})
-left, right = st.columns(2)
+# presentation mode: the editors are a popover, so the weights chart fills the rest of the controls' row
+left, right = (editors, st.container()) if presentation.enabled() else st.columns(2)
 with left:
     weight_chart = charts.weights_bar(names, weights, scores=scores, title=f"Attention weights ({mode})",
                                       font_scale=fs, subtitle="they always sum to 1")

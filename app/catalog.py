@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import uploads
+from app import storage, uploads
 from core import (CheckpointError, CheckpointInfo, NNImportOptions, find_models, get_task, is_pretrained,
                   model_version, pretrained_models, read_info, resume_state_path, run_checkpoint_path,
                   run_checkpoints)
@@ -174,14 +174,14 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
 
 def _upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:
     """``owner``'s uploads, newest first (none without an owner)."""
-    if not uploads.is_owner(owner):
+    if not storage.is_owner(owner):
         return [], []
     base = runs_dir() / UPLOADS
-    folder = uploads.owner_folder(base, owner)
+    folder = storage.owner_folder(base, owner)
     if base.is_symlink() or folder.is_symlink() or not folder.is_dir():
         return [], (["Skipped the uploads folder: it is a link."] if base.is_symlink() else [])
     entries, problems = [], []
-    found = [p for p in folder.iterdir() if uploads.is_upload_digest(p.name) and _inside(p, folder)]
+    found = [p for p in folder.iterdir() if storage.is_upload_digest(p.name) and _inside(p, folder)]
     for item in sorted(found, key=lambda p: p.stat().st_mtime_ns, reverse=True):
         payload, name = uploads.payload_of(item), uploads.name_of(item)
         try:
@@ -221,9 +221,9 @@ def save_upload(owner: str, filename: str, data: bytes) -> str:
     return "upload:" + uploads.save_upload(runs_dir() / UPLOADS, owner, filename, data)
 
 
-def upload_janitor(owner: str) -> uploads.Janitor:
+def upload_janitor(owner: str) -> storage.Janitor:
     """What a session keeps in its state so that ``owner``'s uploads are removed when the session ends."""
-    return uploads.Janitor(runs_dir() / UPLOADS, owner)
+    return storage.Janitor(runs_dir() / UPLOADS, owner)
 
 
 def import_upload(owner: str, filename: str, data: bytes, options: NNImportOptions) -> str:

@@ -2,16 +2,13 @@
 
 Installed models are found by core (``pretrained_models``: a package look-up, never cached so an
 install shows at once); each is loaded once per path by :func:`app.resources.pretrained_model` and
-shared; an uploaded model's tokenizer is tried first in a worker process killed at its deadline
-(:func:`tokenize_check`); results go through :mod:`app.resources`' gate (weighted by cost: these are the large
-models) and its byte-bounded cache, per path, text and options. The pages reach these functions as
-``resources.<name>`` (:mod:`app.resources` re-exports them).
+shared; results go through :mod:`app.resources`' gate (weighted by cost: these are the large models) and
+its byte-bounded cache, per path, text and options.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,31 +18,9 @@ import streamlit as st
 from app import catalog, resources
 from core import (explain, explain_speech, head_finder, lessons, load_pretrained, pretrained_models,
                   rotary_frequencies, rotary_relative_scores, sentence_similarity, Explanation, PretrainedEntry,
-                  PretrainedModel, TokenizerWorker)
+                  PretrainedModel)
 
 WHISPER_FRAMES = 1500  # encoder positions of every Whisper input (30 s of audio)
-
-
-@st.cache_resource(max_entries=resources.MAX_PRETRAINED, show_spinner=False)
-def _tokenizer_worker(path: str, version: str, _loaded: Any) -> TokenizerWorker:
-    spec = json.dumps(json.loads(_loaded.tokenizer.to_json())["hf"])  # the Hugging Face tokenizer's own JSON
-    return TokenizerWorker(spec, deadline_s=resources.TOKENIZE_S)
-
-
-def tokenize_check(e: catalog.Entry, loaded: Any, *texts: str) -> None:
-    """For an uploaded pretrained model (or one from the models folder): encode each text with its
-    tokenizer in a worker process killed at ``resources.TOKENIZE_S`` first, so a tokenizer that would
-    hold the interpreter is stopped there (one-line ``ValueError``) and never runs in the server. Called
-    inside the model run, so a cached result never pays for it.
-
-    Raises:
-        ValueError: the tokenizer passed its deadline or failed.
-    """
-    if e.source not in ("upload", "models") or not e.pretrained:
-        return
-    worker = _tokenizer_worker(str(e.path), catalog.version(e), loaded)
-    for text in texts:
-        worker.encode(text)
 
 
 def pretrained_entry(name: str) -> PretrainedEntry | None:

@@ -1,5 +1,5 @@
 """Every Streamlit cache of the app, and nothing else (the pretrained and speech pages' calls are in
-:mod:`app.pretrained_resources`, reached as ``resources.<name>`` too: see :func:`__getattr__`).
+:mod:`app.pretrained_resources`, on top of this module's loaders, gate and cache).
 
 Models are cached once per (path, version) with ``st.cache_resource`` and shared by every
 session: pages never mutate them. A checkpoint's version is its verified SHA-256; a pretrained
@@ -14,7 +14,7 @@ are shared read-only. Every model run goes through one :class:`Gate`, weighted b
 model's run uses ``HEAVY_THREADS`` threads at a lower priority, so cheap requests keep the CPU), one per
 session, a bounded wait for a slot and a bounded run time, and generation held to ``DECODE_TOKENS``
 new tokens. An uploaded model's tokenizer first encodes the text in a worker process killed at
-``TOKENIZE_S`` (:func:`~app.pretrained_resources.tokenize_check`): no uploaded tokenizer can hold the
+its deadline (:func:`app.tokenizer_guard.check`): no uploaded tokenizer can hold the
 server. The training job registry is a ``st.cache_resource`` too.
 
 ``MODEL_EVENTS`` counts the models this process loaded and the model runs it made; each count is
@@ -24,7 +24,6 @@ layer or head control never re-runs it).
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -34,7 +33,7 @@ from typing import Any, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app import catalog, uploads
+from app import catalog, storage, tokenizer_guard
 from app.jobs import JobRegistry
 from app.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
 from core import (explain, explain_batch, lessons, load_checkpoint, load_pretrained, set_threads, snapshot_timeline,
@@ -52,7 +51,6 @@ HEAVY_COST = 5e8  # parameters × tokens from which a request is a large-model o
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S, heavy_cost=HEAVY_COST)
 THREADS = max(1, min(2, thread_count()))  # intra-op threads of one model run
 HEAVY_THREADS = 1  # of a large-model run
-TOKENIZE_S = 5.0  # seconds an uploaded model's tokenizer may take on one text
 set_threads(THREADS)
 
 
@@ -72,8 +70,8 @@ def results() -> ByteLRU:
 def owner() -> str:
     """This browser session's upload owner token (made on first use, never taken from the URL)."""
     token = st.session_state.get("_upload_owner")
-    if not uploads.is_owner(token):
-        token = st.session_state["_upload_owner"] = uploads.new_owner()
+    if not storage.is_owner(token):
+        token = st.session_state["_upload_owner"] = storage.new_owner()
         st.session_state["_upload_janitor"] = catalog.upload_janitor(token)  # removes the uploads when the session ends
     return token
 
@@ -198,9 +196,12 @@ def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
     loaded = checkpoint(e)
     options = sorted_options(budgeted(loaded, options))
     key = ("explain", str(e.path), catalog.version(e), text, repr(options))
-    check = __getattr__("tokenize_check")
-    return cached(key, lambda: check(e, loaded, text) or explain(loaded, text, **options),
-                  "Running the model…", cost(loaded, tokens(loaded, text, options)))
+
+    def run() -> Explanation:
+        tokenizer_guard.check(e, loaded, text)
+        return explain(loaded, text, **options)
+
+    return cached(key, run, "Running the model…", cost(loaded, tokens(loaded, text, options)))
 
 
 def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> list[Explanation]:
@@ -209,9 +210,12 @@ def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> l
     options = sorted_options(budgeted(loaded, options))
     key = ("batch", str(e.path), catalog.version(e), tuple(texts), repr(options))
     work = cost(loaded, sum(tokens(loaded, text, options) for text in texts))
-    check = __getattr__("tokenize_check")
-    return cached(key, lambda: check(e, loaded, *texts) or explain_batch(loaded, list(texts), **options),
-                  "Running the batch…", work)
+
+    def run() -> list[Explanation]:
+        tokenizer_guard.check(e, loaded, *texts)
+        return explain_batch(loaded, list(texts), **options)
+
+    return cached(key, run, "Running the batch…", work)
 
 
 class _Clear:
@@ -283,16 +287,3 @@ def attention_timing(lengths: tuple[int, ...]) -> lessons.AttentionCost:
     of lengths: a widget that does not change them shows the same measurement."""
     lessons.attention_cost([16], repeats=2)  # the first call pays for allocation, not for n²
     return lessons.attention_cost(list(lengths), repeats=7)
-
-
-_PRETRAINED_CALLS = frozenset({"pretrained", "pretrained_entry", "pretrained_explanation", "pretrained_heads",
-                               "pretrained_similarity", "rotary_scores", "rotary_thetas", "speech_entries",
-                               "speech_explanation", "tokenize_check", "whisper_parameters"})
-
-
-def __getattr__(name: str) -> Any:
-    """The pretrained and speech pages' calls (:mod:`app.pretrained_resources`, which imports this module)
-    under the names the pages use: ``resources.pretrained_explanation`` and the like."""
-    if name in _PRETRAINED_CALLS:
-        return getattr(importlib.import_module("app.pretrained_resources"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ or a folder's layout, so every model core opens (an Attnscope checkpoint, an ``n
 dict to import, a GGUF file, a Hugging Face folder of any family core reads, single or sharded
 safetensors) opens from an upload, a Hugging Face folder as a ``.zip``.
 
-Each session gets an owner token (:func:`new_owner`); its uploads live in
+Each session gets an owner token (:func:`app.storage.new_owner`); its uploads live in
 ``runs/uploads/<owner>/<digest>/``: ``files/`` holds the upload as received (under its own name, made
 safe) or unpacked, ``payload.txt`` says where the model is inside ``files/``, ``name.txt`` the name
 shown. Only that session lists or deletes them (:mod:`app.catalog`).
@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from streamlit import config as streamlit_config
 
 from app import storage
-from app.storage import Janitor, is_owner, is_upload_digest, new_owner, owner_folder  # noqa: F401 - the catalog's names
+from app.storage import is_owner, is_upload_digest, owner_folder
 from app.unzip import unzip
 from core import (CheckpointError, ModelFile, NNImportOptions, NNTransformerLayout, find_models, identify,
                   import_nn_transformer, load_checkpoint, load_pretrained, nn_transformer_layout)

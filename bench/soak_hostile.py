@@ -10,7 +10,7 @@ the honest sessions ask the shipped translation checkpoint through the app's gat
 metadata array claims 2⁴⁰ items or holds 5,000,000 in bounds, and with a zip whose member lies about
 its size and inflates past the cap; the third encodes 20,300 characters with an uploaded
 tokenizer whose split regex backtracks (``(a|aa)+$``, past the static check) through the app's
-tokenizer worker, killed at ``resources.TOKENIZE_S``. Prints the honest p50/p95 per phase, the p95
+tokenizer worker, killed at ``tokenizer_guard.TOKENIZE_S``. Prints the honest p50/p95 per phase, the p95
 ratio (goal ≤ 2×), each hostile session's attempts, and any attempt that was not refused (goal 0).
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
-from app import resources, uploads
+from app import resources, storage, tokenizer_guard, uploads
 from app.limits import OverBudget, at_low_priority
 from bench.soak import p95
 from bench.soak_fair import ROOT, app_gate, gated
@@ -74,7 +74,7 @@ def backtracking_spec() -> str:
 
 def attacks(folder: Path) -> dict[str, Callable[[], None]]:
     """Each hostile session's one attempt (it must raise the app's one-line refusal)."""
-    owner, worker = uploads.new_owner(), TokenizerWorker(backtracking_spec(), deadline_s=resources.TOKENIZE_S)
+    owner, worker = storage.new_owner(), TokenizerWorker(backtracking_spec(), deadline_s=tokenizer_guard.TOKENIZE_S)
     bombs = {"gguf-claims": gguf_array(2**40, 0), "gguf-holds": gguf_array(5_000_000, 5_000_000),
              "zip": zip_bomb()}
     save = partial(at_low_priority, uploads.save_upload, folder, owner)  # as app.resources.save_upload does

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import resources, routes, ui
+from app import pretrained_resources, routes, ui
 from app.charts.architecture import whisper_dot
 from app.views.pretrained.common import INSTALL
 from core import lessons, PretrainedEntry
@@ -43,7 +43,7 @@ def _count(n: int | None) -> str:
 def _counted(entries: list[PretrainedEntry]) -> dict[str, lessons.WhisperParameters]:
     counted = {}
     for entry in entries:
-        params = ui.attempt(f"count {entry.name}'s parameters", resources.whisper_parameters, str(entry.path),
+        params = ui.attempt(f"count {entry.name}'s parameters", pretrained_resources.whisper_parameters, str(entry.path),
                             entry.version)
         if params is not None:
             counted[entry.name] = params
@@ -58,7 +58,7 @@ def whisper_section(font_scale: float) -> None:
         "same architecture trained on 680,000 hours of speech: the encoder reads 30 s of audio, the decoder "
         "writes the transcript (or its English translation), and its **cross-attention** lines each written "
         "token up with the sound it comes from.")
-    entries = resources.speech_entries()
+    entries = pretrained_resources.speech_entries()
     if not entries:
         st.info(f"Whisper is not installed on this machine; from the repository root run `{INSTALL}` and "
                 "restart the app to see its diagram and parameter counts here.")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app import export, presentation, resources, routes, ui
+from app import export, presentation, pretrained_resources, routes, ui
 from app.charts import attention as attention_charts
 from app.charts.speech import head_choice, spectrogram_and_cross
 from app.views.pretrained import common
@@ -27,7 +27,7 @@ SOURCES = ("Sample clip", "Upload a file", "Record")
 ALIGNMENT = "Alignment heads (mean)"
 
 st.title("Whisper: speech in, text out")
-models = {e.name: e for e in resources.speech_entries()}
+models = {e.name: e for e in pretrained_resources.speech_entries()}
 if not models:
     common.installed("Whisper tiny.en")
     st.stop()
@@ -84,7 +84,7 @@ if multilingual:
 beam = st.session_state.get("speech_beam", False)
 options = {"task": task, "language": None if language == "detect" else language,
            "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS, "max_new_tokens": MAX_TOKENS}
-exp = ui.attempt("run Whisper", resources.speech_explanation, entry.name, audio, options)
+exp = ui.attempt("run Whisper", pretrained_resources.speech_explanation, entry.name, audio, options)
 if exp is None:
     st.stop()
 player, said = st.columns(2)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app.views.pretrained.common import INSTALL, MINILM, SMOLLM
-from app import resources
+from app import pretrained_resources, resources
 from app.views.pretrained.common import picker_entry
 from core import (explain, head_finder, rotary_frequencies, rotary_relative_scores,
                   sentence_similarity)
@@ -98,7 +98,7 @@ def test_minilm_opens_in_explore(minilm_path):
     """With the model in the sidebar's picker, the button opens Explore on it with the page's sentence;
     without it, a link to Explore and a hint are shown."""
     at = open_page("minilm")
-    target = picker_entry(resources.pretrained_entry(MINILM))
+    target = picker_entry(pretrained_resources.pretrained_entry(MINILM))
     if target is None:
         assert any("choose it in the sidebar" in c.value for c in at.caption) and at.get("page_link")
         return

@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import save_file
 from streamlit.testing.v1 import AppTest
 
-from app import catalog, resources, uploads
+from app import catalog, resources, storage, uploads
 from core import CheckpointError, explain, load_checkpoint, load_pretrained, pretrained_models, read_info
 from tests.helpers.apptest_helpers import REVERSE, open_page
 from tests.helpers.pretrained_files import write_tiny_bert, write_tiny_gguf
@@ -50,7 +50,7 @@ def test_uploads_belong_to_the_session_that_made_them(runs):
     other = open_page("explore", query={"ckpt": key})  # a second session, even with the share link
     assert not [label for label in other.selectbox(key="ckpt").options if label.startswith("uploaded")]
     assert other.session_state["ckpt"] == catalog.DEFAULT_KEY
-    assert not any(e.source == "upload" for e in catalog.list_entries(uploads.new_owner())[0])
+    assert not any(e.source == "upload" for e in catalog.list_entries(storage.new_owner())[0])
     owner = mine.session_state["_upload_owner"]
     assert [e.name for e in catalog.list_entries(owner)[0] if e.source == "upload"] == ["mine.safetensors"]
 
@@ -175,7 +175,7 @@ def test_no_link_is_followed_out_of_the_runs_folder(runs, tmp_path_factory):
     outside = tmp_path_factory.mktemp("outside")
     (outside / "secret.safetensors").write_bytes(REVERSE.read_bytes())
     (runs / "linked.safetensors").symlink_to(outside / "secret.safetensors")
-    owner = uploads.new_owner()
+    owner = storage.new_owner()
     (runs / catalog.UPLOADS).symlink_to(outside, target_is_directory=True)
     (outside / owner).mkdir()
     entries, problems = catalog.list_entries(owner)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from app import catalog, resources, uploads
+from app import catalog, resources, storage
 from app.charts.base import visible
 from core import CheckpointError, explain, load_pretrained
 from core.io.pretrained import hf_files
@@ -94,7 +94,7 @@ def test_a_zipped_marian_folder_translates_on_explore(runs, tmp_path):
 
 
 def test_a_zipped_sharded_folder_opens(runs, sharded):
-    owner = uploads.new_owner()
+    owner = storage.new_owner()
     key = catalog.save_upload(owner, "sharded.zip", zipped(sharded, prefix="sharded-gpt2/"))
     entry = next(e for e in catalog.list_entries(owner)[0] if e.key == key)
     assert entry.pretrained and (entry.path / "model.safetensors.index.json").is_file()
@@ -103,7 +103,7 @@ def test_a_zipped_sharded_folder_opens(runs, sharded):
 
 
 def test_a_sharded_zip_missing_a_shard_or_pointing_outside_is_refused(runs, sharded, tmp_path):
-    owner = uploads.new_owner()
+    owner = storage.new_owner()
     files = {p.name: p.read_bytes() for p in sharded.iterdir()}
     first = sorted(n for n in files if n.startswith("model-"))[0]
     missing = {n: b for n, b in files.items() if n != first}
@@ -142,7 +142,7 @@ def test_a_pickle_only_zip_is_refused_on_the_page_with_the_way_to_convert(runs, 
 
 
 def test_refusals_name_what_is_supported(runs, gpt2, tmp_path):
-    owner = uploads.new_owner()
+    owner = storage.new_owner()
     config = json.loads((gpt2 / "config.json").read_text())
     unknown = zip_files({"config.json": json.dumps({**config, "model_type": "mamba"}).encode(),
                          "model.safetensors": (gpt2 / "model.safetensors").read_bytes()})
@@ -191,7 +191,7 @@ def test_hf_weight_budget_is_checked_from_the_headers_before_any_tensor_is_read(
     files = {p.name: p.read_bytes() for p in request.getfixturevalue(which).iterdir()}
     monkeypatch.setattr(hf_files, "safe_open", NoTensorReads(hf_files.safe_open))
     monkeypatch.setattr(hf_files.read_weights, "__defaults__", (1000,))  # a 1,000-byte weight budget
-    message = refusal(uploads.new_owner(), "big.zip", zip_files(files))
+    message = refusal(storage.new_owner(), "big.zip", zip_files(files))
     assert "of weights as float32 is over the" in message and upload_folders(runs) == []
 
 
@@ -200,7 +200,7 @@ def test_a_config_claiming_100000_layers_is_refused_quickly(runs, gpt2):
     files = {p.name: p.read_bytes() for p in gpt2.iterdir()}
     deep = {**files, "config.json": json.dumps({**config, "n_layer": 100_000}).encode()}
     started = time.perf_counter()
-    message = refusal(uploads.new_owner(), "deep.zip", zip_files(deep))
+    message = refusal(storage.new_owner(), "deep.zip", zip_files(deep))
     assert time.perf_counter() - started < 10 and "config.json says 100000 layers but the weights hold 2" in message
     assert upload_folders(runs) == []
 
@@ -216,7 +216,7 @@ def test_a_gguf_header_bomb_is_refused_through_the_upload_in_little_time_and_mem
     tracemalloc.start()
     started = time.perf_counter()
     try:
-        message = refusal(uploads.new_owner(), "bomb (renamed).bin", data)  # a GGUF whatever its name
+        message = refusal(storage.new_owner(), "bomb (renamed).bin", data)  # a GGUF whatever its name
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -32,7 +32,7 @@ def shipped(name: str) -> bytes:
 
 
 def test_the_cap_holds_for_a_file_and_for_what_a_zip_unpacks_to(runs, cap):
-    owner = uploads.new_owner()
+    owner = storage.new_owner()
     with pytest.raises(CheckpointError, match="the file is larger than 2 MB"):
         catalog.save_upload(owner, "addition.safetensors", shipped("addition"))
     buffer = io.BytesIO()
@@ -46,7 +46,7 @@ def test_the_cap_holds_for_a_file_and_for_what_a_zip_unpacks_to(runs, cap):
 
 
 def test_a_session_over_its_quota_has_its_oldest_uploads_replaced(runs, cap):
-    owner = uploads.new_owner()
+    owner = storage.new_owner()
     names = ("reverse", "copy", "sort", "lm")  # 1.08, 1.03, 1.42 and 1.43 MB: the four pass the 4 MiB quota
     keys = [catalog.save_upload(owner, f"{name}.safetensors", shipped(name)) for name in names]
     assert storage.bytes_under(runs / catalog.UPLOADS / owner) <= storage.SESSION_UPLOADS * cap
@@ -58,14 +58,14 @@ def test_a_session_over_its_quota_has_its_oldest_uploads_replaced(runs, cap):
 
 def test_the_server_quota_refuses_once_every_session_together_fills_it(runs, cap, monkeypatch):
     monkeypatch.setattr(storage, "SERVER_UPLOADS", 1)
-    catalog.save_upload(uploads.new_owner(), "reverse.safetensors", shipped("reverse"))
+    catalog.save_upload(storage.new_owner(), "reverse.safetensors", shipped("reverse"))
     with pytest.raises(CheckpointError, match=r"the server's space for uploads \(0.0 GB\) is full"):
-        catalog.save_upload(uploads.new_owner(), "copy.safetensors", shipped("copy"))
+        catalog.save_upload(storage.new_owner(), "copy.safetensors", shipped("copy"))
     assert len(upload_folders(runs)) == 1
 
 
 def test_a_session_s_uploads_are_removed_when_its_state_is_dropped(runs):
-    owner = uploads.new_owner()
+    owner = storage.new_owner()
     janitor = catalog.upload_janitor(owner)
     catalog.save_upload(owner, "reverse.safetensors", shipped("reverse"))
     assert len(upload_folders(runs)) == 1
@@ -85,7 +85,7 @@ def test_an_app_session_s_uploads_go_when_the_session_goes(runs):
 
 def test_orphaned_uploads_are_removed_once_old_and_live_ones_kept(runs):
     base = runs / catalog.UPLOADS
-    live, gone = uploads.new_owner(), uploads.new_owner()
+    live, gone = storage.new_owner(), storage.new_owner()
     janitor = catalog.upload_janitor(live)
     for owner in (live, gone):
         catalog.save_upload(owner, "reverse.safetensors", shipped("reverse"))
@@ -94,7 +94,7 @@ def test_orphaned_uploads_are_removed_once_old_and_live_ones_kept(runs):
     old = time.time() - storage.ORPHAN_S - 1
     for owner in (live, gone):
         os.utime(base / owner, (old, old))
-    catalog.save_upload(uploads.new_owner(), "copy.safetensors", shipped("copy"))  # every upload sweeps
+    catalog.save_upload(storage.new_owner(), "copy.safetensors", shipped("copy"))  # every upload sweeps
     assert (base / live).exists() and not (base / gone).exists()
     janitor.release()
     assert not (base / live).exists()

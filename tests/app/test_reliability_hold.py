@@ -3,7 +3,7 @@
 A ``tokenizer.json`` whose split regex nests quantifiers (``(a+)+$``) or repeats overlapping
 alternatives (``(a|aa)+$``) is refused when the upload is read; one that backtracks polynomially
 (``a*a*a*a*a*$``: the static check lets it through) is stopped by the worker process at
-``resources.TOKENIZE_S``, or panics in native code there. Either way the page shows one
+``tokenizer_guard.TOKENIZE_S``, or panics in native code there. Either way the page shows one
 ``st.error`` line within seconds, and the interpreter stays free throughout: a ticker thread of the
 same process keeps ticking (no native call holds the GIL), as the server's health handler would.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from app import resources
+from app import tokenizer_guard
 from tests.helpers.apptest_helpers import open_page
 from tests.helpers.pretrained_files import write_tiny_bert
 
@@ -72,7 +72,7 @@ class Ticker:
 ])
 def test_a_backtracking_uploaded_tokenizer_is_refused_within_seconds_and_never_holds_the_server(
         runs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pattern: str, text: str, refusal: str) -> None:
-    monkeypatch.setattr(resources, "TOKENIZE_S", 2.0)
+    monkeypatch.setattr(tokenizer_guard, "TOKENIZE_S", 2.0)
     data = hostile_zip(tmp_path / "bert", pattern)
     at = open_page("explore")
     at.file_uploader(key="upload").upload("hostile.zip", data).run()

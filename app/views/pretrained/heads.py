@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import export, resources, ui
+from app import export, pretrained_resources, ui
 from app.charts import attention as attention_charts
 from app.charts import pretrained as charts
 from core import Explanation
@@ -46,7 +46,7 @@ def head_finder(path: str, exp: Explanation, fs: float) -> tuple[int, int] | Non
     ui.choose("mini_word", choices, default)
     query = st.selectbox("Word", choices, key="mini_word", format_func=lambda i: f"{i}: {tokens[i]}",
                          help="The word whose attention is followed (its row in every head's map).")
-    ranked = ui.attempt("rank the heads", resources.pretrained_heads, path, exp.text, query)
+    ranked = ui.attempt("rank the heads", pretrained_resources.pretrained_heads, path, exp.text, query)
     if not ranked or ranked[0]["key"] is None:
         st.info("Type a sentence of at least two words to rank the heads.")
         return None

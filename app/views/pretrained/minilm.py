@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import presentation, resources, ui
+from app import presentation, pretrained_resources, ui
 from app.charts import pretrained as charts
 from app.views.pretrained import common
 from app.views.pretrained.heads import head_finder
@@ -41,7 +41,7 @@ text = st.text_input("Sentence", key="mini_text", max_chars=MAX_CHARS)
 if not text.strip():
     st.info("Type a sentence to see its embedding and its heads.")
     st.stop()
-exp = ui.attempt("run MiniLM", resources.pretrained_explanation, path, text, {})
+exp = ui.attempt("run MiniLM", pretrained_resources.pretrained_explanation, path, text, {})
 if exp is None:
     st.stop()
 vector = exp.prediction.vector
@@ -61,7 +61,7 @@ with a:
 with b:
     second = st.text_input("Second sentence", key="mini_b", max_chars=MAX_CHARS)
 if first.strip() and second.strip():
-    similarity = ui.attempt("compare the sentences", resources.pretrained_similarity, path, first, second)
+    similarity = ui.attempt("compare the sentences", pretrained_resources.pretrained_similarity, path, first, second)
     if similarity is not None:
         st.metric("Cosine similarity", f"{similarity:.3f}")
         st.caption("The cosine of the angle between the two embeddings: 1 = same direction (same meaning), "
@@ -78,7 +78,7 @@ st.markdown(
     "actually rank.")
 head_finder(path, exp, fs)
 if "it" in exp.source_tokens[1:-1] and "animal" in exp.source_tokens:
-    ranked = ui.attempt("rank the heads", resources.pretrained_heads, path, exp.text, exp.source_tokens.index("it"))
+    ranked = ui.attempt("rank the heads", pretrained_resources.pretrained_heads, path, exp.text, exp.source_tokens.index("it"))
     if ranked:
         report = lessons.links_from_ranking(ranked, exp.source_tokens, "it", "animal")
         best = ", ".join(f"{link.name} (#{link.rank}, {link.weight:.2f})" for link in report.links[:3]) or "none"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import export, resources, ui
+from app import export, pretrained_resources, ui
 from app.charts import rotary as charts
 from app.views.pretrained.common import SMOLLM
 
@@ -25,7 +25,7 @@ def _is_current(path: Path) -> bool:
 
 def rotary_section() -> None:
     """Draw the section; nothing when SmolLM2 is not installed (the page is about the paper's sinusoids)."""
-    entry = resources.pretrained_entry(SMOLLM)
+    entry = pretrained_resources.pretrained_entry(SMOLLM)
     if entry is None:
         return
     st.header("7 · Rotary positions: what a modern model does instead")
@@ -39,12 +39,12 @@ def rotary_section() -> None:
     if not st.toggle(f"Show {SMOLLM}'s rotary positions", key="pe_rotary",
                      help="Loads the model once (a few seconds) to read its head width and rotary base."):
         return
-    model = ui.attempt(f"load {SMOLLM}", resources.pretrained, str(entry.path))
+    model = ui.attempt(f"load {SMOLLM}", pretrained_resources.pretrained, str(entry.path))
     if model is None:
         return
     head_dim, base = int(model.config.head_dim), float(model.config.rope_base)
     fs = ui.font_scale()
-    thetas = resources.rotary_thetas(head_dim, base)
+    thetas = pretrained_resources.rotary_thetas(head_dim, base)
     freq = charts.frequency_chart(thetas, font_scale=fs,
                                   title=f"{SMOLLM}: θ_i for its {thetas.size} pairs (d_k = {head_dim}, base {base:g})")
     ui.bars(freq)  # fits the column (a line chart: only its width adapts)
@@ -70,7 +70,7 @@ def _offset_check(head_dim: int, base: float, fs: float) -> None:
         n = st.slider("Key position n", 0, GRID // 2 - 1, key="pe_rot_n")
     with c:
         s = st.slider("Shift s (both move)", 0, MAX_SHIFT, key="pe_rot_s")
-    scores = resources.rotary_scores(head_dim, base, max(GRID, max(m, n) + s + 1), 0)  # (T, T)
+    scores = pretrained_resources.rotary_scores(head_dim, base, max(GRID, max(m, n) + s + 1), 0)  # (T, T)
     before, after = float(scores[m, n]), float(scores[m + s, n + s])
     st.latex(rf"q\cdot k\ \text{{at}}\ ({m}, {n}) = {before:+.5f} \qquad q\cdot k\ \text{{at}}\ ({m + s}, {n + s}) "
              rf"= {after:+.5f}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import presentation, resources, ui
+from app import presentation, pretrained_resources, ui
 from app.charts import attention as attention_charts
 from app.views.pretrained import common
 from app.views.pretrained.steps import steps_view
@@ -37,7 +37,7 @@ prompt = st.text_input("Prompt", key="smol_prompt", max_chars=MAX_CHARS)
 if not prompt.strip():
     st.info("Type a prompt to see what the model expects next.")
     st.stop()
-exp = ui.attempt("run SmolLM2", resources.pretrained_explanation, path, prompt, {"top_n": 10})
+exp = ui.attempt("run SmolLM2", pretrained_resources.pretrained_explanation, path, prompt, {"top_n": 10})
 if exp is None:
     st.stop()
 ui.show_user_text(" · ".join(attention_charts.visible(t) for t in exp.target_tokens),
@@ -78,7 +78,7 @@ run = st.session_state.get("smol_run")
 if run is None or run[0] != prompt:
     st.info("Press Generate to let the model continue the prompt (a few seconds per token on a laptop).")
 else:
-    generation = ui.attempt("generate with SmolLM2", resources.pretrained_explanation, path, prompt, run[1])
+    generation = ui.attempt("generate with SmolLM2", pretrained_resources.pretrained_explanation, path, prompt, run[1])
     if generation is not None:
         for note in generation.notes:
             st.warning(ui.plain(note), icon=":material/info:")

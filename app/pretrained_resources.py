@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from app import catalog, resources
-from core import (explain, explain_speech, head_finder, lessons, load_pretrained, pretrained_models,
-                  rotary_frequencies, rotary_relative_scores, sentence_similarity, Explanation, PretrainedEntry,
-                  PretrainedModel)
+from app.services import catalog
+from app import resources
+from core import (analysis, explain, explain_speech, Explanation, lessons, load_pretrained, pretrained_models,
+                  PretrainedEntry, PretrainedModel, rotary_frequencies, rotary_relative_scores, sentence_similarity)
 
 WHISPER_FRAMES = 1500  # encoder positions of every Whisper input (30 s of audio)
 
@@ -52,9 +52,9 @@ def pretrained_similarity(path: str, first: str, second: str) -> float:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def pretrained_heads(path: str, text: str, query: int) -> list[dict[str, Any]]:
-    """``core.head_finder`` for token ``query`` of ``text`` (the encoder's maps; [CLS] and [SEP] left out)."""
+    """``core.analysis.head_finder`` for token ``query`` of ``text`` (the encoder's maps; [CLS] and [SEP] left out)."""
     maps = pretrained_explanation(path, text, {}).attention["encoder"]  # (L, H, T, T)
-    return head_finder(maps, query, ignore=[0, maps.shape[-1] - 1])
+    return analysis.head_finder(maps, query, ignore=[0, maps.shape[-1] - 1])
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -33,11 +33,12 @@ from typing import Any, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app import catalog, storage, tokenizer_guard
-from app.jobs import JobRegistry
-from app.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
-from core import (explain, explain_batch, lessons, load_checkpoint, load_pretrained, set_threads, snapshot_timeline,
-                  thread_count, Checkpoint, Explanation, PretrainedModel, SnapshotTimeline)
+from app.services import catalog, storage
+from app import tokenizer_guard
+from app.services.jobs import JobRegistry
+from app.services.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
+from core import (Checkpoint, device, explain, explain_batch, Explanation, lessons, load_checkpoint,
+                  load_pretrained, PretrainedModel, training)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -49,9 +50,9 @@ DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
 HEAVY_COST = 5e8  # parameters × tokens from which a request is a large-model one (SmolLM2, Whisper, GPT-2)
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S, heavy_cost=HEAVY_COST)
-THREADS = max(1, min(2, thread_count()))  # intra-op threads of one model run
+THREADS = max(1, min(2, device.thread_count()))  # intra-op threads of one model run
 HEAVY_THREADS = 1  # of a large-model run
-set_threads(THREADS)
+device.set_threads(THREADS)
 
 
 @st.cache_resource(show_spinner=False)
@@ -179,7 +180,7 @@ def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 
     heavy = GATE.is_heavy(work)
 
     def job() -> T:
-        set_threads(HEAVY_THREADS if heavy else THREADS)  # per thread: runs happen in the gate's worker threads
+        device.set_threads(HEAVY_THREADS if heavy else THREADS)  # per thread: runs happen in the gate's worker threads
         if heavy:
             lower_priority()  # this worker thread only: it ends with the run
         _count("run", str(key[0]))
@@ -243,11 +244,11 @@ def figure(e: catalog.Entry, text: str, options: dict[str, Any], what: tuple, bu
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def _timeline(path: str, sha: str) -> SnapshotTimeline:
-    return snapshot_timeline(model(path, sha))
+def _timeline(path: str, sha: str) -> training.SnapshotTimeline:
+    return training.snapshot_timeline(model(path, sha))
 
 
-def timeline(e: catalog.Entry) -> SnapshotTimeline:
+def timeline(e: catalog.Entry) -> training.SnapshotTimeline:
     """The attention timeline stored in the checkpoint ``e`` (read once per file version)."""
     return _timeline(str(e.path), _sha(e.path))
 

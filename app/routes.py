@@ -18,17 +18,17 @@ class Route(NamedTuple):
     url_path: str
 
 
-EXPLORE = "views/explore/page.py"
-CHECKPOINTS = "views/checkpoints/page.py"
-TRAIN = "views/train/page.py"
+EXPLORE = "views/explore.py"
+CHECKPOINTS = "views/checkpoints.py"
+TRAIN = "views/train.py"
 LESSON = "views/lesson.py"
 POSITIONAL = "views/positional.py"
 PLAYGROUND = "views/playground.py"
 MASKS = "views/masks.py"
 ARCHITECTURE = "views/architecture.py"
-MINILM = "views/pretrained/minilm.py"  # issue 11: the pretrained models' pages
-SMOLLM = "views/pretrained/smollm.py"
-SPEECH = "views/speech.py"  # issue 25: Whisper
+MINILM = "views/minilm.py"  # issue 11: the pretrained models' pages
+SMOLLM = "views/smollm2.py"
+SPEECH = "views/whisper.py"  # issue 25: Whisper
 
 SECTIONS: dict[str, list[Route]] = {
     "Explore": [
@@ -51,7 +51,7 @@ SECTIONS: dict[str, list[Route]] = {
 }
 
 # -- issue 13 (teaching): the strengths-and-limits page, after the other Learn pages
-CONCEPTS = "views/concepts.py"
+CONCEPTS = "views/self_attention.py"
 SECTIONS["Learn"].append(Route(CONCEPTS, "Self-attention: strengths and limits", ":material/balance:", "self-attention"))
 
 

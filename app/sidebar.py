@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import catalog, presentation, resources, ui
-from app.import_form import import_form
-from app.uploads import NeedsImport
+from app.services import catalog
+from app.ui import presentation, widgets
+from app import resources
+from app.ui.import_form import import_form
+from app.services.uploads import NeedsImport
 from core import CheckpointError
 
-PROJECTOR_CSS = ui.PROJECTOR_CSS  # the projector look lives beside the charts it must match
+PROJECTOR_CSS = widgets.PROJECTOR_CSS  # the projector look lives beside the charts it must match
 
 
 def _chosen(key: str) -> None:
@@ -52,12 +54,12 @@ def _upload() -> None:
             if key is not None:
                 _chosen(key)
         if st.session_state.get("_upload_error"):
-            st.error(f"This file cannot be opened: {ui.plain(st.session_state['_upload_error'])}")
+            st.error(f"This file cannot be opened: {widgets.plain(st.session_state['_upload_error'])}")
 
 
 def sidebar() -> None:
     """Draw the sidebar; the choice lives in ``st.session_state["ckpt"]`` and the share link."""
-    ui.restore_from_url({"ckpt": str, "projector": ui.parse_bool})
+    widgets.restore_from_url({"ckpt": str, "projector": widgets.parse_bool})
     if "_ckpt_pending" in st.session_state:  # a new upload: chosen before the picker is drawn
         st.session_state["ckpt"] = st.session_state.pop("_ckpt_pending")
     all_entries, problems = resources.entries()
@@ -77,11 +79,11 @@ def sidebar() -> None:
             st.warning("No checkpoints found. Train one on the Train page or upload one below.")
         _upload()
         for problem in problems:  # file names are user data: escaped
-            st.warning(f"Skipped: {ui.plain(problem)}", icon=":material/warning:")
+            st.warning(f"Skipped: {widgets.plain(problem)}", icon=":material/warning:")
         st.divider()
         st.toggle("Presentation mode", key=presentation.KEY,
                   help="For a classroom projector: large type, the first chart on the first screen, Next and Back "
                        "always in view, and clicker keys (→, PageDown or Space: Next; ←, PageUp: Back).")
         st.caption("Light or dark theme: the ⋮ menu at the top right → Light, Dark or System.")
     presentation.apply()
-    ui.write_to_url(["ckpt", "projector"])
+    widgets.write_to_url(["ckpt", "projector"])

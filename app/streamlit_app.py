@@ -6,7 +6,7 @@ This entry point sets up the page, draws the shared sidebar and routes to the pa
 
 ``streamlit run`` finds the ``st.App`` below and serves this same file through it: the App's lifespan
 warms the server (``app.warmup``: imports, the default model, its first explanation and head view)
-before the first browser connects, and its middleware (``app.hosts``) refuses HTTP requests whose Host
+before the first browser connects, and its middleware (``app.services.hosts``) refuses HTTP requests whose Host
 is not in ``server.allowedHosts``. Each session's run executes the file as ``__main__`` and routes.
 """
 
@@ -36,7 +36,7 @@ if __name__ == "__main__":
 else:  # imported by ``streamlit run`` as the server: warm up, then serve this file
     from starlette.middleware import Middleware
 
-    from app.hosts import AllowedHosts
+    from app.services.hosts import AllowedHosts
     from app.warmup import lifespan
 
     app = st.App(__file__, lifespan=lifespan, middleware=[Middleware(AllowedHosts)])

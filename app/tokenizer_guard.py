@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from app import catalog
+from app.services import catalog
 from core import TokenizerWorker
 
 TOKENIZE_S = 5.0  # seconds an uploaded model's tokenizer may take on one text

@@ -24,8 +24,9 @@ def warm() -> None:
     the page then does the same work itself and shows its own message)."""
     started = time.perf_counter()
     try:
-        from app import catalog, resources
-        from app.views.explore import inputs, panels, views  # noqa: F401  (imports charts, plotly, pandas)
+        from app.services import catalog
+        from app import resources
+        from app.views.parts.explore import inputs, panels, views  # noqa: F401  (imports charts, plotly, pandas)
         from core import get_task
 
         entries, _ = catalog.list_entries(None, runs_deletable=False)

@@ -46,7 +46,7 @@ NOUNS = ["cat", "dog", "car", "bird", "house", "tree", "girl", "boy", "book", "m
 COLORS = ["red", "small", "big", "black", "white", "green"]
 SESSIONS, ROUNDS, STARTS, EDITS, MOVES, BIG = 8, 3, 3, 5, 6, 3
 RATIO, SESSIONS_RATIO = 1.3, 2.0  # issue 23: every row within 1.3× the bare page; 8 sessions within 2× one
-PAUSE_S = 3.0  # between a big model's runs: a run over 1 s earns its session a rest (app.limits.Gate)
+PAUSE_S = 3.0  # between a big model's runs: a run over 1 s earns its session a rest (app.services.limits.Gate)
 
 
 def sentence(i: int) -> str:

@@ -3,7 +3,7 @@
     python -m bench soak            (a row each in the benchmark table)
     python -m bench.soak [--sessions 16] [--requests 12] [--hostile-len 512]
 
-Every session's request goes through the app's own :class:`app.limits.Gate` (the settings of
+Every session's request goes through the app's own :class:`app.services.limits.Gate` (the settings of
 ``app.resources.GATE``: two cheap runs and one large-model run at once, one per session, bounded
 waits and run times; the hostile request's cost is the app's estimate) and the
 app's decode budget. The ordinary sessions share the shipped reverse checkpoint; the hostile
@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from app import resources
-from app.limits import Gate, OverBudget
+from app.services.limits import Gate, OverBudget
 from bench.table import Row
 from core.config import ModelConfig
 from core.budget import LOAD_BUDGET, activation_bytes, check_budget

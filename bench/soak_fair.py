@@ -27,10 +27,10 @@ from typing import Any
 import torch
 
 from app import resources
-from app.limits import Gate, OverBudget, lower_priority
+from app.services.limits import Gate, OverBudget, lower_priority
 from bench.soak import p95
 from bench.table import Row
-from core import explain, get_task, load_checkpoint, load_pretrained, pretrained_models, set_threads
+from core import device, explain, get_task, load_checkpoint, load_pretrained, pretrained_models
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ["The capital of France is", "Once upon a time", "The best way to learn is", "Attention is"]
@@ -43,7 +43,7 @@ def gated(gate: Gate, session: str, loaded: Any, text: str, options: dict[str, A
     heavy = gate.is_heavy(work)
 
     def job() -> Any:
-        set_threads(resources.HEAVY_THREADS if heavy else resources.THREADS)
+        device.set_threads(resources.HEAVY_THREADS if heavy else resources.THREADS)
         if heavy:
             lower_priority()
         return explain(loaded, text, **options)

@@ -6,7 +6,7 @@ upload a GGUF bomb, a zip bomb and a backtracking tokenizer again and again.
 
 Non-rendering clients, threads of this process, each doing what its script thread does in the app:
 the honest sessions ask the shipped translation checkpoint through the app's gate
-(:func:`bench.soak_fair.gated`); the hostile ones call ``app.uploads.save_upload`` with a GGUF whose
+(:func:`bench.soak_fair.gated`); the hostile ones call ``app.services.uploads.save_upload`` with a GGUF whose
 metadata array claims 2⁴⁰ items or holds 5,000,000 in bounds, and with a zip whose member lies about
 its size and inflates past the cap; the third encodes 20,300 characters with an uploaded
 tokenizer whose split regex backtracks (``(a|aa)+$``, past the static check) through the app's
@@ -32,8 +32,9 @@ from typing import Any
 import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
-from app import resources, storage, tokenizer_guard, uploads
-from app.limits import OverBudget, at_low_priority
+from app import resources, tokenizer_guard
+from app.services import storage, uploads
+from app.services.limits import OverBudget, at_low_priority
 from bench.soak import p95
 from bench.soak_fair import ROOT, app_gate, gated
 from bench.table import Row

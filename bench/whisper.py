@@ -3,7 +3,7 @@ with every map, against ``transformers`` (test-only) on the same weights in the 
 
 Run: ``python -m bench.whisper`` (prints its table). Times: both contenders in one process, timed in
 alternation (median of ``REPEATS`` after a warm-up), so load changes hit both alike. Peak memory and the
-greedy ids: each contender alone in a fresh process (peak resident memory of that process). Ours: ``core.log_mel``,
+greedy ids: each contender alone in a fresh process (peak resident memory of that process). Ours: ``core.audio.mel.log_mel``,
 ``WhisperModel.encode`` with maps, ``core.greedy`` (KV cache, then one final pass with every map).
 Theirs: ``WhisperFeatureExtractor``, the eager encoder with ``output_attentions=True``, and
 ``GenerationMixin.generate`` (greedy, KV cache) with ``output_attentions=True``, the same ids suppressed.
@@ -27,7 +27,7 @@ SECONDS, REPEATS, NEW_TOKENS = 5.0, 5, 40
 
 
 def _clip() -> np.ndarray:
-    from core import load_audio
+    from core.audio.decode import load_audio
 
     samples = load_audio(CLIP.read_bytes()).samples
     return np.pad(samples, (0, int(SECONDS * 16_000) - samples.size))  # 5 s: the clip, then silence
@@ -35,7 +35,8 @@ def _clip() -> np.ndarray:
 
 def _ours() -> dict:
     """Our three stages as callables (and the greedy ids)."""
-    from core import greedy, load_pretrained, log_mel, pretrained_models
+    from core import greedy, load_pretrained, pretrained_models
+    from core.audio.mel import log_mel
 
     entry = next(e for e in pretrained_models("audio") if e.name == "Whisper tiny.en")
     model = load_pretrained(entry.path)

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.charts import maps
-from core import difference
+from core import analysis
 
 KEY_TITLE = "key token (attended to)"
 WEIGHT = "weight"  # the one scale that is fixed to 0–1
@@ -162,7 +162,7 @@ def triptych(first: np.ndarray, second: np.ndarray, first_axes: tuple[Sequence[s
              y_title: str, font_scale: float = 1.0) -> tuple[go.Figure, np.ndarray, bool]:
     """First | second (one 0–1 colour bar) | second − first (a diverging one) as one figure; the difference
     covers the block both maps share. Returns (figure, difference, whether the maps have the same shape)."""
-    diff, same = difference(second, first)
+    diff, same = analysis.difference(second, first)
     queries, keys = second_axes
     panels = [Panel(first, *first_axes, title=titles[0]), Panel(second, *second_axes, title=titles[1]),
               Panel(diff, list(queries)[:diff.shape[0]], list(keys)[:diff.shape[1]], title=difference_title,

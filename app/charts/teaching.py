@@ -58,7 +58,7 @@ def grid_heatmap(
 
     ``symmetric`` centres a diverging scale on 0; ``annotate`` writes each value in its cell
     (default: when the grid is at most 12 × 12). The data stays a DataFrame (Streamlit ships it
-    as Arrow, fast at any size); the chart export serialises at most ``app.export.MAX_CELLS`` rows.
+    as Arrow, fast at any size); the chart export serialises at most ``app.ui.export.MAX_CELLS`` rows.
     """
     matrix = np.asarray(matrix, dtype=float)
     n_rows, n_cols = matrix.shape

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, presentation, tables, ui
+from app.ui import export, glossary, presentation, tables, widgets
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
-from app.views.architecture_whisper import whisper_section
-from app.views.training_recipe import recipe_section
+from app.views.parts.architecture_whisper import whisper_section
+from app.views.parts.training_recipe import recipe_section
 from core import lessons
 
 NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
@@ -31,13 +31,13 @@ def norm_placement(norm: str, final: bool, as_loaded: bool) -> str:
 
 
 URL_KEYS = ["arch_norm", "ffn_tokens", "ffn_seed", "norm_batch", "norm_tokens", "norm_features", "norm_seed"]
-ui.restore_from_url({"arch_norm": ui.one_of(NORM_VIEWS), "ffn_tokens": ui.bounded(1, 12),
-                     "ffn_seed": ui.bounded(0, 9999), "norm_batch": ui.bounded(1, 6),
-                     "norm_tokens": ui.bounded(2, 8), "norm_features": ui.bounded(2, 12),
-                     "norm_seed": ui.bounded(0, 9999)},
-                    {"arch_norm": "checkpoint", "ffn_tokens": 5, "ffn_seed": 0, "norm_batch": 3, "norm_tokens": 4,
-                     "norm_features": 6, "norm_seed": 0})
-fs = ui.font_scale()
+widgets.restore_from_url({"arch_norm": widgets.one_of(NORM_VIEWS), "ffn_tokens": widgets.bounded(1, 12),
+                          "ffn_seed": widgets.bounded(0, 9999), "norm_batch": widgets.bounded(1, 6),
+                          "norm_tokens": widgets.bounded(2, 8), "norm_features": widgets.bounded(2, 12),
+                          "norm_seed": widgets.bounded(0, 9999)},
+                         {"arch_norm": "checkpoint", "ffn_tokens": 5, "ffn_seed": 0, "norm_batch": 3, "norm_tokens": 4,
+                          "norm_features": 6, "norm_seed": 0})
+fs = widgets.font_scale()
 
 st.title("Architecture")
 with presentation.folded():
@@ -50,7 +50,7 @@ with presentation.folded():
 
 # ----------------------------------------------------------------------------- diagram
 st.header("1 · The loaded model")
-loaded = ui.current_checkpoint()
+loaded = widgets.current_checkpoint()
 entry, ckpt = loaded if loaded else (None, None)
 if ckpt is None:
     st.info("Choose a checkpoint in the sidebar to see its diagram and parameter counts.")
@@ -63,7 +63,7 @@ else:
     norm = cfg.norm if view == "checkpoint" else view
     summary, diagram = st.columns([2, 3])
     with summary:
-        ui.show_user_text(entry.name, label="Checkpoint")  # a run's name is user text
+        widgets.show_user_text(entry.name, label="Checkpoint")  # a run's name is user text
         st.table(pd.DataFrame([
             ("architecture", cfg.architecture),
             ("encoder layers", cfg.n_encoder_layers if cfg.has_encoder else "—"),
@@ -210,8 +210,8 @@ with s2:
 st.success(f"torch's layer_norm matches the formula to {demo.layer_error:.1e}, batch_norm to "
            f"{demo.batch_error:.1e} (no learned gain γ or shift b here: γ = 1, b = 0).")
 export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_stats, "layernorm-vs-batchnorm",
-               "arch_norm_data")
+                   "arch_norm_data")
 
 recipe_section(fs)
 whisper_section(fs)
-ui.write_to_url(URL_KEYS)
+widgets.write_to_url(URL_KEYS)

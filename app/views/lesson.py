@@ -2,7 +2,7 @@
 
 Each stage has a picture, two or three sentences, the formula with the actual numbers of one
 highlighted token, a link to the page that explores it further, and Previous / Next buttons, beside
-a map of the model with the current stage highlighted (:mod:`app.views.lesson_map`). The model is the
+a map of the model with the current stage highlighted (:mod:`app.views.parts.lesson_map`). The model is the
 sidebar's translation checkpoint or pretrained Marian/BART/T5 model, else the shipped one; where its
 family departs from the paper, the stage says so. In presentation mode the pickers fold into a
 popover beside Next so that the stage's first chart is on the first screen.
@@ -14,11 +14,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import presentation, resources, routes, ui
-from app.views import lesson_decoder as decoder
-from app.views import lesson_map
-from app.views import lesson_stages as stages
-from app.views.lesson_stages import View
+from app.ui import presentation, widgets
+from app import resources, routes
+from app.views.parts import lesson_decoder as decoder
+from app.views.parts import lesson_map
+from app.views.parts import lesson_stages as stages
+from app.views.parts.lesson_stages import View
 from core import lessons
 
 DEFAULT_TEXT = "I have cats"  # core lower-cases it as the model was trained (and says so)
@@ -38,12 +39,12 @@ def _go(delta: int) -> None:
     st.session_state["lesson_stage"] = int(np.clip(st.session_state["lesson_stage"] + delta, 0, len(STAGES) - 1))
 
 
-ui.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head": int, "lesson_token": int,
-                     "lesson_step": int},
-                    {"lesson_text": DEFAULT_TEXT, "lesson_stage": 0, "lesson_head": 0, "lesson_token": 0,
-                     "lesson_step": 0, "lesson_cross": "mean", "lesson_temperature": 1.0, "lesson_top_k": 10_000,
-                     "lesson_top_p": 1.0})
-fs = ui.font_scale()
+widgets.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head": int, "lesson_token": int,
+                          "lesson_step": int},
+                         {"lesson_text": DEFAULT_TEXT, "lesson_stage": 0, "lesson_head": 0, "lesson_token": 0,
+                          "lesson_step": 0, "lesson_cross": "mean", "lesson_temperature": 1.0, "lesson_top_k": 10_000,
+                          "lesson_top_p": 1.0})
+fs = widgets.font_scale()
 show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen
 st.title("Lesson: one sentence, every stage")
 if show:
@@ -51,16 +52,16 @@ if show:
                 "architecture) as it is translated. Every number below is computed live by the loaded model; the "
                 "map on the left shows where each stage sits.")
 
-chosen = ui.current_entry()
-entry = ui.attempt("open the model", resources.lesson_entry, chosen)
+chosen = widgets.current_entry()
+entry = widgets.attempt("open the model", resources.lesson_entry, chosen)
 if entry is None:
     st.warning("The lesson needs a translation (encoder-decoder) checkpoint; none is available.")
     st.stop()
 if chosen is not None and chosen.key != entry.key and show:
     st.caption(f"The lesson follows a translation model or a pretrained text encoder-decoder; {chosen.name} is "
                f"neither, so it follows {entry.name}.")
-trace = ui.attempt("follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
-                   int(np.clip(st.session_state["lesson_head"], 0, 63)))
+trace = widgets.attempt("follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
+                        int(np.clip(st.session_state["lesson_head"], 0, 63)))
 if trace is None:
     st.text_input("Sentence", key="lesson_text", max_chars=200)
     st.stop()
@@ -102,7 +103,7 @@ with main:
             _pickers(columns=False)
     st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
                 text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
-    ui.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
+    widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
     i, t, h = st.session_state["lesson_token"], st.session_state["lesson_step"], trace.head
     view = View(i, t, h, fs, {name: size.hover for name, size in lessons.array_sizes(trace).items()})
     st.header(f"{stage + 1}. {STAGES[stage][0]}")
@@ -117,7 +118,7 @@ with main:
                lambda tr, v: stages.scores(tr, v, True), stages.mask, stages.softmax, stages.weighted_sum,
                stages.concatenated, stages.add_norm, stages.ffn, stages.encoder_output)
     draw = ENCODER[stage] if stage < len(ENCODER) else decoder.STAGES[stage - len(ENCODER)]
-    ui.attempt(f"compute this stage for {entry.name}", draw, trace, view)  # one line, never a traceback
+    widgets.attempt(f"compute this stage for {entry.name}", draw, trace, view)  # one line, never a traceback
     st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")
     if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder (issue 25)
         st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, presentation, tables, ui
+from app.ui import export, glossary, presentation, tables, widgets
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import lessons, subsequent_mask
@@ -15,10 +15,10 @@ TOKENIZERS = {"whitespace": "Split on spaces", "checkpoint": "The loaded checkpo
 DEFAULT_SENTENCES = "I have cats\nthe big dog sees a small cat\nhello"
 
 
-ui.restore_from_url({"mask_len": ui.bounded(1, 24), "mask_sentences": ui.clipped_text(2000),
-                     "mask_tok": ui.one_of(TOKENIZERS), "mask_seed": ui.bounded(0, 9999)},
-                    {"mask_len": 6, "mask_sentences": DEFAULT_SENTENCES, "mask_tok": "whitespace", "mask_seed": 0})
-fs = ui.font_scale()
+widgets.restore_from_url({"mask_len": widgets.bounded(1, 24), "mask_sentences": widgets.clipped_text(2000),
+                          "mask_tok": widgets.one_of(TOKENIZERS), "mask_seed": widgets.bounded(0, 9999)},
+                         {"mask_len": 6, "mask_sentences": DEFAULT_SENTENCES, "mask_tok": "whitespace", "mask_seed": 0})
+fs = widgets.font_scale()
 
 st.title("Masks")
 with presentation.folded():
@@ -96,8 +96,8 @@ with st.expander("Scores and masked weights as numbers"):
     st.caption("Weights with the mask")
     st.dataframe(pd.DataFrame(demo.masked, index=positions, columns=positions), width="content")
 export.export_data({"scores": demo.scores, "unmasked": demo.unmasked, "masked": demo.masked,
-                "mask": look_ahead}, pd.DataFrame(demo.masked, columns=positions), "masked-softmax",
-               "mask_softmax_data")
+                    "mask": look_ahead}, pd.DataFrame(demo.masked, columns=positions), "masked-softmax",
+                   "mask_softmax_data")
 
 # ----------------------------------------------------------------------------- padding
 st.header("2 · Padding masks for a batch")
@@ -115,22 +115,22 @@ with tok_col:
 sentences = tables.split_sentences(st.session_state["mask_sentences"])
 if not sentences:
     st.info("Type at least one sentence, one per line.")
-    ui.write_to_url(["mask_len", "mask_tok", "mask_seed", "mask_sentences"])
+    widgets.write_to_url(["mask_len", "mask_tok", "mask_seed", "mask_sentences"])
     st.stop()
 batch = None
 if st.session_state["mask_tok"] == "checkpoint":
-    loaded = ui.current_checkpoint()
+    loaded = widgets.current_checkpoint()
     ckpt = loaded[1] if loaded else None
     if ckpt is None:
         st.warning("No checkpoint is loaded: splitting on spaces instead.")
     else:
         tokenizer = ckpt.source_tokenizer if ckpt.config.has_encoder else ckpt.target_tokenizer
         st.caption(f"The loaded checkpoint's tokenizer: {tokenizer.kind}-level, {tokenizer.vocab_size} tokens.")
-        batch = ui.attempt("tokenize the sentences", lessons.tokenizer_batch, tokenizer, sentences)
+        batch = widgets.attempt("tokenize the sentences", lessons.tokenizer_batch, tokenizer, sentences)
         if batch is None:
             st.stop()
 if batch is None:
-    batch = ui.attempt("tokenize the sentences", lessons.whitespace_batch, sentences)
+    batch = widgets.attempt("tokenize the sentences", lessons.whitespace_batch, sentences)
     if batch is None:
         st.stop()
 ids, tokens = batch.ids, batch.tokens
@@ -173,7 +173,7 @@ with st.expander("The combined masks as numbers (1 = may attend)"):
         st.dataframe(pd.DataFrame(masks.combined[b].astype(int), index=labels, columns=labels),
                      width="content")
 export.export_data({"ids": ids, "padding": masks.padding, "subsequent": masks.subsequent,
-                "combined": masks.combined}, token_table.reset_index(names="sentence"), "batch-masks",
-               "mask_batch_data")
+                    "combined": masks.combined}, token_table.reset_index(names="sentence"), "batch-masks",
+                   "mask_batch_data")
 
-ui.write_to_url(["mask_len", "mask_tok", "mask_seed", "mask_sentences"])
+widgets.write_to_url(["mask_len", "mask_tok", "mask_seed", "mask_sentences"])

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, presentation, tables, ui
+from app.ui import export, glossary, presentation, tables, widgets
 from app.charts import teaching as charts
-from app.views import qkv_section, torch_mha_section
+from app.views.parts import qkv_section, torch_mha_section
 from core import attention, lessons
 
 DIMS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
@@ -30,16 +30,16 @@ def _dims(text: str) -> tuple[int, int]:
     return low, high
 
 
-ui.restore_from_url({"pg_seed": ui.bounded(0, 9999), "pg_beta": ui.bounded(0.0, 20.0, float),
-                     "pg_hard": ui.parse_bool, "pg_dims": _dims,
-                     "pg_qkv_mode": ui.one_of(qkv_section.MODES)},
-                    {"pg_seed": 0, "pg_beta": 1.0, "pg_hard": False, "pg_qkv_mode": "encoder self", "pg_qkv_head": 0})
+widgets.restore_from_url({"pg_seed": widgets.bounded(0, 9999), "pg_beta": widgets.bounded(0.0, 20.0, float),
+                          "pg_hard": widgets.parse_bool, "pg_dims": _dims,
+                          "pg_qkv_mode": widgets.one_of(qkv_section.MODES)},
+                         {"pg_seed": 0, "pg_beta": 1.0, "pg_hard": False, "pg_qkv_mode": "encoder self", "pg_qkv_head": 0})
 if st.session_state.get("_pg_seed_used") != st.session_state["pg_seed"]:
     # A new seed draws new vectors: forget the edits made to the old ones.
     for key in ("pg_vectors", "pg_query"):
         st.session_state.pop(key, None)
     st.session_state["_pg_seed_used"] = st.session_state["pg_seed"]
-fs = ui.font_scale()
+fs = widgets.font_scale()
 
 st.title("Attention playground")
 with presentation.folded():
@@ -112,7 +112,7 @@ with e1:
 with e2:
     export.export_data({"vectors": vectors, "query": query, "dot": dots, "scaled": scores, "weights": weights,
                         "output": output},
-                   table, "attention-weights", "pg_weights_data")
+                       table, "attention-weights", "pg_weights_data")
 
 # ----------------------------------------------------------------------------- scaling
 st.header("2 · Why divide by √d")
@@ -202,4 +202,4 @@ st.caption("Move β in section 1: at 0 the store returns the plain average of al
 qkv_section.render(seed, fs)
 torch_mha_section.render(fs)
 
-ui.write_to_url(["pg_seed", "pg_beta", "pg_hard", "pg_dims", "pg_qkv_mode"])
+widgets.write_to_url(["pg_seed", "pg_beta", "pg_hard", "pg_dims", "pg_qkv_mode"])

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import export, glossary, presentation, resources, tables, ui
+from app.ui import export, glossary, presentation, tables, widgets
+from app import resources
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import get_task, lessons, sinusoidal_encoding
@@ -28,12 +29,12 @@ def _int_list(text: str) -> list[int]:
     return [int(v) for v in text.split(",") if v.strip()]
 
 
-ui.restore_from_url({"pe_len": ui.bounded(2, 100), "pe_dim": ui.bounded(4, 512),
-                     "pe_base": _base, "pe_dims": _int_list, "pe_k": ui.bounded(1, 50),
-                     "pe_pair": ui.bounded(0, 255), "pe_text": ui.clipped_text(200)},
-                    {"pe_len": 20, "pe_dim": 128, "pe_base": 10000, "pe_dims": [0, 1, 10, 11, 40, 41], "pe_k": 3,
-                     "pe_pair": 1})
-fs = ui.font_scale()
+widgets.restore_from_url({"pe_len": widgets.bounded(2, 100), "pe_dim": widgets.bounded(4, 512),
+                          "pe_base": _base, "pe_dims": _int_list, "pe_k": widgets.bounded(1, 50),
+                          "pe_pair": widgets.bounded(0, 255), "pe_text": widgets.clipped_text(200)},
+                         {"pe_len": 20, "pe_dim": 128, "pe_base": 10000, "pe_dims": [0, 1, 10, 11, 40, 41], "pe_k": 3,
+                          "pe_pair": 1})
+fs = widgets.font_scale()
 
 st.title("Positional encoding")
 with presentation.folded():
@@ -81,7 +82,7 @@ with ex1:
     export.export_chart(pe_chart, "positional-encoding", "pe_table_chart", cells=pe.size)
 with ex2:
     export.export_data({"pe": pe}, tables.pe_frame(pe).reset_index(), "positional-encoding",
-                   "pe_table_data")
+                       "pe_table_data")
 
 # ----------------------------------------------------------------------------- similarity
 st.header("2 · Which positions look alike: PE · PEᵀ")
@@ -183,9 +184,9 @@ st.caption("Only the cells where the bases disagree are listed; in the others (p
            "does not matter and all three agree.")
 
 # ----------------------------------------------------------------------------- the loaded model
-ui.write_to_url(["pe_len", "pe_dim", "pe_base", "pe_dims", "pe_k", "pe_pair"])
+widgets.write_to_url(["pe_len", "pe_dim", "pe_base", "pe_dims", "pe_k", "pe_pair"])
 st.header("6 · What the loaded model adds to its embeddings")
-loaded = ui.current_checkpoint()
+loaded = widgets.current_checkpoint()
 if loaded is None:
     st.info("Choose a checkpoint in the sidebar to see its embeddings.")
     st.stop()
@@ -193,7 +194,7 @@ entry, ckpt = loaded
 if "pe_text" not in st.session_state:
     examples = ()
     if ckpt.info.task:
-        examples = ui.attempt("read the task", lambda: get_task(ckpt.info.task).examples) or ()
+        examples = widgets.attempt("read the task", lambda: get_task(ckpt.info.task).examples) or ()
     st.session_state["pe_text"] = examples[0] if examples else "hello world"
 cfg = ckpt.config
 st.markdown(
@@ -203,7 +204,7 @@ st.markdown(
     "the other.")
 st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
 st.text_input("A short input text", key="pe_text", max_chars=200)
-encoding = ui.attempt("read the model's embeddings", resources.model_lesson, lessons.model_encoding, ckpt, st.session_state["pe_text"])
+encoding = widgets.attempt("read the model's embeddings", resources.model_lesson, lessons.model_encoding, ckpt, st.session_state["pe_text"])
 if encoding is None:
     st.stop()
 for note in encoding.notes:
@@ -228,10 +229,10 @@ norms = pd.DataFrame({"token": labels, "‖√d·E‖": np.linalg.norm(encoding.
 st.caption("Vector lengths: how large the embedding and the positional part are for each token.")
 st.dataframe(norms, hide_index=True, width="content")
 export.export_data({"embeddings": encoding.embeddings, "positional": encoding.positional, "sum": encoding.total},
-               norms, "model-embeddings", "pe_model_data")
+                   norms, "model-embeddings", "pe_model_data")
 
-ui.write_to_url(["pe_text"])
+widgets.write_to_url(["pe_text"])
 
-from app.views.pretrained.rotary import rotary_section  # noqa: E402  (issue 11: SmolLM2 rotary, when installed)
+from app.views.parts.pretrained.rotary import rotary_section  # noqa: E402  (issue 11: SmolLM2 rotary, when installed)
 
 rotary_section()

@@ -20,7 +20,7 @@ class HeadLink:
     """One head whose strongest link from the query word lands on the target word.
 
     Attributes:
-        rank: 1-based place among all heads in :func:`core.head_finder`'s ranking.
+        rank: 1-based place among all heads in :func:`core.analysis.head_finder`'s ranking.
         layer, head: 0-based indices (shown on screen as layer + 1, head + 1).
         weight: the query's attention weight on the target in that head.
     """
@@ -59,7 +59,7 @@ class LinkReport:
 
 def links_from_ranking(ranked: Sequence[dict[str, Any]], tokens: Sequence[str], word: str, target: str,
                        top_n: int = 8) -> LinkReport:
-    """A :func:`core.head_finder` ranking read as a :class:`LinkReport` for ``word`` → ``target``."""
+    """A :func:`core.analysis.head_finder` ranking read as a :class:`LinkReport` for ``word`` → ``target``."""
     links = tuple(HeadLink(rank, r["layer"], r["head"], r["weight"]) for rank, r in enumerate(ranked, 1)
                   if r["key"] is not None and tokens[r["key"]] == target)
     top = tuple((rank, r["layer"], r["head"], tokens[r["key"]] if r["key"] is not None else "", r["weight"])

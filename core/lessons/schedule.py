@@ -86,8 +86,8 @@ class KLCheck:
     Attributes:
         target: smoothed target q (V,). predicted: model distribution p = softmax(logits) (V,).
         kl: KL(q‖p) = Σ q log(q/p) (terms with q = 0 count 0). cross_entropy: CE(q, p) = −Σ q log p
-            (what ``core.smoothed_loss`` computes). entropy: H(q) = −Σ q log q, a constant of the data.
-        trainer_loss: ``core.smoothed_loss`` on the same row (equals cross_entropy).
+            (what ``core.training.smoothed_loss`` computes). entropy: H(q) = −Σ q log q, a constant of the data.
+        trainer_loss: ``core.training.smoothed_loss`` on the same row (equals cross_entropy).
     """
 
     target: np.ndarray

@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from app import resources
 from app.charts import maps
-from app.views.explore import experiments, panels, views
-from core import (ModelConfig, Tokenizer, Transformer, explain, get_task, input_vocabulary, load_checkpoint,
-                  save_checkpoint)
+from app.views.parts.explore import experiments, panels, views
+from core import (explain, get_task, input_vocabulary, load_checkpoint, ModelConfig, save_checkpoint, Tokenizer,
+                  Transformer)
 from tests.helpers.apptest_helpers import APP, REVERSE, frames, is_plotly, open_page, spec, titles
 from tests.helpers.apptest_helpers import charts as every_chart
 from tests.helpers.tiny import TINY_MODEL
@@ -157,8 +157,8 @@ def test_empty_text_shows_a_hint_and_does_not_run_the_model(calls, empty):
 
 
 def test_no_checkpoint_at_all_shows_a_hint(calls, monkeypatch, tmp_path):
-    monkeypatch.setattr("app.catalog.SHIPPED_DIR", tmp_path / "none")
-    monkeypatch.setattr("app.catalog.pretrained_models", lambda: [])  # nor any pretrained model installed
+    monkeypatch.setattr("app.services.catalog.SHIPPED_DIR", tmp_path / "none")
+    monkeypatch.setattr("app.services.catalog.pretrained_models", lambda: [])  # nor any pretrained model installed
     monkeypatch.setenv("ATTNSCOPE_RUNS", str(tmp_path / "empty"))
     resources.entries.clear()
     at = AppTest.from_file(str(APP), default_timeout=120).run()
@@ -193,7 +193,7 @@ def test_every_view_renders(calls):
 
 
 def test_summary_numbers_match_core_analysis(calls):
-    from core import head_statistics
+    from core import analysis
     from core.inspect.analysis import rollout
 
     at = start(view="summary")
@@ -201,7 +201,7 @@ def test_summary_numbers_match_core_analysis(calls):
     _head, _, rolled, _ = charts(at)
     assert np.allclose(frames(rolled)[0]["weight"], rollout(expected).ravel(), atol=1e-6)
     table = at.dataframe[-1].value
-    stats = pd.DataFrame(head_statistics(expected))
+    stats = pd.DataFrame(analysis.head_statistics(expected))
     assert np.allclose(table["entropy (bits)"], stats["entropy_bits"].round(3), atol=1e-3)
     at.segmented_control(key="kind").set_value("cross").run()
     assert len(charts(at)) == 3  # the head view, the mean, statistics: no rollout for cross-attention

@@ -18,7 +18,8 @@ from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import build_checkpoint, tiny_model
 from streamlit.testing.v1 import AppTest
 
-from app import resources, tables
+from app import resources
+from app.ui import tables
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot
 from core import attention, load_checkpoint, sinusoidal_encoding, subsequent_mask

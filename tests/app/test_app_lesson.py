@@ -58,5 +58,5 @@ def test_empty_sentence_gets_a_clear_message(runs):
 
 
 def test_latex_specials_in_a_token_are_escaped(runs):
-    from app.views.lesson_stages import tex
+    from app.views.parts.lesson_stages import tex
     assert tex("a_b{c}$") == r"a\_b\{c\}\$"

@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.views.pretrained.common import INSTALL, MINILM, SMOLLM
+from app.views.parts.pretrained.common import INSTALL, MINILM, SMOLLM
 from app import pretrained_resources, resources
-from app.views.pretrained.common import picker_entry
-from core import (explain, head_finder, rotary_frequencies, rotary_relative_scores,
-                  sentence_similarity)
+from app.views.parts.pretrained.common import picker_entry
+from core import analysis, explain, rotary_frequencies, rotary_relative_scores, sentence_similarity
 from tests.helpers.apptest_helpers import as_matrix, chart, open_page
 from tests.helpers.pretrained_files import COREFERENCE, installed
 from tests.helpers.browser import app_in_chromium, problems_on, screenshot, wait_until_idle
@@ -38,7 +37,7 @@ def coreference(minilm_path):
     """Core's explanation of the coreference sentence and its head ranking for "it"."""
     exp = explain(minilm_path, COREFERENCE)
     tokens = exp.source_tokens
-    ranked = head_finder(exp.attention["encoder"], tokens.index("it"), ignore=[0, len(tokens) - 1])
+    ranked = analysis.head_finder(exp.attention["encoder"], tokens.index("it"), ignore=[0, len(tokens) - 1])
     return exp, ranked
 
 
@@ -89,7 +88,7 @@ def test_minilm_another_word_reranks(minilm_path, coreference):
     tokens = exp.source_tokens
     at = open_page("minilm")
     at.selectbox(key="mini_word").set_value(tokens.index("street")).run()
-    expected = head_finder(exp.attention["encoder"], tokens.index("street"), ignore=[0, len(tokens) - 1])
+    expected = analysis.head_finder(exp.attention["encoder"], tokens.index("street"), ignore=[0, len(tokens) - 1])
     table = at.dataframe[0].value
     assert list(zip(table["layer"], table["head"])) == [(r["layer"] + 1, r["head"] + 1) for r in expected[:len(table)]]
 
@@ -110,7 +109,7 @@ def test_minilm_opens_in_explore(minilm_path):
 def test_open_in_explore_sets_the_picker_and_the_text(minilm_path, monkeypatch):
     """The button's mechanism, with a shipped checkpoint standing in for the picker's pretrained entry."""
     stand_in = resources.entry("shipped:reverse")
-    monkeypatch.setattr("app.views.pretrained.common.picker_entry", lambda entry: stand_in)
+    monkeypatch.setattr("app.views.parts.pretrained.common.picker_entry", lambda entry: stand_in)
     at = open_page("minilm")
     next(b for b in at.button if b.label.startswith("Open all-MiniLM-L6-v2 in Explore")).click().run()
     assert not at.exception

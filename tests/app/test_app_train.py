@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.charts import training as charts
 from app.resources import registry
-from core import PRESETS, TrainConfig, explain, load_checkpoint, noam_lr, save_checkpoint
+from core import explain, load_checkpoint, save_checkpoint, training
 from core.lessons import noam_curve, smoothing_example
 from core.training.objectives import smoothed_targets
 from core.training.snapshots import snapshot_maps
@@ -42,10 +42,10 @@ def test_noam_frame_and_peak_are_core_values():
     curve = noam_curve(5000, d_model=64, warmup=400, max_points=100)
     frame = charts.noam_frame(curve)
     assert len(frame) <= 102 and frame["step"].iloc[-1] == 5000 and 400 in set(frame["step"])
-    assert np.allclose(frame["lr"], [noam_lr(int(s), 64, 400) for s in frame["step"]])
-    assert (curve.peak_step, curve.peak_lr) == (400, noam_lr(400, 64, 400))
+    assert np.allclose(frame["lr"], [training.noam_lr(int(s), 64, 400) for s in frame["step"]])
+    assert (curve.peak_step, curve.peak_lr) == (400, training.noam_lr(400, 64, 400))
     short = noam_curve(100, 64, 400)
-    assert (short.peak_step, short.peak_lr) == (100, noam_lr(100, 64, 400))  # still warming up at the end
+    assert (short.peak_step, short.peak_lr) == (100, training.noam_lr(100, 64, 400))  # still warming up at the end
 
 
 # ----------------------------------------------------------------------------- train page
@@ -56,13 +56,13 @@ def test_teaching_plots_match_core(runs):
     at.number_input(key="train_warmup").set_value(200)
     at.slider(key="train_smoothing").set_value(0.3).run()
     assert not at.exception
-    d_model = PRESETS["small"]["d_model"]
+    d_model = training.PRESETS["small"]["d_model"]
     line, peak = chart(at, "Learning rate")
     assert line["step"].min() == 1 and line["step"].max() == 800
-    assert np.allclose(line["lr"], [noam_lr(int(s), d_model, 200) for s in line["step"]])
-    assert peak["step"].tolist() == [200] and peak["lr"].iloc[0] == pytest.approx(noam_lr(200, d_model, 200))
+    assert np.allclose(line["lr"], [training.noam_lr(int(s), d_model, 200) for s in line["step"]])
+    assert peak["step"].tolist() == [200] and peak["lr"].iloc[0] == pytest.approx(training.noam_lr(200, d_model, 200))
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Peak learning rate"] == f"{noam_lr(200, d_model, 200):.3e}"
+    assert metrics["Peak learning rate"] == f"{training.noam_lr(200, d_model, 200):.3e}"
     assert metrics["Reached at step"] == "200"
 
     example = smoothing_example(0.3)
@@ -75,7 +75,7 @@ def test_teaching_plots_match_core(runs):
     at.number_input(key="train_d_model").set_value(128)  # the advanced width moves the curve
     at.number_input(key="train_warmup").set_value(50).run()
     line, _ = chart(at, "Learning rate")
-    assert np.allclose(line["lr"], [noam_lr(int(s), 128, 50) for s in line["step"]])
+    assert np.allclose(line["lr"], [training.noam_lr(int(s), 128, 50) for s in line["step"]])
 
 
 def test_a_shared_link_restores_settings_and_ignores_nonsense(runs):
@@ -157,7 +157,7 @@ def test_stop_from_the_page_keeps_a_usable_checkpoint(runs):
 
 
 def test_a_crashed_job_shows_its_message_not_a_traceback(runs):
-    config = TrainConfig(task="copy", preset="tiny", d_model=30, n_heads=4, train_size=300, progress=False,
+    config = training.TrainConfig(task="copy", preset="tiny", d_model=30, n_heads=4, train_size=300, progress=False,
                          out=str(runs / "broken.safetensors"))  # d_model 30 is not divisible by 4 heads
     registry().start("broken", config).join(timeout=120)
     at = page("train")

@@ -1,5 +1,5 @@
 """Issue 28: a training run nobody watches is shown to whoever opens Train, kept alive while a Train
-page draws it, and stopped (validated and saved) once nobody has for ``app.jobs.IDLE_S``, unless it was
+page draws it, and stopped (validated and saved) once nobody has for ``app.services.jobs.IDLE_S``, unless it was
 started to run on."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.resources import registry
-from core import TrainConfig
+from core import training
 from tests.helpers.apptest_helpers import open_page
 from tests.app.test_app_train import set_tiny_run
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs
 
 
 def test_a_run_started_elsewhere_is_shown_to_whoever_opens_train_and_stops_once_nobody_does(runs, monkeypatch):
-    config = TrainConfig(task="copy", preset="tiny", train_size=300, batch_size=16, steps=100_000, progress=False,
+    config = training.TrainConfig(task="copy", preset="tiny", train_size=300, batch_size=16, steps=100_000, progress=False,
                          device="cpu", out=str(runs / "elsewhere.safetensors"))
     job = registry().start("elsewhere", config)  # another session's run, its tab since closed
     watched = []
@@ -26,7 +26,7 @@ def test_a_run_started_elsewhere_is_shown_to_whoever_opens_train_and_stops_once_
     for n in range(1, 3):  # every draw of the page (and of its fragment) keeps the run alive
         at.run()
         assert len(watched) > n and job.alive
-    monkeypatch.setattr("app.jobs.IDLE_S", 0.5)
+    monkeypatch.setattr("app.services.jobs.IDLE_S", 0.5)
     assert job.join(timeout=120)  # nobody draws it any more: it stops by itself
     at.run()
     assert job.view().stopped_idle

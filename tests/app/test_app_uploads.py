@@ -12,7 +12,8 @@ import torch
 from safetensors.torch import save_file
 from streamlit.testing.v1 import AppTest
 
-from app import catalog, resources, storage, uploads
+from app.services import catalog, storage, uploads
+from app import resources
 from core import CheckpointError, explain, load_checkpoint, load_pretrained, pretrained_models, read_info
 from tests.helpers.apptest_helpers import REVERSE, open_page
 from tests.helpers.pretrained_files import write_tiny_bert, write_tiny_gguf
@@ -57,7 +58,7 @@ def test_uploads_belong_to_the_session_that_made_them(runs):
 
 def test_a_session_deletes_its_own_upload_on_the_checkpoints_page(runs):
     at = upload(open_page("explore"), "gone.safetensors", REVERSE.read_bytes())
-    at.switch_page("views/checkpoints/page.py").run()
+    at.switch_page("views/checkpoints.py").run()
     at.button(key="ckpt_delete").click().run()
     at.button(key="ckpt_delete_confirm").click().run()
     assert not at.exception and upload_folders(runs) == []

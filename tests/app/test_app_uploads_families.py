@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-from app import catalog, resources, storage
+from app.services import catalog, storage
+from app import resources
 from app.charts.base import visible
 from core import CheckpointError, explain, load_pretrained
 from core.io.pretrained import hf_files

@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from app import catalog, storage, uploads
+from app.services import catalog, storage, uploads
 from core import CheckpointError
 from tests.helpers.apptest_helpers import SHIPPED, open_page
 from tests.helpers.uploads import upload, upload_folders

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from app import glossary
-from core import load_checkpoint, make_optimizer
+from app.ui import glossary
+from core import load_checkpoint, training
 from core.lessons import (as_torch_mha, compare_torch_mha, cross_reading, paper_recipe, torch_mha,
                           trace_translation)
 from tests.helpers.apptest_helpers import SHIPPED, find_chart, open_page
@@ -21,7 +21,7 @@ from tests.helpers.tiny import PAD, random_ids, tiny_model
 
 # ----------------------------------------------------------------------------- Adam
 def test_adam_table_and_rule_show_the_optimizer_the_trainer_builds(runs):
-    group = make_optimizer(torch.nn.Linear(2, 2)).param_groups[0]
+    group = training.make_optimizer(torch.nn.Linear(2, 2)).param_groups[0]
     (beta1, beta2), eps = group["betas"], group["eps"]
     at = open_page("architecture")
     table = next(d.value for d in at.dataframe if "this trainer" in d.value.columns)
@@ -34,7 +34,7 @@ def test_adam_table_and_rule_show_the_optimizer_the_trainer_builds(runs):
 def test_the_adam_rule_on_screen_is_what_torch_does():
     recipe = paper_recipe()
     layer = torch.nn.Linear(2, 1, bias=False)
-    optimizer = make_optimizer(layer)  # the trainer's own Adam; its step sets the rate
+    optimizer = training.make_optimizer(layer)  # the trainer's own Adam; its step sets the rate
     optimizer.param_groups[0]["lr"] = 0.01
     weight = layer.weight  # (1, 2)
     with torch.no_grad():
@@ -115,7 +115,7 @@ def test_playground_runs_nn_multihead_attention_on_the_shipped_model(runs, shipp
     assert result.map_error <= 1e-6 and result.output_error <= 1e-6
     cfg = shipped.config
     assert (result.embed_dim, result.num_heads, result.in_proj_shape) == (cfg.d_model, cfg.n_heads,
-                                                                            (3 * cfg.d_model, cfg.d_model))
+                                                                          (3 * cfg.d_model, cfg.d_model))
     at = open_page("playground")
     code = next(c.value for c in at.code if "nn.MultiheadAttention(" in c.value)
     assert f"embed_dim={cfg.d_model}, num_heads={cfg.n_heads}, batch_first=True" in code

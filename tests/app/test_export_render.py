@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from app import export
+from app.ui import export
 
 
 def test_a_chart_is_rendered_from_its_own_spec_when_asked():

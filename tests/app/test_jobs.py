@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.jobs import (FAILED, FINISHED, RUNNING, STOPPED, JobRefused, JobRegistry, default_name, describe_error,
-                      sanitize_name)
+from app.services.jobs import (FAILED, FINISHED, RUNNING, STOPPED, JobRefused, JobRegistry, default_name, describe_error,
+                               sanitize_name)
 from core import load_checkpoint
 from core.training.snapshots import snapshot_maps
 from tests.helpers.tiny import tiny_training_config
@@ -126,7 +126,7 @@ def test_error_messages_are_one_line():
 
 # ----------------------------------------------------------------------------- unwatched runs (issue 28)
 def test_a_run_nobody_watches_stops_after_the_idle_time_and_keeps_its_checkpoint(registry, runs, monkeypatch):
-    monkeypatch.setattr("app.jobs.IDLE_S", 0.5)
+    monkeypatch.setattr("app.services.jobs.IDLE_S", 0.5)
     config = tiny_training_config(runs, steps=100_000)
     job = registry.start("unwatched", config)
     assert job.join(timeout=120)  # nobody calls watch(): it stops by itself
@@ -137,7 +137,7 @@ def test_a_run_nobody_watches_stops_after_the_idle_time_and_keeps_its_checkpoint
 
 
 def test_a_watched_run_and_a_run_started_to_run_on_keep_training_past_the_idle_time(registry, runs, monkeypatch):
-    monkeypatch.setattr("app.jobs.IDLE_S", 2.0)
+    monkeypatch.setattr("app.services.jobs.IDLE_S", 2.0)
     registry.max_running = 2
     watched = registry.start("watched", tiny_training_config(runs, "watched", steps=100_000))
     on = registry.start("on", tiny_training_config(runs, "on", steps=100_000), run_on=True)

@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from app.views.lesson import STAGES
-from app.views.lesson_map import STAGE_BLOCKS, STAGE_TOPICS, first_stage
+from app.views.parts.lesson_map import STAGE_BLOCKS, STAGE_TOPICS, first_stage
 from core import load_checkpoint, load_pretrained, lessons
 from tests.helpers.apptest_helpers import SHIPPED, charts, open_page, spec
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from app import glossary
+from app.ui import glossary
 from app.views.lesson import STAGES
 from core import explain, load_checkpoint
 from core.inspect.records import row_labels
@@ -39,7 +39,7 @@ def page_text(at) -> str:
     parts += [str(o) for box in at.selectbox for o in box.options]
     parts += [str(o) for radio in at.radio for o in radio.options]
     parts += [e.proto.spec for e in at._tree if getattr(e, "type", None) in ("arrow_vega_lite_chart",
-                                                                            "vega_lite_chart")]
+                                                                             "vega_lite_chart")]
     return "\n".join(parts)
 
 
@@ -94,7 +94,7 @@ def test_lesson_cross_rows_and_head_mean(trace):
 
 def open_stage(stage: int, head: int = 0):
     return open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(stage),
-                                       "lesson_head": str(head)}, timeout=60)
+                                      "lesson_head": str(head)}, timeout=60)
 
 
 def test_lesson_numbers_heads_and_layers_from_one(runs):
@@ -200,7 +200,7 @@ def _links(path: str, adjective: str, target: str):
 
 
 def test_the_coreference_claims_are_what_minilm_does(minilm):
-    from app.views.concepts import CORE_MEASURED
+    from app.views.self_attention import CORE_MEASURED
     tired = _links(minilm, "tired", "animal")
     assert [l.name for l in tired.links[:2]] == ["layer 4 head 2", "layer 6 head 12"]
     assert [l.rank for l in tired.links[:2]] == [4, 5] and tired.n_heads == 72

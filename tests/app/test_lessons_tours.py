@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from app import glossary
-from core import load_checkpoint, make_optimizer, noam_lr, smoothed_loss
+from app.ui import glossary
+from core import load_checkpoint, training
 from core.lessons import (confidence_penalty, paper_recipe, pe_table, sampling_step, trace_translation,
                           warmup_schedules)
 from tests.helpers.apptest_helpers import SHIPPED, find_chart, open_page
@@ -59,11 +59,11 @@ def test_lesson_sampling_stage_draws_core_numbers(runs, trace):
 # ----------------------------------------------------------------------------- the training recipe
 def test_recipe_is_the_trainers_own():
     recipe = paper_recipe()
-    group = make_optimizer(torch.nn.Linear(2, 2)).param_groups[0]
+    group = training.make_optimizer(torch.nn.Linear(2, 2)).param_groups[0]
     assert (recipe.beta1, recipe.beta2, recipe.eps) == (*group["betas"], group["eps"]) == (0.9, 0.98, 1e-9)
     curves = dict(warmup_schedules())
     peak = curves["d_model 512, warm-up 4000"]
-    assert peak.peak_step == 4000 and peak.peak_lr == pytest.approx(noam_lr(4000, 512, 4000)) and \
+    assert peak.peak_step == 4000 and peak.peak_lr == pytest.approx(training.noam_lr(4000, 512, 4000)) and \
         peak.peak_lr == pytest.approx(6.988e-4, rel=1e-3)
     assert curves["d_model 512, warm-up 8000"].peak_lr < peak.peak_lr < curves["d_model 256, warm-up 4000"].peak_lr
 
@@ -89,7 +89,7 @@ def test_architecture_page_shows_adam_schedules_penalty_and_width(runs):
     assert set(frame["schedule"]) == {label for label, _ in warmup_schedules()}
     find_chart(at, "Loss of one prediction vs its confidence")
     codes = [c.value.rstrip() for c in at.code]
-    for function in (noam_lr, smoothed_loss, make_optimizer):
+    for function in (training.noam_lr, training.smoothed_loss, training.make_optimizer):
         assert inspect.getsource(function).rstrip() in codes
 
 

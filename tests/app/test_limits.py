@@ -1,4 +1,4 @@
-"""app.limits: the byte-bounded result cache and the fair gate (issue 15 item 3), and the app's
+"""app.services.limits: the byte-bounded result cache and the fair gate (issue 15 item 3), and the app's
 decode budget. Concurrency is driven by events, never by sleeping and measuring."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import torch
 import pytest
 
 from app import resources
-from app.limits import ByteLRU, Gate, OverBudget, at_low_priority, freeze, size_of
+from app.services.limits import ByteLRU, Gate, OverBudget, at_low_priority, freeze, size_of
 from core import explain, load_checkpoint
 from tests.helpers.apptest_helpers import REVERSE
 
@@ -120,7 +120,7 @@ def test_generation_is_held_to_the_decode_budget_only_for_models_that_could_exce
 
 def test_a_session_whose_run_was_long_rests_before_its_next_while_others_run(monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr("app.limits.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("app.services.limits.time.monotonic", lambda: clock[0])
     gate = Gate(slots=2, wait_s=5.0, run_s=30.0, free_s=1.0)
 
     def long_run() -> str:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from app.uploads import MAX_ZIP_FILES
-from app.unzip import unzip
+from app.services.uploads import MAX_ZIP_FILES
+from app.services.unzip import unzip
 from core import CheckpointError, load_pretrained
 from tests.helpers.pretrained_files import write_tiny_bert
 
@@ -149,9 +149,9 @@ def test_a_directory_of_many_tiny_entries_is_refused_from_its_end_record(tmp_pat
 
 
 @pytest.mark.parametrize(("member", "match"), [("../evil.txt", "leaving its folder"),
-                                              ("/etc/evil.txt", "absolute path"),
-                                              ("a/../../evil.txt", "leaving its folder"),
-                                              ("C:/evil.txt", "absolute path")])
+                                               ("/etc/evil.txt", "absolute path"),
+                                               ("a/../../evil.txt", "leaving its folder"),
+                                               ("C:/evil.txt", "absolute path")])
 def test_unsafe_zip_members_are_refused(tmp_path, member, match):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:

@@ -14,10 +14,10 @@ from tests.helpers.apptest_helpers import SHIPPED, open_page
 from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import tiny_model
 
-from app import glossary
+from app.ui import glossary
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm
-from core import attention, load_checkpoint, noam_lr, smoothed_loss
+from core import attention, load_checkpoint, training
 from core.lessons import (kl_check, lecture_comparison, other_share, pe_table, smoothing_example,
                           trace_translation, wavelength_range)
 from core.training.objectives import smoothed_targets
@@ -98,7 +98,7 @@ def test_kl_form_equals_cross_entropy_minus_entropy():
     assert float(kl) == pytest.approx(check.kl, abs=1e-9)
     logits = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))
     targets = torch.tensor([1, 2, 3, 0])
-    ce = smoothed_loss(logits, targets, 0.2, pad_id=0)
+    ce = training.smoothed_loss(logits, targets, 0.2, pad_id=0)
     q = smoothed_targets(targets, 6, 0.2, pad_id=0)
     logp = logits.log_softmax(-1)
     rows = q.sum(-1) > 0
@@ -121,8 +121,8 @@ def test_train_page_shows_the_guard_the_classifier_case_and_the_kl_check(runs):
     latex = [x.value for x in at.latex]
     assert any(r"s = \max(\mathrm{step},\,1)" in x for x in latex)
     guard = next(c.value for c in at.caption if "guard" in c.value)
-    assert f"{noam_lr(1, 512, 100):.3e}" in guard or "step 1's rate" in guard
-    assert noam_lr(0, 512, 100) == noam_lr(1, 512, 100) > 0
+    assert f"{training.noam_lr(1, 512, 100):.3e}" in guard or "step 1's rate" in guard
+    assert training.noam_lr(0, 512, 100) == training.noam_lr(1, 512, 100) > 0
     assert any(r"\dfrac{\varepsilon}{V-2}" in x for x in latex)
     check = kl_check(0.1)
     assert any(f"{check.kl:.4f} = {check.cross_entropy:.4f}" in x for x in latex)

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 import pytest
 from streamlit import config
 
-from app.hosts import AllowedHosts
+from app.services.hosts import AllowedHosts
 from tests.helpers.browser import served_app
 
 ROUTES = ["/", "/_stcore/health", "/_stcore/metrics", "/_stcore/host-config"]

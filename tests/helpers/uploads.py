@@ -8,7 +8,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from app import catalog, storage
+from app.services import catalog, storage
 
 
 def upload(at: AppTest, name: str, data: bytes) -> AppTest:

@@ -12,7 +12,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from app import catalog
+from app.services import catalog
 from core import CheckpointError, find_models, identify, is_pretrained, load_pretrained, model_version
 from tests.helpers.pretrained_files import write_tiny_bert, write_tiny_gguf
 

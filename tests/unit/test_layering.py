@@ -84,3 +84,52 @@ def test_the_app_uses_only_cores_public_api_and_no_torch():
         for module in imports(path):
             assert module.split(".")[0] != "torch", path
             assert not module.startswith("core."), f"{path} imports {module}: use `from core import …`"
+
+
+#: The app by role: what each folder may import of the app. Services hold no Streamlit page code (no
+#: widgets, no caches: only the server's own settings and Host check), UI helpers and charts never reach
+#: a page, and pages (``app/views/``) are the only ones that import page parts.
+APP_ROLES = {
+    "app.services": ("app.services",),
+    "app.charts": ("app.charts",),
+    "app.ui": ("app.services", "app.charts", "app.ui", "app.resources", "app.routes"),
+}
+SERVICE_STREAMLIT = {"streamlit.config", "streamlit.web.server.starlette.starlette_websocket"}
+
+
+def app_imports(path: Path) -> list[str]:
+    """The ``app`` modules a file imports, each spelled out (``from app.ui import widgets`` → ``app.ui.widgets``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "app":
+            found.extend(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names if alias.name.split(".")[0] == "app")
+    return found
+
+
+@pytest.mark.parametrize("role", sorted(APP_ROLES))
+def test_each_app_role_imports_only_what_sits_below_it(role):
+    folder = ROOT / role.replace(".", "/")
+    assert folder.is_dir()
+    for path in folder.rglob("*.py"):
+        for module in app_imports(path):
+            assert module.startswith(APP_ROLES[role]), f"{path.relative_to(ROOT)} imports {module}"
+
+
+def test_services_use_no_streamlit_page_api():
+    for path in (ROOT / "app" / "services").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.split(".")[0] == "streamlit" for a in node.names), path
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "streamlit":
+                used = {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+                assert used & SERVICE_STREAMLIT, f"{path.relative_to(ROOT)} imports {node.module}"
+
+
+def test_the_role_rule_catches_a_service_that_reaches_a_page(tmp_path):
+    service = tmp_path / "bad.py"
+    service.write_text("from app.views.parts.explore import views\n")
+    assert app_imports(service) == ["app.views.parts.explore.views"]
+    assert not "app.views.parts.explore.views".startswith(APP_ROLES["app.services"])

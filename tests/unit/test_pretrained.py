@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from core import explain, explain_batch, head_finder, load_pretrained, sentence_similarity
+from core import analysis, explain, explain_batch, load_pretrained, sentence_similarity
 from core.inspect.sentences import sentence_embeddings
 from tests.helpers.paths import DATA
 from tests.helpers.pretrained_files import COREFERENCE, installed
@@ -72,7 +72,7 @@ def test_minilm_padding_is_never_attended(minilm):
 def test_minilm_coreference_head_found(minilm):
     result = explain(minilm, COREFERENCE)
     tokens = result.source_tokens
-    ranked = head_finder(result.attention["encoder"], tokens.index("it"), ignore=[0, len(tokens) - 1])
+    ranked = analysis.head_finder(result.attention["encoder"], tokens.index("it"), ignore=[0, len(tokens) - 1])
     animal = [r for r in ranked if tokens[r["key"]] == "animal"]
     assert animal and animal[0]["weight"] > 0.5  # a head where "it" attends most to "animal"
     assert ranked.index(animal[0]) < 5

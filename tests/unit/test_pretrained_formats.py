@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from core import CheckpointError, explain, head_finder, load_pretrained, rotary_relative_scores
+from core import analysis, CheckpointError, explain, load_pretrained, rotary_relative_scores
 from core.io.pretrained import gguf_llama, weight_cache
 from core.model.rotary import unpermute_gguf_rows
 from core.model.contract import AttentionControls
@@ -215,13 +215,13 @@ def test_head_finder_ranks_heads():
     maps[..., :, 0] = 1.0  # every head parks everything on token 0 …
     maps[1, 0, 2] = [0.1, 0.8, 0.05, 0.05]  # … but layer 1 head 0 sends token 2 to token 1
     maps[0, 1, 2] = [0.5, 0.0, 0.2, 0.3]
-    ranked = head_finder(maps, 2, ignore=[0])
+    ranked = analysis.head_finder(maps, 2, ignore=[0])
     assert (ranked[0]["layer"], ranked[0]["head"], ranked[0]["key"]) == (1, 0, 1)
     assert ranked[0]["weight"] == pytest.approx(0.8) and ranked[0]["share"] == pytest.approx(0.8 / 0.85)
     assert (ranked[1]["layer"], ranked[1]["head"], ranked[1]["key"]) == (0, 1, 3)
     assert [r["weight"] for r in ranked[2:]] == [0.0, 0.0]
     with pytest.raises(ValueError, match="outside"):
-        head_finder(maps, 4)
+        analysis.head_finder(maps, 4)
     json.dumps(ranked)  # plain data
 
 

@@ -11,8 +11,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from app.jobs import SAVE_EVERY, JobRegistry, with_resume_states
-from core import train
+from app.services.jobs import SAVE_EVERY, JobRegistry, with_resume_states
+from core import training
 from core.__main__ import main as core_main
 from core.io.checkpoint import CheckpointError, read_info
 from core.io.convert import NNImportOptions, import_nn_transformer
@@ -75,7 +75,7 @@ def test_app_runs_save_a_resume_state_at_every_validation(tmp_path: Path) -> Non
         if info.step == 13:  # mid-run: the state of step 10 is on disk
             seen["step"] = read_info(resume_state_path(config.out)).extra["train_state"]["step"]
 
-    train(config, on_step=on_step)
+    training.train(config, on_step=on_step)
     assert seen == {"step": 10}
 
 

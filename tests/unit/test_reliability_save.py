@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from app import uploads
+from app.services import uploads
 from core.io.atomic import clean_stale_temp_files
 from core.io.checkpoint import CheckpointError, load, read_info, save
 from core.io.convert.nn_transformer import load_state_dict_file
@@ -214,7 +214,7 @@ def test_the_file_records_no_device_so_it_loads_anywhere(saved: Path) -> None:
 
     with safe_open(str(saved), framework="pt") as handle:
         assert "cuda" not in str(handle.metadata()) and all(handle.get_tensor(k).device.type == "cpu"
-                                                             for k in handle.keys())
+                                                            for k in handle.keys())
 
 
 # ---------------------------------------------------------------- server configuration

@@ -334,12 +334,12 @@ def test_resume_state_lives_beside_the_checkpoint():
 
 
 def test_run_files_live_where_core_says(tmp_path):
-    from core import run_checkpoint_path, run_checkpoints
-    ckpt = run_checkpoint_path(tmp_path, "mine")
+    from core import training
+    ckpt = training.run_checkpoint_path(tmp_path, "mine")
     ckpt.write_bytes(b"")
     resume_state_path(ckpt).write_bytes(b"")
     (tmp_path / "notes.txt").write_text("x")
-    assert run_checkpoints(tmp_path) == [ckpt] and ckpt.parent == tmp_path and ckpt.stem == "mine"
+    assert training.run_checkpoints(tmp_path) == [ckpt] and ckpt.parent == tmp_path and ckpt.stem == "mine"
 
 
 def test_every_train_flag_has_a_description_beside_its_default(capsys):

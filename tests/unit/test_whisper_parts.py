@@ -13,7 +13,8 @@ import pytest
 import soundfile
 import torch
 
-from core import AttentionControls, CheckpointError, greedy, load_audio
+from core import AttentionControls, CheckpointError, greedy
+from core.audio.decode import load_audio
 from core.audio.mel import frame_labels, frames_filled, log_mel, mel_filters
 from core.io.pretrained.ctranslate2 import read_header, read_tensors
 from core.model.contract import ModelSpec

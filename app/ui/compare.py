@@ -1,0 +1,91 @@
+"""Two attention maps side by side with their difference, used wherever the app compares:
+an intervention (before | after), two sentences, two checkpoints, two moments of training.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import streamlit as st
+
+from app.services import catalog
+from app.ui import export, widgets
+from app import resources
+from app.charts import attention as charts
+from app.charts import comparison
+from core import KIND_LABELS, Explanation
+
+UNK = "<unk>"
+
+Axes = tuple[Sequence[str], Sequence[str]]  # (query tokens, key tokens)
+
+
+def draw(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: Axes, *, titles: tuple[str, str],
+         difference_title: str, name: str, y_title: str = charts.QUERY_TITLE) -> None:
+    """The triptych first | second | second − first, the largest change, and its exports.
+
+    ``first_axes`` / ``second_axes``: (row labels, column labels), unique (``charts.token_labels``).
+    """
+    figure, diff, same = comparison.triptych(first, second, first_axes, second_axes, titles=titles,
+                                             difference_title=difference_title, y_title=y_title,
+                                             font_scale=widgets.font_scale())
+    widgets.plot(figure, name=name, stretch=True)
+    st.metric("Largest change of one weight in this head", f"{np.abs(diff).max(initial=0.0):.3f}")
+    if not same:
+        st.caption(f"The maps differ in shape ({first.shape[0]}×{first.shape[1]} vs {second.shape[0]}×"
+                   f"{second.shape[1]}): the difference covers the {diff.shape[0]}×{diff.shape[1]} cells both share.")
+    elif tuple(map(tuple, first_axes)) != tuple(map(tuple, second_axes)):
+        st.caption("The two maps label different tokens: the difference lines up positions, not tokens.")
+    queries, keys = second_axes
+    table = charts.tidy_maps(diff[None, None], list(queries)[:diff.shape[0]], list(keys)[:diff.shape[1]])
+    export.exports(figure, {"first": first, "second": second, "difference": diff}, table, name, f"export-{name}")
+
+
+def vocabulary_warning(names: tuple[str, str], sides: tuple[Explanation, Explanation]) -> None:
+    """Warn when one side reads unknown tokens the other does not: its vocabulary is different."""
+    unknown = [(e.source_tokens or e.target_tokens).count(UNK) for e in sides]
+    for name, count, other in zip(names, unknown, unknown[::-1]):
+        if count > other:
+            st.warning(f"{widgets.plain(name)} does not know {count} of these tokens (shown as `{UNK}`): its "
+                       "vocabulary differs, so it reads a different input and the maps compare unlike things.",
+                       icon=":material/warning:")
+
+
+def predictions(sides: Sequence[tuple[str, Explanation]]) -> None:
+    """Each side's prediction, in columns."""
+    for column, (title, exp) in zip(st.columns(len(sides)), sides):
+        with column:
+            st.caption(f"{title}: prediction")
+            st.code(exp.prediction.text or "(empty)", language=None)
+
+
+def explanations(first: Explanation, second: Explanation, kind: str, layer: int, head: int, *,
+                 titles: tuple[str, str], difference_title: str, name: str) -> None:
+    """Two explanations' predictions and one head of ``kind`` (clamped to each model) compared."""
+    predictions([(titles[0], first), (titles[1], second)])
+    if kind not in first.attention or kind not in second.attention:
+        st.info(f"{KIND_LABELS[kind]} is not available on both sides.")
+        return
+    vocabulary_warning(titles, (first, second))
+    maps = []
+    for exp in (first, second):
+        layers, heads = exp.shape(kind)
+        maps.append(exp.attention[kind][min(layer, layers - 1), min(head, heads - 1)])
+    first_rows, first_cols, y_title = charts.axes(first, kind)
+    second_rows, second_cols, _ = charts.axes(second, kind)
+    draw(maps[0], maps[1], (first_rows, first_cols), (second_rows, second_cols), titles=titles,
+         difference_title=difference_title, name=name, y_title=y_title)
+
+
+def other_checkpoint(key: str, label: str, default: str | None = None) -> catalog.Entry | None:
+    """A second checkpoint to compare with (None until one is chosen)."""
+    everything = resources.entries()[0]
+    names = {e.key: e.label for e in everything}
+    if st.session_state.get(key) not in names:
+        st.session_state.pop(key, None)
+        if default in names:
+            st.session_state[key] = default
+    chosen = st.selectbox(label, list(names), key=key, index=None if default is None else 0,
+                          format_func=names.get, placeholder="Choose a checkpoint")
+    return resources.entry(chosen) if chosen else None

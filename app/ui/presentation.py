@@ -1,0 +1,84 @@
+"""Presentation mode (the sidebar's toggle; ``?projector=1`` in a share link): what a class sees on a projector.
+
+- Large type: the projector style of :mod:`app.ui.widgets` (prose 1.25 rem on a 135 % root), and chart text scaled
+  with it (``widgets.font_scale()``: ticks, labels and colour-bar numbers 1.5 × larger).
+- The first screen holds the chart: turning the mode on folds the sidebar away (the header's » button opens
+  it again) and the page's padding and title are compact, so on a 1280 × 720 projector the first chart starts
+  on the first screen (Explore keeps its controls beside the chart; the Learn and pretrained pages fold their
+  opening prose into a popover, :func:`folded`).
+- Next / Back stay on screen: a row holding a button keyed ``…_next`` sticks to the bottom of the screen until
+  it is reached and then below the app's header (the Lesson's stage content is always on the same screen as
+  its Next button).
+- Clicker keys: → / PageDown / Space press the page's Next button, ← / PageUp its Back button, without
+  focusing them (``app/ui/presentation.js``, shipped here, run in the page; nothing comes from a CDN).
+
+On every page, in both modes, the same script keeps the theme chosen in the ⋮ menu when any page is
+reloaded (Streamlit remembers it per first-opened path only).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import streamlit as st
+
+from app import routes
+from app.ui import widgets
+
+SCRIPT = Path(__file__).with_name("presentation.js")
+KEY = "projector"  # the session and share-link key (kept from "projector mode": old links still work)
+
+PRESENTATION_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding: 3.25rem 1.5rem 2rem 1.5rem !important; }
+[data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.25rem 0; }
+[data-testid="stMain"] h2 { font-size: 1.5rem; padding: 0.25rem 0; }
+[data-testid="stMain"] [data-testid="stLayoutWrapper"]:has(> [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] [class*="st-key-"][class*="_next"]) {
+  position: sticky; top: 2.75rem; bottom: 0; z-index: 100; background-color: var(--attnscope-background, transparent);
+  padding: 0.25rem 0;
+}
+</style>"""
+
+# Every mode: an Altair chart wider than its column (a wide map beside the open sidebar, three maps side by
+# side at 1280 px) is scaled down to fit instead of being cut.
+FIT_CSS = """<style>
+[data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
+</style>"""
+
+
+@lru_cache(maxsize=1)
+def _script_source() -> str:
+    return SCRIPT.read_text(encoding="utf-8")
+
+
+def enabled() -> bool:
+    """Whether presentation mode is on in this session."""
+    return bool(st.session_state.get(KEY))
+
+
+def folded(label: str = "About this page", icon: str = ":material/menu_book:"):
+    """A container for a page's opening prose, formulas or secondary controls: in presentation mode a popover
+    button (``label``, ``icon``) that opens it, so the first chart and its main controls are on the first
+    screen; otherwise the page itself."""
+    return st.popover(label, icon=icon) if enabled() else st.container()
+
+
+def style(on: bool) -> str:
+    """Every page's style, with presentation mode's on top when ``on``."""
+    return widgets.page_css(on) + FIT_CSS + (PRESENTATION_CSS if on else "")
+
+
+def script(on: bool) -> str:
+    """The page script (clicker keys when ``on``; the theme kept on reload always), as a <script> element."""
+    paths = [r.url_path for pages in routes.SECTIONS.values() for r in pages]
+    config = json.dumps({"clicker": on, "paths": paths})
+    return "<script>" + _script_source().replace("__CONFIG__", config) + "</script>"
+
+
+def apply() -> None:
+    """Style this page for the current mode and run the page script (call once per run, from the sidebar)."""
+    on = enabled()
+    st.html(style(on))
+    with st.sidebar:
+        st.html(script(on), unsafe_allow_javascript=True)

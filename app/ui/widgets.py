@@ -1,0 +1,285 @@
+"""Widgets and conventions every page shares: shareable links, the chosen checkpoint, projector
+mode, clear error messages, user text shown as text, index and kind pickers, and drawing a chart
+at its own size.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from typing import Any, Callable, TypeVar
+
+import altair as alt
+import streamlit as st
+
+from app.services import catalog
+from app import resources
+from app.charts import attention as charts
+from core import Checkpoint, CheckpointError, KIND_LABELS, training
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~$])")
+
+
+# ----------------------------------------------------------------------------- share links
+def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, Any] | None = None) -> None:
+    """Seed ``st.session_state`` from the URL's query parameters, once per page visit, then
+    give every key of ``defaults`` still unset its default value.
+
+    ``keys`` maps a widget key to a parser (``int``, ``str``, ``float``, ``parse_bool``, ``bounded(…)``).
+    Unparseable, non-finite or out-of-range values are ignored with a notice, so a hand-edited
+    link never breaks the page.
+    """
+    marker = "_restored_" + ",".join(sorted(keys))
+    if not st.session_state.get(marker):
+        st.session_state[marker] = True
+        ignored = []
+        for key, parse in keys.items():
+            if key in st.query_params:
+                try:
+                    value = parse(st.query_params[key])
+                    if isinstance(value, float) and not math.isfinite(value):  # nan, 1e400
+                        raise ValueError(value)
+                    st.session_state[key] = value
+                except (TypeError, ValueError, OverflowError):
+                    log.info("ignoring query parameter %s=%r", key, st.query_params[key])
+                    ignored.append(key)
+        if ignored:
+            st.toast(f"The link's {', '.join(ignored)} could not be used; the defaults are shown instead.")
+    for key, default in (defaults or {}).items():
+        st.session_state.setdefault(key, default)
+
+
+def write_to_url(keys: list[str]) -> None:
+    """Mirror these session values into the URL so the address bar is a shareable link."""
+    values = {k: _url_value(st.session_state[k]) for k in keys if k in st.session_state}
+    for key, value in values.items():
+        if st.query_params.get(key) != value:
+            st.query_params[key] = value
+
+
+def _url_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def parse_bool(text: str) -> bool:
+    if text not in ("0", "1", "true", "false"):
+        raise ValueError(text)
+    return text in ("1", "true")
+
+
+def bounded(low: float, high: float, cast=int) -> Callable[[str], Any]:
+    """A share-link parser: ``cast(text)`` if it lies in [low, high], else ValueError (the link is ignored)."""
+    def parse(text: str):
+        try:
+            value = cast(float(text))
+        except OverflowError:  # int(float("inf"))
+            raise ValueError(text) from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(text)
+        return value
+    return parse
+
+
+def clipped_text(limit: int) -> Callable[[str], str]:
+    """A share-link parser for text: at most ``limit`` characters, as the text widget allows."""
+    return lambda text: str(text)[:limit]
+
+
+def one_of(options: Any) -> Callable[[str], str]:
+    """A share-link parser accepting only the given choices."""
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(text)
+        return text
+    return parse
+
+
+# ----------------------------------------------------------------------------- projector mode
+# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and tables get
+# an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
+# scaled down to fit it (Plotly charts are drawn 1.5× larger by font_scale()).
+BASE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 3rem; padding-right: 3rem; }
+[data-testid="stButtonGroup"] > [role] { flex-wrap: wrap !important; overflow-x: visible !important; mask-image: none !important; }
+[data-testid="stSidebar"][data-collapsed="false"] { min-width: 336px; }
+[data-testid="stSelectbox"] input[role="combobox"] { padding-right: 0; }
+[data-testid="stSelectbox"] input[role="combobox"] + button { padding-left: 0; padding-right: 4px; }
+[data-testid="stHorizontalBlock"]:has([data-testid="stSelectbox"]) { flex-wrap: wrap; }
+[data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: min(100%, 30rem); }
+[data-testid="stSidebarNav"] a :is(span, div, p) { white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
+[data-testid="stSidebarNav"] a > span:last-child { min-width: 0; flex: 1 1 auto; }
+[data-testid="stSidebarNav"] a { height: auto !important; }
+</style>"""
+PROJECTOR_CSS = """<style>
+html { font-size: 135% !important; }
+:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
+  font-size: 1.25rem !important;
+}
+[data-testid="stMain"] :is(button, [data-testid="stMarkdownContainer"]) p { white-space: normal !important; overflow-wrap: anywhere; }
+[data-testid="stMain"] button { height: auto !important; min-height: 2.5rem; }
+[data-testid="stMain"] :is([data-testid="stCode"] pre, [data-testid="stCode"] code) { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+[data-testid="stMain"] .katex-display { font-size: 0.9em; }
+[data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
+[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }
+[data-testid="stSidebar"][data-collapsed="false"] { min-width: 420px; }
+[data-testid="stSidebar"] input[role="combobox"] { font-size: 0.9rem !important; }
+[data-testid="stMain"] input[role="combobox"] { font-size: 1rem !important; }
+[data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: 100%; }
+.st-key-explore_layout { container-type: inline-size; }
+@container (max-width: 1160px) {
+  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
+    flex: 1 1 100% !important; width: 100% !important; min-width: 100% !important;
+  }
+}
+</style>"""
+
+
+def page_css(projector: bool) -> str:
+    """The style every page gets (page names wrap instead of being cut), and the projector's when on."""
+    return BASE_CSS + (PROJECTOR_CSS if projector else "")
+
+
+# ----------------------------------------------------------------------------- the chosen checkpoint
+def current_entry() -> catalog.Entry | None:
+    """The checkpoint chosen in the sidebar."""
+    key = st.session_state.get("ckpt")
+    return resources.entry(key) if key else None
+
+
+def current_checkpoint() -> tuple[catalog.Entry, Checkpoint] | None:
+    """The sidebar's checkpoint, loaded; None when none is chosen or it cannot be opened
+    (then a clear message has been shown)."""
+    entry = current_entry()
+    if entry is None:
+        return None
+    ckpt = attempt(f"open {entry.name}", resources.checkpoint, entry)
+    return None if ckpt is None else (entry, ckpt)
+
+
+def font_scale() -> float:
+    """Chart text scale: larger in projector mode."""
+    return 1.5 if st.session_state.get("projector") else 1.0
+
+
+# ----------------------------------------------------------------------------- safety
+def attempt(what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+    """Run ``fn``; on failure show a clear message (never a traceback) and return None."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, CheckpointError) as error:
+        st.error(f"Could not {what}: {error}")
+    except Exception:  # last line of defence: log for the operator, explain to the user
+        log.exception("failed to %s", what)
+        st.error(f"Something went wrong while trying to {what}. The details are in the server log.")
+    return None
+
+
+def show_user_text(text: str, label: str | None = None) -> None:
+    """User text is shown as text, never interpreted as Markdown or HTML."""
+    if label:
+        st.caption(label)
+    st.text(text)
+
+
+def plain(text: str) -> str:
+    """``text`` with Markdown/HTML characters escaped, for captions and alerts."""
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def code(name: str) -> str:
+    """A name as inline code, so Markdown never interprets it."""
+    return "`" + name.replace("`", "'") + "`"
+
+
+# ----------------------------------------------------------------------------- pickers
+def choose(key: str, options: list[Any], default: Any = None) -> None:
+    """Reset a single-choice widget's session value when it is not one of ``options``."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = default if default in options else options[0]
+
+
+def index_slider(label: str, count: int, key: str, help: str | None = None, first: int = 0,
+                 on_change: Callable[[], None] | None = None) -> int:
+    """A slider over ``count`` items numbered from ``first`` (0 or 1); returns the 0-based index
+    (``on_change`` runs when it moves).
+
+    A stale value (from another checkpoint or a hand-edited link) is clamped into range; with one
+    item there is no slider, only a caption.
+    """
+    try:
+        value = int(st.session_state.get(key, first))
+    except (TypeError, ValueError):
+        value = first
+    st.session_state[key] = min(max(value, first), max(count - 1, 0) + first)
+    if count > 1:
+        return st.slider(label, first, count - 1 + first, key=key, help=help, on_change=on_change) - first
+    st.caption(f"{label}: 0 (the only one)" if first == 0 else f"{label}: 1 of 1")
+    return st.session_state[key] - first
+
+
+def kind_picker(kinds: list[str], key: str, default: str | None = None) -> str:
+    """Which attention (encoder, decoder, cross) to draw, as a select box."""
+    choose(key, kinds, default if default is not None else kinds[-1])
+    return st.selectbox("Attention", kinds, key=key, format_func=lambda k: KIND_LABELS.get(k, k))
+
+
+def map_controls(shapes: dict[str, tuple[int, int]], prefix: str) -> tuple[str, int, int]:
+    """Kind, layer and head pickers in a row (keys ``{prefix}_kind``, ``_layer``, ``_head``; 1-based sliders).
+
+    ``shapes`` maps each kind to its (layers, heads). The kind defaults to the last one
+    (cross-attention when there is one: the clearest to watch).
+    """
+    a, b, c = st.columns(3)
+    with a:
+        kind = kind_picker(list(shapes), f"{prefix}_kind")
+    layers, heads = shapes[kind]
+    with b:
+        layer = index_slider("Layer", layers, f"{prefix}_layer", first=1)
+    with c:
+        head = index_slider("Head", heads, f"{prefix}_head", first=1)
+    return kind, layer, head
+
+
+# ----------------------------------------------------------------------------- drawing
+def snapshot_map(tl: training.SnapshotTimeline, step: int, prefix: str) -> None:
+    """Kind, layer and head pickers and that head's map at ``step`` of a run's timeline (or its live snapshot)."""
+    kind, layer, head = map_controls({k: tl.maps(step, k).shape[:2] for k in tl.kinds}, prefix)
+    maps = tl.maps(step, kind)  # (L, H, Tq, Tk)
+    title = f"{KIND_LABELS.get(kind, kind)} · layer {layer + 1}, head {head + 1} · step {step:,}"
+    queries, keys = tl.axes(kind)
+    plot(charts.head_map(maps[layer, head], charts.token_labels(queries), charts.token_labels(keys), title=title,
+                         font_scale=font_scale()), name=f"{prefix}-{kind}-L{layer + 1}H{head + 1}-step{step}")
+
+
+def plot(figure: Any, *, name: str, key: str | None = None, stretch: bool = False, **kwargs: Any) -> Any:
+    """Draw a Plotly figure: a notice above it when it does not show everything, Plotly's own
+    client-side "download as SVG" (vector, for slides) in its toolbar (named ``name``), and no logo or network calls."""
+    meta = figure.layout.meta
+    note = meta.get("note") if isinstance(meta, dict) else None
+    if note:
+        st.info(note, icon=":material/zoom_out_map:")
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": name},
+              "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+    return st.plotly_chart(figure, width="stretch" if stretch else "content", config=config, key=key, **kwargs)
+
+
+def chart(figure: Any, **kwargs: Any) -> Any:
+    """Draw an Altair chart at its own size (``pad``: Streamlit would otherwise squeeze a single view,
+    legend and axis labels included, into the plot's width)."""
+    if isinstance(figure, (alt.Chart, alt.LayerChart)):
+        figure = figure.properties(autosize=alt.AutoSizeParams(type="pad"))
+    return st.altair_chart(figure, width="content", **kwargs)
+
+
+def bars(figure: Any) -> Any:
+    """Draw a bar chart across its column (its height kept: ``fit-x``)."""
+    figure = figure.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    return st.altair_chart(figure, width="stretch")

@@ -1,0 +1,61 @@
+"""Explore attention: a sentence in, the prediction out, and every head's attention.
+
+The model runs once per (checkpoint, text, options) through ``resources.explain_entry``; the text
+and decoding options rerun this page, everything else reruns only the fragment it touches
+(``panels``): the kind, layer, head and view controls rerun the head view, the chosen view and the
+experiment panels from the cached explanation, never the model.
+
+Layout: the chosen head's map is the first chart and lands above the fold. In normal mode the
+input, the prediction and the controls fill a left column and the head view the right one; in
+projector mode (larger type) they stack. The chosen view, when it is not the head view, follows
+at full width, then the tokens, the model's description and vocabulary, the experiments.
+The input, then the head view, then the prediction go out first; the rest of the page after them.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import resources
+from app.ui import widgets
+from app.views.parts.explore import experiments, panels
+from app.views.parts.explore import inputs as w
+
+widgets.restore_from_url(w.URL_PARSERS)
+st.title("Explore attention")
+st.caption("Type a sentence and see how the model splits it into tokens, what it predicts, and where every "
+           "attention head looks. Rows are the tokens doing the attending, columns the tokens attended to.")
+
+loaded = widgets.current_checkpoint()
+if loaded is None:
+    st.info("Pick a checkpoint in the sidebar, or train one on the Train page, to see its attention.")
+    st.stop()
+entry, ckpt = loaded
+with st.container(key="explore_layout"):  # projector mode stacks the two when the chart would not fit (widgets.py)
+    input_side, chart_side = st.columns([2, 3], gap="medium")
+view_box = st.container()  # the chosen view, below the two columns
+
+with input_side:
+    text = w.text_input(entry)
+    options = w.base_options(ckpt.config.architecture)
+    if not text.strip():
+        st.info("Type some text… (or pick an example above) to see what the model does with it.")
+        w.header(entry, ckpt.config)
+        w.share(text)
+        st.stop()
+    exp = widgets.attempt("run the model", resources.explain_entry, entry, text, **options)
+    if exp is None:
+        st.stop()
+    prediction_box = st.container()  # filled after the head view: the chart goes out first
+    panels.head_panel(entry, exp, options, chart_side)
+with prediction_box:
+    w.prediction(exp, widgets.font_scale())
+with view_box:
+    panels.view_panel(entry, exp, options)
+
+st.subheader("Tokens and model")
+w.tokens(exp)
+w.header(entry, ckpt.config)
+w.vocabulary(ckpt)
+experiments.interventions(entry, exp, options)
+experiments.compare(entry, exp, options)

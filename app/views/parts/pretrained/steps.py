@@ -1,0 +1,77 @@
+"""SmolLM2's generation, one step at a time: for step t, the attention row of the token the model
+reads at that step over every earlier token, for each layer and each of the 9 query heads
+(labelled with the key/value head it shares).
+
+Slices one cached explanation (``explain(..., continuation=N)``); never runs the model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app.ui import export, widgets
+from app.charts import attention as attention_charts
+from app.charts import pretrained as charts
+from core import Explanation
+
+
+def step_position(prompt_length: int, step: int) -> int:
+    """The query row of generation step ``step`` (0-based): the last prompt token produces the first
+    new token, each new token (read back in) produces the next."""
+    return prompt_length - 1 + step
+
+
+def step_rows(exp: Explanation, prompt_length: int, step: int) -> np.ndarray:
+    """(L, H, q+1) attention of step ``step``'s query over positions 0…q (the causal mask hides the rest)."""
+    q = step_position(prompt_length, step)
+    return exp.attention["decoder"][:, :, q, : q + 1]
+
+
+def steps_view(exp: Explanation, prompt_length: int, fs: float) -> None:
+    """The step slider, the text so far, and that step's rows per head (one layer) and per layer (mean of heads)."""
+    steps = len(exp.target_tokens) - prompt_length + 1  # every generated token was produced by one row
+    if steps < 1:
+        st.info("Nothing was generated.")
+        return
+    step_column, layer_column = st.columns(2, gap="large")
+    with step_column:
+        step = widgets.index_slider("Step", steps, "smol_step", first=1,
+                                    help="Walk through the generated tokens one at a time.")
+    q = step_position(prompt_length, step)
+    keys = exp.target_tokens[: q + 1]
+    reads, makes = (attention_charts.visible(t) for t in (exp.target_tokens[q], exp.generated_tokens[q]))
+    written = "".join(exp.generated_tokens[prompt_length - 1: q + 1])
+    st.text(f"Step {step + 1} of {steps}: reading “{reads}” (position {q}), the model writes “{makes}”.")
+    widgets.show_user_text(exp.text + written, "The text so far:")
+    rows = step_rows(exp, prompt_length, step)  # (L, H, q+1)
+    layers, heads = rows.shape[:2]
+    with layer_column:
+        layer = widgets.index_slider("Layer", layers, "smol_layer", first=1, help="The layer whose 9 heads are drawn.")
+    groups = exp.head_groups.get("decoder", tuple(range(heads)))
+    per_head = charts.rows_heatmap(rows[layer], charts.head_labels(groups), keys, y_title="query head · shared kv",
+                                   title=f"Step {step + 1}, layer {layer + 1}: each head's row for “{reads}”",
+                                   font_scale=fs)
+    per_layer = charts.rows_heatmap(rows.mean(1), [f"layer {i + 1}" for i in range(layers)], keys,
+                                    y_title="layer (mean of its heads)", font_scale=fs,
+                                    title=f"Step {step + 1}: every layer (mean over its {heads} heads)")
+    # Side by side on a screen; one under the other in projector mode, where both are 1.5 × larger.
+    left, right = st.columns(2, gap="large") if fs == 1.0 else (st.container(), st.container())
+    with left:
+        widgets.chart(per_head)
+        st.caption(f"{heads} query heads share {len(set(groups))} key/value heads (grouped-query attention): "
+                   "heads with the same “kv” number compare their queries with the same keys. Each row sums to 1 "
+                   "over the tokens read so far; later tokens are hidden by the causal mask.")
+    with right:
+        widgets.chart(per_layer)
+    export.export_data({"rows": rows, "head_groups": np.asarray(groups)}, _table(rows, keys),
+                       f"smollm2-step-{step + 1}", "smol_step_export")
+
+
+def _table(rows: np.ndarray, keys: tuple[str, ...]) -> pd.DataFrame:
+    """A tidy table of one step's rows: layer, head (1-based), key position and token, weight."""
+    layers, heads, width = rows.shape
+    layer, head, key = np.meshgrid(np.arange(layers), np.arange(heads), np.arange(width), indexing="ij")
+    return pd.DataFrame({"layer": layer.ravel() + 1, "head": head.ravel() + 1, "key position": key.ravel(),
+                         "key token": np.asarray(keys, dtype=object)[key.ravel()], "weight": rows.ravel()})

@@ -1,0 +1,143 @@
+"""Whisper, a real encoder-decoder on speech: a shipped clip, an upload or a recording in; the transcript
+(or the English translation) out, with the log-mel spectrogram and each output token's cross-attention
+over the audio frames on the spectrogram's time axis, the decoder's self-attention and the encoder's.
+Always the chosen Whisper model, whatever the sidebar shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app.ui import export, presentation, widgets
+from app import pretrained_resources, routes
+from app.charts import attention as attention_charts
+from app.charts.speech import head_choice, spectrogram_and_cross
+from app.views.parts.pretrained import common
+
+CLIPS = Path(__file__).resolve().parents[2] / "assets" / "audio"
+SENTENCES = {"the_black_cat_sleeps.flac": "The black cat sleeps. (English)",
+             "i_have_two_cats.flac": "I have two cats. (English)",
+             "yo_tengo_gatos.flac": "Hola. Yo tengo gatos en mi casa. (Spanish)"}
+MAX_SECONDS = 8.0  # the encoder's maps grow with the square of the frames: 8 s = 400 frames, one result ≤ 32 MiB
+MAX_BYTES = 5 << 20
+MAX_TOKENS = 64  # 8 s of speech is some 30 tokens; a beam that never ends stops here
+SOURCES = ("Sample clip", "Upload a file", "Record")
+ALIGNMENT = "Alignment heads (mean)"
+
+st.title("Whisper: speech in, text out")
+models = {e.name: e for e in pretrained_resources.speech_entries()}
+if not models:
+    common.installed("Whisper tiny.en")
+    st.stop()
+widgets.restore_from_url({"speech_model": widgets.one_of(list(models)), "speech_source": widgets.one_of(SOURCES),
+                          "speech_clip": widgets.one_of(list(SENTENCES)), "speech_task": widgets.one_of(["transcribe", "translate"]),
+                          "speech_language": widgets.one_of(["detect", "en", "es", "fr", "de", "it", "pt"])})
+with presentation.folded("Model and audio", ":material/mic:"):
+    with st.expander("What is Whisper?"):
+        st.markdown(
+            "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
+            "log-mel spectrogram — two convolutions turn it into 1,500 frames of 20 ms — and the decoder writes the "
+            "text one token at a time, its **cross-attention** looking back at the frames. Some heads follow the "
+            "speech word by word; the checkpoint names them (*alignment heads*). It runs here, offline.")
+    st.page_link(routes.ARCHITECTURE, label="Whisper's diagram and parameters beside the paper's base model "
+                 "(Architecture, section 7)", icon=":material/account_tree:")
+    model_col, source_col = st.columns([1, 2])
+    with model_col:
+        name = st.radio("Model", list(models), key="speech_model", horizontal=True,
+                        help="\n\n".join(f"**{e.name}**: {e.description}" for e in models.values()))
+    entry = models[name]
+    multilingual = entry.name != "Whisper tiny.en"
+
+    # ----------------------------------------------------------------------------- input
+    with source_col:
+        source = st.radio("Audio", SOURCES, key="speech_source", horizontal=True)
+    audio, label = None, None
+    if source == "Sample clip":
+        clip = st.selectbox("Clip", list(SENTENCES), format_func=SENTENCES.get, key="speech_clip",
+                            help="Synthesised offline with espeak-ng by assets/make_audio_clips.sh.")
+        audio, label = (CLIPS / clip).read_bytes(), SENTENCES[clip]
+    elif source == "Upload a file":
+        upload = st.file_uploader(f"WAV, FLAC or OGG, at most {MAX_SECONDS:g} s", type=["wav", "flac", "ogg"],
+                                  key="speech_upload")
+        if upload is not None:
+            if upload.size > MAX_BYTES:
+                st.error(f"{widgets.plain(upload.name)} is {upload.size / 2**20:.1f} MiB; at most {MAX_BYTES >> 20} MiB.")
+            else:
+                audio, label = upload.getvalue(), upload.name
+    else:
+        recording = st.audio_input(f"Record up to {MAX_SECONDS:g} s", key="speech_record")
+        if recording is not None:
+            audio, label = recording.getvalue(), "your recording"
+if audio is None:
+    st.info("Pick a clip, upload a file or record to hear what Whisper makes of it.")
+    st.stop()
+
+task, language = "transcribe", "en"
+if multilingual:
+    left, right = st.columns(2)
+    task = left.radio("Task", ["transcribe", "translate"], key="speech_task", horizontal=True,
+                      help="Translate: into English, from any language the model knows.")
+    language = right.selectbox("Spoken language", ["detect", "en", "es", "fr", "de", "it", "pt"],
+                               key="speech_language")
+beam = st.session_state.get("speech_beam", False)
+options = {"task": task, "language": None if language == "detect" else language,
+           "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS, "max_new_tokens": MAX_TOKENS}
+exp = widgets.attempt("run Whisper", pretrained_resources.speech_explanation, entry.name, audio, options)
+if exp is None:
+    st.stop()
+player, said = st.columns(2)
+with player:
+    st.audio(audio)
+    st.toggle("Beam search (4 beams)", key="speech_beam", help="Greedy takes the likeliest token each step.")
+with said:
+    widgets.show_user_text(exp.prediction.text or "(nothing)",
+                           f"{'Translation' if task == 'translate' else 'Transcript'} of {label} by {entry.name}:")
+
+# ----------------------------------------------------------------------------- cross-attention on the time axis
+cross = exp.attention["cross"]  # (L, H, T, F)
+layers, heads = exp.shape("cross")
+pick_left, pick_step = st.columns(2)
+with pick_left, presentation.folded("Which heads", ":material/tune:"):
+    choice = st.selectbox("Heads", [ALIGNMENT, "One head"], key="speech_heads")
+    layer = head = None
+    if choice == "One head":
+        layer_col, head_col = st.columns(2)
+        layer = layer_col.number_input("Layer", 1, layers, layers, key="speech_layer") - 1
+        head = head_col.number_input("Head", 1, heads, 1, key="speech_head") - 1
+rows = exp.row_labels("cross")
+with pick_step:
+    first_text = min(int(exp.options["prompt_tokens"]), len(rows))  # the first row that writes text (1-based)
+    step = st.slider("Step", 1, len(rows), first_text, key="speech_step",
+                     help="One decoding step: its row is drawn as a curve under the spectrogram.") - 1
+matrix, what = head_choice(cross, exp.alignment_heads, layer, head)
+figure = spectrogram_and_cross(exp.features, matrix, rows, title=f"Cross-attention over the audio: {what}",
+                               step=step, font_scale=widgets.font_scale())
+st.plotly_chart(figure, key="speech_cross")
+export.exports(figure, {"cross": cross, "shown": matrix, "features": exp.features},
+               lambda: pd.DataFrame([{"step": t + 1, "row": rows[t], "frame_start_s": f * 0.02, "weight": float(w)}
+                                     for t in range(matrix.shape[0]) for f, w in enumerate(matrix[t])]),
+               "whisper-cross-attention", "speech_export")
+st.caption(f"Alignment heads (layer.head, from 1): {', '.join(f'{l + 1}.{h + 1}' for l, h in exp.alignment_heads)}. "
+           "The first rows read the prompt (start, language, task, no timestamps).")
+for note in exp.notes:
+    st.caption(widgets.plain(note))
+
+# ----------------------------------------------------------------------------- self-attention
+st.subheader("Self-attention")
+self_layer = st.slider("Layer", 1, layers, layers, key="speech_self_layer") - 1
+self_head = st.slider("Head", 1, heads, 1, key="speech_self_head") - 1
+# One map under the other, each at its own size: side by side, 400 frames squeezed into half a column print
+# their labels over each other.
+queries, keys, _ = attention_charts.axes(exp, "decoder")
+widgets.plot(attention_charts.head_map(exp.attention["decoder"][self_layer, self_head], queries, keys,
+                                       title="Decoder masked self-attention", font_scale=widgets.font_scale()),
+             name="whisper-decoder-self-attention", key="speech_decoder")
+frames = exp.source_tokens
+widgets.plot(attention_charts.head_map(exp.attention["encoder"][self_layer, self_head], frames, frames,
+                                       title=f"Encoder self-attention ({len(frames)} frames)", font_scale=widgets.font_scale()),
+             name="whisper-encoder-self-attention", key="speech_encoder")
+st.caption("The frames the audio fills; maps over 400 frames are drawn as block means.")
+widgets.write_to_url(["speech_model", "speech_source", "speech_clip", "speech_task", "speech_language"])

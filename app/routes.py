@@ -26,9 +26,10 @@ POSITIONAL = "views/positional.py"
 PLAYGROUND = "views/playground.py"
 MASKS = "views/masks.py"
 ARCHITECTURE = "views/architecture.py"
-MINILM = "views/minilm.py"  # issue 11: the pretrained models' pages
+SELF_ATTENTION = "views/self_attention.py"
+MINILM = "views/minilm.py"
 SMOLLM = "views/smollm2.py"
-SPEECH = "views/whisper.py"  # issue 25: Whisper
+SPEECH = "views/whisper.py"
 
 SECTIONS: dict[str, list[Route]] = {
     "Explore": [
@@ -42,6 +43,7 @@ SECTIONS: dict[str, list[Route]] = {
         Route(PLAYGROUND, "Attention playground", ":material/science:", "playground"),
         Route(MASKS, "Masks", ":material/grid_on:", "masks"),
         Route(ARCHITECTURE, "Architecture", ":material/account_tree:", "architecture"),
+        Route(SELF_ATTENTION, "Self-attention: strengths and limits", ":material/balance:", "self-attention"),
     ],
     "Pretrained models": [
         Route(MINILM, "MiniLM: sentence meaning", ":material/hub:", "minilm"),
@@ -49,10 +51,6 @@ SECTIONS: dict[str, list[Route]] = {
         Route(SPEECH, "Whisper: speech to text", ":material/mic:", "whisper"),
     ],
 }
-
-# -- issue 13 (teaching): the strengths-and-limits page, after the other Learn pages
-CONCEPTS = "views/self_attention.py"
-SECTIONS["Learn"].append(Route(CONCEPTS, "Self-attention: strengths and limits", ":material/balance:", "self-attention"))
 
 
 DEFAULT_PATH = "start"  # reserved by the default page (served at "/"), never shown

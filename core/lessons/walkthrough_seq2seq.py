@@ -23,7 +23,7 @@ from core.io.checkpoint import Checkpoint
 from core.io.pretrained.load import PretrainedModel
 from core.lessons.walkthrough import LessonTrace, as_numpy, head_trace, trace_translation
 from core.model.families.seq2seq import Seq2SeqModel, Stack
-from core.model.families.seq2seq_layers import Attention, RMSNorm, Seq2SeqLayer
+from core.model.families.seq2seq_layers import Attention, RMSNorm
 from core.model.masks import subsequent_mask
 from core.text.inputs import normalized, prepare, tokenize
 

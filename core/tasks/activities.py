@@ -16,8 +16,8 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from core.tasks.lexicon import NOUNS, PRONOUNS, VERBS, Verb
-
+from core.tasks.lexicon import NOUNS, PRONOUNS
+from core.tasks.verbs import VERBS, Verb
 SUBJECTS = {"english": ("inglés", "el"), "spanish": ("español", "el"), "french": ("francés", "el"),
             "german": ("alemán", "el"), "math": ("matemáticas", "las"), "science": ("ciencias", "las"),
             "history": ("historia", "la"), "music": ("música", "la"), "art": ("arte", "el"),

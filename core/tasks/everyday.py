@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import random
 
-from core.tasks.lexicon import PERSONS, PRONOUNS
-
+from core.tasks.lexicon import PRONOUNS
+from core.tasks.verbs import PERSONS
 DAYS = {"monday": "lunes", "tuesday": "martes", "wednesday": "miércoles", "thursday": "jueves",
         "friday": "viernes", "saturday": "sábado", "sunday": "domingo"}
 MONTHS = {"january": "enero", "february": "febrero", "march": "marzo", "april": "abril", "may": "mayo",

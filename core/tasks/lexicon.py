@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.tasks.numbers import BIG_NUMBERS
-from core.tasks.verbs import PERSONS, VERBS, Verb  # noqa: F401  (re-exported with the other word lists)
+
 
 # English singular, English plural, Spanish singular, Spanish plural, gender, class
 _NOUNS = """

@@ -8,8 +8,9 @@ import random
 
 from core.tasks.numbers import BIG_NUMBERS, digits, is_digits
 from core.tasks.lexicon import (
-    ADJECTIVES, ALSO_INTRANSITIVE, BE, DETERMINERS, ENGLISH_BE, GOING, NOUNS, NUMBERS, PERSONS, PRONOUNS, VERBS, Verb,
+    ADJECTIVES, ALSO_INTRANSITIVE, BE, DETERMINERS, ENGLISH_BE, GOING, NOUNS, NUMBERS, PRONOUNS,
 )
+from core.tasks.verbs import PERSONS, VERBS, Verb
 
 Pairs = set[tuple[str, str]]
 NounPhrase = tuple[str, str | None, str, bool]  # (determiner or "", adjective or None, English singular noun, plural)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import random
 
 from core.tasks import activities, everyday
-from core.tasks.lexicon import ADJECTIVES, NOUNS, NUMBERS, PERSONS, PRONOUNS, VERBS
+from core.tasks.lexicon import ADJECTIVES, NOUNS, NUMBERS, PRONOUNS
+from core.tasks.verbs import PERSONS, VERBS
 from core.tasks.names import HELD_OUT_NAMES, random_name
 from core.tasks.numbers import digits
 from core.tasks.wordlist import GRAMMAR_WORDS

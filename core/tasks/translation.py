@@ -38,7 +38,8 @@ from __future__ import annotations
 import random
 
 from core.tasks.base import Example, Task, TaskData, lower_case
-from core.tasks.lexicon import ADJECTIVES, NOUNS, VERBS
+from core.tasks.lexicon import ADJECTIVES, NOUNS
+from core.tasks.verbs import VERBS
 from core.tasks.phrases import (
     ANIMATE, INDEFINITE_ANIMALS, INTRANSITIVE, NO_PERSONAL_A, NOT_ANIMATE_PREDICATES, TRANSITIVE, NounPhrase,
     Pairs,

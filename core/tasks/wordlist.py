@@ -9,7 +9,8 @@ from collections.abc import Iterable
 
 from core.tasks import activities, everyday
 from core.tasks.activities import negative_command
-from core.tasks.lexicon import ADJECTIVES, BE, DETERMINERS, ENGLISH_BE, GOING, NOUNS, PRONOUNS, VERBS
+from core.tasks.lexicon import ADJECTIVES, BE, DETERMINERS, ENGLISH_BE, GOING, NOUNS, PRONOUNS
+from core.tasks.verbs import VERBS
 from core.tasks.numbers import BIG_NUMBERS, is_digits
 
 # the words the sentence builders write themselves (not in a table)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.helpers.apptest_helpers import SHIPPED, as_matrix, open_page
+from tests.helpers.apptest_helpers import as_matrix, open_page
+from tests.helpers.paths import SHIPPED
 from tests.helpers.apptest_helpers import find_chart as chart
 
 from app import routes

@@ -17,7 +17,8 @@ from app.charts import maps
 from app.views.parts.explore import experiments, panels, views
 from core import (explain, get_task, input_vocabulary, load_checkpoint, ModelConfig, save_checkpoint, Tokenizer,
                   Transformer)
-from tests.helpers.apptest_helpers import APP, REVERSE, frames, is_plotly, open_page, spec, titles
+from tests.helpers.apptest_helpers import APP, frames, is_plotly, open_page, spec, titles
+from tests.helpers.paths import REVERSE
 from tests.helpers.apptest_helpers import charts as every_chart
 from tests.helpers.tiny import TINY_MODEL
 

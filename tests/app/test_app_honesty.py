@@ -8,7 +8,7 @@ import numpy as np
 from tests.helpers.apptest_helpers import charts, frames, is_plotly, open_page
 from app.charts import confidence
 from core import explain
-from tests.helpers.apptest_helpers import SHIPPED
+from tests.helpers.paths import SHIPPED
 
 TRANSLATION = SHIPPED / "translation.safetensors"
 

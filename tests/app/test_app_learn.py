@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tests.helpers.apptest_helpers import SHIPPED, as_matrix, open_page
+from tests.helpers.apptest_helpers import as_matrix, open_page
+from tests.helpers.paths import SHIPPED
 from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import build_checkpoint, tiny_model
 from streamlit.testing.v1 import AppTest

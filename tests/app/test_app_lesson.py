@@ -8,7 +8,8 @@ from streamlit.testing.v1 import AppTest
 from app.views.lesson import STAGES
 from core import load_checkpoint
 from core.lessons import trace_translation
-from tests.helpers.apptest_helpers import SHIPPED, open_page
+from tests.helpers.apptest_helpers import open_page
+from tests.helpers.paths import SHIPPED
 
 TRANSLATION = SHIPPED / "translation.safetensors"
 

@@ -9,7 +9,8 @@ import pytest
 
 import core
 from app import resources
-from tests.helpers.apptest_helpers import REVERSE, open_page
+from tests.helpers.apptest_helpers import open_page
+from tests.helpers.paths import REVERSE
 
 pytestmark = pytest.mark.skipif(not REVERSE.exists(), reason="the shipped reverse checkpoint is missing")
 

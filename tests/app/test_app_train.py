@@ -17,7 +17,8 @@ from core import explain, load_checkpoint, save_checkpoint, training
 from core.lessons import noam_curve, smoothing_example
 from core.training.objectives import smoothed_targets
 from core.training.snapshots import snapshot_maps
-from tests.helpers.apptest_helpers import REVERSE, as_matrix, chart, charts_in, open_page, wait_until
+from tests.helpers.apptest_helpers import as_matrix, chart, charts_in, open_page, wait_until
+from tests.helpers.paths import REVERSE
 from tests.helpers.tiny import build_checkpoint, tiny_model
 
 pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs folder, no job left training

@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 from app.services import catalog, storage, uploads
 from app import resources
 from core import CheckpointError, explain, load_checkpoint, load_pretrained, pretrained_models, read_info
-from tests.helpers.apptest_helpers import REVERSE, open_page
+from tests.helpers.apptest_helpers import open_page
+from tests.helpers.paths import REVERSE
 from tests.helpers.pretrained_files import write_tiny_bert, write_tiny_gguf
 from tests.helpers.checkpoint_files import hostile_bytes, rewrite
 from tests.helpers.uploads import upload, upload_folders, zipped

@@ -14,7 +14,8 @@ import pytest
 
 from app.services import catalog, storage, uploads
 from core import CheckpointError
-from tests.helpers.apptest_helpers import SHIPPED, open_page
+from tests.helpers.apptest_helpers import open_page
+from tests.helpers.paths import SHIPPED
 from tests.helpers.uploads import upload, upload_folders
 
 MB = 2**20

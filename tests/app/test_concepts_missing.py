@@ -15,7 +15,8 @@ from app.ui import glossary
 from core import load_checkpoint, training
 from core.lessons import (as_torch_mha, compare_torch_mha, cross_reading, paper_recipe, torch_mha,
                           trace_translation)
-from tests.helpers.apptest_helpers import SHIPPED, find_chart, open_page
+from tests.helpers.apptest_helpers import find_chart, open_page
+from tests.helpers.paths import SHIPPED
 from tests.helpers.tiny import PAD, random_ids, tiny_model
 
 

@@ -23,7 +23,8 @@ import torch
 from app.views.lesson import STAGES
 from app.views.parts.lesson_map import STAGE_BLOCKS, STAGE_TOPICS, first_stage
 from core import load_checkpoint, load_pretrained, lessons
-from tests.helpers.apptest_helpers import SHIPPED, charts, open_page, spec
+from tests.helpers.apptest_helpers import charts, open_page, spec
+from tests.helpers.paths import SHIPPED
 
 transformers = pytest.importorskip("transformers")
 from tests.helpers import hf_seq2seq_reference as ref  # noqa: E402

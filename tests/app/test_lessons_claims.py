@@ -15,7 +15,8 @@ from app.views.lesson import STAGES
 from core import explain, load_checkpoint
 from core.inspect.records import row_labels
 from core.lessons import head_links, model_encoding, model_projection, permutation_demo, trace_translation
-from tests.helpers.apptest_helpers import SHIPPED, as_matrix, chart, find_chart, open_page
+from tests.helpers.apptest_helpers import as_matrix, chart, find_chart, open_page
+from tests.helpers.paths import SHIPPED
 
 TRANSLATION = SHIPPED / "translation.safetensors"
 LOWER = "The input was lower-cased"

@@ -15,7 +15,8 @@ from app.ui import glossary
 from core import load_checkpoint, training
 from core.lessons import (confidence_penalty, paper_recipe, pe_table, sampling_step, trace_translation,
                           warmup_schedules)
-from tests.helpers.apptest_helpers import SHIPPED, find_chart, open_page
+from tests.helpers.apptest_helpers import find_chart, open_page
+from tests.helpers.paths import SHIPPED
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 from app import resources
 from app.services.limits import ByteLRU, Gate, OverBudget, at_low_priority, freeze, size_of
 from core import explain, load_checkpoint
-from tests.helpers.apptest_helpers import REVERSE
+from tests.helpers.paths import REVERSE
 
 MB = 2**20
 

@@ -10,7 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from tests.helpers.apptest_helpers import SHIPPED, open_page
+from tests.helpers.apptest_helpers import open_page
+from tests.helpers.paths import SHIPPED
 from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import tiny_model
 

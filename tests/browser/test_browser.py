@@ -13,7 +13,7 @@ import pytest
 
 from app import routes
 from core import ModelConfig, Tokenizer, Transformer, explain, save_checkpoint
-from tests.helpers.apptest_helpers import REVERSE
+from tests.helpers.paths import REVERSE
 from tests.helpers.browser import app_in_chromium, overflowing, problems_on, screenshot, wait_until_idle
 
 PAGES = {  # url path → a heading the page must show

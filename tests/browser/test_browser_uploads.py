@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.helpers.apptest_helpers import REVERSE
+from tests.helpers.paths import REVERSE
 from tests.helpers.browser import app_in_chromium, problems_on, screenshot, wait_until_idle
 from tests.helpers.checkpoint_files import hostile_bytes
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from app import routes
-from tests.helpers.paths import REVERSE, ROOT, SHIPPED  # noqa: F401 (REVERSE, SHIPPED: the pages' tests import them here)
+from tests.helpers.paths import ROOT
 
 APP = ROOT / "app" / "streamlit_app.py"
 SCRIPTS = {r.url_path: r.script for section in routes.SECTIONS.values() for r in section}

@@ -211,6 +211,15 @@ def concatenated(trace: lessons.LessonTrace, v: View) -> None:
     glossary.erratum("w_o_shape")
 
 
+def _add_norm_chart(trace: lessons.LessonTrace, v: View, title: str) -> None:
+    """The Add & Norm stage's vectors (one row per source token, the highlighted one marked) and the residual
+    width's shapes under them."""
+    src = trace.source_tokens
+    st.altair_chart(charts.vectors(trace.add_norm1, src, title=title, highlight=v.i, font_scale=v.fs,
+                                   size=v.sizes.get("AddNorm")), width="content")
+    _residual_width(len(src), trace.d_model)
+
+
 def _residual_width(S: int, d: int) -> None:
     """The residual sum's shapes (under the chart, so the chart stays on a projector's first screen)."""
     st.latex(rf"\underbrace{{x}}_{{{S} \times {d}}} + \underbrace{{\mathrm{{MultiHead}}(x)}}_{{{S} \times {d}}} "
@@ -219,7 +228,7 @@ def _residual_width(S: int, d: int) -> None:
 
 
 def add_norm(trace: lessons.LessonTrace, v: View) -> None:
-    src, i, d = trace.source_tokens, v.i, trace.d_model
+    i, d = v.i, trace.d_model
     st.markdown(f"**Add**: the residual connection adds the sublayer's input x back. The sum is only defined "
                 f"because MultiHead(x) has the same width as x — this is why W^O maps back to d_model = {d} and "
                 "every sublayer of every layer keeps that width.")
@@ -227,9 +236,7 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
         st.warning("This model is **pre-norm**: LayerNorm was applied to the sublayer's *input*, so this stage "
                    "holds x + MultiHead(LayerNorm(x)), which is *not* normalised (its mean and variance are "
                    "whatever the sum gives).")
-        st.altair_chart(charts.vectors(trace.add_norm1, src, title="x + MultiHead(LayerNorm(x))", highlight=i,
-                                       font_scale=v.fs, size=v.sizes.get("AddNorm")), width="content")
-        _residual_width(len(src), d)
+        _add_norm_chart(trace, v, "x + MultiHead(LayerNorm(x))")
         summed = trace.add_norm1[i]
         st.latex(rf"x_{{{i}}} + \mathrm{{MultiHead}}(\mathrm{{LN}}(x))_{{{i}}} = {vec(summed)}:\ "
                  rf"\mu = {num(summed.mean())},\ \sigma = {num(summed.std())}")
@@ -237,9 +244,7 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown("**Norm** (post-norm, the paper: after the sum): LayerNorm first rescales each token's vector to "
                 "mean 0 and variance 1 (x̂), *then* applies a learned gain γ and shift b, one number per "
                 "dimension — so the final vector no longer has mean 0 and variance 1.")
-    st.altair_chart(charts.vectors(trace.add_norm1, src, title="LayerNorm(x + MultiHead(x))", highlight=i,
-                                   font_scale=v.fs, size=v.sizes.get("AddNorm")), width="content")
-    _residual_width(len(src), d)
+    _add_norm_chart(trace, v, "LayerNorm(x + MultiHead(x))")
     summed, hat = trace.residual1[i], trace.norm_hat1[i]
     st.latex(rf"x_{{{i}}} + \mathrm{{MultiHead}}_{{{i}}} = {vec(summed)}:\ \mu = {num(summed.mean())},\ "
              rf"\sigma = {num(summed.std())}")

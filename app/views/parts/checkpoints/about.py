@@ -23,9 +23,8 @@ def _task_line(info) -> None:
         st.markdown(f"**Task:** {widgets.code(str(info.task))} (not a built-in task)")
     else:
         st.markdown("**Task:** none recorded")
-    labels = info.extra.get("labels")
-    if isinstance(labels, list) and labels:
-        st.caption("Classes: " + ", ".join(widgets.code(str(label)) for label in labels))
+    if info.run.labels:
+        st.caption("Classes: " + ", ".join(widgets.code(label) for label in info.run.labels))
 
 
 def _parameter_chart(entry: catalog.Entry, table: pd.DataFrame) -> None:
@@ -78,9 +77,9 @@ def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
 
 def training_section(entry: catalog.Entry, ckpt: Checkpoint) -> None:
     """The loss and validation curves of the run, and the command that trained it."""
-    extra = ckpt.info.extra
+    run = ckpt.info.run
     history = training.training_history(ckpt)
-    best_step = extra.get("best_step") if isinstance(extra.get("best_step"), int) else None
+    best_step = run.best_step
     if history:
         scale = widgets.font_scale()
         left, right = st.columns(2)
@@ -101,10 +100,10 @@ def training_section(entry: catalog.Entry, ckpt: Checkpoint) -> None:
     else:
         st.info("This checkpoint has no training history: it was not trained by Attnscope, "
                 "or its run ended before the first validation.")
-    train = extra.get("train") if isinstance(extra.get("train"), dict) else {}
-    if isinstance(train.get("command"), str):
+    train = run.train
+    if run.command is not None:
         st.markdown("**The command that trained it**")
-        st.code(train["command"], language="bash", wrap_lines=True)
+        st.code(run.command, language="bash", wrap_lines=True)
         with st.expander("Every training setting"):
             st.dataframe(pd.DataFrame({"training setting": [k for k in train if k != "command"],
                                        "value": [str(v) for k, v in train.items() if k != "command"]}),

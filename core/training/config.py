@@ -1,4 +1,4 @@
-"""`TrainConfig`: everything a training run needs, and its command line (every field is a ``--flag``).
+"""`TrainConfig`: everything a training run needs (every field is a ``--flag`` of :mod:`core.cli.train`).
 
 The model's own settings are not restated here: the size fields (``d_model``, ``n_heads``,
 ``d_ff``; ``None`` = the preset's) and the flags (``dropout``, ``norm``, ``positional``, ``score``,
@@ -8,10 +8,9 @@ The model's own settings are not restated here: the size fields (``d_model``, ``
 
 from __future__ import annotations
 
-import argparse
 import shlex
-from dataclasses import Field, dataclass, field, fields, replace
-from typing import Any, Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from core.config import ModelConfig
 from core.budget import check_budget
@@ -135,37 +134,3 @@ class TrainConfig:
         flags = [f"--{f.name}={getattr(self, f.name)}" for f in fields(self)
                  if getattr(self, f.name) != getattr(default, f.name) or f.name in ("task", "out")]
         return "python -m core train " + " ".join(shlex.quote(f) for f in flags)
-
-
-def parse_args(argv: list[str] | None) -> tuple[TrainConfig, bool]:
-    """(the config, whether to resume) from ``--field=value`` flags, each coerced by its field's type."""
-    parser = argparse.ArgumentParser(prog="python -m core train",
-                                     description="Train a Transformer on a built-in task.")
-    parser.add_argument("--resume", action="store_true", help="continue from the run's saved state")
-    for f in fields(TrainConfig):
-        parser.add_argument(f"--{f.name}", type=_coercer(str(f.type)), default=f.default, metavar=_metavar(f),
-                            help=f"{f.metadata['help']} (default: {f.default})")
-    args = vars(parser.parse_args(argv))
-    resume = args.pop("resume")
-    return replace(TrainConfig(), **args), resume
-
-
-def _metavar(f: Field) -> str:
-    """What the flag takes, as its type names it (``INT``, ``FLOAT|NONE``, ``TRUE|FALSE``)."""
-    return str(f.type).replace("bool", "true|false").replace(" | ", "|").upper()
-
-
-def _coercer(annotation: str) -> Callable[[str], Any]:
-    base = annotation.replace(" | None", "")
-    convert = {"int": int, "float": float, "str": str,
-               "bool": lambda s: {"true": True, "false": False}[s.lower()]}[base]
-
-    def parse(text: str) -> Any:
-        if "None" in annotation and text.lower() == "none":
-            return None
-        try:
-            return convert(text)
-        except (KeyError, ValueError):
-            raise argparse.ArgumentTypeError(f"expected {base}, got {text!r}") from None
-
-    return parse

@@ -1,25 +1,21 @@
 """Score a model on a task split: exact match, token accuracy, accuracy or perplexity.
 
-Also a CLI that re-measures checkpoints on their task's held-out test split:
-``python -m core evaluate assets/checkpoints/*.safetensors``.
+``python -m core evaluate assets/checkpoints/*.safetensors`` (:mod:`core.cli.evaluate`) re-measures
+checkpoints on their task's held-out test split with these functions.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from typing import Iterator, Sequence
 
 import torch
 
 from core.generate.decode import greedy
-from core.io.checkpoint import CheckpointError, load
 from core.text.tokenizer import BOS_ID, EOS_ID, Tokenizer
 from core.model.transformer import Transformer
-from core.tasks import Example, Task, get_task
+from core.tasks import Example, Task
 from core.training.data import Batch, Batcher
-from core.training.state import is_resume_state
 
 HIGHER_IS_BETTER = {"exact_match": True, "accuracy": True, "perplexity": False}
 
@@ -84,38 +80,3 @@ def unigram_perplexity(tokenizer: Tokenizer, train: Sequence[Example], test: Seq
     logp = (counts / counts.sum()).log()
     ids = torch.tensor([i for e in test for i in tokenizer.encode(e.source).ids + [EOS_ID]])
     return math.exp(-float(logp[ids].mean()))
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Print each checkpoint's test metrics, regenerated from its task and seed."""
-    parser = argparse.ArgumentParser(prog="python -m core evaluate", description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoints", nargs="+", metavar="CHECKPOINT",
-                        help="Attnscope checkpoints (.safetensors) trained on a built-in task; resume states are skipped")
-    args = parser.parse_args(argv)
-    status = 0
-    sys.stdout.write(f"{'checkpoint':<28} {'split':<10} metrics\n")
-    for path in args.checkpoints:
-        if is_resume_state(path):
-            continue  # a run's resume state, not a model to report
-        try:
-            ckpt = load(path)
-        except CheckpointError as error:
-            sys.stderr.write(f"error: {error}\n")
-            status = 2
-            continue
-        if ckpt.info.task is None:
-            sys.stderr.write(f"error: {path} records no task\n")
-            status = 2
-            continue
-        task = get_task(ckpt.info.task)
-        recipe = ckpt.info.extra.get("train", {})
-        data = task.generate(recipe.get("seed", 0), tuple(recipe["sizes"]) if "sizes" in recipe else None)
-        splits = {"test": data.test, **data.extra_tests}
-        for split, examples in splits.items():
-            metrics = evaluate(ckpt.model, ckpt.info.tokenizers, task, examples)
-            if task.metric == "perplexity":
-                metrics["unigram_perplexity"] = unigram_perplexity(ckpt.target_tokenizer, data.train, examples)
-            shown = "  ".join(f"{k}={v:.4f}" for k, v in metrics.items())
-            sys.stdout.write(f"{ckpt.info.path.name:<28} {split:<10} {shown}\n")
-    return status
-

@@ -1,6 +1,6 @@
 """Held-out figures per bucket (length, decade, ...) and greedy vs beam search, for shipped checkpoints.
 
-``python -m core report assets/checkpoints/*.safetensors`` prints, for every sequence
+``python -m core report assets/checkpoints/*.safetensors`` (:mod:`core.cli.report`) prints, for every sequence
 checkpoint, exact match per bucket of its task's held-out test split (for copy, reverse and sort
 also :func:`core.tasks.letters.longer_examples`, lengths up to twice the trained ones) under greedy decoding and beam
 search (width 4), regenerated from the seed and sizes the checkpoint records. The tests in
@@ -12,18 +12,16 @@ stays free of torch for the trainer's imports.
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
 from collections import defaultdict
 from typing import Callable, Sequence
 
 import torch
 
 from core.generate.decode import beam_search, greedy
-from core.io.checkpoint import Checkpoint, load
+from core.io.checkpoint import Checkpoint
 from core.text.tokenizer import BOS_ID, EOS_ID
-from core.tasks import Example, Task, get_task, letters
+from core.tasks import Example, Task, get_task
 from core.tasks.base import TaskData
 from core.text.sequences import pad_batch, source_encoding
 
@@ -101,33 +99,3 @@ def sample(examples: Sequence[Example], n: int | None, seed: int = 0) -> list[Ex
     if n is None or n >= len(examples):
         return list(examples)
     return random.Random(seed).sample(list(examples), n)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m core report CHECKPOINT …``: exact match per length bucket; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m core report", description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoints", nargs="+")
-    parser.add_argument("--limit", type=int, default=None, help="examples per checkpoint (default: all)")
-    parser.add_argument("--beam_size", type=int, default=4)
-    parser.add_argument("--no_beam", action="store_true")
-    args = parser.parse_args(argv)
-    for path in args.checkpoints:
-        if path.endswith(".train-state.safetensors"):
-            continue
-        ckpt = load(path)
-        task, data = task_data(ckpt)
-        if task.architecture != "encoder-decoder":
-            continue
-        # letter tasks: the test split (trained lengths) and longer strings (up to twice as long)
-        longer = letters.longer_examples(task) if task.name in ("copy", "reverse", "sort") else []
-        examples = sample([*data.test, *longer], args.limit)
-        rows = {"greedy": exact_match_by_bucket(ckpt, examples)}
-        if not args.no_beam:
-            rows[f"beam{args.beam_size}"] = exact_match_by_bucket(ckpt, examples, decoding="beam",
-                                                                  beam_size=args.beam_size)
-        sys.stdout.write(f"{task.name} ({len(examples)} held-out test examples)\n")
-        for key in rows["greedy"]:
-            cells = "  ".join(f"{name} {rows[name][key][0] / rows[name][key][1]:7.2%} "
-                              f"({rows[name][key][0]}/{rows[name][key][1]})" for name in rows)
-            sys.stdout.write(f"  {key:>8}: {cells}\n")
-    return 0

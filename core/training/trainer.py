@@ -1,4 +1,4 @@
-"""Train a Transformer on a built-in task, as a library function or ``python -m core train``.
+"""Train a Transformer on a built-in task (the command line is :mod:`core.cli.train`).
 
 Adam (β = 0.9, 0.98, ε = 1e-9) with the paper's warm-up schedule, label smoothing,
 gradient clipping and accumulation (:mod:`core.training.step`), periodic validation with
@@ -16,8 +16,7 @@ from typing import Any, Callable
 import torch.distributed as dist
 from tqdm import tqdm
 
-from core.io.checkpoint import CheckpointError
-from core.training.config import TrainConfig, parse_args
+from core.training.config import TrainConfig
 from core.training.data import Batcher
 from core.training.run import Distributed, Run, SnapshotCallback, Throughput
 from core.training.step import train_step
@@ -107,17 +106,3 @@ def train(
     if ctx.world > 1:
         dist.barrier()
     return TrainResult(config.out, step, run.record.get("metrics", {}), run.record["history"], stopped, ctx.main)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point: ``python -m core train --task=reverse --steps=2000 …`` (``--help`` lists every flag)."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        config, resume = parse_args(argv)
-        result = train(config, resume=resume)
-    except (ValueError, CheckpointError) as error:
-        log.error("error: %s", error)
-        return 2
-    if result.main:  # under torchrun the other ranks have no metrics: the line is written once
-        log.info("%s after %d steps (%s): %s", result.checkpoint, result.step, result.stopped, result.metrics)
-    return 0

@@ -24,7 +24,7 @@ from core.io.atomic import clean_stale_temp_files
 from core.io.checkpoint import CheckpointError, load, read_info, save
 from core.io.convert.nn_transformer import load_state_dict_file
 from core.text.tokenizer import Tokenizer
-from core.training import trainer
+from core.cli import train as train_command
 from core.training.state import load_state, resume_state_path, save_state
 from tests.helpers.tiny import build_checkpoint, tiny_model
 from tests.helpers.checkpoint_files import rewrite
@@ -162,7 +162,7 @@ def test_train_resume_with_a_damaged_state_prints_one_line(tmp_path: Path, caplo
     out = tmp_path / "run.safetensors"
     resume_state_path(out).write_bytes(b"not a resume state")
     flags = ["--task=copy", "--preset=tiny", "--train_size=100", "--steps=5", "--device=cpu", "--progress=false"]
-    assert trainer.main([*flags, f"--out={out}", "--resume"]) == 2
+    assert train_command.main([*flags, f"--out={out}", "--resume"]) == 2
     assert resume_state_path(out).name in caplog.text and "Traceback" not in caplog.text
 
 

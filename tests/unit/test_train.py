@@ -24,7 +24,8 @@ from core.training.snapshots import snapshot_maps, snapshot_timeline
 from core.training.state import is_resume_state
 from core.training.step import StepRecipe, train_step
 from tests.helpers.tiny import TINY_TRAINING, random_ids, tiny_model, tiny_training_config
-from core.training.config import TrainConfig, parse_args
+from core.cli.train import parse_args
+from core.training.config import TrainConfig
 from core.training.trainer import train
 from core.training.state import resume_state_path
 

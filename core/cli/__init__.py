@@ -1,10 +1,10 @@
 """``python -m core COMMAND …``: every command-line tool in one place.
 
-- ``train``    train a model on a built-in task (``core.training.trainer``)
-- ``evaluate`` re-measure checkpoints on their held-out split (``core.training.evaluation``)
-- ``report``   a checkpoint's accuracy per input length, greedy and beam (``core.training.report``)
+- ``train``    train a model on a built-in task (:mod:`core.cli.train`)
+- ``evaluate`` re-measure checkpoints on their held-out split (:mod:`core.cli.evaluate`)
+- ``report``   a checkpoint's accuracy per input length, greedy and beam (:mod:`core.cli.report`)
 - ``explain``  print a model's prediction and each head's most-attended key (below)
-- ``import``   turn a PyTorch ``nn.Transformer`` state dict into a checkpoint (``core.io.convert.cli``)
+- ``import``   turn a PyTorch ``nn.Transformer`` state dict into a checkpoint (:mod:`core.cli.import_command`)
 
 Layers and heads are numbered from 1, as on every page of the app.
 """
@@ -19,8 +19,7 @@ from core.inspect.explainer import explain
 from core.inspect.options import DECODINGS
 from core.inspect.records import Explanation
 from core.io.checkpoint import CheckpointError
-from core.io.convert import cli as import_cli
-from core.training import evaluation, report, trainer
+from core.cli import evaluate, import_command, report, train
 
 
 def summary(explanation: Explanation) -> str:
@@ -62,11 +61,11 @@ def explain_main(argv: list[str] | None = None) -> int:
 
 
 COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
-    "train": trainer.main,
-    "evaluate": evaluation.main,
+    "train": train.main,
+    "evaluate": evaluate.main,
     "report": report.main,
     "explain": explain_main,
-    "import": import_cli.main,
+    "import": import_command.main,
 }
 
 

@@ -13,7 +13,7 @@ Pretrained models open the same way: ``explain(path, text)`` with a Hugging Face
 ``.gguf`` file (``pretrained_models()`` lists the installed ones; ``identify(path)`` says what a file
 is); speech models through ``explain_speech(model, audio)``.
 
-Command line: ``python -m core {train,evaluate,report,explain,import}`` (see ``core/cli.py``).
+Command line: ``python -m core {train,evaluate,report,explain,import}`` (see ``core/cli/``).
 """
 
 from core.config import ModelConfig

@@ -8,6 +8,8 @@ Streamlit forbids setting a widget's value after the widget has been drawn in a 
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from app.services import catalog
 from app.ui import presentation, widgets
@@ -28,30 +30,48 @@ def _chosen(key: str) -> None:
     st.rerun()
 
 
+def uploader_key() -> str:
+    """The uploader's widget key: a new one after every saved or refused upload, so the widget starts empty."""
+    rounds = st.session_state.get("_upload_round", 0)
+    return "upload" if rounds == 0 else f"upload_{rounds}"
+
+
+def _release(uploaded: UploadedFile) -> None:
+    """Drop an upload's bytes from Streamlit's memory once they are on disk or refused (the uploader would
+    otherwise hold up to the upload cap per session until the session ends), and empty the uploader."""
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.uploaded_file_mgr is not None:
+        ctx.uploaded_file_mgr.remove_file(ctx.session_id, uploaded.file_id)
+    st.session_state["_upload_round"] = st.session_state.get("_upload_round", 0) + 1
+
+
 def _upload() -> None:
     with st.expander("Upload a model"):
         uploaded = st.file_uploader(
             "An Attnscope checkpoint or PyTorch nn.Transformer state dict (.safetensors), a GGUF file, or a "
-            "Hugging Face model folder as a .zip", key="upload",
+            "Hugging Face model folder as a .zip", key=uploader_key(),
             help="Your uploads are visible only in this browser session and removed when it ends.")
         if uploaded is None:
-            st.session_state.pop("_upload_error", None)
             st.session_state.pop("_import_layout", None)
         if uploaded is not None and st.session_state.get("_uploaded_id") != uploaded.file_id:
             st.session_state["_uploaded_id"] = uploaded.file_id
             st.session_state.pop("_import_layout", None)
+            st.session_state.pop("_upload_error", None)
             try:
                 key = resources.save_upload(uploaded.name, uploaded.getvalue())
             except NeedsImport as needed:  # an nn.Transformer state dict: the form below asks for the rest
-                st.session_state.pop("_upload_error", None)
                 st.session_state["_import_layout"] = needed.layout
             except CheckpointError as error:
                 st.session_state["_upload_error"] = str(error)
+                _release(uploaded)
+                st.rerun()
             else:
+                _release(uploaded)
                 _chosen(key)
         if uploaded is not None and st.session_state.get("_import_layout") is not None:
             key = import_form(st.session_state["_import_layout"], uploaded.name, uploaded.getvalue())
             if key is not None:
+                _release(uploaded)
                 _chosen(key)
         if st.session_state.get("_upload_error"):
             st.error(f"This file cannot be opened: {widgets.plain(st.session_state['_upload_error'])}")

@@ -88,6 +88,19 @@ def test_a_hostile_upload_is_refused_naming_the_field_and_the_page_keeps_working
     assert at.code  # the default checkpoint's prediction is still drawn
 
 
+def test_the_uploader_lets_go_of_each_file_once_it_is_saved_or_refused(runs):
+    """Streamlit keeps an upload's bytes in memory while its widget holds the file: a saved or refused upload
+    leaves the uploader empty (a fresh widget), so a session does not keep up to the cap in the server's memory,
+    and a refusal's message stays on screen."""
+    at = upload(open_page("explore"), "bomb.safetensors", hostile_bytes(runs, max_len=1_000_000))
+    assert [u.key for u in at.file_uploader] == ["upload_1"] and at.file_uploader[0].value is None
+    assert "bomb.safetensors is refused" in at.error[0].value.replace("\\", "")
+    at = upload(at, "mine.safetensors", REVERSE.read_bytes())
+    assert [u.key for u in at.file_uploader] == ["upload_2"] and at.file_uploader[0].value is None
+    assert not at.error and at.session_state["ckpt"].startswith("upload:")
+    assert len(upload_folders(runs)) == 1
+
+
 def test_a_recursion_bomb_upload_is_a_clear_refusal(runs):
     at = upload(open_page("explore"), "nested.safetensors", nested_bytes(runs))
     assert at.error and "cannot be opened" in at.error[0].value and upload_folders(runs) == []

@@ -22,6 +22,7 @@ import pytest
 from app import tokenizer_guard
 from tests.helpers.apptest_helpers import open_page
 from tests.helpers.pretrained_files import write_tiny_bert
+from tests.helpers.uploads import uploader_key
 
 SLOW = ("a" * 28 + "b") * 700  # 20,300 characters: ~30 s of backtracking in all
 PANIC = "a" * 20_000 + "b"  # one match attempt past Oniguruma's retry limit: a PanicException in native code
@@ -75,7 +76,7 @@ def test_a_backtracking_uploaded_tokenizer_is_refused_within_seconds_and_never_h
     monkeypatch.setattr(tokenizer_guard, "TOKENIZE_S", 2.0)
     data = hostile_zip(tmp_path / "bert", pattern)
     at = open_page("explore")
-    at.file_uploader(key="upload").upload("hostile.zip", data).run()
+    at.file_uploader(key=uploader_key(at)).upload("hostile.zip", data).run()
     assert not at.exception, [e.message for e in at.exception]
     if at.error:  # the static check refused the upload itself
         assert refusal in at.error[0].value and "\n" not in at.error[0].value

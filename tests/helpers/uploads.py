@@ -11,9 +11,15 @@ from streamlit.testing.v1 import AppTest
 from app.services import catalog, storage
 
 
+def uploader_key(at: AppTest) -> str:
+    """The sidebar uploader's current key (a new one after each saved or refused upload)."""
+    rounds = at.session_state["_upload_round"] if "_upload_round" in at.session_state else 0
+    return "upload" if rounds == 0 else f"upload_{rounds}"
+
+
 def upload(at: AppTest, name: str, data: bytes) -> AppTest:
     """Upload ``data`` as ``name`` through the sidebar and rerun; the page must not raise."""
-    at.file_uploader(key="upload").upload(name, data).run()
+    at.file_uploader(key=uploader_key(at)).upload(name, data).run()
     assert not at.exception, [e.message for e in at.exception]
     return at
 

@@ -255,7 +255,7 @@ def test_a_layer_count_the_weights_do_not_hold_is_refused_before_building(tmp_pa
     folder = save_folder(reference_model(LAYERNORM_FAMILY["gpt2"]()), tmp_path / "gpt2", add_bos=False)
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps(dict(config, n_layer=10**9)))
-    with pytest.raises(CheckpointError, match="config.json claims 1,000,000,000 layers .n_layer. but model.safetensors holds 2"):
+    with pytest.raises(CheckpointError, match="claims 1,000,000,000 layers .n_layer. but model.safetensors holds 2"):
         load_pretrained(folder)
 
 

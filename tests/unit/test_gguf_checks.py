@@ -60,7 +60,8 @@ def _not_parsed(_path):
 
 def test_a_qwen2_gguf_is_reported_as_qwen2(tmp_path, cache, monkeypatch):
     llama = reference_model(transformers.LlamaConfig(**SIZES, num_key_value_heads=2))
-    assert load_pretrained(write_gguf(llama, tmp_path / "llama.gguf", bpe_vocab()[0]), use_cache=False).family == "llama"
+    llama_path = write_gguf(llama, tmp_path / "llama.gguf", bpe_vocab()[0])
+    assert load_pretrained(llama_path, use_cache=False).family == "llama"
     path, _ = _qwen2_gguf(tmp_path / "qwen2.gguf")
     first = load_pretrained(path)
     weight_cache.flush()  # the dequantized weights are cached in the background
@@ -110,6 +111,6 @@ def test_a_mistral_sliding_window_gguf_matches_transformers(tmp_path):
 
 def test_a_qwen2_window_shorter_than_its_context_is_refused_in_one_line(tmp_path):
     path, _ = _qwen2_gguf(tmp_path / "qwen2-window.gguf", sliding_window=8)
-    with pytest.raises(CheckpointError, match=r"^qwen2-window.gguf: a Qwen2 sliding window \(8 of 64 positions\) is not "
-                                        r"supported; supported: Mistral-style windows in llama GGUFs$"):
+    with pytest.raises(CheckpointError, match=r"^qwen2-window.gguf: a Qwen2 sliding window \(8 of 64 positions\) "
+                                              r"is not supported; supported: Mistral-style windows in llama GGUFs$"):
         load_gguf(path, use_cache=False)

@@ -88,7 +88,8 @@ def bart_claims(raw: dict[str, Any], folder: Path) -> Claims:
         heads = (f"{stack}_attention_heads", count(raw, folder, f"{stack}_attention_heads",
                                                    raw.get("encoder_attention_heads")))
         inner = (f"{stack}_ffn_dim", count(raw, folder, f"{stack}_ffn_dim", raw.get("encoder_ffn_dim")))
-        layer = {"self_attn.q.weight": (width, width), "ffn.up.weight": (inner, width), "ffn.down.weight": (width, inner)}
+        layer = {"self_attn.q.weight": (width, width), "ffn.up.weight": (inner, width),
+                 "ffn.down.weight": (width, inner)}
         if cross:
             layer["cross_attn.q.weight"] = (width, width)
         stacks.append(Stack(f"{stack}.layers.", (f"{stack}_layers", count(raw, folder, f"{stack}_layers")), layer))

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_encoder import (BERT_EMBEDDINGS, BERT_KEYS, EncoderFamily, HeadNames, body_names, layer_names,
-                                           read_encoder)
+from core.io.pretrained.hf_encoder import (BERT_EMBEDDINGS, BERT_KEYS, EncoderFamily, HeadNames, body_names,
+                                           layer_names, read_encoder)
 from core.io.pretrained.hf_files import FolderRead
 from core.model.families.encoder_heads import ACTIVATIONS
 

@@ -157,6 +157,16 @@ def test_a_width_the_weights_do_not_have(family, folders, tmp_path, monkeypatch)
                              monkeypatch)
 
 
+@pytest.mark.parametrize("family, key", [
+    ("bert", "max_position_embeddings"), ("roberta", "max_position_embeddings"), ("albert", "max_position_embeddings"),
+    ("distilbert", "max_position_embeddings"), ("electra", "type_vocab_size"), ("gpt2", "n_positions"),
+    ("opt", "max_position_embeddings"), ("bart", "max_position_embeddings"), ("mbart", "max_position_embeddings")])
+def test_a_learned_table_longer_than_the_weights_hold(family, key, folders, tmp_path, monkeypatch):
+    folder = _claiming(folders, family, tmp_path, **{key: 2**40})
+    _refused_before_building(folder, rf"claims {key}( \+ 2)? 1,099,511,62\d,\d+ but model.safetensors holds \S+ with "
+                                     r"shape \(", monkeypatch)
+
+
 @pytest.mark.parametrize("value, match", [(0, "must be a whole number of at least 1, got 0"),
                                           ("32", "must be a whole number of at least 1, got '32'"),
                                           (True, "must be a whole number of at least 1, got True")])
@@ -181,3 +191,15 @@ def test_a_missing_tensor_and_the_parameter_budget_are_told_in_one_line(tmp_path
     check_claims(tmp_path / "claims", held, ours, fits, budget=40)
     with pytest.raises(CheckpointError, match=r"claims at least 40 parameters .* over the limit of 39 "):
         check_claims(tmp_path / "claims", held, ours, fits, budget=39)
+
+
+def test_a_sharded_folder_names_its_shards(tmp_path, monkeypatch):
+    torch.manual_seed(0)
+    model = FAMILIES["bert"][0]()
+    model.save_pretrained(tmp_path / "sharded", safe_serialization=True, max_shard_size="20KB")
+    shards = len(list((tmp_path / "sharded").glob("model-*.safetensors")))
+    config = json.loads((tmp_path / "sharded" / "config.json").read_text())
+    (tmp_path / "sharded" / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 100_000}))
+    assert shards > 1
+    _refused_before_building(tmp_path / "sharded", rf"claims 100,000 layers \(num_hidden_layers\) but its {shards} "
+                                                   r"safetensors shards hold 2$", monkeypatch)

@@ -79,10 +79,14 @@ def bart_style_config(folder: Path, raw: dict[str, Any], family: str, **layout: 
         raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
 
 
-def bart_claims(raw: dict[str, Any], folder: Path) -> Claims:
-    """What a Marian, BART or mBART config.json claims: each stack's layers and heads, the shared embedding,
-    each layer's query (and cross-attention query), up and down projections."""
+def bart_claims(raw: dict[str, Any], folder: Path, learned: bool = True) -> Claims:
+    """What a Marian, BART or mBART config.json claims: each stack's layers and heads, the shared embedding, the
+    ``learned`` position tables, each layer's query (and cross-attention query), up and down projections."""
     width = ("d_model", count(raw, folder, "d_model"))
+    tensors = {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)}
+    if learned:
+        rows = ("max_position_embeddings + 2", count(raw, folder, "max_position_embeddings", 1024) + 2)
+        tensors.update({f"{stack}.positions.table.weight": (rows, width) for stack in ("encoder", "decoder")})
     stacks, splits = [], []
     for stack, cross in (("encoder", False), ("decoder", True)):
         heads = (f"{stack}_attention_heads", count(raw, folder, f"{stack}_attention_heads",
@@ -94,8 +98,7 @@ def bart_claims(raw: dict[str, Any], folder: Path) -> Claims:
             layer["cross_attn.q.weight"] = (width, width)
         stacks.append(Stack(f"{stack}.layers.", (f"{stack}_layers", count(raw, folder, f"{stack}_layers")), layer))
         splits.append((heads, width))
-    return Claims(tuple(stacks), {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)},
-                  splits=tuple(splits))
+    return Claims(tuple(stacks), tensors, splits=tuple(splits))
 
 
 def bart_name(name: str) -> str | None:

@@ -168,16 +168,19 @@ def name_tensors(folder: Path, stored: list[str], family: EncoderFamily, head: H
 
 def encoder_claims(settings: dict[str, Any], keys: dict[str, str]) -> Claims:
     """What :class:`BertConfig` ``settings`` claim: the layers with their own weights, the heads splitting
-    the width, the word embeddings (at E) and each layer's query, up and down projections."""
+    the width, the word, position and token-type embeddings (at E), each layer's query, up and down projections."""
     def dim(ours: str) -> tuple[str, int]:
         return keys.get(ours, ours), settings[ours]
 
     width, inner, shared = dim("d_model"), dim("d_ff"), bool(settings.get("shared_layers"))
     embed = dim("embedding_size") if settings.get("embedding_size") else width
     layer = {"attn.query.weight": (width, width), "up.weight": (inner, width), "down.weight": (width, inner)}
-    return Claims((Stack("layers.", dim("shared_layers" if shared else "n_encoder_layers"), layer),),
-                  {"embed.word.weight": (dim("vocab_size"), embed)}, splits=((dim("n_heads"), width),),
-                  runs=(dim("n_encoder_layers"),) if shared else ())
+    positions = ("max_position_embeddings", settings["max_len"] + settings.get("position_offset", 0))
+    tensors = {"embed.word.weight": (dim("vocab_size"), embed), "embed.position.weight": (positions, embed)}
+    if settings.get("type_vocab_size"):
+        tensors["embed.token_type.weight"] = (("type_vocab_size", settings["type_vocab_size"]), embed)
+    return Claims((Stack("layers.", dim("shared_layers" if shared else "n_encoder_layers"), layer),), tensors,
+                  splits=((dim("n_heads"), width),), runs=(dim("n_encoder_layers"),) if shared else ())
 
 
 def check_shapes(folder: Path, config: BertConfig, found: dict[str, tuple[int, ...]]) -> None:

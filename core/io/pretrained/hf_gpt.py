@@ -118,8 +118,8 @@ _TIED_BY_DEFAULT = {"gpt2": True, "opt": True, "gpt_neox": False, "phi": False}
 
 
 def gpt_claims(kind: str, values: dict[str, Any]) -> Claims:
-    """What a ``kind`` config.json's ``values`` claim: layers, heads, the embeddings and each layer's
-    attention input, up and down projections (in their stored layout: GPT-2 (in, out), fused q/k/v)."""
+    """What a ``kind`` config.json's ``values`` claim: layers, heads, the token (and learned position) embeddings
+    and each layer's attention input, up and down projections (in their stored layout: GPT-2 (in, out), fused q/k/v)."""
     vocab, width, layers, heads, inner = (
         (key, values[ours]) for key, ours in zip(_KEYS[kind], ("vocab_size", "d_model", "n_decoder_layers",
                                                               "n_heads", "d_ff")))
@@ -134,7 +134,11 @@ def gpt_claims(kind: str, values: dict[str, Any]) -> Claims:
         splits += ((groups, heads),)
     if kind != "gpt2":
         layer.update({"mlp.up.weight": (inner, width), "mlp.down.weight": (width, inner)})
-    return Claims((Stack("layers.", layers, layer),), {"embed.weight": (vocab, width)}, splits=splits)
+    tensors = {"embed.weight": (vocab, width)}
+    if kind in ("gpt2", "opt"):  # learned positions (OPT's table starts two rows on)
+        rows = ("n_positions" if kind == "gpt2" else "max_position_embeddings + 2", values["n_positions"])
+        tensors["position.weight"] = (rows, width)
+    return Claims((Stack("layers.", layers, layer),), tensors, splits=splits)
 
 
 def gpt_settings(raw: dict[str, Any], kind: str, folder: Path) -> dict[str, Any]:

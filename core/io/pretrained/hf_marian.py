@@ -153,7 +153,7 @@ def read_marian(folder: Path) -> FolderRead:
     if int(raw.get("decoder_vocab_size") or raw.get("vocab_size", 0)) != int(raw.get("vocab_size", 0)) or \
             raw.get("share_encoder_decoder_embeddings", True) is False:
         raise CheckpointError(f"{folder.name}: Marian models with separate decoder vocabularies are not supported")
-    check_folder(folder, marian_name, bart_claims(raw, folder))  # before anything is built
+    check_folder(folder, marian_name, bart_claims(raw, folder, learned=False))  # sinusoids: computed, not stored
     config = bart_style_config(folder, raw, "marian", positions="sinusoidal")
     source, target = marian_tokenizers(folder, config.max_len)
     config = shown_only(config, target.vocab_size)

@@ -61,9 +61,13 @@ class Claims:
     @property
     def parameters(self) -> int:
         """The parameters the claimed tensors alone hold (a lower bound of the model's count)."""
-        size = lambda shape: math.prod(value for _, value in shape)  # noqa: E731
-        total = sum(size(shape) for shape in self.tensors.values())
-        return total + sum(s.count[1] * sum(size(shape) for shape in s.tensors.values()) for s in self.stacks)
+        total = sum(_size(shape) for shape in self.tensors.values())
+        return total + sum(s.count[1] * sum(_size(shape) for shape in s.tensors.values()) for s in self.stacks)
+
+
+def _size(shape: tuple[Dim, ...]) -> int:
+    """The number of values in a claimed shape."""
+    return math.prod(value for _, value in shape)
 
 
 def count(raw: dict[str, Any], folder: Path, key: str, default: int | None = None) -> int:

@@ -181,9 +181,10 @@ def test_a_model_over_the_load_budget_is_refused_with_its_size_and_the_limit(tmp
                                      n_positions=64, bos_token_id=EOS, eos_token_id=EOS).to_dict()
     folder = _folder_with_config(tmp_path, config)
     _sparse_safetensors(folder / "model.safetensors", {
-        "transformer.wte.weight": (VOCAB, 16384), "transformer.h.0.attn.c_attn.weight": (16384, 3 * 16384),
+        "transformer.wte.weight": (VOCAB, 16384), "transformer.wpe.weight": (64, 16384),
+        "transformer.h.0.attn.c_attn.weight": (16384, 3 * 16384),
         "transformer.h.0.mlp.c_fc.weight": (16384, 20000), "transformer.h.0.mlp.c_proj.weight": (20000, 16384)})
-    with pytest.raises(CheckpointError, match=r"claims at least 1,465,909,248 parameters \(5\.5 GiB as float32\), "
+    with pytest.raises(CheckpointError, match=r"claims at least 1,466,957,824 parameters \(5\.5 GiB as float32\), "
                                               r"over the limit of 1,073,741,824 \(4\.0 GiB\)"):
         load_pretrained(folder)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from core.io.checkpoint import FORMAT, CheckpointError
 from core.io.convert.nn_import import nn_transformer_layout
 from core.io.pretrained.gguf_header import is_gguf
-from core.io.pretrained.hf_files import CONVERT_COMMAND, CONVERT_HINT, weight_files
+from core.io.pretrained.hf_files import convert_command, convert_hint, weight_files
 from core.io.pretrained.hf_folder import is_model_folder
 from core.io.pretrained.load import supported
 
@@ -91,7 +91,7 @@ def _is_pickle(head: bytes) -> bool:
 def _folder_refusal(path: Path) -> CheckpointError:
     """Why a folder without ``config.json`` is not a model: a pickle-only folder gets the way to convert it."""
     if any(path.glob("pytorch_model*.bin")):
-        return CheckpointError(f"{path.name} has no config.json nor safetensors weights: {CONVERT_HINT}")
+        return CheckpointError(f"{path.name} has no config.json nor safetensors weights: {convert_hint(path)}")
     return CheckpointError(f"{path.name} is a folder without config.json, not a model Attnscope opens; "
                            f"supported: {supported()}")
 
@@ -115,7 +115,7 @@ def identify(path: str | os.PathLike) -> ModelFile:
     head = _opening(path)
     if _is_pickle(head):
         raise CheckpointError(f"{path.name} is a PyTorch pickle and is never loaded; convert its Hugging Face "
-                              f"folder once with {CONVERT_COMMAND} and open the folder")
+                              f"folder once with {convert_command(path.parent)} and open the folder")
     if head[:4] in (_ZIP, b"PK\x05\x06"):  # a zip (one with no member starts with its end record)
         return ModelFile(path, "archive", path.stem)
     metadata = _safetensors_metadata(path)

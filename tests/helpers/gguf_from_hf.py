@@ -115,9 +115,10 @@ def _tensors(reference, arch: str, quant: dict[str, str]) -> dict[str, tuple]:
 
 
 def write_gguf(reference, path: Path, vocab: Vocab, *, arch: str = "llama", quant: dict[str, str] | None = None,
-               scaling: dict | None = None) -> Path:
-    """``reference`` (a transformers Llama/Qwen2 causal LM) as a GGUF at ``path``; ``quant`` maps tensor name
-    endings (``"ffn_down.weight"``) to GGML type names; ``scaling`` adds rope scaling metadata keys."""
+               scaling: dict | None = None, sliding_window: int | None = None) -> Path:
+    """``reference`` (a transformers Llama/Mistral/Qwen2 causal LM) as a GGUF at ``path``; ``quant`` maps tensor
+    name endings (``"ffn_down.weight"``) to GGML type names; ``scaling`` adds rope scaling metadata keys;
+    ``{arch}.attention.sliding_window`` is ``sliding_window``, else a Mistral's own window."""
     import gguf
 
     c = reference.config
@@ -129,6 +130,10 @@ def write_gguf(reference, path: Path, vocab: Vocab, *, arch: str = "llama", quan
                          layers=c.num_hidden_layers, ffn=c.intermediate_size, heads=c.num_attention_heads,
                          kv_heads=c.num_key_value_heads, rope_base=float(c.rope_parameters["rope_theta"]),
                          head_dim=head_dim, eps=c.rms_norm_eps)
+    window = sliding_window if sliding_window is not None else (
+        c.sliding_window if c.model_type == "mistral" else None)
+    if window is not None:
+        writer.add_sliding_window(window)
     for key, value in (scaling or {}).items():
         writer.add_key_value(f"{arch}.rope.scaling.{key}", value,
                              gguf.GGUFValueType.STRING if isinstance(value, str) else gguf.GGUFValueType.FLOAT32)

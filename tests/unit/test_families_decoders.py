@@ -177,12 +177,15 @@ def _sparse_safetensors(path, shapes: dict[str, tuple[int, ...]]) -> None:
 
 
 def test_a_model_over_the_load_budget_is_refused_with_its_size_and_the_limit(tmp_path):
-    config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=32768, n_layer=1, n_head=4, n_positions=64,
-                                     bos_token_id=EOS, eos_token_id=EOS).to_dict()
+    config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=16384, n_inner=20000, n_layer=1, n_head=4,
+                                     n_positions=64, bos_token_id=EOS, eos_token_id=EOS).to_dict()
     folder = _folder_with_config(tmp_path, config)
-    _sparse_safetensors(folder / "model.safetensors", {"transformer.wte.weight": (VOCAB, 32768),
-                                                       "transformer.h.0.mlp.c_fc.weight": (32768, 40000)})
-    with pytest.raises(CheckpointError, match=r"4\.9 GiB of weights as float32 is over the 4\.0 GiB limit"):
+    _sparse_safetensors(folder / "model.safetensors", {
+        "transformer.wte.weight": (VOCAB, 16384), "transformer.wpe.weight": (64, 16384),
+        "transformer.h.0.attn.c_attn.weight": (16384, 3 * 16384),
+        "transformer.h.0.mlp.c_fc.weight": (16384, 20000), "transformer.h.0.mlp.c_proj.weight": (20000, 16384)})
+    with pytest.raises(CheckpointError, match=r"claims at least 1,466,957,824 parameters \(5\.5 GiB as float32\), "
+                                              r"over the limit of 1,073,741,824 \(4\.0 GiB\)"):
         load_pretrained(folder)
 
 
@@ -253,7 +256,7 @@ def test_a_layer_count_the_weights_do_not_hold_is_refused_before_building(tmp_pa
     folder = save_folder(reference_model(LAYERNORM_FAMILY["gpt2"]()), tmp_path / "gpt2", add_bos=False)
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps(dict(config, n_layer=10**9)))
-    with pytest.raises(CheckpointError, match="config.json says 1000000000 layers but the weights hold 2"):
+    with pytest.raises(CheckpointError, match="claims 1,000,000,000 layers .n_layer. but model.safetensors holds 2"):
         load_pretrained(folder)
 
 

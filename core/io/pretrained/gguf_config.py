@@ -4,7 +4,10 @@ checked against the tensors present before any module, list or buffer of that si
 Metadata keys are llama.cpp's, prefixed by ``general.architecture`` (``llama.block_count``,
 ``qwen2.attention.head_count`` …). Qwen2 adds biases on the query, key and value projections.
 Rotary scaling: ``{arch}.rope.scaling.type`` ``linear`` (with its factor), or Llama 3.1's per-frequency
-factors stored as the ``rope_freqs`` tensor (:mod:`core.io.pretrained.gguf_rope`).
+factors stored as the ``rope_freqs`` tensor (:mod:`core.io.pretrained.gguf_rope`). A Mistral-style
+``{arch}.attention.sliding_window`` becomes :attr:`LlamaConfig.sliding_window` (each query sees its last
+``window`` keys, as Hugging Face's ``MistralForCausalLM``); Qwen2 applies its window only to some layers,
+so a Qwen2 window shorter than the context is refused.
 """
 
 from __future__ import annotations
@@ -107,17 +110,27 @@ def gguf_config(header: GGUFHeader, path: Path) -> LlamaConfig:
     if any(v >= sizes["vocab_size"] for v in ids.values()):
         raise CheckpointError(f"{name}: GGUF token ids {ids} must be below the vocabulary size {sizes['vocab_size']}")
     eos = ids["eos"] if ids["eos"] >= 0 else None
+    max_len = min(MAX_LEN, gguf_int(header, f"{arch}.context_length", name, MAX_LEN))
     try:
         return LlamaConfig(
             **sizes, rope_base=rope_base, **rope_fields(header, path, arch, head_dim, rope_base),
             norm_eps=gguf_positive(header, f"{arch}.attention.layer_norm_rms_epsilon", name, 1e-5),
-            max_len=min(MAX_LEN, gguf_int(header, f"{arch}.context_length", name, MAX_LEN)),
+            max_len=max_len, sliding_window=_sliding_window(header, arch, name, max_len),
             tie_embeddings="output.weight" not in header.tensors, qkv_bias=arch == "qwen2",
             pad_id=ids["padding"] if ids["padding"] >= 0 else (eos or 0),
             bos_id=ids["bos"] if ids["bos"] >= 0 else None, eos_id=eos,
         )
     except (TypeError, ValueError) as error:
         raise CheckpointError(f"{name}: incomplete or invalid {arch} metadata ({error})") from None
+
+
+def _sliding_window(header: GGUFHeader, arch: str, name: str, max_len: int) -> int | None:
+    """``{arch}.attention.sliding_window`` (None when absent); refused for a Qwen2 whose window would bite."""
+    window = gguf_int(header, f"{arch}.attention.sliding_window", name, 0) or None
+    if window is not None and arch == "qwen2" and window < max_len:
+        raise CheckpointError(f"{name}: a Qwen2 sliding window ({window:,} of {max_len:,} positions) is not "
+                              "supported; supported: Mistral-style windows in llama GGUFs")
+    return window
 
 
 def _check_shapes(header: GGUFHeader, sizes: dict[str, int], qkv_bias: bool, name: str) -> None:

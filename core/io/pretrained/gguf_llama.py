@@ -90,6 +90,8 @@ def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool
 def read_gguf(path: str | Path) -> tuple[LlamaConfig, PretrainedTokenizer, dict[str, Tensor], dict[str, Any]]:
     """Parse and dequantize a Llama-family GGUF: (config, tokenizer, float32 weights, general metadata).
 
+    The general metadata's ``architecture`` (``llama`` or ``qwen2``) is the model's family.
+
     Raises:
         CheckpointError: unreadable file, another architecture, unsupported tokenizer or quantization.
     """
@@ -99,7 +101,7 @@ def read_gguf(path: str | Path) -> tuple[LlamaConfig, PretrainedTokenizer, dict[
     meta = GGUFMetadata(path, header)
     tokenizer = gguf_tokenizer(meta, config, path.name)
     weights = _weights(path, header, config, permuted=meta.get("general.architecture") == "llama")
-    keys = ("name", "organization", "license", "size_label", "finetune", "basename", "file_type")
+    keys = ("architecture", "name", "organization", "license", "size_label", "finetune", "basename", "file_type")
     general = {k: meta.get(f"general.{k}") for k in keys}
     return config, tokenizer, weights, {k: v for k, v in general.items() if v is not None}
 
@@ -128,9 +130,12 @@ def load_gguf(path: str | Path, *, use_cache: bool = True) -> tuple[LlamaModel, 
         try:
             config = LlamaConfig(**json.loads(meta["config"]))
             tokenizer = PretrainedTokenizer.from_json(meta["tokenizer"])
+            general = json.loads(meta["general"])
+            if general.get("architecture") not in SUPPORTED_ARCHITECTURES:  # an entry from before it was kept
+                raise ValueError("the entry does not say the GGUF's architecture")
             if config.tie_embeddings:
                 tensors["lm_head.weight"] = tensors["embed.weight"]
-            return build_llama(config, tensors, path.name), tokenizer, json.loads(meta["general"]), sha
+            return build_llama(config, tensors, path.name), tokenizer, general, sha
         except Exception as error:  # any fault in a cache entry (HF tokenizers raises bare Exceptions): rebuild
             log.warning("ignoring the weight cache entry for %s (%s)", path.name, error)
     config, tokenizer, weights, general = read_gguf(path)

@@ -17,6 +17,8 @@ from typing import Any
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
+from core.io.pretrained.hf_claims import Claims, Stack, count
+from core.io.pretrained.hf_claims import check_folder
 from core.io.pretrained.hf_files import FolderRead, folder_config, read_json, read_tokenizer, read_weights
 from core.model.families.seq2seq import Seq2SeqModel
 from core.model.families.seq2seq_layers import ACTIVATIONS, Seq2SeqConfig
@@ -77,6 +79,28 @@ def bart_style_config(folder: Path, raw: dict[str, Any], family: str, **layout: 
         raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
 
 
+def bart_claims(raw: dict[str, Any], folder: Path, learned: bool = True) -> Claims:
+    """What a Marian, BART or mBART config.json claims: each stack's layers and heads, the shared embedding, the
+    ``learned`` position tables, each layer's query (and cross-attention query), up and down projections."""
+    width = ("d_model", count(raw, folder, "d_model"))
+    tensors = {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)}
+    if learned:
+        rows = ("max_position_embeddings + 2", count(raw, folder, "max_position_embeddings", 1024) + 2)
+        tensors.update({f"{stack}.positions.table.weight": (rows, width) for stack in ("encoder", "decoder")})
+    stacks, splits = [], []
+    for stack, cross in (("encoder", False), ("decoder", True)):
+        heads = (f"{stack}_attention_heads", count(raw, folder, f"{stack}_attention_heads",
+                                                   raw.get("encoder_attention_heads")))
+        inner = (f"{stack}_ffn_dim", count(raw, folder, f"{stack}_ffn_dim", raw.get("encoder_ffn_dim")))
+        layer = {"self_attn.q.weight": (width, width), "ffn.up.weight": (inner, width),
+                 "ffn.down.weight": (width, inner)}
+        if cross:
+            layer["cross_attn.q.weight"] = (width, width)
+        stacks.append(Stack(f"{stack}.layers.", (f"{stack}_layers", count(raw, folder, f"{stack}_layers")), layer))
+        splits.append((heads, width))
+    return Claims(tuple(stacks), tensors, splits=tuple(splits))
+
+
 def bart_name(name: str) -> str | None:
     """A stored BART/Marian tensor name → ours, None for a copy of the shared embedding."""
     if name in ("model.shared.weight", "final_logits_bias", "lm_head.weight"):
@@ -124,6 +148,7 @@ def read_bart(folder: Path) -> FolderRead:
     raw = folder_config(folder)
     family = str(raw.get("model_type"))
     pre = family == "mbart"
+    check_folder(folder, bart_name, bart_claims(raw, folder))  # before anything is built
     config = bart_style_config(folder, raw, family, positions="learned", embedding_norm=True,
                                pre_norm=pre, final_norm=pre)
     tokenizer = read_tokenizer(folder, config.max_len, kind="bpe")

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_encoder import (BERT_EMBEDDINGS, EncoderFamily, HeadNames, body_names, layer_names,
-                                           read_encoder)
+from core.io.pretrained.hf_encoder import (BERT_EMBEDDINGS, BERT_KEYS, EncoderFamily, HeadNames, body_names,
+                                           layer_names, read_encoder)
 from core.io.pretrained.hf_files import FolderRead
 from core.model.families.encoder_heads import ACTIVATIONS
 
@@ -43,6 +43,7 @@ DISTILBERT = EncoderFamily(
                                                activation="relu"),
         "ForTokenClassification": HeadNames("token_classes", {"classifier": "head.out"}),
     },
+    keys={**BERT_KEYS, "d_model": "dim", "n_encoder_layers": "n_layers", "n_heads": "n_heads", "d_ff": "hidden_dim"},
 )
 
 

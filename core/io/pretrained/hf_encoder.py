@@ -6,8 +6,10 @@ stored tensor names become ours, and its head modules. :func:`read_encoder` then
 
 1. picks the head from ``architectures`` in ``config.json`` (else from the tensors present);
 2. names every stored tensor, refusing unknown ones in one line that names them;
-3. checks the config's layer count and every shape against the safetensors headers, before the
-   model is built or any tensor data is read (a config claiming 100,000 layers costs milliseconds);
+3. checks what the config claims (layer count, heads, the embedding and layer shapes, the parameter
+   count) against the safetensors headers (:mod:`hf_claims`) before any config object or module is
+   built or any tensor data read (a config claiming 100,000 layers costs milliseconds), then every
+   shape against the model built on the meta device;
 4. reads the weights, builds the model and returns a :class:`FolderRead`.
 """
 
@@ -23,13 +25,17 @@ import torch
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
-from core.io.pretrained.hf_files import (FolderRead, folder_config, inside, read_json, read_tokenizer, read_weights,
-                                         tensor_shapes)
+from core.io.pretrained.hf_claims import Claims, Stack, check_claims
+from core.io.pretrained.hf_files import (FolderRead, folder_config, inside, read_headers, read_json, read_tokenizer,
+                                         read_weights)
 from core.model.families.bert import BertConfig, BertModel
 from core.model.families.encoder_heads import HeadConfig
 
 _ALWAYS_IGNORED = ("embeddings.position_ids", "embeddings.token_type_ids")  # constant buffers of old saves
-_LAYER_INDEX = re.compile(r"^layers\.(\d+)\.")
+#: Our :class:`BertConfig` setting → the config.json key BERT stores it under (a family may rename some).
+BERT_KEYS = {"vocab_size": "vocab_size", "d_model": "hidden_size", "n_encoder_layers": "num_hidden_layers",
+             "n_heads": "num_attention_heads", "d_ff": "intermediate_size", "embedding_size": "embedding_size",
+             "shared_layers": "num_hidden_groups"}
 
 #: Our module of each part of a post-norm layer, in the order a family lists its stored names.
 LAYER_PARTS = ("attn.query", "attn.key", "attn.value", "attn.out", "attn_norm", "up", "down", "ffn_norm")
@@ -93,6 +99,7 @@ class EncoderFamily:
         body: a stored name without prefix → our name (embeddings and layers), None if not a body tensor.
         heads: ``architectures`` suffix (``ForMaskedLM``) → its :class:`HeadNames`; ``…Model`` has none.
         unused: stored prefixes of heads the ``hidden`` model leaves unused (poolers, pre-training heads).
+        keys: our setting → its config.json key, for refusals (:data:`BERT_KEYS`).
     """
 
     name: str
@@ -101,6 +108,7 @@ class EncoderFamily:
     body: Callable[[str], str | None]
     heads: dict[str, HeadNames] = field(default_factory=dict)
     unused: tuple[str, ...] = ()
+    keys: dict[str, str] = field(default_factory=lambda: dict(BERT_KEYS))
 
 
 def _head_name(name: str, names: dict[str, str]) -> str | None:
@@ -158,22 +166,29 @@ def name_tensors(folder: Path, stored: list[str], family: EncoderFamily, head: H
     return ours
 
 
-def _layer_count(ours: dict[str, str]) -> int:
-    """How many layers the stored tensors hold (1 + the highest index), from names alone."""
-    indices = {int(m.group(1)) for name in ours.values() if (m := _LAYER_INDEX.match(name))}
-    return max(indices) + 1 if indices else 0
+def encoder_claims(settings: dict[str, Any], keys: dict[str, str]) -> Claims:
+    """What :class:`BertConfig` ``settings`` claim: the layers with their own weights, the heads splitting
+    the width, the word, position and token-type embeddings (at E), each layer's query, up and down projections."""
+    def dim(ours: str) -> tuple[str, int]:
+        return keys.get(ours, ours), settings[ours]
+
+    width, inner, shared = dim("d_model"), dim("d_ff"), bool(settings.get("shared_layers"))
+    embed = dim("embedding_size") if settings.get("embedding_size") else width
+    layer = {"attn.query.weight": (width, width), "up.weight": (inner, width), "down.weight": (width, inner)}
+    positions = ("max_position_embeddings", settings["max_len"] + settings.get("position_offset", 0))
+    tensors = {"embed.word.weight": (dim("vocab_size"), embed), "embed.position.weight": (positions, embed)}
+    if settings.get("type_vocab_size"):
+        tensors["embed.token_type.weight"] = (("type_vocab_size", settings["type_vocab_size"]), embed)
+    return Claims((Stack("layers.", dim("shared_layers" if shared else "n_encoder_layers"), layer),), tensors,
+                  splits=((dim("n_heads"), width),), runs=(dim("n_encoder_layers"),) if shared else ())
 
 
 def check_shapes(folder: Path, config: BertConfig, found: dict[str, tuple[int, ...]]) -> None:
-    """The config's layer count, then every tensor's shape, against the headers; before any tensor is read.
+    """Every tensor's shape against the model built on the meta device, once :func:`encoder_claims` held.
 
     Raises:
         CheckpointError: one line naming the first disagreement.
     """
-    stored_layers = _layer_count({k: k for k in found})
-    if stored_layers != config.distinct_layers:
-        raise CheckpointError(f"{folder.name}: config.json says {config.distinct_layers} layer(s) with their own "
-                              f"weights but the weights hold {stored_layers}")
     with torch.device("meta"):
         expected = {k: tuple(v.shape) for k, v in BertModel(config).state_dict().items()}
     missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
@@ -237,6 +252,16 @@ def _head_config(raw: dict[str, Any], head: HeadNames | None, found: dict[str, t
                       width=int(raw.get(head.width_key) or 0) if head.width_key else 0, dense=head.dense)
 
 
+def _refused_in(folder: Path, make: Callable[[], Any]) -> Any:
+    """``make()``, its faults one :class:`CheckpointError` line naming ``folder``."""
+    try:
+        return make()
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
+    except CheckpointError as error:
+        raise CheckpointError(f"{folder.name}: {error}") from None
+
+
 def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     """Open a BERT-like folder of ``family`` (see the module's steps).
 
@@ -245,20 +270,17 @@ def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     """
     folder = Path(folder)
     raw = folder_config(folder)
-    shapes = tensor_shapes(folder)
+    headers = read_headers(folder)
+    shapes = {name: header.shape for name, header in headers.items()}
     head = choose_head(folder, raw, sorted(shapes), family)
     kind = head.kind if head else "hidden"
     ours = name_tensors(folder, sorted(shapes), family, head)
     found = {mine: shapes[name] for name, mine in ours.items()}
     if kind == "masked_lm" and "head.decoder.weight" not in found and "embed.word.weight" in found:
         found["head.decoder.weight"] = found["embed.word.weight"]  # tied to the word embeddings
-    try:
-        settings = family.settings(raw)
-        config = BertConfig(**settings, head=_head_config(raw, head, found))
-    except (KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
-    except CheckpointError as error:
-        raise CheckpointError(f"{folder.name}: {error}") from None
+    settings = _refused_in(folder, lambda: family.settings(raw))
+    check_claims(folder, headers, ours, encoder_claims(settings, family.keys))  # before anything is built
+    config = _refused_in(folder, lambda: BertConfig(**settings, head=_head_config(raw, head, found)))
     check_shapes(folder, config, found)
     sentence = pooling(folder) if kind == "hidden" else {}  # modules.json checked before any weight is read
     tokenizer = read_tokenizer(folder, config.max_len)

@@ -11,9 +11,11 @@ The tokenizer is ``tokenizer.json``, or for an older BERT-style folder a WordPie
 from __future__ import annotations
 
 import json
+import keyword
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
@@ -26,11 +28,17 @@ from core.text.pretrained_tokenizer import PretrainedTokenizer
 FLOAT_DTYPES = ("F32", "F16", "BF16")
 #: The most bytes of weights one pretrained folder may hold (Qwen2-0.5B in fp32 is ~2 GB).
 WEIGHT_BUDGET_BYTES = 4 * 2**30
+#: The most parameters one pretrained model may hold, in every format (float32 within the byte budget).
+PARAMETER_BUDGET = WEIGHT_BUDGET_BYTES // 4
 _BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
-#: The one command that turns a Hugging Face folder's pickle weights into safetensors.
-CONVERT_COMMAND = ("`python -c \"from transformers import AutoModel; AutoModel.from_pretrained('DIR')"
-                   ".save_pretrained('DIR', safe_serialization=True)\"`")
-CONVERT_HINT = f"pytorch_model.bin is a pickle and is never loaded; convert it once with {CONVERT_COMMAND}"
+
+
+class TensorHeader(NamedTuple):
+    """One stored tensor as its safetensors header describes it: its file, dtype and shape."""
+
+    path: Path
+    dtype: str
+    shape: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -103,19 +111,57 @@ def weight_files(folder: Path) -> list[Path]:
             raise CheckpointError(f"{folder.name}: shard(s) {', '.join(missing[:3])} named by {index.name} are missing")
         return shards
     if any(folder.glob("pytorch_model*.bin")):
-        raise CheckpointError(f"{folder.name} has no safetensors weights: {CONVERT_HINT}")
+        raise CheckpointError(f"{folder.name} has no safetensors weights: {convert_hint(folder)}")
     raise CheckpointError(f"{folder.name} has no model.safetensors (nor a sharded model.safetensors.index.json)")
 
 
-def _headers(files: list[Path], folder: Path) -> dict[str, tuple[Path, str, tuple[int, ...]]]:
-    """name → (file, dtype, shape) from the headers alone (no tensor data is read)."""
-    found: dict[str, tuple[Path, str, tuple[int, ...]]] = {}
-    for path in files:
+def convert_command(folder: Path) -> str:
+    """The one command that turns ``folder``'s pickle weights into safetensors, keeping its task head.
+
+    The class is ``config.json``'s ``architectures`` when that names exactly one Python identifier
+    (``BertForSequenceClassification``: ``AutoModel`` would drop the classifier), else ``AutoModel``.
+    The folder's path is quoted for Python (a JSON string) and the code for the shell (``shlex``).
+    """
+    name = _architecture(folder) or "AutoModel"
+    where = json.dumps(str(Path(folder).absolute()))
+    code = (f"from transformers import {name}; {name}.from_pretrained({where})"
+            f".save_pretrained({where}, safe_serialization=True)")
+    return f"`python -c {shlex.quote(code)}`"
+
+
+def convert_hint(folder: Path) -> str:
+    """Why ``folder``'s ``pytorch_model.bin`` is not loaded, and :func:`convert_command`."""
+    return f"pytorch_model.bin is a pickle and is never loaded; convert it once with {convert_command(folder)}"
+
+
+def _architecture(folder: Path) -> str | None:
+    """``config.json``'s one ``architectures`` entry when it is a plain identifier (it is shown to the user)."""
+    if not (Path(folder) / "config.json").is_file():
+        return None
+    try:
+        entries = read_json(Path(folder) / "config.json", Path(folder)).get("architectures")
+    except CheckpointError:
+        return None
+    if not (isinstance(entries, list) and len(entries) == 1 and isinstance(entries[0], str)):
+        return None
+    name = entries[0]
+    plain = name.isascii() and name.isidentifier() and not keyword.iskeyword(name) and len(name) <= 100
+    return name if plain else None
+
+
+def read_headers(folder: Path) -> dict[str, TensorHeader]:
+    """Every stored tensor's header, stored name → :class:`TensorHeader` (no tensor data is read).
+
+    Raises:
+        CheckpointError: no weights (see :func:`weight_files`) or a file that is not safetensors.
+    """
+    found: dict[str, TensorHeader] = {}
+    for path in weight_files(folder):
         try:
             with safe_open(str(path), framework="pt") as handle:
                 for name in handle.keys():
                     meta = handle.get_slice(name)
-                    found[name] = (path, meta.get_dtype(), tuple(meta.get_shape()))
+                    found[name] = TensorHeader(path, meta.get_dtype(), tuple(meta.get_shape()))
         except (SafetensorError, OSError, ValueError, RuntimeError) as error:
             raise CheckpointError(f"{folder.name}/{path.name} is not readable safetensors ({error})") from None
     return found
@@ -123,7 +169,7 @@ def _headers(files: list[Path], folder: Path) -> dict[str, tuple[Path, str, tupl
 
 def tensor_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
     """Every stored tensor's shape, from the headers only (for checking a config before building)."""
-    return {name: shape for name, (_, _, shape) in _headers(weight_files(folder), folder).items()}
+    return {name: header.shape for name, header in read_headers(folder).items()}
 
 
 def read_weights(folder: Path, rename: Callable[[str], str | None],
@@ -138,7 +184,7 @@ def read_weights(folder: Path, rename: Callable[[str], str | None],
     Raises:
         CheckpointError: unreadable files, a non-float dtype, or weights over the budget.
     """
-    headers = _headers(weight_files(folder), folder)
+    headers = read_headers(folder)
     kept = {name: ours for name in headers if (ours := rename(name)) is not None}
     total = 0
     for name in kept:

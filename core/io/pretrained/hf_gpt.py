@@ -14,9 +14,10 @@ from typing import Any
 
 from torch import Tensor
 
+from core.io.pretrained.hf_claims import Claims, Stack, check_folder, count
 from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type, refuse_if,
                                            rope_settings, setting, special_ids, stored_name)
-from core.io.pretrained.hf_files import FolderRead, folder_config, read_weights
+from core.io.pretrained.hf_files import FolderRead, read_weights
 from core.model.families.gpt import GptConfig, GptModel
 
 
@@ -48,7 +49,7 @@ SUPPORTED_MODEL_TYPES = tuple(sorted(LAYOUTS))
 def _sizes(raw: dict[str, Any], folder: Path, *keys: str) -> dict[str, Any]:
     """vocab_size, d_model, n_decoder_layers, n_heads from config.json's ``keys`` (in that order)."""
     names = ("vocab_size", "d_model", "n_decoder_layers", "n_heads")
-    return {ours: setting(raw, folder, theirs) for ours, theirs in zip(names, keys)}
+    return {ours: count(raw, folder, theirs) for ours, theirs in zip(names, keys)}
 
 
 def _gpt2(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
@@ -108,20 +109,57 @@ def _phi(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 
 _SETTINGS = {"gpt2": _gpt2, "gpt_neox": _neox, "opt": _opt, "phi": _phi}
+#: config.json's keys of vocab_size, d_model, n_decoder_layers, n_heads and d_ff, by model_type.
+_KEYS = {"gpt2": ("vocab_size", "n_embd", "n_layer", "n_head", "n_inner"),
+         "gpt_neox": ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"),
+         "opt": ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "ffn_dim"),
+         "phi": ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")}
 _TIED_BY_DEFAULT = {"gpt2": True, "opt": True, "gpt_neox": False, "phi": False}
 
 
+def gpt_claims(kind: str, values: dict[str, Any]) -> Claims:
+    """What a ``kind`` config.json's ``values`` claim: layers, heads, the token (and learned position) embeddings
+    and each layer's attention input, up and down projections (in their stored layout: GPT-2 (in, out), fused q/k/v)."""
+    vocab, width, layers, heads, inner = (
+        (key, values[ours]) for key, ours in zip(_KEYS[kind], ("vocab_size", "d_model", "n_decoder_layers",
+                                                              "n_heads", "d_ff")))
+    fused = (f"3 × {width[0]}", 3 * width[1])
+    layer = {"gpt2": {"attn.qkv.weight": (width, fused), "mlp.up.weight": (width, inner),
+                      "mlp.down.weight": (inner, width)},
+             "gpt_neox": {"attn.qkv.weight": (fused, width)}}.get(kind, {"attn.q_proj.weight": (width, width)})
+    splits = ((heads, width),)
+    if kind == "phi":
+        groups = ("num_key_value_heads", values["n_kv_heads"])
+        layer["attn.k_proj.weight"] = (("num_key_value_heads × head_dim", groups[1] * (width[1] // heads[1])), width)
+        splits += ((groups, heads),)
+    if kind != "gpt2":
+        layer.update({"mlp.up.weight": (inner, width), "mlp.down.weight": (width, inner)})
+    tensors = {"embed.weight": (vocab, width)}
+    if kind in ("gpt2", "opt"):  # learned positions (OPT's table starts two rows on)
+        rows = ("n_positions" if kind == "gpt2" else "max_position_embeddings + 2", values["n_positions"])
+        tensors["position.weight"] = (rows, width)
+    return Claims((Stack("layers.", layers, layer),), tensors, splits=splits)
+
+
+def gpt_settings(raw: dict[str, Any], kind: str, folder: Path) -> dict[str, Any]:
+    """The :class:`GptConfig` keyword arguments of a ``kind`` config.json (nothing is built).
+
+    Raises:
+        CheckpointError: a setting this model cannot reproduce, or a value of the wrong type.
+    """
+    values = _SETTINGS[kind](raw, folder)
+    tied = setting(raw, folder, "tie_word_embeddings", default=_TIED_BY_DEFAULT[kind], kind=bool)
+    return dict(values, tie_embeddings=tied, **special_ids(raw, folder, values["vocab_size"]))
+
+
 def gpt_config(folder: Path) -> GptConfig:
-    """The :class:`GptConfig` of ``folder/config.json``.
+    """The :class:`GptConfig` of ``folder/config.json`` (its sizes not checked against any weights).
 
     Raises:
         CheckpointError: another model_type, a setting this model cannot reproduce, or invalid sizes.
     """
     raw, kind = model_type(folder, SUPPORTED_MODEL_TYPES, "a LayerNorm decoder")
-    values = _SETTINGS[kind](raw, folder)
-    tied = setting(raw, folder, "tie_word_embeddings", default=_TIED_BY_DEFAULT[kind], kind=bool)
-    return build_config(folder, kind, GptConfig, **values, tie_embeddings=tied,
-                        **special_ids(raw, folder, values["vocab_size"]))
+    return build_config(folder, kind, GptConfig, **gpt_settings(raw, kind, folder))
 
 
 def _split_qkv(fused: Tensor, n_heads: int, per_head: bool) -> tuple[Tensor, Tensor, Tensor]:
@@ -158,10 +196,12 @@ def read_gpt(folder: Path) -> FolderRead:
         CheckpointError: missing files, unsupported settings, tensors that do not match config.json.
     """
     folder = Path(folder)
-    config = gpt_config(folder)
-    kind = str(folder_config(folder)["model_type"])
+    raw, kind = model_type(folder, SUPPORTED_MODEL_TYPES, "a LayerNorm decoder")
     layout = LAYOUTS[kind]
     model = f"{layout.prefix.rstrip('.') or 'decoder'} model"
+    settings = gpt_settings(raw, kind, folder)  # unsupported settings refused from config.json alone
+    check_folder(folder, lambda name: stored_name(name, layout, False, model), gpt_claims(kind, settings))
+    config = build_config(folder, kind, GptConfig, **settings)
     weights = _unfuse(read_weights(folder, lambda name: stored_name(name, layout, config.tie_embeddings, model)),
                       kind, config.n_heads)
     return decoder_read(folder, kind, config, lambda: GptModel(config), weights)

@@ -11,9 +11,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from core.io.pretrained.hf_claims import Claims, Stack, check_folder, count
 from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type, refuse_if,
                                            rope_settings, setting, special_ids, stored_name)
-from core.io.pretrained.hf_files import FolderRead, folder_config, read_weights
+from core.io.pretrained.hf_files import FolderRead, read_weights
 from core.model.families.llama import LlamaConfig, LlamaModel
 
 SUPPORTED_MODEL_TYPES = ("gemma", "llama", "mistral", "qwen2", "qwen3")
@@ -51,19 +52,18 @@ def _variant(kind: str, raw: dict[str, Any], folder: Path) -> dict[str, Any]:
     return flags
 
 
-def llama_config(folder: Path) -> LlamaConfig:
-    """The :class:`LlamaConfig` of ``folder/config.json``.
+def llama_settings(raw: dict[str, Any], kind: str, folder: Path) -> dict[str, Any]:
+    """The :class:`LlamaConfig` keyword arguments of a ``kind`` config.json (nothing is built).
 
     Raises:
-        CheckpointError: another model_type, an unsupported rope scaling or setting, or invalid sizes.
+        CheckpointError: an unsupported rope scaling or setting, or a value of the wrong type.
     """
-    raw, kind = model_type(folder, SUPPORTED_MODEL_TYPES, "a Llama-family folder")
     rope = rope_settings(raw, folder)
     refuse_if(rope["fraction"] != 1.0, folder, "partial rotary in a Llama-family model")
     vocab = setting(raw, folder, "vocab_size")
     n_heads = setting(raw, folder, "num_attention_heads")
-    return build_config(
-        folder, kind, LlamaConfig, vocab_size=vocab, d_model=setting(raw, folder, "hidden_size"),
+    return dict(
+        vocab_size=vocab, d_model=setting(raw, folder, "hidden_size"),
         n_decoder_layers=setting(raw, folder, "num_hidden_layers"), n_heads=n_heads,
         n_kv_heads=setting(raw, folder, "num_key_value_heads", default=n_heads),
         d_ff=setting(raw, folder, "intermediate_size"), rope_base=rope["base"],
@@ -77,15 +77,46 @@ def llama_config(folder: Path) -> LlamaConfig:
     )
 
 
+def llama_config(folder: Path) -> LlamaConfig:
+    """The :class:`LlamaConfig` of ``folder/config.json`` (its sizes not checked against any weights).
+
+    Raises:
+        CheckpointError: another model_type, an unsupported rope scaling or setting, or invalid sizes.
+    """
+    raw, kind = model_type(folder, SUPPORTED_MODEL_TYPES, "a Llama-family folder")
+    return build_config(folder, kind, LlamaConfig, **llama_settings(raw, kind, folder))
+
+
+def llama_claims(raw: dict[str, Any], folder: Path) -> Claims:
+    """What a Llama-family config.json claims: layers, grouped heads, the embeddings, each layer's q/k/up/down."""
+    width, inner = ("hidden_size", count(raw, folder, "hidden_size")), ("intermediate_size",
+                                                                       count(raw, folder, "intermediate_size"))
+    heads = ("num_attention_heads", count(raw, folder, "num_attention_heads"))
+    groups = ("num_key_value_heads", count(raw, folder, "num_key_value_heads", heads[1]))
+    explicit = isinstance(raw.get("head_dim"), int)
+    head_dim = count(raw, folder, "head_dim") if explicit else width[1] // heads[1]
+    layer = {"attn.q_proj.weight": (("num_attention_heads × head_dim", heads[1] * head_dim), width),
+             "attn.k_proj.weight": (("num_key_value_heads × head_dim", groups[1] * head_dim), width),
+             "mlp.up_proj.weight": (inner, width), "mlp.down_proj.weight": (width, inner)}
+    return Claims((Stack("layers.", ("num_hidden_layers", count(raw, folder, "num_hidden_layers")), layer),),
+                  {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)},
+                  splits=((groups, heads),) + (() if explicit else ((heads, width),)))
+
+
 def read_llama(folder: Path) -> FolderRead:
     """Load a Llama-family folder: the decoder in eval mode and its tokenizer.
+
+    Every count and shape config.json claims is checked against the headers before anything is built.
 
     Raises:
         CheckpointError: missing files, unsupported settings, tensors that do not match config.json.
     """
     folder = Path(folder)
-    config = llama_config(folder)
+    raw, family = model_type(folder, SUPPORTED_MODEL_TYPES, "a Llama-family folder")
+    settings = llama_settings(raw, family, folder)  # unsupported settings refused from config.json alone
+    check_folder(folder, lambda name: stored_name(name, _LAYOUT, False, "Llama-family decoder"),
+                 llama_claims(raw, folder))
+    config = build_config(folder, family, LlamaConfig, **settings)
     weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings,
                                                             "Llama-family decoder"))
-    family = str(folder_config(folder)["model_type"])
     return decoder_read(folder, family, config, lambda: LlamaModel(config), weights)

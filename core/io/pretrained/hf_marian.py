@@ -22,7 +22,8 @@ from typing import Any
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_bart import bart_name, bart_style_config, load_seq2seq, shown_only
+from core.io.pretrained.hf_bart import bart_claims, bart_name, bart_style_config, load_seq2seq, shown_only
+from core.io.pretrained.hf_claims import check_folder
 from core.io.pretrained.hf_files import FolderRead, folder_config, read_tokenizer
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 
@@ -152,6 +153,7 @@ def read_marian(folder: Path) -> FolderRead:
     if int(raw.get("decoder_vocab_size") or raw.get("vocab_size", 0)) != int(raw.get("vocab_size", 0)) or \
             raw.get("share_encoder_decoder_embeddings", True) is False:
         raise CheckpointError(f"{folder.name}: Marian models with separate decoder vocabularies are not supported")
+    check_folder(folder, marian_name, bart_claims(raw, folder, learned=False))  # sinusoids: computed, not stored
     config = bart_style_config(folder, raw, "marian", positions="sinusoidal")
     source, target = marian_tokenizers(folder, config.max_len)
     config = shown_only(config, target.vocab_size)

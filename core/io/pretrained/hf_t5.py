@@ -13,7 +13,8 @@ from typing import Any
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.hf_bart import banned_ids, generation_settings, load_seq2seq, shown_only
-from core.io.pretrained.hf_files import FolderRead, folder_config, read_tokenizer, tensor_shapes
+from core.io.pretrained.hf_claims import Claims, Stack, check_folder, count
+from core.io.pretrained.hf_files import FolderRead, folder_config, read_tokenizer
 from core.model.families.seq2seq_layers import ACTIVATIONS, Seq2SeqConfig
 
 _BLOCK = re.compile(r"^(encoder|decoder)\.block\.(\d+)\.layer\.(\d)\.(.+)$")
@@ -55,6 +56,24 @@ def t5_config(folder: Path, raw: dict[str, Any], stored_head: bool) -> Seq2SeqCo
         raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
 
 
+def t5_claims(raw: dict[str, Any], folder: Path) -> Claims:
+    """What a T5 config.json claims: each stack's layers, the shared embedding, the relative-position tables
+    (buckets × heads), each layer's query (heads × d_kv rows), cross-attention query and down projection."""
+    width, inner = ("d_model", count(raw, folder, "d_model")), ("d_ff", count(raw, folder, "d_ff"))
+    heads, buckets = count(raw, folder, "num_heads"), count(raw, folder, "relative_attention_num_buckets", 32)
+    query = (("num_heads × d_kv", heads * count(raw, folder, "d_kv")), width)
+    layers = count(raw, folder, "num_layers")
+    tensors = {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)}
+    stacks = []
+    for stack, key in (("encoder", "num_layers"), ("decoder", "num_decoder_layers")):
+        tensors[f"{stack}.relative.table.weight"] = (("relative_attention_num_buckets", buckets), ("num_heads", heads))
+        layer = {"self_attn.q.weight": query, "ffn.down.weight": (width, inner)}
+        if stack == "decoder":
+            layer["cross_attn.q.weight"] = query
+        stacks.append(Stack(f"{stack}.layers.", (key, count(raw, folder, key, layers)), layer))
+    return Claims(tuple(stacks), tensors)
+
+
 def t5_name(name: str) -> str | None:
     """A stored T5 tensor name → ours, None for a copy of the shared embedding."""
     fixed = {"shared.weight": "embed.weight", "lm_head.weight": "head.weight",
@@ -89,7 +108,9 @@ def read_t5(folder: Path) -> FolderRead:
         CheckpointError: missing files, unsupported settings, tensors that do not match config.json.
     """
     folder = Path(folder)
-    config = t5_config(folder, folder_config(folder), "lm_head.weight" in tensor_shapes(folder))
+    raw = folder_config(folder)
+    headers = check_folder(folder, t5_name, t5_claims(raw, folder))  # before anything is built
+    config = t5_config(folder, raw, "lm_head.weight" in headers)
     tokenizer = read_tokenizer(folder, config.max_len, kind="sentencepiece")
     config = shown_only(config, tokenizer.vocab_size)
     return FolderRead(load_seq2seq(folder, config, t5_name), tokenizer, "t5", "text",

@@ -137,7 +137,8 @@ class PretrainedModel:
         model: a :class:`BertModel`, :class:`LlamaModel` or :class:`WhisperModel` (the model contract).
         tokenizer: the original model's tokenizer.
         path: the folder or ``.gguf`` file it was read from.
-        family: ``bert``, ``llama`` or ``whisper``.
+        family: the folder's ``model_type`` (``bert``, ``gpt2``, ``qwen2`` …), a GGUF's
+            ``general.architecture`` (``llama`` or ``qwen2``), or ``whisper``.
         name: display name (the GGUF's ``general.name``, else the file or folder name).
         pooling: how a BERT model's sentence vector is made (``mode``, ``normalize``).
         metadata: the GGUF's ``general.*`` entries (license, organisation, …).
@@ -251,7 +252,7 @@ def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cp
         model, tokenizer, general, sha = load_gguf(path, use_cache=use_cache)
         model = model.to(device)
         name = _known_name(path) or str(general.get("name") or path.stem)
-        return PretrainedModel(model, tokenizer, path, "llama", name, head="next_token",
+        return PretrainedModel(model, tokenizer, path, str(general["architecture"]), name, head="next_token",
                                metadata=general, known_sha256=sha)
     whisper = _load_whisper(path, device) if path.is_dir() else None
     if whisper is not None:

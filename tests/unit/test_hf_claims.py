@@ -1,0 +1,205 @@
+"""Issue 28 for every Hugging Face folder reader: what config.json claims (layers, heads, widths, the parameter
+count) is checked against the safetensors headers before any config object, module or buffer is built.
+
+Each family's folder is a tiny random model saved by ``transformers`` (no tokenizer: a folder whose claims
+hold is refused for its missing tokenizer, which is read after the check). Its config.json then claims
+100,000 layers, 2³¹ heads or a width the weights do not have: each is refused in one line naming the folder,
+in under a second, with under 100 MB of Python memory, and no ``nn.Module`` is ever constructed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+import torch
+
+from core import CheckpointError, load_pretrained
+from core.io.pretrained.hf_claims import Claims, Stack, check_claims
+from core.io.pretrained.hf_files import TensorHeader
+
+transformers = pytest.importorskip("transformers")
+
+MAX_SECONDS, MAX_BYTES = 1.0, 100 * 2**20
+_ENC = dict(vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+            max_position_embeddings=66)
+_DEC = dict(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+            max_position_embeddings=64, bos_token_id=1, eos_token_id=2, pad_token_id=0)
+_S2S = dict(vocab_size=40, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+            decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+            pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+_BERT_KEYS = ("num_hidden_layers", "num_attention_heads", "hidden_size")
+
+#: model_type → (the model, its config.json keys of layers, heads and width).
+FAMILIES = {
+    "bert": (lambda: transformers.BertModel(transformers.BertConfig(**_ENC)), _BERT_KEYS),
+    "roberta": (lambda: transformers.RobertaModel(transformers.RobertaConfig(**_ENC, pad_token_id=1)), _BERT_KEYS),
+    "xlm-roberta": (lambda: transformers.XLMRobertaModel(transformers.XLMRobertaConfig(**_ENC, pad_token_id=1)),
+                    _BERT_KEYS),
+    "electra": (lambda: transformers.ElectraModel(transformers.ElectraConfig(**_ENC, embedding_size=16)), _BERT_KEYS),
+    "distilbert": (lambda: transformers.DistilBertModel(transformers.DistilBertConfig(
+        vocab_size=40, dim=32, n_layers=2, n_heads=4, hidden_dim=64)), ("n_layers", "n_heads", "dim")),
+    "albert": (lambda: transformers.AlbertModel(transformers.AlbertConfig(**_ENC, embedding_size=16)),
+               ("num_hidden_groups", "num_attention_heads", "hidden_size")),
+    "llama": (lambda: transformers.LlamaConfig(**_DEC, num_key_value_heads=2), _BERT_KEYS),
+    "mistral": (lambda: transformers.MistralConfig(**_DEC, num_key_value_heads=2, sliding_window=4), _BERT_KEYS),
+    "qwen2": (lambda: transformers.Qwen2Config(**_DEC, num_key_value_heads=2), _BERT_KEYS),
+    "qwen3": (lambda: transformers.Qwen3Config(**_DEC, num_key_value_heads=2, head_dim=16), _BERT_KEYS),
+    "gemma": (lambda: transformers.GemmaConfig(**_DEC, num_key_value_heads=1, head_dim=16), _BERT_KEYS),
+    "gpt2": (lambda: transformers.GPT2Config(vocab_size=40, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                                     bos_token_id=2, eos_token_id=2),
+             ("n_layer", "n_head", "n_embd")),
+    "gpt_neox": (lambda: transformers.GPTNeoXConfig(**_DEC, rotary_pct=0.5), _BERT_KEYS),
+    "opt": (lambda: transformers.OPTConfig(**{k: v for k, v in _DEC.items() if k != "intermediate_size"},
+                                           ffn_dim=64, word_embed_proj_dim=32), _BERT_KEYS),
+    "phi": (lambda: transformers.PhiConfig(**_DEC, partial_rotary_factor=0.5), _BERT_KEYS),
+    "bart": (lambda: transformers.BartForConditionalGeneration(transformers.BartConfig(**_S2S)),
+             ("encoder_layers", "encoder_attention_heads", "d_model")),
+    "mbart": (lambda: transformers.MBartForConditionalGeneration(transformers.MBartConfig(**_S2S)),
+              ("decoder_layers", "decoder_attention_heads", "d_model")),
+    "marian": (lambda: transformers.MarianMTModel(transformers.MarianConfig(**_S2S)),
+               ("encoder_layers", "encoder_attention_heads", "d_model")),
+    "t5": (lambda: transformers.T5ForConditionalGeneration(transformers.T5Config(
+        vocab_size=40, d_model=16, d_kv=6, d_ff=32, num_layers=2, num_heads=3, relative_attention_num_buckets=8,
+        pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)), ("num_decoder_layers", "num_heads", "d_model")),
+}
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict[str, Path]:
+    """Every family's tiny folder (config.json and model.safetensors, no tokenizer), saved once."""
+    root, out = tmp_path_factory.mktemp("claims"), {}
+    for name, (build, _) in FAMILIES.items():
+        torch.manual_seed(0)
+        made = build()
+        model = transformers.AutoModelForCausalLM.from_config(made) if isinstance(made, transformers.PretrainedConfig) \
+            else made
+        model.save_pretrained(root / name, safe_serialization=True)
+        out[name] = root / name
+    return out
+
+
+def _claiming(folders: dict[str, Path], family: str, tmp_path: Path, **changes) -> Path:
+    """A copy of ``family``'s folder whose config.json carries ``changes``."""
+    folder = shutil.copytree(folders[family], tmp_path / family)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **changes}))
+    return folder
+
+
+def _refused_before_building(folder: Path, match: str, monkeypatch) -> str:
+    """Load ``folder``: a one-line refusal matching ``match``, fast, small, and no module ever constructed."""
+    def no_module(*args, **kwargs):
+        raise AssertionError("a module was constructed before the claims were checked")
+
+    monkeypatch.setattr(torch.nn.Module, "__init__", no_module)
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(CheckpointError, match=match) as caught:
+            load_pretrained(folder)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        monkeypatch.undo()
+    elapsed = time.perf_counter() - start
+    assert elapsed < MAX_SECONDS and peak < MAX_BYTES, (elapsed, peak)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{folder.name}: "), message
+    return message
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_an_honest_folder_passes_the_claims(family, folders, tmp_path, monkeypatch):
+    """The untouched folder gets past every claim: it is refused only for the tokenizer it lacks."""
+    folder = _claiming(folders, family, tmp_path)
+    with pytest.raises(CheckpointError, match="tokenizer|vocab.json|source.spm"):
+        load_pretrained(folder)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_layer_count_the_weights_do_not_hold(family, folders, tmp_path, monkeypatch):
+    layers, _, _ = FAMILIES[family][1]
+    folder = _claiming(folders, family, tmp_path, **{layers: 100_000})
+    message = _refused_before_building(folder, rf"claims 100,000 layers \({layers}\)", monkeypatch)
+    held = 1 if family == "albert" else 2
+    assert message.endswith(f"but model.safetensors holds {held}")
+
+
+def test_albert_running_its_shared_layer_100000_times_is_refused(folders, tmp_path, monkeypatch):
+    folder = _claiming(folders, "albert", tmp_path, num_hidden_layers=100_000)
+    _refused_before_building(folder, r"claims 100,000 layers \(num_hidden_layers\); at most 1,024", monkeypatch)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_two_to_the_31_heads(family, folders, tmp_path, monkeypatch):
+    _, heads, width = FAMILIES[family][1]
+    folder = _claiming(folders, family, tmp_path, **{heads: 2**31})
+    config = json.loads((folders[family] / "config.json").read_text())
+    if "head_dim" in config or family == "t5":  # an explicit head width: told by a tensor holding the heads
+        match = rf"claims {heads}( × \w+)? [\d,]+ but model.safetensors holds \S+ with shape \("
+    else:
+        match = rf"claims 2,147,483,648 heads \({heads}\), which do not split {width} \d+ evenly"
+    _refused_before_building(folder, match, monkeypatch)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_width_the_weights_do_not_have(family, folders, tmp_path, monkeypatch):
+    _, _, width = FAMILIES[family][1]
+    claimed = 2 * json.loads((folders[family] / "config.json").read_text())[width]
+    projection = {"word_embed_proj_dim": claimed} if family == "opt" else {}  # OPT refuses them apart
+    folder = _claiming(folders, family, tmp_path, **{width: claimed}, **projection)
+    _refused_before_building(folder, rf"claims {width} {claimed} but model.safetensors holds \S+ with shape \(",
+                             monkeypatch)
+
+
+@pytest.mark.parametrize("family, key", [
+    ("bert", "max_position_embeddings"), ("roberta", "max_position_embeddings"), ("albert", "max_position_embeddings"),
+    ("distilbert", "max_position_embeddings"), ("electra", "type_vocab_size"), ("gpt2", "n_positions"),
+    ("opt", "max_position_embeddings"), ("bart", "max_position_embeddings"), ("mbart", "max_position_embeddings")])
+def test_a_learned_table_longer_than_the_weights_hold(family, key, folders, tmp_path, monkeypatch):
+    folder = _claiming(folders, family, tmp_path, **{key: 2**40})
+    _refused_before_building(folder, rf"claims {key}( \+ 2)? 1,099,511,62\d,\d+ but model.safetensors holds \S+ with "
+                                     r"shape \(", monkeypatch)
+
+
+@pytest.mark.parametrize("value, match", [(0, "must be a whole number of at least 1, got 0"),
+                                          ("32", "must be a whole number of at least 1, got '32'"),
+                                          (True, "must be a whole number of at least 1, got True")])
+def test_a_size_that_is_not_a_positive_whole_number(value, match, folders, tmp_path, monkeypatch):
+    folder = _claiming(folders, "llama", tmp_path, hidden_size=value)
+    _refused_before_building(folder, rf"config.json's 'hidden_size' {match}", monkeypatch)
+
+
+def test_a_missing_tensor_and_the_parameter_budget_are_told_in_one_line(tmp_path):
+    held = {"w.embed": TensorHeader(tmp_path / "model.safetensors", "F32", (10, 4)),
+            "w.0.q": TensorHeader(tmp_path / "model.safetensors", "F32", (4, 4))}
+    ours = {"w.embed": "embed.weight", "w.0.q": "layers.0.q.weight"}
+    width = ("hidden_size", 4)
+    claims = Claims((Stack("layers.", ("num_hidden_layers", 1), {"q.weight": (width, width), "up.weight": (
+        ("intermediate_size", 8), width)}),), {"embed.weight": (("vocab_size", 10), width)})
+    assert claims.parameters == 10 * 4 + 4 * 4 + 8 * 4
+    with pytest.raises(CheckpointError, match=r"^claims: the weights hold no tensor for layers\.0\.up\.weight "
+                                              r"\(config.json's intermediate_size and hidden_size describe one of "
+                                              r"shape \(8, 4\)\)$"):
+        check_claims(tmp_path / "claims", held, ours, claims)
+    fits = Claims(claims.stacks[:0], claims.tensors)
+    check_claims(tmp_path / "claims", held, ours, fits, budget=40)
+    with pytest.raises(CheckpointError, match=r"claims at least 40 parameters .* over the limit of 39 "):
+        check_claims(tmp_path / "claims", held, ours, fits, budget=39)
+
+
+def test_a_sharded_folder_names_its_shards(tmp_path, monkeypatch):
+    torch.manual_seed(0)
+    model = FAMILIES["bert"][0]()
+    model.save_pretrained(tmp_path / "sharded", safe_serialization=True, max_shard_size="20KB")
+    shards = len(list((tmp_path / "sharded").glob("model-*.safetensors")))
+    config = json.loads((tmp_path / "sharded" / "config.json").read_text())
+    (tmp_path / "sharded" / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 100_000}))
+    assert shards > 1
+    _refused_before_building(tmp_path / "sharded", rf"claims 100,000 layers \(num_hidden_layers\) but its {shards} "
+                                                   r"safetensors shards hold 2$", monkeypatch)

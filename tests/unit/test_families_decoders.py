@@ -272,3 +272,15 @@ def test_kv_cache_steps_equal_full_recomputation(family, name, tmp_path):
         cached = model.next_token_logits(ids[:, :end], controls=AttentionControls(), cache=cache)
         torch.testing.assert_close(cached, model.next_token_logits(ids[:, :end]), atol=1e-5, rtol=1e-5)
     assert cache.length == 9
+
+
+def test_a_tensor_the_family_does_not_know_is_refused_naming_the_folder(mistral_folder, tmp_path):
+    from safetensors.torch import load_file, save_file
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for path in mistral_folder.iterdir():
+        (folder / path.name).write_bytes(path.read_bytes())
+    weights = load_file(folder / "model.safetensors")
+    save_file({**weights, "model.adapter.weight": torch.zeros(2, 2)}, folder / "model.safetensors")
+    with pytest.raises(CheckpointError, match=r"^mine: unexpected tensor 'model.adapter.weight'"):
+        load_pretrained(folder)

@@ -199,3 +199,13 @@ def test_fused_path_equals_the_explicit_one_on_a_padded_batch(family):
         alone = model(src[1:, :5], tgt[1:]).logits
     assert torch.allclose(fused, explicit, atol=1e-5)
     assert torch.allclose(fused[1:], alone, atol=1e-5)  # padding changes nothing
+
+
+@pytest.mark.parametrize("make", [lambda f: ref.bart(f, "bart"), lambda f: ref.t5(f)], ids=["bart", "t5"])
+def test_a_tensor_the_family_does_not_know_is_refused_naming_the_folder(make, tmp_path):
+    from safetensors.torch import load_file, save_file
+    folder, _, _ = make(tmp_path / "mine")
+    weights = load_file(folder / "model.safetensors")
+    save_file({**weights, "model.adapter.weight": torch.zeros(2, 2)}, folder / "model.safetensors")
+    with pytest.raises(CheckpointError, match=r"^mine: unexpected tensor 'model.adapter.weight'"):
+        load_pretrained(folder)

@@ -59,12 +59,12 @@ def file_sha256(path: Path) -> str:
     return sha.hexdigest()
 
 
-def _our_name(gguf_name: str) -> str:
+def _our_name(gguf_name: str, file_name: str) -> str:
     if gguf_name in _TOP_NAMES:
         return _TOP_NAMES[gguf_name]
     match = _BLOCK.match(gguf_name)
     if match is None or match.group(2) not in _BLOCK_NAMES:
-        raise CheckpointError(f"unexpected tensor {gguf_name!r} for a Llama-family model")
+        raise CheckpointError(f"{file_name}: unexpected tensor {gguf_name!r} for a Llama-family model")
     return f"layers.{match.group(1)}.{_BLOCK_NAMES[match.group(2)]}.{match.group(3)}"
 
 
@@ -75,7 +75,7 @@ def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool
     for info in header.tensors.values():
         if info.name == ROPE_FREQS:  # read into the config's rotary scaling
             continue
-        key = _our_name(info.name)
+        key = _our_name(info.name, path.name)
         weight = torch.from_numpy(dequantized(raw_tensor(path, header, info), info, path.name))
         if permuted and ".attn.q_proj." in key:
             weight = unpermute_gguf_rows(weight, config.n_heads)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_files import PARAMETER_BUDGET, TensorHeader, read_headers
+from core.io.pretrained.hf_files import PARAMETER_BUDGET, read_headers, renamed, TensorHeader
 
 #: One claimed size: (what config.json calls it, the value it claims).
 Dim = tuple[str, int]
@@ -95,7 +95,7 @@ def check_folder(folder: Path, rename: Callable[[str], str | None], claims: Clai
         the headers, stored name → :class:`TensorHeader`.
     """
     headers = read_headers(folder)
-    ours = {name: mine for name in headers if (mine := rename(name)) is not None}
+    ours = renamed(folder, headers, rename)
     check_claims(folder, headers, ours, claims, budget)
     return headers
 

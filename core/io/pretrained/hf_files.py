@@ -15,7 +15,7 @@ import keyword
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
@@ -172,6 +172,19 @@ def tensor_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
     return {name: header.shape for name, header in read_headers(folder).items()}
 
 
+def renamed(folder: Path, names: Iterable[str], rename: Callable[[str], str | None]) -> dict[str, str]:
+    """Stored name → our parameter name for every stored tensor the model uses (``rename`` gives None for
+    the rest).
+
+    Raises:
+        CheckpointError: a tensor the family does not know, named with the folder.
+    """
+    try:
+        return {name: ours for name in names if (ours := rename(name)) is not None}
+    except CheckpointError as error:  # the family's renamer knows the tensor, not the folder
+        raise CheckpointError(f"{folder.name}: {error}") from None
+
+
 def read_weights(folder: Path, rename: Callable[[str], str | None],
                  budget_bytes: int = WEIGHT_BUDGET_BYTES) -> dict[str, Tensor]:
     """The weights under our names, as float32.
@@ -185,7 +198,7 @@ def read_weights(folder: Path, rename: Callable[[str], str | None],
         CheckpointError: unreadable files, a non-float dtype, or weights over the budget.
     """
     headers = read_headers(folder)
-    kept = {name: ours for name in headers if (ours := rename(name)) is not None}
+    kept = renamed(folder, headers, rename)
     total = 0
     for name in kept:
         _, dtype, shape = headers[name]

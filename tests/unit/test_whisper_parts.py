@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import struct
+import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -162,6 +164,38 @@ def test_audio_is_decoded_to_16_khz_mono_and_bad_input_refused():
         load_audio(_wav(0.5), max_bytes=100)
     with pytest.raises(ValueError, match="not a readable audio file"):
         load_audio(b"RIFF....WAVEjunk")
+
+
+def _with_rate(data: bytes, rate: int) -> bytes:
+    """A WAV whose header claims ``rate`` samples per second (bytes 24–31: the rate and the byte rate)."""
+    channels, width = struct.unpack_from("<H", data, 22)[0], struct.unpack_from("<H", data, 34)[0] // 8
+    return data[:24] + struct.pack("<II", rate, rate * channels * width) + data[32:]
+
+
+@pytest.mark.parametrize("data, message", [
+    (_wav(0.0), "holds no sound"),
+    (_wav(0.5, channels=16), "16 channels"),
+    (_with_rate(_wav(0.5, channels=1), 10_000_000), "10000000 Hz"),
+    (_with_rate(_wav(0.5, channels=1), 1), " 1 Hz"),
+    (_wav(0.5)[:30], "not a readable audio file"),
+    (b"", "not a readable audio file"),
+], ids=["no-frames", "many-channels", "huge-rate", "tiny-rate", "cut-header", "empty"])
+def test_every_odd_audio_file_is_one_line_within_time_and_memory(data, message):
+    """reliability.md A1: not audio, truncated, 0 s, a huge sample rate, many channels — one ValueError line,
+    refused from the header in well under a second, with little memory."""
+    tracemalloc.start()
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match=message) as refused:
+        load_audio(data)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert "\n" not in str(refused.value) and time.perf_counter() - started < 1.0 and peak < 20 * 2**20
+
+
+def test_a_file_cut_inside_its_samples_decodes_what_it_holds():
+    whole = _wav(0.5, channels=1)
+    cut = load_audio(whole[: len(whole) // 2])
+    assert 0 < cut.samples.size < load_audio(whole).samples.size and np.isfinite(cut.samples).all()
 
 
 def test_log_mel_shape_range_and_frames():

@@ -1,8 +1,9 @@
-"""SmolLM2's generation, one step at a time: for step t, the attention row of the token the model
-reads at that step over every earlier token, for each layer and each of the 9 query heads
-(labelled with the key/value head it shares).
+"""A language model's generation, one step at a time (SmolLM2's page, and Explore for every decoder):
+for step t, the attention row of the token the model reads at that step over every earlier token, for
+each layer and each query head (labelled with the key/value head it shares, when heads share them).
 
-Slices one cached explanation (``explain(..., continuation=N)``); never runs the model.
+Slices one cached explanation (``explain(..., continuation=N)``); never runs the model. Widget keys
+start with a ``prefix`` (``smol`` on SmolLM2's page).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def step_rows(exp: Explanation, prompt_length: int, step: int) -> np.ndarray:
     return exp.attention["decoder"][:, :, q, : q + 1]
 
 
-def steps_view(exp: Explanation, prompt_length: int, fs: float) -> None:
+def steps_view(exp: Explanation, prompt_length: int, fs: float, prefix: str = "smol") -> None:
     """The step slider, the text so far, and that step's rows per head (one layer) and per layer (mean of heads)."""
     steps = len(exp.target_tokens) - prompt_length + 1  # every generated token was produced by one row
     if steps < 1:
@@ -37,7 +38,7 @@ def steps_view(exp: Explanation, prompt_length: int, fs: float) -> None:
         return
     step_column, layer_column = st.columns(2, gap="large")
     with step_column:
-        step = widgets.index_slider("Step", steps, "smol_step", first=1,
+        step = widgets.index_slider("Step", steps, f"{prefix}_step", first=1,
                                     help="Walk through the generated tokens one at a time.")
     q = step_position(prompt_length, step)
     keys = exp.target_tokens[: q + 1]
@@ -48,9 +49,11 @@ def steps_view(exp: Explanation, prompt_length: int, fs: float) -> None:
     rows = step_rows(exp, prompt_length, step)  # (L, H, q+1)
     layers, heads = rows.shape[:2]
     with layer_column:
-        layer = widgets.index_slider("Layer", layers, "smol_layer", first=1, help="The layer whose 9 heads are drawn.")
-    groups = exp.head_groups.get("decoder", tuple(range(heads)))
-    per_head = charts.rows_heatmap(rows[layer], charts.head_labels(groups), keys, y_title="query head · shared kv",
+        layer = widgets.index_slider("Layer", layers, f"{prefix}_layer", first=1,
+                                     help=f"The layer whose {heads} heads are drawn.")
+    groups = exp.head_groups.get("decoder")
+    labels = charts.head_labels(groups) if groups else [f"head {h + 1}" for h in range(heads)]
+    per_head = charts.rows_heatmap(rows[layer], labels, keys, y_title="query head · shared kv" if groups else "head",
                                    title=f"Step {step + 1}, layer {layer + 1}: each head's row for “{reads}”",
                                    font_scale=fs)
     per_layer = charts.rows_heatmap(rows.mean(1), [f"layer {i + 1}" for i in range(layers)], keys,
@@ -60,13 +63,14 @@ def steps_view(exp: Explanation, prompt_length: int, fs: float) -> None:
     left, right = st.columns(2, gap="large") if fs == 1.0 else (st.container(), st.container())
     with left:
         widgets.chart(per_head)
-        st.caption(f"{heads} query heads share {len(set(groups))} key/value heads (grouped-query attention): "
-                   "heads with the same “kv” number compare their queries with the same keys. Each row sums to 1 "
-                   "over the tokens read so far; later tokens are hidden by the causal mask.")
+        shared = (f"{heads} query heads share {len(set(groups))} key/value heads (grouped-query attention): heads "
+                  "with the same “kv” number compare their queries with the same keys. ") if groups else ""
+        st.caption(shared + "Each row sums to 1 over the tokens read so far; later tokens are hidden by the causal "
+                   "mask.")
     with right:
         widgets.chart(per_layer)
-    export.export_data({"rows": rows, "head_groups": np.asarray(groups)}, _table(rows, keys),
-                       f"smollm2-step-{step + 1}", "smol_step_export")
+    export.export_data({"rows": rows, "head_groups": np.asarray(groups or range(heads))}, _table(rows, keys),
+                       f"{prefix}-step-{step + 1}", f"{prefix}_step_export")
 
 
 def _table(rows: np.ndarray, keys: tuple[str, ...]) -> pd.DataFrame:

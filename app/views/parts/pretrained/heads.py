@@ -62,7 +62,7 @@ def head_finder(entry: catalog.Entry, exp: Explanation, fs: float, *, prefix: st
     word = attention_charts.visible(tokens[query])
     left, right = st.columns([3, 2], gap="large")
     with left:
-        st.markdown(f"**The {TOP} heads where “{widgets.plain(word)}” looks hardest at one other word** — click a row "
+        st.markdown(f"**The {min(TOP, len(ranked))} heads where “{widgets.plain(word)}” looks hardest at one other word** — click a row "
                     "to draw that head.")
         table = charts.head_table(ranked, tokens, TOP)
         st.dataframe(table, hide_index=True, key=f"{prefix}_table", on_select=functools.partial(_picked_in_table, prefix),

@@ -74,42 +74,45 @@ def _section(page, heading: str, name: str, chart: str) -> None:
         page.screenshot(path=str(SHOTS / f"{name}{suffix}.png"))
 
 
-@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
-def test_an_encoder_shows_similarity_and_the_head_finder(served, presentation):
+@pytest.fixture(params=[False, True], ids=["normal", "presentation"])
+def screen(served, request):
+    """A 1280 × 720 page and opening Explore on a model of the models folder in normal or presentation mode
+    (``open(model)`` returns the screenshot name's stem)."""
     url, chromium = served
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
-    mode = "presentation" if presentation else "normal"
+    mode = "presentation" if request.param else "normal"
+
+    def opened(model: str) -> str:
+        _open(page, url, model, request.param)
+        _fits(page, f"{model}-1280x720-{mode}")
+        return f"1280x720-{mode}"
     try:
-        _open(page, url, "bert", presentation)
-        _fits(page, f"bert-1280x720-{mode}")
-        page.get_by_text("Cosine similarity").first.wait_for(timeout=30_000)
-        _section(page, "Sentence embedding and similarity", f"bert-similarity-1280x720-{mode}", "Sentence embedding:")
-        page.get_by_text("heads where").first.wait_for(timeout=30_000)
-        _section(page, "Head finder: which heads link a word to another?", f"bert-head-finder-1280x720-{mode}",
-                 "of its attention to")
-        assert problems_on(page) == [] and overflowing(page) == []
+        yield page, opened
     finally:
         page.close()
 
 
-@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
-def test_a_decoder_writes_step_by_step_and_the_head_view_stays(served, presentation):
-    url, chromium = served
-    page = chromium.new_page(viewport={"width": 1280, "height": 720})
-    mode = "presentation" if presentation else "normal"
-    try:
-        _open(page, url, "llama", presentation)
-        _fits(page, f"llama-1280x720-{mode}")
-        head_view = page.locator(".st-key-head_map .gtitle").first
-        title = head_view.text_content()
-        assert title.endswith("kv head 1 of 2")
-        page.get_by_text("Sampled", exact=True).first.click()
-        page.get_by_role("button", name="Generate").click()
-        page.get_by_text("Continuation (sampled)").first.wait_for(timeout=60_000)
-        wait_until_idle(page, 60_000)
-        page.get_by_text("each head's row for").first.wait_for(timeout=30_000)
-        assert head_view.text_content() == title  # the head view was not redrawn for another selection
-        _section(page, "Let it write, one step at a time", f"llama-steps-1280x720-{mode}", "each head's row for")
-        assert problems_on(page) == [] and overflowing(page) == []
-    finally:
-        page.close()
+def test_an_encoder_shows_similarity_and_the_head_finder(screen):
+    page, opened = screen
+    shot = opened("bert")
+    page.get_by_text("Cosine similarity").first.wait_for(timeout=30_000)
+    _section(page, "Sentence embedding and similarity", f"bert-similarity-{shot}", "Sentence embedding:")
+    page.get_by_text("heads where").first.wait_for(timeout=30_000)
+    _section(page, "Head finder: which heads link a word to another?", f"bert-head-finder-{shot}", "of its attention to")
+    assert problems_on(page) == [] and overflowing(page) == []
+
+
+def test_a_decoder_writes_step_by_step_and_the_head_view_stays(screen):
+    page, opened = screen
+    shot = opened("llama")
+    head_view = page.locator(".st-key-head_map .gtitle").first
+    title = head_view.text_content()
+    assert title.endswith("kv head 1 of 2")
+    page.get_by_text("Sampled", exact=True).first.click()
+    page.get_by_role("button", name="Generate").click()
+    page.get_by_text("Continuation (sampled)").first.wait_for(timeout=60_000)
+    wait_until_idle(page, 60_000)
+    page.get_by_text("each head's row for").first.wait_for(timeout=30_000)
+    assert head_view.text_content() == title  # the head view was not redrawn for another selection
+    _section(page, "Let it write, one step at a time", f"llama-steps-{shot}", "each head's row for")
+    assert problems_on(page) == [] and overflowing(page) == []

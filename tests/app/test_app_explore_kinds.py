@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import resources
+from app import resources, tokenizer_guard
 from core import analysis, explain, load_pretrained, sentence_similarity
 from tests.helpers.apptest_helpers import as_matrix, chart, charts_in, open_page
 from tests.helpers.pretrained_files import write_tiny_bert
@@ -46,9 +46,9 @@ def explore(models, runs, monkeypatch):
     monkeypatch.setenv("ATTNSCOPE_MODELS", str(models))
     resources.explanation.clear()
 
-    def opened(name: str, text: str = TEXT):
+    def opened(name: str, text: str = TEXT, errors: bool = False):
         at = open_page("explore", ckpt=f"models:{name}", query={"text": text})
-        assert not at.error, [e.value for e in at.error]
+        assert errors or not at.error, [e.value for e in at.error]
         return at
     return opened
 
@@ -101,6 +101,20 @@ def test_an_encoder_shows_its_embedding_and_the_similarity_core_computes(explore
     at.text_input(key="explore_sim_b").set_value("a cat sat on the mat").run()
     other = sentence_similarity(model, PAIR[0], "a cat sat on the mat")
     assert at.metric[0].value == f"{other:.3f}" != f"{sentence_similarity(model, *PAIR):.3f}"
+
+
+def test_the_similarity_tries_a_models_folder_tokenizer_first_and_a_refusal_is_one_line(explore, monkeypatch):
+    seen = []
+
+    def guard(e, loaded, *texts):
+        seen.append((e.key, texts))
+        if texts == PAIR:
+            raise ValueError("the tokenizer took longer than 5 s")
+    monkeypatch.setattr(tokenizer_guard, "check", guard)
+    at = explore("bert", errors=True)
+    assert ("models:bert", PAIR) in seen and not at.metric
+    assert [e.value for e in at.error] == ["Could not compare the sentences: the tokenizer took longer than 5 s"]
+    assert not at.exception and "Head finder: which heads link a word to another?" in subheaders(at)
 
 
 def test_the_head_finder_ranks_the_heads_as_core_does(explore, models):

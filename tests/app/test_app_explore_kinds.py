@@ -1,7 +1,8 @@
 """Explore adapts to the model's kind (issue 21), for models from the models folder (``--models DIR``):
 tiny random Hugging Face folders of BERT (an encoder), GPT-2 and Llama with grouped key/value heads
 (decoders) and BART (an encoder-decoder). What each section shows is core's own number: the cosine
-similarity, the head finder's ranking, the continuation (greedy, sampled, seeded) and its step rows;
+similarity, the head finder's ranking, the continuation (greedy, sampled, seeded) and its step rows, the
+translation's cross-attention rows step by step;
 a sampling control runs the sampled continuation alone, never the head view's explanation again."""
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def continuation(at) -> str:
 def test_an_encoder_shows_its_embedding_and_the_similarity_core_computes(explore, models):
     at = explore("bert")
     assert "Sentence embedding and similarity" in subheaders(at)
-    assert "Let it write, one step at a time" not in subheaders(at)
+    assert not {"Let it write, one step at a time", "The output step by step: where each head looks in the source"
+                } & set(subheaders(at))
     model = load_pretrained(models / "bert")
     shown = chart(at, "Sentence embedding")[0]
     np.testing.assert_allclose(shown["value"], explain(model, TEXT).prediction.vector, atol=1e-6)
@@ -211,6 +213,7 @@ def test_an_encoder_decoder_translates_with_its_cross_attention(explore, models)
     assert any(c.value == "Generated output" for c in at.caption)
     assert (expected.prediction.text or "(empty)") in [c.value for c in at.code]
     assert not {"Sentence embedding and similarity", "Let it write, one step at a time"} & set(subheaders(at))
+    assert "The output step by step: where each head looks in the source" in subheaders(at)
     at.segmented_control(key="kind").set_value("cross").run()
     shown = as_matrix(chart(at, "Cross-attention (decoder → encoder) — layer 1, head 1")[0])
     np.testing.assert_allclose(shown, expected.attention["cross"][0, 0], atol=1e-6)
@@ -218,3 +221,23 @@ def test_an_encoder_decoder_translates_with_its_cross_attention(explore, models)
     assert chart(at, "Cross-attention over the source (layer 1, head 1)")  # the step-by-step view
     counted = Counter(c.value.startswith("Step ") for c in at.text)
     assert counted[True] == 1
+
+
+def test_an_encoder_decoder_shows_each_head_s_cross_attention_row_step_by_step(explore, models):
+    text = "the cat sat on a mat"
+    at = explore("bart", text)
+    expected = explain(load_pretrained(models / "bart"), text, decoding="greedy")
+    cross = expected.attention["cross"]  # (L, H, T, S)
+    for step, layer in [(1, 1), (3, 2)]:
+        at.slider(key="explore_tr_step").set_value(step)
+        at.slider(key="explore_tr_layer").set_value(layer).run()
+        frame = chart(at, f"Step {step}, layer {layer}: each head's row")[0]
+        assert list(dict.fromkeys(frame["row"])) == [f"head {h + 1}" for h in range(4)]
+        assert list(dict.fromkeys(frame["col"]))[0].endswith(expected.source_tokens[0])
+        rows = as_matrix(frame)  # (H, S)
+        np.testing.assert_allclose(rows, cross[layer - 1, :, step - 1], atol=1e-6)
+        np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-5)
+        per_layer = as_matrix(chart(at, f"Step {step}: every layer")[0])  # (L, S)
+        np.testing.assert_allclose(per_layer, cross[:, :, step - 1].mean(1), atol=1e-6)
+    assert f"after “{expected.target_tokens[2]}” the model writes “{expected.generated_tokens[2]}”" in \
+        " ".join(t.value for t in at.text)

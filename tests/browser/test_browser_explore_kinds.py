@@ -1,7 +1,8 @@
 """Explore's sections by kind in Chromium at 1280 × 720, in normal and presentation mode (issue 21): a tiny
 BERT from the models folder shows its similarity and head finder, a tiny Llama with grouped key/value
-heads writes a sampled continuation step by step with its heads labelled; no error, nothing wider than
-its box, the head view's chart on the first screen, and pressing Generate leaves the head view as it was.
+heads writes a sampled continuation step by step with its heads labelled, a tiny BART steps through its
+output's cross-attention; no error, nothing wider than its box, the head view's chart on the first screen,
+and pressing Generate leaves the head view as it was.
 
 Screenshots (the first screen, and each section) go to ``$ATTNSCOPE_SCREENSHOTS`` (default
 ``screenshots-tmp/explore-kinds``, gitignored).
@@ -19,6 +20,7 @@ from tests.helpers.pretrained_files import write_tiny_bert
 
 transformers = pytest.importorskip("transformers")
 from tests.helpers.hf_decoder_reference import reference_model, save_folder  # noqa: E402 - needs transformers
+from tests.helpers.hf_seq2seq_reference import bart  # noqa: E402
 
 SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS")
              or Path(__file__).resolve().parents[2] / "screenshots-tmp" / "explore-kinds")
@@ -39,6 +41,7 @@ def served(tmp_path_factory):
                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                      bos_token_id=1, eos_token_id=2)
     save_folder(reference_model(llama), models / "llama", add_bos=True)
+    bart(models / "bart")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ATTNSCOPE_MODELS", str(models))
         with app_in_chromium(tmp_path_factory.mktemp("browser-kinds-runs")) as (url, chromium):
@@ -115,4 +118,13 @@ def test_a_decoder_writes_step_by_step_and_the_head_view_stays(screen):
     page.get_by_text("each head's row for").first.wait_for(timeout=30_000)
     assert head_view.text_content() == title  # the head view was not redrawn for another selection
     _section(page, "Let it write, one step at a time", f"llama-steps-{shot}", "each head's row for")
+    assert problems_on(page) == [] and overflowing(page) == []
+
+
+def test_an_encoder_decoder_steps_through_its_output(screen):
+    page, opened = screen
+    shot = opened("bart")
+    page.get_by_text("each head's row for").first.wait_for(timeout=30_000)
+    _section(page, "The output step by step: where each head looks in the source", f"bart-steps-{shot}",
+             "each head's row for")
     assert problems_on(page) == [] and overflowing(page) == []

@@ -5,7 +5,8 @@ every model the picker offers (shipped, installed, ``--models DIR`` or uploaded)
   pretrained encoder: the head finder (MiniLM's page shows the same parts for MiniLM);
 * a decoder: the continuation, greedy or sampled (temperature, top-k, top-p, seed), step by step
   (SmolLM2's page shows the same part for SmolLM2);
-* an encoder-decoder already shows its translation, the cross-attention and the generation view above.
+* an encoder-decoder: its output step by step, each head's cross-attention row over the source (the
+  translation and every map are drawn above).
 
 Each section is a fragment: its own controls rerun it alone, never the head view or the model run above
 it. The parts live in ``app/views/parts/pretrained/`` and take the catalog entry.
@@ -20,10 +21,12 @@ from app.services import catalog
 from app.ui import widgets
 from app.views.parts.explore import inputs
 from app.views.parts.pretrained import sentences, writing
+from app.views.parts.pretrained.steps import translation_steps
 from app.views.parts.pretrained.heads import head_finder
 from core import Explanation
 
-SENTENCES, HEADS, WRITING = "explore_sentences", "explore_head_finder", "explore_writing"
+SENTENCES, HEADS, WRITING, TRANSLATION = ("explore_sentences", "explore_head_finder", "explore_writing",
+                                          "explore_translation")
 
 
 def sections(entry: catalog.Entry, exp: Explanation) -> None:
@@ -35,6 +38,8 @@ def sections(entry: catalog.Entry, exp: Explanation) -> None:
             head_finder_section(entry, exp)
     elif exp.architecture == "decoder":
         writing_section(entry, exp)
+    else:
+        translation_section(exp)
 
 
 @st.fragment(key=SENTENCES)
@@ -65,3 +70,12 @@ def writing_section(entry: catalog.Entry, exp: Explanation) -> None:
                "the token being read looks, head by head. The head view above keeps its own run.")
     writing.write(entry, exp.text, inputs.continuation_start(exp), widgets.font_scale(), prefix="explore_gen",
                   max_tokens=min(40, resources.DECODE_TOKENS))
+
+
+@st.fragment(key=TRANSLATION)
+def translation_section(exp: Explanation) -> None:
+    """The output (of the decoding chosen above) step by step: where each head looks in the source."""
+    st.subheader("The output step by step: where each head looks in the source")
+    st.caption("Each step the decoder reads the token it wrote last and writes the next; its cross-attention row "
+               "says where each head looks in the source meanwhile.")
+    translation_steps(exp, widgets.font_scale(), prefix="explore_tr")

@@ -7,7 +7,6 @@ a sampling control runs the sampled continuation alone, never the head view's ex
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +81,19 @@ def generate(at, **settings):
     next(b for b in at.button if b.label == "Generate").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     return at
+
+
+def shown_rows(at, prefix: str, step: int, layer: int, expected: np.ndarray, heads: list[str]):
+    """Move the steps part (keys ``<prefix>_step``, ``<prefix>_layer``) to ``step`` and ``layer`` (from 1); its
+    per-head chart must draw ``expected`` (H, K), rows labelled ``heads``. Returns the chart's frame."""
+    at.slider(key=f"{prefix}_step").set_value(step)
+    at.slider(key=f"{prefix}_layer").set_value(layer).run()
+    frame = chart(at, f"Step {step}, layer {layer}: each head's row")[0]
+    assert list(dict.fromkeys(frame["row"])) == heads
+    rows = as_matrix(frame)  # (H, K)
+    np.testing.assert_allclose(rows, expected, atol=1e-6)
+    np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-5)
+    return frame
 
 
 def continuation(at) -> str:
@@ -195,14 +207,9 @@ def test_the_steps_are_the_sampled_run_s_rows_and_grouped_heads_are_labelled(exp
     sampled = explain(model, TEXT, continuation=4, decoding="sample", sample_temperature=1.0, top_k=40, seed=2)
     maps = sampled.attention["decoder"]  # (L, H, T, T)
     for step, layer in [(1, 1), (3, 2)]:
-        at.slider(key="explore_gen_step").set_value(step)
-        at.slider(key="explore_gen_layer").set_value(layer).run()
-        frame = chart(at, f"Step {step}, layer {layer}")[0]
-        assert list(dict.fromkeys(frame["row"])) == [f"head {h + 1} · kv {h // 2 + 1}" for h in range(4)]
         q = prompt - 1 + step - 1
-        rows = as_matrix(frame)  # (H, q+1)
-        np.testing.assert_allclose(rows, maps[layer - 1, :, q, : q + 1], atol=1e-6)
-        np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-5)
+        shown_rows(at, "explore_gen", step, layer, maps[layer - 1, :, q, : q + 1],
+                   [f"head {h + 1} · kv {h // 2 + 1}" for h in range(4)])
 
 
 # ----------------------------------------------------------------------------- encoder-decoder
@@ -218,9 +225,7 @@ def test_an_encoder_decoder_translates_with_its_cross_attention(explore, models)
     shown = as_matrix(chart(at, "Cross-attention (decoder → encoder) — layer 1, head 1")[0])
     np.testing.assert_allclose(shown, expected.attention["cross"][0, 0], atol=1e-6)
     at.segmented_control(key="view").set_value("generation").run()
-    assert chart(at, "Cross-attention over the source (layer 1, head 1)")  # the step-by-step view
-    counted = Counter(c.value.startswith("Step ") for c in at.text)
-    assert counted[True] == 1
+    assert chart(at, "Cross-attention over the source (layer 1, head 1)")  # the generation view
 
 
 def test_an_encoder_decoder_shows_each_head_s_cross_attention_row_step_by_step(explore, models):
@@ -229,14 +234,8 @@ def test_an_encoder_decoder_shows_each_head_s_cross_attention_row_step_by_step(e
     expected = explain(load_pretrained(models / "bart"), text, decoding="greedy")
     cross = expected.attention["cross"]  # (L, H, T, S)
     for step, layer in [(1, 1), (3, 2)]:
-        at.slider(key="explore_tr_step").set_value(step)
-        at.slider(key="explore_tr_layer").set_value(layer).run()
-        frame = chart(at, f"Step {step}, layer {layer}: each head's row")[0]
-        assert list(dict.fromkeys(frame["row"])) == [f"head {h + 1}" for h in range(4)]
+        frame = shown_rows(at, "explore_tr", step, layer, cross[layer - 1, :, step - 1], [f"head {h + 1}" for h in range(4)])
         assert list(dict.fromkeys(frame["col"]))[0].endswith(expected.source_tokens[0])
-        rows = as_matrix(frame)  # (H, S)
-        np.testing.assert_allclose(rows, cross[layer - 1, :, step - 1], atol=1e-6)
-        np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-5)
         per_layer = as_matrix(chart(at, f"Step {step}: every layer")[0])  # (L, S)
         np.testing.assert_allclose(per_layer, cross[:, :, step - 1].mean(1), atol=1e-6)
     assert f"after “{expected.target_tokens[2]}” the model writes “{expected.generated_tokens[2]}”" in \

@@ -9,6 +9,8 @@ start with a ``prefix`` (``smol`` on SmolLM2's page).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -31,16 +33,26 @@ def step_rows(exp: Explanation, prompt_length: int, step: int) -> np.ndarray:
     return exp.attention["decoder"][:, :, q, : q + 1]
 
 
-def steps_view(exp: Explanation, prompt_length: int, fs: float, prefix: str = "smol") -> None:
-    """The step slider, the text so far, and that step's rows per head (one layer) and per layer (mean of heads)."""
-    steps = len(exp.target_tokens) - prompt_length + 1  # every generated token was produced by one row
+def _step_slider(steps: int, prefix: str) -> tuple[int, Any] | None:
+    """The step slider (0-based step) and the column beside it for the layer slider; None (and a note) when
+    nothing was generated."""
     if steps < 1:
         st.info("Nothing was generated.")
-        return
+        return None
     step_column, layer_column = st.columns(2, gap="large")
     with step_column:
         step = widgets.index_slider("Step", steps, f"{prefix}_step", first=1,
                                     help="Walk through the generated tokens one at a time.")
+    return step, layer_column
+
+
+def steps_view(exp: Explanation, prompt_length: int, fs: float, prefix: str = "smol") -> None:
+    """The step slider, the text so far, and that step's rows per head (one layer) and per layer (mean of heads)."""
+    steps = len(exp.target_tokens) - prompt_length + 1  # every generated token was produced by one row
+    chosen = _step_slider(steps, prefix)
+    if chosen is None:
+        return
+    step, layer_column = chosen
     q = step_position(prompt_length, step)
     reads, makes = (attention_charts.visible(t) for t in (exp.target_tokens[q], exp.generated_tokens[q]))
     written = "".join(exp.generated_tokens[prompt_length - 1: q + 1])
@@ -55,13 +67,10 @@ def translation_steps(exp: Explanation, fs: float, prefix: str) -> None:
     """An encoder-decoder's output one step at a time: the step slider, the output so far, and that step's
     cross-attention rows over the source per head (one layer) and per layer (mean of heads)."""
     steps = len(exp.generated_tokens)
-    if not steps:
-        st.info("Nothing was generated.")
+    chosen = _step_slider(steps, prefix)
+    if chosen is None:
         return
-    step_column, layer_column = st.columns(2, gap="large")
-    with step_column:
-        step = widgets.index_slider("Step", steps, f"{prefix}_step", first=1,
-                                    help="Walk through the output one token at a time.")
+    step, layer_column = chosen
     reads, makes = (attention_charts.visible(t) for t in (exp.target_tokens[step], exp.generated_tokens[step]))
     st.text(f"Step {step + 1} of {steps}: after “{reads}” the model writes “{makes}”.")
     widgets.show_user_text(" ".join(attention_charts.visible(t) for t in exp.generated_tokens[:step + 1]),
@@ -71,7 +80,7 @@ def translation_steps(exp: Explanation, fs: float, prefix: str) -> None:
 
 
 def rows_view(rows: np.ndarray, keys: tuple[str, ...], groups: tuple[int, ...] | None, step: tuple[int, str],
-              layer_column, fs: float, prefix: str, note: str) -> None:
+              layer_column: Any, fs: float, prefix: str, note: str) -> None:
     """One step's attention ``rows`` (L, H, K) over ``keys``: a layer slider in ``layer_column``, that layer's
     row per head (labelled with its key/value head when heads share them), every layer's mean of heads,
     ``note`` on how to read them, and the numbers' export. ``step``: (0-based step, the token it reads)."""

@@ -124,7 +124,9 @@ def test_a_decoder_writes_step_by_step_and_the_head_view_stays(screen):
 def test_an_encoder_decoder_steps_through_its_output(screen):
     page, opened = screen
     shot = opened("bart")
+    page.get_by_text("Show every head's row, step by step").first.click()
     page.get_by_text("each head's row for").first.wait_for(timeout=30_000)
+    wait_until_idle(page)
     _section(page, "The output step by step: where each head looks in the source", f"bart-steps-{shot}",
              "each head's row for")
     assert problems_on(page) == [] and overflowing(page) == []

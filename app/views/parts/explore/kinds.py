@@ -77,5 +77,6 @@ def translation_section(exp: Explanation) -> None:
     """The output (of the decoding chosen above) step by step: where each head looks in the source."""
     st.subheader("The output step by step: where each head looks in the source")
     st.caption("Each step the decoder reads the token it wrote last and writes the next; its cross-attention row "
-               "says where each head looks in the source meanwhile.")
-    translation_steps(exp, widgets.font_scale(), prefix="explore_tr")
+               "says where each head looks in the source meanwhile (the generation view above shows one head).")
+    if st.toggle("Show every head's row, step by step", key="explore_tr_on"):  # off: the page stays light
+        translation_steps(exp, widgets.font_scale(), prefix="explore_tr")

@@ -5,8 +5,8 @@ every model the picker offers (shipped, installed, ``--models DIR`` or uploaded)
   pretrained encoder: the head finder (MiniLM's page shows the same parts for MiniLM);
 * a decoder: the continuation, greedy or sampled (temperature, top-k, top-p, seed), step by step
   (SmolLM2's page shows the same part for SmolLM2);
-* an encoder-decoder: its output step by step, each head's cross-attention row over the source (the
-  translation and every map are drawn above).
+* an encoder-decoder: its output step by step, each head's cross-attention row over the source, behind a
+  toggle (the translation, every map and the generation view are drawn above).
 
 Each section is a fragment: its own controls rerun it alone, never the head view or the model run above
 it. The parts live in ``app/views/parts/pretrained/`` and take the catalog entry.

@@ -1,9 +1,10 @@
-"""The pretrained and speech pages' caches and model calls (issues 11 and 25).
+"""The pretrained and speech pages' caches and model calls (issues 11, 21 and 25).
 
 Installed models are found by core (``pretrained_models``: a package look-up, never cached so an
 install shows at once); each is loaded once per path by :func:`app.resources.pretrained_model` and
 shared; results go through :mod:`app.resources`' gate (weighted by cost: these are the large models) and
-its byte-bounded cache, per path, text and options.
+its byte-bounded cache, per path, text and options. The sentence and head-finder calls take a catalog
+entry, so the MiniLM page and Explore (for any encoder: installed, ``--models DIR`` or uploaded) share them.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import numpy as np
 import streamlit as st
 
 from app.services import catalog
-from app import resources
-from core import (analysis, explain, explain_speech, Explanation, lessons, load_pretrained, pretrained_models,
-                  PretrainedEntry, PretrainedModel, rotary_frequencies, rotary_relative_scores, sentence_similarity)
+from app import resources, tokenizer_guard
+from core import (analysis, explain_speech, Explanation, lessons, load_pretrained, pretrained_models, PretrainedEntry,
+                  PretrainedModel, rotary_frequencies, rotary_relative_scores, sentence_similarity)
 
 WHISPER_FRAMES = 1500  # encoder positions of every Whisper input (30 s of audio)
 
@@ -33,27 +34,24 @@ def pretrained(path: str) -> PretrainedModel:
     return resources.pretrained_model(path, catalog.pretrained_version(Path(path)))
 
 
-def pretrained_explanation(path: str, text: str, options: dict[str, Any]) -> Explanation:
-    """``core.explain`` of ``text`` by the pretrained model at ``path`` (through the gate, byte-bounded cache)."""
-    loaded = pretrained(path)
-    options = resources.sorted_options(resources.budgeted(loaded, options))
-    key = ("pretrained", path, text, repr(options))
-    work = resources.cost(loaded, resources.tokens(loaded, text, options))
-    return resources.cached(key, lambda: explain(loaded, text, **options), "Running the pretrained model…", work)
-
-
-def pretrained_similarity(path: str, first: str, second: str) -> float:
-    """``core.sentence_similarity`` of two sentences by the encoder at ``path``."""
-    loaded = pretrained(path)
+def similarity(e: catalog.Entry, first: str, second: str) -> float:
+    """``core.sentence_similarity`` of two sentences by the sentence encoder ``e`` (an uploaded model's
+    tokenizer tried first in its worker; through the gate; cached per version and sentences)."""
+    loaded = resources.checkpoint(e)
     work = resources.cost(loaded, resources.tokens(loaded, first + second, {}))
-    return resources.cached(("similarity", path, first, second), lambda: sentence_similarity(loaded, first, second),
-                            "Comparing the sentences…", work)
+
+    def run() -> float:
+        tokenizer_guard.check(e, loaded, first, second)
+        return sentence_similarity(loaded, first, second)
+
+    key = ("similarity", str(e.path), catalog.version(e), first, second)
+    return resources.cached(key, run, "Comparing the sentences…", work)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def pretrained_heads(path: str, text: str, query: int) -> list[dict[str, Any]]:
-    """``core.analysis.head_finder`` for token ``query`` of ``text`` (the encoder's maps; [CLS] and [SEP] left out)."""
-    maps = pretrained_explanation(path, text, {}).attention["encoder"]  # (L, H, T, T)
+def ranked_heads(e: catalog.Entry, text: str, query: int) -> list[dict[str, Any]]:
+    """``core.analysis.head_finder`` for token ``query`` of ``text`` in the encoder ``e``'s maps of the cached
+    explanation (its first and last tokens, [CLS] and [SEP] or ``<s>`` and ``</s>``, left out)."""
+    maps = resources.explain_entry(e, text).attention["encoder"]  # (L, H, T, T)
     return analysis.head_finder(maps, query, ignore=[0, maps.shape[-1] - 1])
 
 

@@ -8,7 +8,9 @@ experiment panels from the cached explanation, never the model.
 Layout: the chosen head's map is the first chart and lands above the fold. In normal mode the
 input, the prediction and the controls fill a left column and the head view the right one; in
 projector mode (larger type) they stack. The chosen view, when it is not the head view, follows
-at full width, then the tokens, the model's description and vocabulary, the experiments.
+at full width, then the sections of the model's kind (``kinds``: an encoder's sentence similarity and
+head finder, a decoder's sampled continuation step by step), the tokens, the model's description and
+vocabulary, the experiments.
 The input, then the head view, then the prediction go out first; the rest of the page after them.
 """
 
@@ -18,7 +20,7 @@ import streamlit as st
 
 from app import resources
 from app.ui import widgets
-from app.views.parts.explore import experiments, panels
+from app.views.parts.explore import experiments, kinds, panels
 from app.views.parts.explore import inputs as w
 
 widgets.restore_from_url(w.URL_PARSERS)
@@ -52,6 +54,7 @@ with prediction_box:
     w.prediction(exp, widgets.font_scale())
 with view_box:
     panels.view_panel(entry, exp, options)
+kinds.sections(entry, exp)
 
 st.subheader("Tokens and model")
 w.tokens(exp)

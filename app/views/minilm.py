@@ -5,23 +5,20 @@ sentence, the cosine similarity of two sentences, and the head finder (which hea
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from app.ui import presentation, widgets
-from app import pretrained_resources
-from app.charts import pretrained as charts
-from app.views.parts.pretrained import common
+from app import pretrained_resources, resources
+from app.views.parts.pretrained import common, sentences
 from app.views.parts.pretrained.heads import head_finder
 from core import lessons
 
 COREFERENCE = "The animal didn't cross the street because it was too tired."
-MAX_CHARS = 300
+MAX_CHARS = sentences.MAX_CHARS
 
 widgets.restore_from_url({"mini_text": widgets.clipped_text(MAX_CHARS), "mini_a": widgets.clipped_text(MAX_CHARS),
                           "mini_b": widgets.clipped_text(MAX_CHARS)},
-                         {"mini_text": COREFERENCE, "mini_a": "A man is playing a guitar.",
-                          "mini_b": "Someone plays an instrument."})
+                         {"mini_text": COREFERENCE, "mini_a": sentences.PAIR[0], "mini_b": sentences.PAIR[1]})
 st.title("MiniLM: what a sentence means")
 entry = common.installed(common.MINILM)
 if entry is None:
@@ -34,7 +31,7 @@ with presentation.folded():
         "sentences that mean similar things get vectors pointing the same way.")
     st.caption(entry.description)
 common.sidebar_note(entry)
-path, fs = str(entry.path), widgets.font_scale()
+target, fs = common.catalog_entry(entry), widgets.font_scale()
 
 # ----------------------------------------------------------------------------- the embedding
 st.header("1 · A sentence becomes one vector")
@@ -42,33 +39,18 @@ text = st.text_input("Sentence", key="mini_text", max_chars=MAX_CHARS)
 if not text.strip():
     st.info("Type a sentence to see its embedding and its heads.")
     st.stop()
-exp = widgets.attempt("run MiniLM", pretrained_resources.pretrained_explanation, path, text, {})
+exp = widgets.attempt("run MiniLM", resources.explain_entry, target, text)
 if exp is None:
     st.stop()
-vector = exp.prediction.vector
 widgets.show_user_text(" · ".join(exp.source_tokens), f"{len(exp.source_tokens)} WordPiece tokens (lower-cased; "
                        "## marks the rest of a split word):")
 for note in exp.notes:
     st.warning(widgets.plain(note), icon=":material/info:")
-widgets.chart(charts.embedding_chart(vector, title=f"Sentence embedding: {vector.size} numbers", font_scale=fs))
-st.caption(f"The mean of the last layer's token vectors, scaled to length 1 (length now {np.linalg.norm(vector):.4f}). "
-           "No single number means anything by itself; the direction of the whole vector does.")
+sentences.embedding(exp, fs)
 
 # ----------------------------------------------------------------------------- similarity
 st.header("2 · How close are two sentences?")
-a, b = st.columns(2)
-with a:
-    first = st.text_input("First sentence", key="mini_a", max_chars=MAX_CHARS)
-with b:
-    second = st.text_input("Second sentence", key="mini_b", max_chars=MAX_CHARS)
-if first.strip() and second.strip():
-    similarity = widgets.attempt("compare the sentences", pretrained_resources.pretrained_similarity, path, first, second)
-    if similarity is not None:
-        st.metric("Cosine similarity", f"{similarity:.3f}")
-        st.caption("The cosine of the angle between the two embeddings: 1 = same direction (same meaning), "
-                   "around 0 = unrelated. Paraphrases of each other typically score above 0.5.")
-else:
-    st.info("Type two sentences to compare them.")
+sentences.similarity(target, prefix="mini")
 
 # ----------------------------------------------------------------------------- head finder
 st.header("3 · Head finder: which heads link a word to another?")
@@ -77,9 +59,10 @@ st.markdown(
     "word. The top of the ranking is often a *position* head (a word looking at its neighbour) rather than a "
     "head that links meanings; the sentence below says where the *it → animal* heads of the classic example "
     "actually rank.")
-head_finder(path, exp, fs)
+head_finder(target, exp, fs, prefix="mini", name="MiniLM")
 if "it" in exp.source_tokens[1:-1] and "animal" in exp.source_tokens:
-    ranked = widgets.attempt("rank the heads", pretrained_resources.pretrained_heads, path, exp.text, exp.source_tokens.index("it"))
+    ranked = widgets.attempt("rank the heads", pretrained_resources.ranked_heads, target, exp.text,
+                              exp.source_tokens.index("it"))
     if ranked:
         report = lessons.links_from_ranking(ranked, exp.source_tokens, "it", "animal")
         best = ", ".join(f"{link.name} (#{link.rank}, {link.weight:.2f})" for link in report.links[:3]) or "none"

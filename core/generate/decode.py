@@ -1,4 +1,4 @@
-"""Autoregressive decoding: greedy, beam search and sampling (temperature, top-k).
+"""Autoregressive decoding: greedy, beam search and sampling (temperature, top-k, top-p).
 
 Every function returns a :class:`Generation`: the decoder sequence it produced and the
 logits and every head's attention over it from one final pass of the decoder over the whole
@@ -15,7 +15,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from core.generate import stepwise
+from core.generate import filters, stepwise
 from core.model.layers import stack_maps
 from core.model.contract import AttentionControls, ModelOutput
 from core.model.transformer import Transformer
@@ -96,27 +96,22 @@ def greedy(
 @torch.inference_mode()
 def sample(
     model: Transformer, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
-    generator: torch.Generator, temperature: float = 1.0, top_k: int | None = None,
+    generator: torch.Generator, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
     controls: AttentionControls = AttentionControls(), return_scores: bool = False,
 ) -> Generation:
-    """Draw each token from softmax(logits / temperature), optionally among the top k only.
+    """Draw each token from softmax(logits / temperature), optionally among the top k only, then among
+    the nucleus of mass ``top_p`` only (:func:`core.generate.filters.restrict`).
 
     Args:
         generator: the explicit random source (seed it for reproducible samples).
         temperature: > 0; below 1 sharpens, above 1 flattens the distribution.
         top_k: keep only the k most likely tokens before sampling.
+        top_p: in (0, 1]; keep only the most likely tokens whose probability reaches it.
     """
-    if not temperature > 0:
-        raise ValueError(f"sampling temperature must be > 0, got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise ValueError(f"top_k must be at least 1, got {top_k}")
+    filters.check_sampling(temperature, top_k, top_p)
 
     def pick(logits: Tensor) -> Tensor:
-        logits = logits.float() / temperature  # (B, V)
-        if top_k is not None and top_k < logits.size(-1):
-            kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1)
-            logits = logits.masked_fill(logits < kth, float("-inf"))
-        probs = logits.softmax(dim=-1)
+        probs = filters.restrict(logits, temperature, top_k, top_p).softmax(dim=-1)  # (B, V)
         return torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(1).to(logits.device)
 
     return _decode(model, src, prefix, pick, eos_id, max_new_tokens, controls, return_scores)

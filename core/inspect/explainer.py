@@ -113,7 +113,7 @@ def generate(subject: Subject, src: Tensor | None, prefix: Tensor, opts: Explain
     if opts.decoding == "sample":
         generator = torch.Generator().manual_seed(opts.seed)
         return decode.sample(subject.model, src, prefix, generator=generator, temperature=opts.sample_temperature,
-                             top_k=opts.top_k, **common)
+                             top_k=opts.top_k, top_p=opts.top_p, **common)
     return decode.greedy(subject.model, src, prefix, **common)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 
 import torch
 
+from core.generate.filters import check_sampling
 from core.model.contract import AttentionControls
 
 DECODINGS = ("greedy", "beam", "sample")
@@ -19,7 +20,7 @@ class ExplainOptions:
         decoding: ``greedy``, ``beam`` or ``sample`` (generating models).
         beam_size: beams for ``beam``.
         max_new_tokens: generation limit (default: the model's ``max_len``).
-        sample_temperature / top_k / seed: sampling settings (``sample``).
+        sample_temperature / top_k / top_p / seed: sampling settings (``sample``).
         continuation: tokens a language model generates after the input (0 = none).
         top_n: how many next-token (or fill-in) candidates are reported.
         temperature: attention inverse temperature β (1.0 = the paper).
@@ -35,6 +36,7 @@ class ExplainOptions:
     max_new_tokens: int | None = None
     sample_temperature: float = 1.0
     top_k: int | None = None
+    top_p: float | None = None
     seed: int = 0
     continuation: int = 0
     top_n: int = 5
@@ -53,6 +55,8 @@ class ExplainOptions:
                 raise ValueError(f"{name} must be at least 1")
         if self.continuation < 0 or (self.max_new_tokens is not None and self.max_new_tokens < 1):
             raise ValueError("continuation must be >= 0 and max_new_tokens >= 1")
+        if self.decoding == "sample":
+            check_sampling(self.sample_temperature, self.top_k, self.top_p)
 
     @classmethod
     def of(cls, options: dict) -> ExplainOptions:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.generate.filters import check_sampling
+
 
 @dataclass(frozen=True)
 class SamplingStep:
@@ -43,12 +45,7 @@ def sampling_step(probabilities: np.ndarray, temperature: float = 1.0, top_k: in
     p = np.asarray(probabilities, dtype=np.float64)
     if p.ndim != 1 or p.size == 0 or np.any(p < 0) or not np.isclose(p.sum(), 1.0, atol=1e-4):
         raise ValueError("probabilities must be one non-negative row that sums to 1")
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise ValueError(f"top_k must be at least 1, got {top_k}")
-    if top_p is not None and not 0 < top_p <= 1:
-        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    check_sampling(temperature, top_k, top_p)  # the sampler's own rules
     logits = np.log(np.maximum(p, 1e-30)) / temperature  # (V,)
     tempered = np.exp(logits - logits.max())
     tempered /= tempered.sum()

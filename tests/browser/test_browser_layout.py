@@ -1,7 +1,7 @@
 """What a class sees (issue 24), in Chromium driving a served app: every page of ``app/routes.py`` (Explore's
-head view, model view and an intervention; Checkpoints' overview and side by side; Train; the Lesson; the Learn
-pages; MiniLM, SmolLM2 and Whisper) at 1280 × 720 and 1920 × 1080, in normal and presentation mode, in the light
-and the dark theme, shows
+head view, model view and an intervention, and a tiny BERT of the models folder with its sections; Checkpoints'
+overview and side by side; Train; the Lesson; the Learn pages; MiniLM, SmolLM2 and Whisper) at 1280 × 720 and
+1920 × 1080, in normal and presentation mode, in the light and the dark theme, shows
 
 - no two text boxes of a chart, or of neighbouring charts, intersecting (the rendered SVG text, rotation kept),
 - no chart wider than its container,
@@ -21,12 +21,15 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.browser import app_in_chromium, problems_on, wait_until_idle
+from tests.helpers.pretrained_files import write_tiny_bert
 
 SIZES = [(1280, 720), (1920, 1080)]
+BERT_TEXT = "the+animal+didn't+cross+the+street+because+it+was+tired"  # a tiny BERT in the models folder
 PAGES = {  # name → (path and query, tab to open or None): every page of app/routes.py
     "explore": ("explore", None),  # the head view
     "explore-model-view": ("explore?view=model", None),
     "explore-intervention": ("explore?beta=2", None),  # Before / After / Difference
+    "explore-models-bert": (f"explore?ckpt=models:bert&text={BERT_TEXT}", None),  # + similarity, head finder
     "checkpoints-overview": ("checkpoints", None),  # the parameter bars
     "checkpoints-side-by-side": ("checkpoints", "Side by side"),
     "train": ("train", None),
@@ -122,8 +125,12 @@ FIRST_CHART_TOP_JS = """() => {
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    with app_in_chromium(tmp_path_factory.mktemp("browser-layout-runs")) as (url, chromium):
-        yield url, chromium
+    models = tmp_path_factory.mktemp("browser-layout-models")
+    write_tiny_bert(models / "bert")  # Explore's encoder sections, for a model of the models folder
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATTNSCOPE_MODELS", str(models))
+        with app_in_chromium(tmp_path_factory.mktemp("browser-layout-runs")) as (url, chromium):
+            yield url, chromium
 
 
 def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> None:

@@ -154,8 +154,8 @@ def prediction(exp: Explanation, font_scale: float) -> None:
         st.caption("A label for every token" if pred.kind == "tokens" else "Sentence embedding")
         st.code(pred.text, language=None, wrap_lines=True)
         if pred.kind == "embedding":
-            st.caption("An encoder without a task head gives one vector per sentence: compare two sentences on "
-                       "its pretrained page, or explore where each token looks below.")
+            st.caption("An encoder without a task head gives one vector per sentence: compare two sentences "
+                       "below, or explore where each token looks.")
         return
     st.caption("Most likely next token" + (" and continuation" if exp.options.get("continuation") else ""))
     st.code(charts.visible(pred.text), language=None)  # a space or newline must not look like nothing

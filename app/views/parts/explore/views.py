@@ -98,8 +98,22 @@ def _data(exp: Explanation, kind: str, layer: int, head: int) -> tuple[dict[str,
     return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
 
 
-def _head_title(kind: str, layer: int, head: int) -> str:
-    return f"{KIND_LABELS[kind]} — layer {layer + 1}, head {head + 1}"
+def _head_title(exp: Explanation, kind: str, layer: int, head: int) -> str:
+    """"Decoder masked self-attention — layer 1, head 3", naming the key/value head it shares when heads share them."""
+    groups = exp.head_groups.get(kind)
+    shared = f" · kv head {groups[head] + 1} of {len(set(groups))}" if groups else ""
+    return f"{KIND_LABELS[kind]} — layer {layer + 1}, head {head + 1}{shared}"
+
+
+def _kv_note(exp: Explanation, kind: str) -> str:
+    """Which query heads share each key/value head (grouped-query attention), or nothing when none share."""
+    groups = exp.head_groups.get(kind)
+    if not groups:
+        return ""
+    sharing = "; ".join(f"kv {g + 1}: heads {', '.join(str(h + 1) for h, x in enumerate(groups) if x == g)}"
+                        for g in sorted(set(groups)))
+    return (f" Grouped-query attention: {len(groups)} query heads share {len(set(groups))} key/value heads ({sharing}); "
+            "heads that share one compare their queries with the same keys.")
 
 
 # ----------------------------------------------------------------------------- views
@@ -134,12 +148,12 @@ def model_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], 
 
 def _head_figure(exp: Explanation, kind: str, layer: int, head: int, fs: float, scores: bool):
     rows, cols, y_title = charts.axes(exp, kind)
-    figure = charts.head_map(exp.attention[kind][layer, head], rows, cols, title=_head_title(kind, layer, head),
+    figure = charts.head_map(exp.attention[kind][layer, head], rows, cols, title=_head_title(exp, kind, layer, head),
                              font_scale=fs, y_title=y_title)
     if not scores:
         return figure
     return comparison.weights_and_scores(exp.attention[kind][layer, head], exp.scores[kind][layer, head], rows,
-                                         cols, title=_head_title(kind, layer, head), y_title=y_title, font_scale=fs)
+                                         cols, title=_head_title(exp, kind, layer, head), y_title=y_title, font_scale=fs)
 
 
 def head_figure(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
@@ -168,7 +182,7 @@ def head_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], k
         widgets.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}", key="head_map")
     st.caption("Each row is one query token; its weights over the key tokens sum to 1."
                + (" A decoder row reads “after this token → predicts”: the token it takes in, then the token "
-                  "it produces." if y_title == charts.PREDICTS_TITLE else ""))
+                  "it produces." if y_title == charts.PREDICTS_TITLE else "") + _kv_note(exp, kind))
     st.toggle("Show the scores before softmax", key="show_scores",  # read above: the chart comes first
               help="The scores q·k/√d_k (times β), before masking: what softmax turns into weights. They are already "
                    "scaled by 1/√d_k, not raw dot products.")

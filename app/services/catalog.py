@@ -23,7 +23,7 @@ from core import (CheckpointError, CheckpointInfo, convert, find_models, get_tas
                   pretrained_models, read_info, training)
 
 log = logging.getLogger(__name__)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_DIR = ROOT / "assets" / "checkpoints"
 DEFAULT_KEY = "shipped:translation"
 UPLOADS = "uploads"

@@ -239,4 +239,4 @@ add_norm_section()
 ffn_section()
 norm_section()
 recipe_section(fs)
-whisper_section(fs)
+st.fragment(whisper_section, key="arch_whisper_section")(fs)  # its model radio redraws the section alone

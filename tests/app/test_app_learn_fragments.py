@@ -97,6 +97,16 @@ def test_playground_beta_reruns_the_sections_that_read_it(runs):
     assert at.query_params["pg_beta"] == "2.5"
 
 
+def test_playground_a_new_seed_inside_the_fragment_redraws_the_whole_page(runs):
+    at = open_page("playground")
+    at.number_input(key="pg_seed").set_value(7)
+    with Calls((lessons, "saturation")) as calls:
+        rerun_fragment(at, "pg_weights")
+    assert [h[:2] for h in headers(at)] == ["1 ", "2 ", "3 ", "4 ", "5 ", "6 "]
+    assert calls == {"saturation": 1}  # section 2 drew the new seed's keys
+    assert at.query_params["pg_seed"] == "7"
+
+
 def test_masks_length_reruns_the_look_ahead_section_only(runs):
     at = open_page("masks")
     at.slider(key="mask_len").set_value(9)
@@ -163,17 +173,30 @@ def _both_ways() -> None:
     from app.ui import vega as vega_
     from tests.app.test_app_learn_fragments import _weights_chart as build
 
-    st_.altair_chart(build([0.2, 0.3, 0.5]), width="content")
-    vega_.draw(build, [0.2, 0.3, 0.5])
+    for weights in ([0.2, 0.3, 0.5], [0.1, 0.1, 0.8]):  # the first spec validated by Altair, the second not
+        st_.altair_chart(build(weights), width="content")
+        vega_.draw(build, weights)
 
 
 def test_a_chart_drawn_from_its_spec_is_sent_as_st_altair_chart_sends_it():
     at = AppTest.from_function(_both_ways).run()
     assert not at.exception
     sent = [node.proto for node in charts(at)]
-    assert len(sent) == 2
-    assert sent[0].spec == sent[1].spec
-    assert [(d.name, d.data.data) for d in sent[0].datasets] == [(d.name, d.data.data) for d in sent[1].datasets]
+    assert len(sent) == 4
+    for by_altair, by_spec in (sent[:2], sent[2:]):
+        assert by_altair.spec == by_spec.spec
+        assert [(d.name, d.data.data) for d in by_altair.datasets] == [(d.name, d.data.data) for d in by_spec.datasets]
+    assert sent[0].datasets[0].data.data != sent[2].datasets[0].data.data
+
+
+def _numbered_title(weights: list[float]):
+    frame = pd.DataFrame({"key": ["a", "b", "c"], "weight": weights})
+    return alt.Chart(frame, title={"text": 5}).mark_bar().encode(x="key:N", y="weight:Q")  # a title is text
+
+
+def test_altair_validates_each_chart_function_the_first_time_it_draws():
+    with pytest.raises(alt.utils.schemapi.SchemaValidationError):
+        vega.spec(_numbered_title, [0.2, 0.3, 0.5])
 
 
 def test_the_exports_build_a_drawn_chart_again_on_the_click():

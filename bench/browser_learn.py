@@ -74,9 +74,7 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
 def run() -> list[Row]:
     """The Learn rows alone, the app and the bare page served as ``python -m bench browser`` serves them."""
     from bench import browser  # the whole section's servers and verdicts (it imports this module)
-    missing = bp.chromium_missing()
-    if missing:
-        sys.stderr.write(f"browser: skipped — {missing}\n")
+    if browser.skipped():
         return []
     with tempfile.TemporaryDirectory(prefix="attnscope-browser-") as folder:
         runs = Path(folder)

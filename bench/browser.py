@@ -224,11 +224,17 @@ def concurrent_row(browser, app: bp.Server) -> Row:
                "reference (browsers share the 2 cores)", p95(together), "ms", p95(alone), None)
 
 
-def run() -> list[Row]:
-    """The browser rows, or none (with a line saying why) where Chromium or Playwright is missing."""
+def skipped() -> bool:
+    """Whether Chromium or Playwright is missing here (then a line on stderr says which)."""
     missing = bp.chromium_missing()
     if missing:
         sys.stderr.write(f"browser: skipped — {missing}\n")
+    return missing is not None
+
+
+def run() -> list[Row]:
+    """The browser rows, or none (with a line saying why) where Chromium or Playwright is missing."""
+    if skipped():
         return []
     with tempfile.TemporaryDirectory(prefix="attnscope-browser-") as folder:
         runs = Path(folder)

@@ -5,13 +5,16 @@ A page's first draw is timed from navigation to the page settled (``mode="page"`
 :mod:`bench.browser_page`: the script done, nothing stale, every Altair chart with its canvas or
 SVG); its main control is a slider nudged one step, or the button that moves it on, timed the same
 way. The model runs ``app.resources`` logs during the control moves are counted: a control that does
-not touch a model must not run one.
+not touch a model must not run one. ``python -m bench browser_learn`` runs these rows alone (a few minutes
+less than the whole ``browser`` section).
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+import tempfile
+from pathlib import Path
 
 from bench import browser_page as bp
 from bench.table import Row
@@ -66,3 +69,15 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
                          f"{statistics.median(moves):.0f} ms\n")
     floor.context.close()
     return rows
+
+
+def run() -> list[Row]:
+    """The Learn rows alone, the app and the bare page served as ``python -m bench browser`` serves them."""
+    from bench import browser  # the whole section's servers and verdicts (it imports this module)
+    if browser.skipped():
+        return []
+    with tempfile.TemporaryDirectory(prefix="attnscope-browser-") as folder:
+        runs = Path(folder)
+        with bp.chromium() as chromium, bp.served(browser.APP, runs, runs / "app.log") as app, \
+                bp.served(browser.BASE, runs, runs / "base.log") as base:
+            return learn_rows(chromium, app, base, browser.goal_row)

@@ -20,6 +20,8 @@ import plotly.graph_objects as go
 import streamlit as st
 import vl_convert
 
+from app.ui.vega import Drawn
+
 alt.data_transformers.disable_max_rows()  # exports of large heatmaps (e.g. 128 × 128) must not fail
 MAX_CELLS = 5000  # larger charts are too slow to serialise for export: the numbers are offered instead
 
@@ -31,10 +33,19 @@ def _render(spec_json: str, fmt: str, scale: float) -> bytes:
     return vl_convert.vegalite_to_png(spec_json, scale=scale)
 
 
+def _altair(chart: Any) -> Any:
+    """The Altair chart itself (a chart drawn from its cached spec, :class:`app.ui.vega.Drawn`, is built now)."""
+    return chart.chart() if isinstance(chart, Drawn) else chart
+
+
 def _rendered(chart: Any, fmt: str, scale: float) -> bytes:
     """``chart`` as PNG or SVG; its spec is written only now, on the click (Altair's ``to_json`` validates the
     whole spec: tens of ms per chart, which every rerun of a page of charts would otherwise pay)."""
-    return _render(chart.to_json(), fmt, scale)
+    return _render(_altair(chart).to_json(), fmt, scale)
+
+
+def _html(chart: Any) -> str:
+    return _altair(chart).to_html(inline=True)  # Vega inlined: works offline
 
 
 def _npz(arrays: dict[str, np.ndarray]) -> bytes:
@@ -58,8 +69,9 @@ def export_plotly(figure: go.Figure, name: str, key: str) -> None:
 def export_chart(chart: Any, name: str, key: str, cells: int | None = None) -> None:
     """PNG, SVG and standalone interactive HTML (no CDN) downloads of one chart, rendered on click.
 
-    ``cells``: how many data rows the chart draws; above :data:`MAX_CELLS` only a hint is shown.
-    A Plotly figure gets its HTML here and its PNG from its own toolbar.
+    ``chart``: an Altair chart, or one drawn from its cached spec (:class:`app.ui.vega.Drawn`, built again
+    only on the click). ``cells``: how many data rows the chart draws; above :data:`MAX_CELLS` only a hint is
+    shown. A Plotly figure gets its HTML here and its PNG from its own toolbar.
     """
     if isinstance(chart, go.Figure):
         export_plotly(chart, name, key)
@@ -73,7 +85,7 @@ def export_chart(chart: Any, name: str, key: str, cells: int | None = None) -> N
                            key=f"{key}-png", on_click="ignore")
         st.download_button("SVG", functools.partial(_rendered, chart, "svg", 1.0), f"{name}.svg", "image/svg+xml",
                            key=f"{key}-svg", on_click="ignore")
-        st.download_button("HTML", functools.partial(chart.to_html, inline=True), f"{name}.html", "text/html",
+        st.download_button("HTML", functools.partial(_html, chart), f"{name}.html", "text/html",
                            key=f"{key}-html", on_click="ignore")
 
 

@@ -1,12 +1,15 @@
 """Architecture: the loaded model as an encoder-decoder diagram, its parameters per block with the
-formulas, Add & Norm, the position-wise FFN as a 1×1 convolution, and LayerNorm vs BatchNorm."""
+formulas, Add & Norm, the position-wise FFN as a 1×1 convolution, and LayerNorm vs BatchNorm.
+
+Each section with controls is a fragment (issue 23): the norm radio reruns sections 1–2, the FFN's tokens and
+seed section 4, the batch's sizes and seed section 5; every chart is drawn from its cached spec."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, glossary, presentation, tables, widgets
+from app.ui import export, glossary, presentation, tables, vega, widgets
 from app.charts import teaching as charts
 from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
 from app.views.parts.architecture_whisper import whisper_section
@@ -30,7 +33,6 @@ def norm_placement(norm: str, final: bool, as_loaded: bool) -> str:
                else "no final LayerNorm after the stack."))
 
 
-URL_KEYS = ["arch_norm", "ffn_tokens", "ffn_seed", "norm_batch", "norm_tokens", "norm_features", "norm_seed"]
 widgets.restore_from_url({"arch_norm": widgets.one_of(NORM_VIEWS), "ffn_tokens": widgets.bounded(1, 12),
                           "ffn_seed": widgets.bounded(0, 9999), "norm_batch": widgets.bounded(1, 6),
                           "norm_tokens": widgets.bounded(2, 8), "norm_features": widgets.bounded(2, 12),
@@ -49,12 +51,16 @@ with presentation.folded():
         "text out.")
 
 # ----------------------------------------------------------------------------- diagram
-st.header("1 · The loaded model")
-loaded = widgets.current_checkpoint()
-entry, ckpt = loaded if loaded else (None, None)
-if ckpt is None:
-    st.info("Choose a checkpoint in the sidebar to see its diagram and parameter counts.")
-else:
+@st.fragment(key="arch_model")
+def model_section() -> None:
+    """Sections 1 and 2: the sidebar's model as a diagram (its LayerNorms where the radio puts them) and its
+    parameters per block against the formulas."""
+    st.header("1 · The loaded model")
+    loaded = widgets.current_checkpoint()
+    if loaded is None:
+        st.info("Choose a checkpoint in the sidebar to see its diagram and parameter counts.")
+        return
+    entry, ckpt = loaded
     cfg = ckpt.config
     st.radio("Draw the LayerNorms", list(NORM_VIEWS), key="arch_norm", horizontal=True,
              format_func=lambda v: f"{NORM_VIEWS[v]} ({cfg.norm}-norm)" if v == "checkpoint" else NORM_VIEWS[v],
@@ -84,8 +90,13 @@ else:
         st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back).")
     st.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
                            view == "checkpoint"))
+    widgets.write_to_url(["arch_norm"])
+    parameters_section(ckpt)
 
-    # ------------------------------------------------------------------------- parameters
+
+def parameters_section(ckpt) -> None:
+    """Section 2: where the parameters are, counted by the model and by the formulas."""
+    cfg = ckpt.config
     st.header("2 · Where the parameters are")
     st.markdown(
         "Each attention sublayer holds four D × D matrices (W_Q, W_K, W_V, W_O) with their biases; each FFN two "
@@ -99,8 +110,7 @@ else:
     total = int(table["parameters"].sum())
     p_left, p_right = st.columns([3, 1])
     with p_left:
-        param_chart = parameter_chart(table, font_scale=fs)
-        st.altair_chart(param_chart, width="content")
+        param_chart = vega.draw(parameter_chart, table, font_scale=fs)
     with p_right:
         st.metric("Total parameters", f"{total:,}")
     st.dataframe(table, hide_index=True, width="content",
@@ -115,103 +125,118 @@ else:
     with e2:
         export.export_data({"parameters": table["parameters"].to_numpy()}, table, "parameters", "arch_param_data")
 
+
 # ----------------------------------------------------------------------------- add & norm
-st.header("3 · Add & Norm")
-st.markdown(
-    "**Add** is a residual connection: the sublayer's output is added to its input, so the sublayer only has "
-    "to learn a correction and gradients flow straight through the stack. The addition x + Sublayer(x) only "
-    "works because every sublayer returns a vector of the same width d_model as its input: that is why W^O maps "
-    "the concatenated heads back to d_model, why the FFN narrows d_ff back to d_model, and why the embeddings "
-    "and the positional encoding share that width too. **Norm** is a LayerNorm that keeps "
-    "every token's vector at a steady scale. The paper normalises *after* the addition (post-norm); many later "
-    "models normalise the sublayer's *input* instead (pre-norm), which trains more easily when the stack is "
-    "deep. Because pre-norm never normalises the residual stream itself, it adds one **final LayerNorm** after "
-    "each stack; the paper's post-norm stack needs none. Switch between the two in the diagram above.")
-st.latex(r"\text{post-norm:}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big)"
-         r"\quad\text{(no final LayerNorm)}")
-st.latex(r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)"
-         r"\quad\text{(+ a final LayerNorm)}")
+def add_norm_section() -> None:
+    """Section 3: the residual connection and where the LayerNorm sits."""
+    st.header("3 · Add & Norm")
+    st.markdown(
+        "**Add** is a residual connection: the sublayer's output is added to its input, so the sublayer only has "
+        "to learn a correction and gradients flow straight through the stack. The addition x + Sublayer(x) only "
+        "works because every sublayer returns a vector of the same width d_model as its input: that is why W^O maps "
+        "the concatenated heads back to d_model, why the FFN narrows d_ff back to d_model, and why the embeddings "
+        "and the positional encoding share that width too. **Norm** is a LayerNorm that keeps "
+        "every token's vector at a steady scale. The paper normalises *after* the addition (post-norm); many later "
+        "models normalise the sublayer's *input* instead (pre-norm), which trains more easily when the stack is "
+        "deep. Because pre-norm never normalises the residual stream itself, it adds one **final LayerNorm** after "
+        "each stack; the paper's post-norm stack needs none. Switch between the two in the diagram above.")
+    st.latex(r"\text{post-norm:}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big)"
+             r"\quad\text{(no final LayerNorm)}")
+    st.latex(r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)"
+             r"\quad\text{(+ a final LayerNorm)}")
+
 
 # ----------------------------------------------------------------------------- FFN
-st.header("4 · The position-wise feed-forward network")
-st.markdown(
-    "After attention has mixed information *between* tokens, the FFN processes each token *on its own*: the "
-    "same two-layer network with a ReLU, applied at every position with the same weights. Each of its two "
-    "linear layers, slid along the sequence, is exactly a convolution with kernel size 1, so the paper "
-    "describes the FFN as **two convolutions with kernel size 1, with a ReLU between them**. The hidden width "
-    "d_ff is usually 4 × d_model.")
-st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2, \qquad W_1 \in \mathbb{R}^{d_{model}\times d_{ff}},"
-         r"\; W_2 \in \mathbb{R}^{d_{ff}\times d_{model}}")
-f1, f2 = st.columns(2)
-with f1:
-    st.slider("Tokens in the sequence", 1, 12, key="ffn_tokens")
-with f2:
-    st.number_input("Random seed for x and the weights", 0, 9999, step=1, key="ffn_seed")
-ffn = lessons.ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
-token_names = [f"t{t}" for t in range(st.session_state["ffn_tokens"])]
-dims = [f"d{j}" for j in range(4)]
-ffn_cols = st.columns(3)
-for col, (title, matrix) in zip(ffn_cols, (("x (tokens × d_model)", ffn.x),
-                                           ("FFN applied token by token", ffn.per_token),
-                                           ("two Conv1d, kernel 1, ReLU between", ffn.conv))):
-    with col:
-        st.altair_chart(charts.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token",
-                                            rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs),
-                        width="content")
-st.success(f"Both give the same output (largest difference {ffn.max_error:.1e}); d_model = 4, "
-           "d_ff = 16.")
+@st.fragment(key="arch_ffn")
+def ffn_section() -> None:
+    """Section 4: the FFN token by token and as two kernel-1 convolutions (its tokens and seed rerun it alone)."""
+    st.header("4 · The position-wise feed-forward network")
+    st.markdown(
+        "After attention has mixed information *between* tokens, the FFN processes each token *on its own*: the "
+        "same two-layer network with a ReLU, applied at every position with the same weights. Each of its two "
+        "linear layers, slid along the sequence, is exactly a convolution with kernel size 1, so the paper "
+        "describes the FFN as **two convolutions with kernel size 1, with a ReLU between them**. The hidden width "
+        "d_ff is usually 4 × d_model.")
+    st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2, \qquad W_1 \in \mathbb{R}^{d_{model}\times d_{ff}},"
+             r"\; W_2 \in \mathbb{R}^{d_{ff}\times d_{model}}")
+    f1, f2 = st.columns(2)
+    with f1:
+        st.slider("Tokens in the sequence", 1, 12, key="ffn_tokens")
+    with f2:
+        st.number_input("Random seed for x and the weights", 0, 9999, step=1, key="ffn_seed")
+    ffn = lessons.ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
+    token_names = [f"t{t}" for t in range(st.session_state["ffn_tokens"])]
+    dims = [f"d{j}" for j in range(4)]
+    ffn_cols = st.columns(3)
+    for col, (title, matrix) in zip(ffn_cols, (("x (tokens × d_model)", ffn.x),
+                                               ("FFN applied token by token", ffn.per_token),
+                                               ("two Conv1d, kernel 1, ReLU between", ffn.conv))):
+        with col:
+            vega.draw(charts.grid_heatmap, matrix, title=title, x_title="dimension", y_title="token",
+                      rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs)
+    st.success(f"Both give the same output (largest difference {ffn.max_error:.1e}); d_model = 4, "
+               "d_ff = 16.")
+    widgets.write_to_url(["ffn_tokens", "ffn_seed"])
+
 
 # ----------------------------------------------------------------------------- LayerNorm vs BatchNorm
-st.header("5 · LayerNorm vs BatchNorm")
-st.markdown(
-    "Both subtract a mean and divide by a standard deviation; they differ in **which numbers** they average. "
-    "**LayerNorm** uses the features of one token: every token is normalised on its own, whatever the batch "
-    "size or the sentence lengths. **BatchNorm** uses one feature across the whole batch (every token of every "
-    "sentence): it depends on the other examples and on padding, which is why Transformers use LayerNorm. "
-    "Below, rows are tokens (s = sentence, t = token) and columns are features.")
-st.latex(r"\text{LayerNorm:}\quad \mu_i = \frac{1}{H}\sum_{h=1}^{H} x_{i,h},\quad "
-         r"\sigma_i^2 = \frac{1}{H}\sum_{h=1}^{H} (x_{i,h}-\mu_i)^2,\quad "
-         r"\hat x_{i,h} = \frac{x_{i,h}-\mu_i}{\sqrt{\sigma_i^2+\epsilon}}")
-st.latex(glossary.LAYERNORM_LATEX)
-st.caption(f"After normalising, LayerNorm applies {glossary.SHIFT_TEXT}. (β is kept for the inverse temperature "
-           "of attention.)")
-st.latex(r"\text{BatchNorm:}\quad \mu_h = \frac{1}{m}\sum_{i=1}^{m} x_{i,h},\quad "
-         r"\sigma_h^2 = \frac{1}{m}\sum_{i=1}^{m} (x_{i,h}-\mu_h)^2,\quad "
-         r"\hat x_{i,h} = \frac{x_{i,h}-\mu_h}{\sqrt{\sigma_h^2+\epsilon}}"
-         r"\qquad (m = \text{batch} \times \text{tokens})")
-n1, n2, n3, n4 = st.columns(4)
-with n1:
-    st.slider("Sentences (batch)", 1, 6, key="norm_batch")
-with n2:
-    st.slider("Tokens per sentence", 2, 8, key="norm_tokens")
-with n3:
-    st.slider("Features", 2, 12, key="norm_features")
-with n4:
-    st.number_input("Random seed", 0, 9999, step=1, key="norm_seed")
-b, t, f = st.session_state["norm_batch"], st.session_state["norm_tokens"], st.session_state["norm_features"]
-demo = lessons.norm_demo(b, t, f, int(st.session_state["norm_seed"]))
-rows, features = tables.row_labels(b, t), [f"f{j}" for j in range(f)]
-norm_cols = st.columns(3)
-for col, (title, matrix) in zip(norm_cols, (("Input x", demo.x), ("LayerNorm: each row", demo.layer),
-                                            ("BatchNorm: each column", demo.batch))):
-    with col:
-        chart = charts.grid_heatmap(matrix.reshape(-1, f), title=title, x_title="feature", y_title="token",
-                                    rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96,
-                                    max_width=360, max_height=520, font_scale=fs)
-        st.altair_chart(chart, width="content")
-row_stats, col_stats = tables.norm_frames(lessons.norm_stats(demo), b, t)
-s1, s2 = st.columns(2)
-with s1:
-    st.caption("Per token (row): LayerNorm gives mean 0 and std 1; BatchNorm does not.")
-    st.dataframe(row_stats.round(4), hide_index=True, width="content")
-with s2:
-    st.caption("Per feature (column): BatchNorm gives mean 0 and std 1; LayerNorm does not.")
-    st.dataframe(col_stats.round(4), hide_index=True, width="content")
-st.success(f"torch's layer_norm matches the formula to {demo.layer_error:.1e}, batch_norm to "
-           f"{demo.batch_error:.1e} (no learned gain γ or shift b here: γ = 1, b = 0).")
-export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_stats, "layernorm-vs-batchnorm",
-                   "arch_norm_data")
+@st.fragment(key="arch_norms")
+def norm_section() -> None:
+    """Section 5: LayerNorm against BatchNorm on a random batch (its four controls rerun it alone)."""
+    st.header("5 · LayerNorm vs BatchNorm")
+    st.markdown(
+        "Both subtract a mean and divide by a standard deviation; they differ in **which numbers** they average. "
+        "**LayerNorm** uses the features of one token: every token is normalised on its own, whatever the batch "
+        "size or the sentence lengths. **BatchNorm** uses one feature across the whole batch (every token of every "
+        "sentence): it depends on the other examples and on padding, which is why Transformers use LayerNorm. "
+        "Below, rows are tokens (s = sentence, t = token) and columns are features.")
+    st.latex(r"\text{LayerNorm:}\quad \mu_i = \frac{1}{H}\sum_{h=1}^{H} x_{i,h},\quad "
+             r"\sigma_i^2 = \frac{1}{H}\sum_{h=1}^{H} (x_{i,h}-\mu_i)^2,\quad "
+             r"\hat x_{i,h} = \frac{x_{i,h}-\mu_i}{\sqrt{\sigma_i^2+\epsilon}}")
+    st.latex(glossary.LAYERNORM_LATEX)
+    st.caption(f"After normalising, LayerNorm applies {glossary.SHIFT_TEXT}. (β is kept for the inverse temperature "
+               "of attention.)")
+    st.latex(r"\text{BatchNorm:}\quad \mu_h = \frac{1}{m}\sum_{i=1}^{m} x_{i,h},\quad "
+             r"\sigma_h^2 = \frac{1}{m}\sum_{i=1}^{m} (x_{i,h}-\mu_h)^2,\quad "
+             r"\hat x_{i,h} = \frac{x_{i,h}-\mu_h}{\sqrt{\sigma_h^2+\epsilon}}"
+             r"\qquad (m = \text{batch} \times \text{tokens})")
+    n1, n2, n3, n4 = st.columns(4)
+    with n1:
+        st.slider("Sentences (batch)", 1, 6, key="norm_batch")
+    with n2:
+        st.slider("Tokens per sentence", 2, 8, key="norm_tokens")
+    with n3:
+        st.slider("Features", 2, 12, key="norm_features")
+    with n4:
+        st.number_input("Random seed", 0, 9999, step=1, key="norm_seed")
+    b, t, f = st.session_state["norm_batch"], st.session_state["norm_tokens"], st.session_state["norm_features"]
+    demo = lessons.norm_demo(b, t, f, int(st.session_state["norm_seed"]))
+    rows, features = tables.row_labels(b, t), [f"f{j}" for j in range(f)]
+    norm_cols = st.columns(3)
+    for col, (title, matrix) in zip(norm_cols, (("Input x", demo.x), ("LayerNorm: each row", demo.layer),
+                                                ("BatchNorm: each column", demo.batch))):
+        with col:
+            vega.draw(charts.grid_heatmap, matrix.reshape(-1, f), title=title, x_title="feature", y_title="token",
+                      rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96, max_width=360,
+                      max_height=520, font_scale=fs)
+    row_stats, col_stats = tables.norm_frames(lessons.norm_stats(demo), b, t)
+    s1, s2 = st.columns(2)
+    with s1:
+        st.caption("Per token (row): LayerNorm gives mean 0 and std 1; BatchNorm does not.")
+        st.dataframe(row_stats.round(4), hide_index=True, width="content")
+    with s2:
+        st.caption("Per feature (column): BatchNorm gives mean 0 and std 1; LayerNorm does not.")
+        st.dataframe(col_stats.round(4), hide_index=True, width="content")
+    st.success(f"torch's layer_norm matches the formula to {demo.layer_error:.1e}, batch_norm to "
+               f"{demo.batch_error:.1e} (no learned gain γ or shift b here: γ = 1, b = 0).")
+    export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_stats, "layernorm-vs-batchnorm",
+                       "arch_norm_data")
+    widgets.write_to_url(["norm_batch", "norm_tokens", "norm_features", "norm_seed"])
 
+
+model_section()
+add_norm_section()
+ffn_section()
+norm_section()
 recipe_section(fs)
-whisper_section(fs)
-widgets.write_to_url(URL_KEYS)
+st.fragment(whisper_section, key="arch_whisper_section")(fs)  # its model radio redraws the section alone

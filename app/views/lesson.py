@@ -6,7 +6,8 @@ a map of the model with the current stage highlighted (:mod:`app.views.parts.les
 sidebar's translation checkpoint or pretrained Marian/BART/T5 model, else the shipped one; where its
 family departs from the paper, the stage says so. In presentation mode the pickers fold into a
 popover beside Next so that the stage's first chart is on the first screen.
-The stage, sentence, head and highlighted token live in the share link.
+The stage, sentence, head and highlighted token live in the share link. Everything under the title is one
+fragment (issue 23): moving on a stage reruns it alone, not the sidebar.
 """
 
 from __future__ import annotations
@@ -52,29 +53,57 @@ if show:
                 "architecture) as it is translated. Every number below is computed live by the loaded model; the "
                 "map on the left shows where each stage sits.")
 
-chosen = widgets.current_entry()
-entry = widgets.attempt("open the model", resources.lesson_entry, chosen)
-if entry is None:
-    st.warning("The lesson needs a translation (encoder-decoder) checkpoint; none is available.")
-    st.stop()
-if chosen is not None and chosen.key != entry.key and show:
-    st.caption(f"The lesson follows a translation model or a pretrained text encoder-decoder; {chosen.name} is "
-               f"neither, so it follows {entry.name}.")
-trace = widgets.attempt("follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
-                        int(np.clip(st.session_state["lesson_head"], 0, 63)))
-if trace is None:
-    st.text_input("Sentence", key="lesson_text", max_chars=200)
-    st.stop()
-
-S, T = len(trace.source_tokens), len(trace.target_tokens)
-st.session_state["lesson_stage"] = int(np.clip(st.session_state["lesson_stage"], 0, len(STAGES) - 1))
-st.session_state["lesson_token"] = int(np.clip(st.session_state["lesson_token"], 0, S - 1))
-st.session_state["lesson_step"] = int(np.clip(st.session_state["lesson_step"], 0, T - 1))
-st.session_state["lesson_head"] = int(np.clip(st.session_state["lesson_head"], 0, trace.n_heads - 1))
+ENCODER = (stages.tokens, stages.embeddings, stages.projections, lambda tr, v: stages.scores(tr, v, False),
+           lambda tr, v: stages.scores(tr, v, True), stages.mask, stages.softmax, stages.weighted_sum,
+           stages.concatenated, stages.add_norm, stages.ffn, stages.encoder_output)
 
 
-def _pickers(columns: bool) -> None:
+@st.fragment(key="lesson_body")
+def lesson_body() -> None:
+    """Everything under the title: the model, its trace of the sentence, the pickers, the map and the stage.
+    A fragment (issue 23): Next, Back, a map block or a picker reruns it alone, never the sidebar."""
+    chosen = widgets.current_entry()
+    entry = widgets.attempt("open the model", resources.lesson_entry, chosen)
+    if entry is None:
+        st.warning("The lesson needs a translation (encoder-decoder) checkpoint; none is available.")
+        return
+    if chosen is not None and chosen.key != entry.key and show:
+        st.caption(f"The lesson follows a translation model or a pretrained text encoder-decoder; {chosen.name} is "
+                   f"neither, so it follows {entry.name}.")
+    trace = widgets.attempt("follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
+                            int(np.clip(st.session_state["lesson_head"], 0, 63)))
+    if trace is None:
+        st.text_input("Sentence", key="lesson_text", max_chars=200)
+        return
+    S, T = len(trace.source_tokens), len(trace.target_tokens)
+    st.session_state["lesson_stage"] = int(np.clip(st.session_state["lesson_stage"], 0, len(STAGES) - 1))
+    st.session_state["lesson_token"] = int(np.clip(st.session_state["lesson_token"], 0, S - 1))
+    st.session_state["lesson_step"] = int(np.clip(st.session_state["lesson_step"], 0, T - 1))
+    st.session_state["lesson_head"] = int(np.clip(st.session_state["lesson_head"], 0, trace.n_heads - 1))
+    if show:
+        _pickers(entry, trace, columns=True)
+    stage = st.session_state["lesson_stage"]
+    side, main = st.columns([1, 3.3], gap="medium")
+    with side:
+        lesson_map.draw(lessons.model_map(trace), stage)
+    with main:
+        nav = st.columns([1, 1, 1.4] if show else [1, 1, 1.6])  # a row of its own: the buttons never clip
+        nav[0].button("◀ Back", on_click=_go, args=(-1,), disabled=stage == 0, help="Previous stage",
+                      key="lesson_prev")
+        nav[1].button("Next ▶", on_click=_go, args=(1,), disabled=stage == len(STAGES) - 1, help="Next stage",
+                      key="lesson_next", type="primary")
+        if not show:
+            with nav[2].popover("Sentence, stage, head…", width="stretch"):
+                _pickers(entry, trace, columns=False)
+        st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
+                    text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
+        widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
+        _stage(entry, trace, stage)
+
+
+def _pickers(entry, trace: lessons.LessonTrace, columns: bool) -> None:
     """The model, sentence, stage, head, token and step pickers (two to a row when ``columns``)."""
+    S, T = len(trace.source_tokens), len(trace.target_tokens)
     st.caption(f"Model: {entry.label}")
     st.text_input("Sentence", key="lesson_text", max_chars=200)
     cells = [*st.columns([3, 1]), *st.columns(2)] if columns else [st.container() for _ in range(4)]
@@ -87,23 +116,8 @@ def _pickers(columns: bool) -> None:
                        format_func=lambda t: f"step {t + 1}: after {trace.target_tokens[t]}")
 
 
-if show:
-    _pickers(columns=True)
-stage = st.session_state["lesson_stage"]
-side, main = st.columns([1, 3.3], gap="medium")
-with side:
-    lesson_map.draw(lessons.model_map(trace), stage)
-with main:
-    nav = st.columns([1, 1, 1.4] if show else [1, 1, 1.6])  # a row of its own: the buttons never clip
-    nav[0].button("◀ Back", on_click=_go, args=(-1,), disabled=stage == 0, help="Previous stage", key="lesson_prev")
-    nav[1].button("Next ▶", on_click=_go, args=(1,), disabled=stage == len(STAGES) - 1, help="Next stage",
-                  key="lesson_next", type="primary")
-    if not show:
-        with nav[2].popover("Sentence, stage, head…", width="stretch"):
-            _pickers(columns=False)
-    st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
-                text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
-    widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
+def _stage(entry, trace: lessons.LessonTrace, stage: int) -> None:
+    """The stage's header, where this model departs from the paper, its picture and formulas, and its links."""
     i, t, h = st.session_state["lesson_token"], st.session_state["lesson_step"], trace.head
     view = View(i, t, h, fs, {name: size.hover for name, size in lessons.array_sizes(trace).items()})
     st.header(f"{stage + 1}. {STAGES[stage][0]}")
@@ -114,12 +128,12 @@ with main:
             st.markdown("\n".join(f"- {note}" for note in notes))
     for note in notes if show else ():
         st.info(note, icon=":material/info:")
-    ENCODER = (stages.tokens, stages.embeddings, stages.projections, lambda tr, v: stages.scores(tr, v, False),
-               lambda tr, v: stages.scores(tr, v, True), stages.mask, stages.softmax, stages.weighted_sum,
-               stages.concatenated, stages.add_norm, stages.ffn, stages.encoder_output)
     draw = ENCODER[stage] if stage < len(ENCODER) else decoder.STAGES[stage - len(ENCODER)]
     widgets.attempt(f"compute this stage for {entry.name}", draw, trace, view)  # one line, never a traceback
     st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")
     if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder (issue 25)
         st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",
                      icon=":material/mic:")
+
+
+lesson_body()

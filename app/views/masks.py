@@ -1,12 +1,16 @@
 """Masks: the decoder's look-ahead mask (and why it is needed), padding masks for a batch of
-sentences of different lengths, their combination, and the exact zeros they leave in the softmax."""
+sentences of different lengths, their combination, and the exact zeros they leave in the softmax.
+
+Each section is a fragment (issue 23): the look-ahead length reruns section 1 alone, its seed the masked
+softmax alone, the sentences and the tokenizer sections 2 and 3; every chart is drawn from its cached
+spec (:mod:`app.ui.vega`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, glossary, presentation, tables, widgets
+from app.ui import export, glossary, presentation, tables, vega, widgets
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import lessons, subsequent_mask
@@ -31,149 +35,167 @@ with presentation.folded():
              r"\quad\Longleftrightarrow\quad s_{ij} \leftarrow -\infty \text{ where } m_{ij} = \text{False}")
 
 # ----------------------------------------------------------------------------- look-ahead
-st.header("1 · The look-ahead (subsequent) mask")
-with presentation.folded("Why a look-ahead mask"):
-    st.markdown(
-        "During training the decoder reads the whole target sentence at once (shifted right, starting with "
-        "<bos>) and at every position predicts the **next** token. Without a mask, position i could simply look at "
-        "position i + 1 — which *is* the answer — and copy it: the training loss would drop to almost nothing while "
-        "the model learns nothing it can use when generating, where the future does not exist yet. The look-ahead "
-        "mask lets position i see positions 0 … i only, exactly what it will have at generation time.")
-    st.latex(r"m_{ij} = \begin{cases} \text{True} & j \le i \\ \text{False} & j > i \end{cases}"
-             r"\qquad\text{(lower triangle, diagonal included)}")
-    glossary.show_code(subsequent_mask, "The code: core.subsequent_mask")
-    st.caption("The Annotated Transformer fills masked scores with −1e9 (`masked_fill(mask == 0, -1e9)`) instead of "
-               "−∞: e^(−1e9) is 0 in floating point, so the weights are the same; Attnscope fills with the dtype's "
-               "smallest number, so a fully masked row gives zeros instead of NaN.")
-st.slider("Sequence length", 1, 24, key="mask_len")
-n = st.session_state["mask_len"]
-look_ahead = lessons.look_ahead_mask(n)
-positions = [str(i) for i in range(n)]
-sub_chart = charts.mask_heatmap(look_ahead, positions, positions, title=f"Look-ahead mask, {n} × {n}",
-                                x_title="key position", y_title="query position", font_scale=fs)
-st.altair_chart(sub_chart, width="content")
-export.export_chart(sub_chart, "look-ahead-mask", "mask_sub_chart")
-with st.expander("The mask as numbers (1 = may attend)"):
-    st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
+@st.fragment(key="masks_look_ahead")
+def look_ahead_section() -> None:
+    """Section 1: the look-ahead mask, what goes wrong without it, and the masked softmax's exact zeros."""
+    st.header("1 · The look-ahead (subsequent) mask")
+    with presentation.folded("Why a look-ahead mask"):
+        st.markdown(
+            "During training the decoder reads the whole target sentence at once (shifted right, starting with "
+            "<bos>) and at every position predicts the **next** token. Without a mask, position i could simply look at "
+            "position i + 1 — which *is* the answer — and copy it: the training loss would drop to almost nothing while "
+            "the model learns nothing it can use when generating, where the future does not exist yet. The look-ahead "
+            "mask lets position i see positions 0 … i only, exactly what it will have at generation time.")
+        st.latex(r"m_{ij} = \begin{cases} \text{True} & j \le i \\ \text{False} & j > i \end{cases}"
+                 r"\qquad\text{(lower triangle, diagonal included)}")
+        glossary.show_code(subsequent_mask, "The code: core.subsequent_mask")
+        st.caption("The Annotated Transformer fills masked scores with −1e9 (`masked_fill(mask == 0, -1e9)`) instead of "
+                   "−∞: e^(−1e9) is 0 in floating point, so the weights are the same; Attnscope fills with the dtype's "
+                   "smallest number, so a fully masked row gives zeros instead of NaN.")
+    st.slider("Sequence length", 1, 24, key="mask_len")
+    n = st.session_state["mask_len"]
+    look_ahead = lessons.look_ahead_mask(n)
+    positions = [str(i) for i in range(n)]
+    sub_chart = vega.draw(charts.mask_heatmap, look_ahead, positions, positions, title=f"Look-ahead mask, {n} × {n}",
+                          x_title="key position", y_title="query position", font_scale=fs)
+    export.export_chart(sub_chart, "look-ahead-mask", "mask_sub_chart")
+    with st.expander("The mask as numbers (1 = may attend)"):
+        st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
 
-st.subheader("What goes wrong without it")
-example = ["<bos>", "Yo", "tengo", "gatos"]  # the decoder writes the Spanish of "I have cats" (English → Spanish)
-targets = ["Yo", "tengo", "gatos", "<eos>"]
-st.dataframe(pd.DataFrame({
-    "position": range(4), "decoder input": example, "must predict": targets,
-    "sees with the mask": [" ".join(example[: i + 1]) for i in range(4)],
-    "sees without the mask": [" ".join(example) for _ in range(4)],
-    "answer visible without the mask?": ["yes — it is input " + str(i + 1) if i < 3 else "no (<eos> is not an input)"
-                                         for i in range(4)],
-}), hide_index=True, width="content")
+    st.subheader("What goes wrong without it")
+    example = ["<bos>", "Yo", "tengo", "gatos"]  # the decoder writes the Spanish of "I have cats" (English → Spanish)
+    targets = ["Yo", "tengo", "gatos", "<eos>"]
+    st.dataframe(pd.DataFrame({
+        "position": range(4), "decoder input": example, "must predict": targets,
+        "sees with the mask": [" ".join(example[: i + 1]) for i in range(4)],
+        "sees without the mask": [" ".join(example) for _ in range(4)],
+        "answer visible without the mask?": ["yes — it is input " + str(i + 1) if i < 3 else "no (<eos> is not an input)"
+                                             for i in range(4)],
+    }), hide_index=True, width="content")
 
-st.subheader("Masked softmax: exact zeros")
-seed_col, _ = st.columns([1, 3])
-with seed_col:
-    st.number_input("Random seed for the scores", 0, 9999, step=1, key="mask_seed")
-demo = lessons.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))
-w_left, w_right = st.columns(2)
-annotate = n <= 10
-with w_left:
-    st.altair_chart(charts.grid_heatmap(
-        demo.unmasked, title="Without the mask: weight leaks to the future", x_title="key position",
-        y_title="query position", value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL,
-        domain=(0, 1), annotate=annotate, max_width=440, max_height=440, font_scale=fs), width="content")
-with w_right:
-    masked_chart = charts.grid_heatmap(
-        demo.masked, title="With the look-ahead mask", x_title="key position", y_title="query position",
-        value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL, domain=(0, 1), annotate=annotate,
-        max_width=440, max_height=440, font_scale=fs)
-    st.altair_chart(masked_chart, width="content")
-n_masked = int((~look_ahead).sum())
-n_zero = int((demo.masked[~look_ahead] == 0.0).sum())
-future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))
-st.success(f"{n_zero} of the {n_masked} masked cells are exactly 0.0, and every row still sums to 1. "
-           f"Without the mask, on average {future:.0%} of each row's weight would go to future positions.")
-with st.expander("Scores and masked weights as numbers"):
-    st.caption("Random scores")
-    st.dataframe(pd.DataFrame(demo.scores, index=positions, columns=positions), width="content")
-    st.caption("Weights with the mask")
-    st.dataframe(pd.DataFrame(demo.masked, index=positions, columns=positions), width="content")
-export.export_data({"scores": demo.scores, "unmasked": demo.unmasked, "masked": demo.masked,
-                    "mask": look_ahead}, pd.DataFrame(demo.masked, columns=positions), "masked-softmax",
-                   "mask_softmax_data")
+    masked_softmax(lessons.look_ahead_mask(n), positions)
+    widgets.write_to_url(["mask_len"])
+
+
+@st.fragment(key="masks_softmax")
+def masked_softmax(look_ahead, positions: list[str]) -> None:
+    """Random scores through the softmax with and without the look-ahead mask (its own seed)."""
+    n = len(positions)
+    st.subheader("Masked softmax: exact zeros")
+    seed_col, _ = st.columns([1, 3])
+    with seed_col:
+        st.number_input("Random seed for the scores", 0, 9999, step=1, key="mask_seed")
+    demo = lessons.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))  # (n, n) each
+    w_left, w_right = st.columns(2)
+    annotate = n <= 10
+    with w_left:
+        vega.draw(charts.grid_heatmap, demo.unmasked, title="Without the mask: weight leaks to the future",
+                  x_title="key position", y_title="query position", value="weight", rows=positions, cols=positions,
+                  scheme=SEQUENTIAL, domain=(0, 1), annotate=annotate, max_width=440, max_height=440, font_scale=fs)
+    with w_right:
+        vega.draw(charts.grid_heatmap, demo.masked, title="With the look-ahead mask", x_title="key position",
+                  y_title="query position", value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL,
+                  domain=(0, 1), annotate=annotate, max_width=440, max_height=440, font_scale=fs)
+    n_masked = int((~look_ahead).sum())
+    n_zero = int((demo.masked[~look_ahead] == 0.0).sum())
+    future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))
+    st.success(f"{n_zero} of the {n_masked} masked cells are exactly 0.0, and every row still sums to 1. "
+               f"Without the mask, on average {future:.0%} of each row's weight would go to future positions.")
+    with st.expander("Scores and masked weights as numbers"):
+        st.caption("Random scores")
+        st.dataframe(pd.DataFrame(demo.scores, index=positions, columns=positions), width="content")
+        st.caption("Weights with the mask")
+        st.dataframe(pd.DataFrame(demo.masked, index=positions, columns=positions), width="content")
+    export.export_data({"scores": demo.scores, "unmasked": demo.unmasked, "masked": demo.masked,
+                        "mask": look_ahead}, pd.DataFrame(demo.masked, columns=positions), "masked-softmax",
+                       "mask_softmax_data")
+    widgets.write_to_url(["mask_seed"])
+
 
 # ----------------------------------------------------------------------------- padding
-st.header("2 · Padding masks for a batch")
-st.markdown(
-    "Sentences in a batch have different lengths, but a tensor needs one length: the short ones are filled up "
-    "with <pad> tokens. Padding is not text, so no query may attend to it: the padding mask marks each "
-    "sentence's real tokens. It is the same for every query, so one row per sentence is enough.")
-st.latex(r"m^{\text{pad}}_{b,j} = \big[\,\text{id}_{b,j} \ne \text{id}_{\text{<pad>}}\,\big]")
-text_col, tok_col = st.columns([2, 1])
-with text_col:
-    st.text_area("Sentences, one per line (at most 8 sentences, 24 tokens each)", key="mask_sentences",
-                 height=130, max_chars=2000)
-with tok_col:
-    st.radio("Tokenize with", list(TOKENIZERS), key="mask_tok", format_func=TOKENIZERS.get)
-sentences = tables.split_sentences(st.session_state["mask_sentences"])
-if not sentences:
-    st.info("Type at least one sentence, one per line.")
-    widgets.write_to_url(["mask_len", "mask_tok", "mask_seed", "mask_sentences"])
-    st.stop()
-batch = None
-if st.session_state["mask_tok"] == "checkpoint":
-    loaded = widgets.current_checkpoint()
-    ckpt = loaded[1] if loaded else None
-    if ckpt is None:
-        st.warning("No checkpoint is loaded: splitting on spaces instead.")
-    else:
-        tokenizer = ckpt.source_tokenizer if ckpt.config.has_encoder else ckpt.target_tokenizer
-        st.caption(f"The loaded checkpoint's tokenizer: {tokenizer.kind}-level, {tokenizer.vocab_size} tokens.")
-        batch = widgets.attempt("tokenize the sentences", lessons.tokenizer_batch, tokenizer, sentences)
-        if batch is None:
-            st.stop()
-if batch is None:
-    batch = widgets.attempt("tokenize the sentences", lessons.whitespace_batch, sentences)
+@st.fragment(key="masks_batch")
+def batch_section() -> None:
+    """Sections 2 and 3: a batch of the user's sentences, its padding mask and the decoder's combined masks."""
+    st.header("2 · Padding masks for a batch")
+    st.markdown(
+        "Sentences in a batch have different lengths, but a tensor needs one length: the short ones are filled up "
+        "with <pad> tokens. Padding is not text, so no query may attend to it: the padding mask marks each "
+        "sentence's real tokens. It is the same for every query, so one row per sentence is enough.")
+    st.latex(r"m^{\text{pad}}_{b,j} = \big[\,\text{id}_{b,j} \ne \text{id}_{\text{<pad>}}\,\big]")
+    text_col, tok_col = st.columns([2, 1])
+    with text_col:
+        st.text_area("Sentences, one per line (at most 8 sentences, 24 tokens each)", key="mask_sentences",
+                     height=130, max_chars=2000)
+    with tok_col:
+        st.radio("Tokenize with", list(TOKENIZERS), key="mask_tok", format_func=TOKENIZERS.get)
+    widgets.write_to_url(["mask_tok", "mask_sentences"])
+    sentences = tables.split_sentences(st.session_state["mask_sentences"])
+    if not sentences:
+        st.info("Type at least one sentence, one per line.")
+        return
+    batch = _batch(sentences)
     if batch is None:
-        st.stop()
-ids, tokens = batch.ids, batch.tokens
-masks = lessons.batch_masks(ids)
-width = ids.shape[1]
-sentence_names = [f"sentence {b + 1}" for b in range(len(sentences))]
-st.caption("The padded batch (token strings and ids):")
-token_table = pd.DataFrame(tokens, index=sentence_names, columns=[str(j) for j in range(width)])
-st.dataframe(token_table, width="content")
-with st.expander("Token ids (0 = <pad>)"):
-    st.dataframe(pd.DataFrame(ids, index=sentence_names, columns=[str(j) for j in range(width)]),
-                 width="content")
-pad_chart = charts.mask_heatmap(masks.padding, sentence_names, [str(j) for j in range(width)],
-                                title="Padding mask: which keys are real tokens", x_title="key position",
-                                y_title="sentence", font_scale=fs)
-st.altair_chart(pad_chart, width="content")
-export.export_chart(pad_chart, "padding-mask", "mask_pad_chart")
-st.dataframe(pd.DataFrame(masks.padding.astype(int), index=sentence_names,
-                          columns=[str(j) for j in range(width)]), width="content")
+        return
+    ids, tokens = batch.ids, batch.tokens  # (B, T) each
+    masks = lessons.batch_masks(ids)
+    width = ids.shape[1]
+    sentence_names = [f"sentence {b + 1}" for b in range(len(sentences))]
+    st.caption("The padded batch (token strings and ids):")
+    token_table = pd.DataFrame(tokens, index=sentence_names, columns=[str(j) for j in range(width)])
+    st.dataframe(token_table, width="content")
+    with st.expander("Token ids (0 = <pad>)"):
+        st.dataframe(pd.DataFrame(ids, index=sentence_names, columns=[str(j) for j in range(width)]),
+                     width="content")
+    pad_chart = vega.draw(charts.mask_heatmap, masks.padding, sentence_names, [str(j) for j in range(width)],
+                          title="Padding mask: which keys are real tokens", x_title="key position",
+                          y_title="sentence", font_scale=fs)
+    export.export_chart(pad_chart, "padding-mask", "mask_pad_chart")
+    st.dataframe(pd.DataFrame(masks.padding.astype(int), index=sentence_names,
+                              columns=[str(j) for j in range(width)]), width="content")
+    combined_section(masks, tokens, sentence_names)
+    export.export_data({"ids": ids, "padding": masks.padding, "subsequent": masks.subsequent,
+                        "combined": masks.combined}, token_table.reset_index(names="sentence"), "batch-masks",
+                       "mask_batch_data")
+
+
+def _batch(sentences: list[str]):
+    """The sentences as a padded batch, split by the chosen tokenizer (None, with a message, when that fails)."""
+    if st.session_state["mask_tok"] == "checkpoint":
+        loaded = widgets.current_checkpoint()
+        ckpt = loaded[1] if loaded else None
+        if ckpt is None:
+            st.warning("No checkpoint is loaded: splitting on spaces instead.")
+        else:
+            tokenizer = ckpt.source_tokenizer if ckpt.config.has_encoder else ckpt.target_tokenizer
+            st.caption(f"The loaded checkpoint's tokenizer: {tokenizer.kind}-level, {tokenizer.vocab_size} tokens.")
+            return widgets.attempt("tokenize the sentences", lessons.tokenizer_batch, tokenizer, sentences)
+    return widgets.attempt("tokenize the sentences", lessons.whitespace_batch, sentences)
+
 
 # ----------------------------------------------------------------------------- combined
-st.header("3 · In the decoder: look-ahead AND padding")
-st.markdown(
-    "The decoder's self-attention needs both rules at once: a query may attend to a key only if the key is "
-    "not in the future **and** is a real token. The two masks broadcast to one (query × key) mask per sentence.")
-st.latex(r"m_{b,ij} = m^{\text{look-ahead}}_{ij} \;\wedge\; m^{\text{pad}}_{b,j}")
-grid = st.columns(2)
-for b, name in enumerate(sentence_names):
-    labels = label_tokens(tokens[b])
-    with grid[b % 2]:
-        st.altair_chart(charts.mask_heatmap(masks.combined[b], labels, labels,
-                                            title=f"{name}: combined mask", font_scale=fs), width="content")
-st.markdown("**What about the rows of `<pad>` queries?** They still have ✓ cells (a pad query may see the real "
-            "tokens before it), so they still compute a row of weights and an output. Nothing uses it: the target "
-            "at a pad position is pad, and the loss ignores those positions, so pad rows never affect training.")
-with st.expander("The combined masks as numbers (1 = may attend)"):
+def combined_section(masks, tokens, sentence_names: list[str]) -> None:
+    """Section 3: look-ahead AND padding, one (query × key) mask per sentence."""
+    st.header("3 · In the decoder: look-ahead AND padding")
+    st.markdown(
+        "The decoder's self-attention needs both rules at once: a query may attend to a key only if the key is "
+        "not in the future **and** is a real token. The two masks broadcast to one (query × key) mask per sentence.")
+    st.latex(r"m_{b,ij} = m^{\text{look-ahead}}_{ij} \;\wedge\; m^{\text{pad}}_{b,j}")
+    grid = st.columns(2)
     for b, name in enumerate(sentence_names):
-        st.caption(name)
         labels = label_tokens(tokens[b])
-        st.dataframe(pd.DataFrame(masks.combined[b].astype(int), index=labels, columns=labels),
-                     width="content")
-export.export_data({"ids": ids, "padding": masks.padding, "subsequent": masks.subsequent,
-                    "combined": masks.combined}, token_table.reset_index(names="sentence"), "batch-masks",
-                   "mask_batch_data")
+        with grid[b % 2]:
+            vega.draw(charts.mask_heatmap, masks.combined[b], labels, labels, title=f"{name}: combined mask",
+                      font_scale=fs)
+    st.markdown("**What about the rows of `<pad>` queries?** They still have ✓ cells (a pad query may see the real "
+                "tokens before it), so they still compute a row of weights and an output. Nothing uses it: the target "
+                "at a pad position is pad, and the loss ignores those positions, so pad rows never affect training.")
+    with st.expander("The combined masks as numbers (1 = may attend)"):
+        for b, name in enumerate(sentence_names):
+            st.caption(name)
+            labels = label_tokens(tokens[b])
+            st.dataframe(pd.DataFrame(masks.combined[b].astype(int), index=labels, columns=labels),
+                         width="content")
 
-widgets.write_to_url(["mask_len", "mask_tok", "mask_seed", "mask_sentences"])
+
+look_ahead_section()
+batch_section()

@@ -1,5 +1,9 @@
 """Positional encoding: the sinusoid table, its similarity structure, its waves, the rotation
-property, the notes' worked example and what the loaded model adds to its embeddings."""
+property, the notes' worked example and what the loaded model adds to its embeddings.
+
+Sections are fragments (issue 23): the table's length, width and base rerun sections 1–4 (they all draw
+that table), the plotted dimensions section 3 alone, the offset and pair section 4 alone, the text section 6
+alone; the worked example never reruns on a control. Every chart is drawn from its cached spec."""
 
 from __future__ import annotations
 
@@ -9,10 +13,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, glossary, presentation, tables, widgets
+from app.ui import export, glossary, presentation, tables, vega, widgets
 from app import resources
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
+from app.views.parts.pretrained.rotary import rotary_section
 from core import get_task, lessons, sinusoidal_encoding
 
 BASES = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
@@ -53,186 +58,207 @@ with presentation.folded():
     glossary.show_code(sinusoidal_encoding, "The code: core.sinusoidal_encoding (the table the model adds)")
 
 # ----------------------------------------------------------------------------- the table
-st.header("1 · The encoding table")
-left, middle, right = st.columns(3)
-with left:
-    st.slider("Sequence length (positions)", 2, 100, key="pe_len")
-with middle:
-    st.slider("d_model (dimensions)", 4, 512, step=2, key="pe_dim")
-with right:
-    st.select_slider("Base", options=BASES, key="pe_base",
-                     help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
-length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
-pe = lessons.pe_table(length, d_model, base)
-shortest, longest = lessons.wavelength_range(d_model, base)
-pe_chart = charts.grid_heatmap(
-    pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})", x_title="dimension",
-    y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
-    subtitle="left: fast waves (short wavelength) · right: slow waves (long wavelength)")
-st.altair_chart(pe_chart, width="content")
-st.caption(
-    "Each row is the vector added to the token at that position. Early dimensions change from one position to "
-    "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
-    f"Wavelengths run from 2π ≈ {shortest:.1f} positions (pair 0) up to 2π·base^((d−2)/d) ≈ {longest:,.1f} "
-    f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = (d−2)/d = "
-    f"{(d_model - 2) / d_model:.4g} < 1, so the slowest wave is shorter than 2π·base ≈ {2 * math.pi * base:,.1f} "
-    f"by a factor base^(2/d) = {base ** (2 / d_model):,.4g}).")
-ex1, ex2 = st.columns(2)
-with ex1:
-    export.export_chart(pe_chart, "positional-encoding", "pe_table_chart", cells=pe.size)
-with ex2:
-    export.export_data({"pe": pe}, tables.pe_frame(pe).reset_index(), "positional-encoding",
-                       "pe_table_data")
+@st.fragment(key="pe_table")
+def table_section() -> None:
+    """Sections 1 to 4: the table's length, width and base change every one of them (sections 3 and 4 are
+    fragments of their own for their own controls)."""
+    st.header("1 · The encoding table")
+    left, middle, right = st.columns(3)
+    with left:
+        st.slider("Sequence length (positions)", 2, 100, key="pe_len")
+    with middle:
+        st.slider("d_model (dimensions)", 4, 512, step=2, key="pe_dim")
+    with right:
+        st.select_slider("Base", options=BASES, key="pe_base",
+                         help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
+    length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
+    pe = lessons.pe_table(length, d_model, base)
+    shortest, longest = lessons.wavelength_range(d_model, base)
+    pe_chart = vega.draw(
+        charts.grid_heatmap, pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})",
+        x_title="dimension", y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
+        subtitle="left: fast waves (short wavelength) · right: slow waves (long wavelength)")
+    st.caption(
+        "Each row is the vector added to the token at that position. Early dimensions change from one position to "
+        "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
+        f"Wavelengths run from 2π ≈ {shortest:.1f} positions (pair 0) up to 2π·base^((d−2)/d) ≈ {longest:,.1f} "
+        f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = (d−2)/d = "
+        f"{(d_model - 2) / d_model:.4g} < 1, so the slowest wave is shorter than 2π·base ≈ {2 * math.pi * base:,.1f} "
+        f"by a factor base^(2/d) = {base ** (2 / d_model):,.4g}).")
+    ex1, ex2 = st.columns(2)
+    with ex1:
+        export.export_chart(pe_chart, "positional-encoding", "pe_table_chart", cells=pe.size)
+    with ex2:
+        export.export_data({"pe": pe}, tables.pe_frame(pe).reset_index(), "positional-encoding",
+                           "pe_table_data")
+    similarity_section(pe)
+    curves_section(length, d_model, base)
+    rotation_section(length, d_model, base)
+    widgets.write_to_url(["pe_len", "pe_dim", "pe_base"])
+
 
 # ----------------------------------------------------------------------------- similarity
-st.header("2 · Which positions look alike: PE · PEᵀ")
-st.markdown(
-    "The dot product of two rows measures how similar two positions look. Because each pair of dimensions is a "
-    "sine and a cosine of the same angle, the product depends only on the **distance** between the positions, "
-    "not on where they are: every diagonal of the matrix is constant, and nearby positions look most alike.")
-st.latex(r"PE(p)\cdot PE(q) = \sum_{i} \cos\big(\omega_i\,(p-q)\big), \qquad "
-         r"\omega_i = \frac{1}{\text{base}^{2i/d_{model}}}, \qquad PE(p)\cdot PE(p) = \frac{d_{model}}{2}")
-similarity = pe @ pe.T
-sim_chart = charts.grid_heatmap(similarity, title="PE·PEᵀ: similarity between positions", x_title="position",
-                                y_title="position", value="dot product", scheme=SEQUENTIAL, font_scale=fs,
-                                max_width=520, max_height=520, annotate=False)
-st.altair_chart(sim_chart, width="content")
-export.export_chart(sim_chart, "pe-similarity", "pe_sim_chart", cells=similarity.size)
+def similarity_section(pe) -> None:
+    """Section 2: PE·PEᵀ, constant along its diagonals."""
+    st.header("2 · Which positions look alike: PE · PEᵀ")
+    st.markdown(
+        "The dot product of two rows measures how similar two positions look. Because each pair of dimensions is a "
+        "sine and a cosine of the same angle, the product depends only on the **distance** between the positions, "
+        "not on where they are: every diagonal of the matrix is constant, and nearby positions look most alike.")
+    st.latex(r"PE(p)\cdot PE(q) = \sum_{i} \cos\big(\omega_i\,(p-q)\big), \qquad "
+             r"\omega_i = \frac{1}{\text{base}^{2i/d_{model}}}, \qquad PE(p)\cdot PE(p) = \frac{d_{model}}{2}")
+    similarity = pe @ pe.T
+    sim_chart = vega.draw(charts.grid_heatmap, similarity, title="PE·PEᵀ: similarity between positions",
+                          x_title="position", y_title="position", value="dot product", scheme=SEQUENTIAL, font_scale=fs,
+                          max_width=520, max_height=520, annotate=False)
+    export.export_chart(sim_chart, "pe-similarity", "pe_sim_chart", cells=similarity.size)
+
 
 # ----------------------------------------------------------------------------- curves
-st.header("3 · Every dimension is a wave")
-st.session_state["pe_dims"] = [j for j in st.session_state["pe_dims"] if 0 <= j < d_model]
-st.multiselect("Dimensions to plot", list(range(d_model)), key="pe_dims",
-               format_func=lambda j: f"{j} ({'sin' if j % 2 == 0 else 'cos'}, pair {j // 2})")
-dims = st.session_state["pe_dims"]
-st.latex(r"\text{wavelength of pair } i = \frac{2\pi}{\omega_i} = 2\pi \cdot \text{base}^{2i/d_{model}}")
-if dims:
-    curves = tables.curves_frame(lessons.pe_curves(d_model, base, dims, length), d_model)
-    curve_chart = charts.pe_curve_chart(curves, font_scale=fs)
-    st.altair_chart(curve_chart, width="content")
-    export.export_chart(curve_chart, "pe-curves", "pe_curves_chart", cells=len(curves))
-else:
-    st.info("Pick at least one dimension to plot.")
+@st.fragment(key="pe_curves")
+def curves_section(length: int, d_model: int, base: float) -> None:
+    """Section 3: the chosen dimensions as waves over the positions."""
+    st.header("3 · Every dimension is a wave")
+    st.session_state["pe_dims"] = [j for j in st.session_state["pe_dims"] if 0 <= j < d_model]
+    st.multiselect("Dimensions to plot", list(range(d_model)), key="pe_dims",
+                   format_func=lambda j: f"{j} ({'sin' if j % 2 == 0 else 'cos'}, pair {j // 2})")
+    dims = st.session_state["pe_dims"]
+    st.latex(r"\text{wavelength of pair } i = \frac{2\pi}{\omega_i} = 2\pi \cdot \text{base}^{2i/d_{model}}")
+    if dims:
+        curves = tables.curves_frame(lessons.pe_curves(d_model, base, dims, length), d_model)
+        curve_chart = vega.draw(charts.pe_curve_chart, curves, font_scale=fs)
+        export.export_chart(curve_chart, "pe-curves", "pe_curves_chart", cells=len(curves))
+    else:
+        st.info("Pick at least one dimension to plot.")
+    widgets.write_to_url(["pe_dims"])
+
 
 # ----------------------------------------------------------------------------- rotation
-st.header("4 · Relative positions are rotations")
-st.markdown(
-    "Take one pair of dimensions (2i, 2i+1). As the position grows, the point (sin ω·pos, cos ω·pos) walks around "
-    "the unit circle at a fixed speed. Moving **k positions further** is therefore always the same rotation "
-    "R_k, whatever the starting position — a fixed linear map a layer can learn. This is why the sinusoids make "
-    "*relative* positions easy to use.")
-st.session_state["pe_pair"] = min(st.session_state["pe_pair"], d_model // 2 - 1)
-c1, c2 = st.columns(2)
-with c1:
-    st.slider("Offset k (positions)", 1, 50, key="pe_k")
-with c2:
-    st.slider("Frequency pair i (dimensions 2i, 2i+1)", 0, d_model // 2 - 1, key="pe_pair")
-k, i = st.session_state["pe_k"], st.session_state["pe_pair"]
-rotation = lessons.rotation_matrix(k, i, d_model, base)
-omega = lessons.pe_frequency(i, d_model, base)
-st.latex(
-    r"\begin{pmatrix} PE_{(pos+k,\,2i)} \\ PE_{(pos+k,\,2i+1)} \end{pmatrix} = "
-    r"\underbrace{\begin{pmatrix} \cos\omega_i k & \sin\omega_i k \\ -\sin\omega_i k & \cos\omega_i k "
-    r"\end{pmatrix}}_{R_k} \begin{pmatrix} PE_{(pos,\,2i)} \\ PE_{(pos,\,2i+1)} \end{pmatrix}")
-st.latex(
-    rf"\omega_{{{i}}} = {omega:.6g},\quad k = {k}:\qquad R_{{{k}}} = \begin{{pmatrix}} {rotation[0, 0]:.4f} & "
-    rf"{rotation[0, 1]:.4f} \\ {rotation[1, 0]:.4f} & {rotation[1, 1]:.4f} \end{{pmatrix}}")
-check = tables.rotation_frame(lessons.rotation_check(length, d_model, base, k, i), k, i)
-worst = float(check["max |difference|"].max())
-st.dataframe(pd.DataFrame(rotation, index=["row 1", "row 2"], columns=["col 1", "col 2"]), width="content")
-rot_chart = charts.rotation_chart(check, k, i, font_scale=fs)
-st.altair_chart(rot_chart, width="content")
-st.success(f"R_{k}·PE(pos) = PE(pos+{k}) for all {length} positions: the largest difference is {worst:.1e} "
-           "(float32 rounding).")
-with st.expander("The numbers for every position"):
-    st.dataframe(check, hide_index=True)
-export.export_data({"rotation": rotation, "check": check.to_numpy()}, check, "pe-rotation", "pe_rotation_data")
+@st.fragment(key="pe_rotation")
+def rotation_section(length: int, d_model: int, base: float) -> None:
+    """Section 4: moving k positions on is the rotation R_k, checked at every position."""
+    st.header("4 · Relative positions are rotations")
+    st.markdown(
+        "Take one pair of dimensions (2i, 2i+1). As the position grows, the point (sin ω·pos, cos ω·pos) walks around "
+        "the unit circle at a fixed speed. Moving **k positions further** is therefore always the same rotation "
+        "R_k, whatever the starting position — a fixed linear map a layer can learn. This is why the sinusoids make "
+        "*relative* positions easy to use.")
+    st.session_state["pe_pair"] = min(st.session_state["pe_pair"], d_model // 2 - 1)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.slider("Offset k (positions)", 1, 50, key="pe_k")
+    with c2:
+        st.slider("Frequency pair i (dimensions 2i, 2i+1)", 0, d_model // 2 - 1, key="pe_pair")
+    k, i = st.session_state["pe_k"], st.session_state["pe_pair"]
+    rotation = lessons.rotation_matrix(k, i, d_model, base)
+    omega = lessons.pe_frequency(i, d_model, base)
+    st.latex(
+        r"\begin{pmatrix} PE_{(pos+k,\,2i)} \\ PE_{(pos+k,\,2i+1)} \end{pmatrix} = "
+        r"\underbrace{\begin{pmatrix} \cos\omega_i k & \sin\omega_i k \\ -\sin\omega_i k & \cos\omega_i k "
+        r"\end{pmatrix}}_{R_k} \begin{pmatrix} PE_{(pos,\,2i)} \\ PE_{(pos,\,2i+1)} \end{pmatrix}")
+    st.latex(
+        rf"\omega_{{{i}}} = {omega:.6g},\quad k = {k}:\qquad R_{{{k}}} = \begin{{pmatrix}} {rotation[0, 0]:.4f} & "
+        rf"{rotation[0, 1]:.4f} \\ {rotation[1, 0]:.4f} & {rotation[1, 1]:.4f} \end{{pmatrix}}")
+    check = tables.rotation_frame(lessons.rotation_check(length, d_model, base, k, i), k, i)
+    worst = float(check["max |difference|"].max())
+    st.dataframe(pd.DataFrame(rotation, index=["row 1", "row 2"], columns=["col 1", "col 2"]), width="content")
+    vega.draw(charts.rotation_chart, check, k, i, font_scale=fs)
+    st.success(f"R_{k}·PE(pos) = PE(pos+{k}) for all {length} positions: the largest difference is {worst:.1e} "
+               "(float32 rounding).")
+    with st.expander("The numbers for every position"):
+        st.dataframe(check, hide_index=True)
+    export.export_data({"rotation": rotation, "check": check.to_numpy()}, check, "pe-rotation", "pe_rotation_data")
+    widgets.write_to_url(["pe_k", "pe_pair"])
+
 
 # ----------------------------------------------------------------------------- worked example
-st.header("5 · A worked example: 4 tokens, d_model = 4, base = 100")
-st.markdown(
-    "The sentence *I like to code* has four tokens. With d_model = 4 there are two pairs of dimensions: "
-    "pair 0 turns by 1 radian per position, pair 1 by 1/100^(2/4) = 0.1 radian. The table below is computed by "
-    "the same function the model uses.")
-st.latex(r"PE = \begin{pmatrix} \sin\frac{pos}{100^{0}} & \cos\frac{pos}{100^{0}} & \sin\frac{pos}{100^{2/4}} & "
-         r"\cos\frac{pos}{100^{2/4}} \end{pmatrix}_{pos = 0,1,2,3}")
-worked = tables.worked_frames(lessons.worked_example())
-st.subheader("PE (4 × 4)")
-st.dataframe(worked["pe"], width="content")
-w1, w2 = st.columns(2)
-with w1:
-    st.subheader("Word embeddings x")
-    st.dataframe(worked["x"], width="content")
-with w2:
-    st.subheader("x + PE: what the first layer sees")
-    st.dataframe(worked["x_plus_pe"], width="content")
+def worked_section() -> None:
+    """Section 5: the notes' 4-token example, and where their printed numbers mix two bases."""
+    st.header("5 · A worked example: 4 tokens, d_model = 4, base = 100")
+    st.markdown(
+        "The sentence *I like to code* has four tokens. With d_model = 4 there are two pairs of dimensions: "
+        "pair 0 turns by 1 radian per position, pair 1 by 1/100^(2/4) = 0.1 radian. The table below is computed by "
+        "the same function the model uses.")
+    st.latex(r"PE = \begin{pmatrix} \sin\frac{pos}{100^{0}} & \cos\frac{pos}{100^{0}} & \sin\frac{pos}{100^{2/4}} & "
+             r"\cos\frac{pos}{100^{2/4}} \end{pmatrix}_{pos = 0,1,2,3}")
+    worked = tables.worked_frames(lessons.worked_example())
+    st.subheader("PE (4 × 4)")
+    st.dataframe(worked["pe"], width="content")
+    w1, w2 = st.columns(2)
+    with w1:
+        st.subheader("Word embeddings x")
+        st.dataframe(worked["x"], width="content")
+    with w2:
+        st.subheader("x + PE: what the first layer sees")
+        st.dataframe(worked["x_plus_pe"], width="content")
 
-st.subheader("Beside the notes' own numbers")
-lecture = lessons.lecture_comparison()
-st.markdown(
-    "The notes print x + PE for this example by hand, and their numbers mix two bases: the formula they write "
-    "uses 10000 and rows 1–2 of the slow pair follow it (sin(1/100) ≈ 0.01), but row 3 uses 100, the base of "
-    "their code (sin(3/10) ≈ 0.296); 1.49 and 1.59 are also cut, not rounded. The app uses **one** base for "
-    "every cell (100, as the notes' code), so its table differs from the printed one exactly in those cells.")
-compare = pd.DataFrame({
-    "cell": [f"pos {r}, dim {c}" for r in range(4) for c in range(4)],
-    "notes (printed)": lecture.printed.ravel(), "app, base 100": lecture.base100.ravel(),
-    "base 10000": lecture.base10000.ravel(), "notes used base": lecture.matches.ravel()})
-differs = compare[compare["notes used base"] != "both"]
-st.dataframe(differs, hide_index=True, width="content", key="pe_lecture_table")
-st.caption("Only the cells where the bases disagree are listed; in the others (pair 0, and position 0) the base "
-           "does not matter and all three agree.")
+    st.subheader("Beside the notes' own numbers")
+    lecture = lessons.lecture_comparison()
+    st.markdown(
+        "The notes print x + PE for this example by hand, and their numbers mix two bases: the formula they write "
+        "uses 10000 and rows 1–2 of the slow pair follow it (sin(1/100) ≈ 0.01), but row 3 uses 100, the base of "
+        "their code (sin(3/10) ≈ 0.296); 1.49 and 1.59 are also cut, not rounded. The app uses **one** base for "
+        "every cell (100, as the notes' code), so its table differs from the printed one exactly in those cells.")
+    compare = pd.DataFrame({
+        "cell": [f"pos {r}, dim {c}" for r in range(4) for c in range(4)],
+        "notes (printed)": lecture.printed.ravel(), "app, base 100": lecture.base100.ravel(),
+        "base 10000": lecture.base10000.ravel(), "notes used base": lecture.matches.ravel()})
+    differs = compare[compare["notes used base"] != "both"]
+    st.dataframe(differs, hide_index=True, width="content", key="pe_lecture_table")
+    st.caption("Only the cells where the bases disagree are listed; in the others (pair 0, and position 0) the base "
+               "does not matter and all three agree.")
+
 
 # ----------------------------------------------------------------------------- the loaded model
-widgets.write_to_url(["pe_len", "pe_dim", "pe_base", "pe_dims", "pe_k", "pe_pair"])
-st.header("6 · What the loaded model adds to its embeddings")
-loaded = widgets.current_checkpoint()
-if loaded is None:
-    st.info("Choose a checkpoint in the sidebar to see its embeddings.")
-    st.stop()
-entry, ckpt = loaded
-if "pe_text" not in st.session_state:
-    examples = ()
-    if ckpt.info.task:
-        examples = widgets.attempt("read the task", lambda: get_task(ckpt.info.task).examples) or ()
-    st.session_state["pe_text"] = examples[0] if examples else "hello world"
-cfg = ckpt.config
-st.markdown(
-    f"The loaded model (d_model = {cfg.d_model}, positional encoding: **{cfg.positional}**) looks up "
-    "each token's row in its embedding table, multiplies it by √d_model and adds the positional vector. "
-    "The scaling keeps the learned embeddings about as large as the positional encoding, so neither drowns "
-    "the other.")
-st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
-st.text_input("A short input text", key="pe_text", max_chars=200)
-encoding = widgets.attempt("read the model's embeddings", resources.model_lesson, lessons.model_encoding, ckpt, st.session_state["pe_text"])
-if encoding is None:
-    st.stop()
-for note in encoding.notes:
-    st.info(note)
-labels = label_tokens(encoding.tokens)
-bound = float(max(np.abs(encoding.embeddings).max(), np.abs(encoding.positional).max(),
-                  np.abs(encoding.total).max(), 1e-9))
-pe_title = {"sinusoidal": f"Sinusoidal PE (base {cfg.pe_base:g})", "learned": "Learned position table",
-            "none": "No positional encoding (zeros)"}[encoding.kind]
-panels = [(f"Token embeddings × √{cfg.d_model}", encoding.embeddings), (pe_title, encoding.positional),
-          ("Their sum: the first layer's input", encoding.total)]
-model_charts = []
-for title, matrix in panels:
-    chart = charts.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token", value="value",
-                                rows=labels, domain=(-bound, bound), annotate=False, max_width=700,
-                                max_height=360, font_scale=fs)
-    st.altair_chart(chart, width="content")
-    model_charts.append(chart)
-norms = pd.DataFrame({"token": labels, "‖√d·E‖": np.linalg.norm(encoding.embeddings, axis=1),
-                      "‖PE‖": np.linalg.norm(encoding.positional, axis=1),
-                      "‖sum‖": np.linalg.norm(encoding.total, axis=1)})
-st.caption("Vector lengths: how large the embedding and the positional part are for each token.")
-st.dataframe(norms, hide_index=True, width="content")
-export.export_data({"embeddings": encoding.embeddings, "positional": encoding.positional, "sum": encoding.total},
-                   norms, "model-embeddings", "pe_model_data")
+@st.fragment(key="pe_model")
+def model_section() -> None:
+    """Section 6: the sidebar's model's embeddings, positional part and their sum for a short text."""
+    st.header("6 · What the loaded model adds to its embeddings")
+    loaded = widgets.current_checkpoint()
+    if loaded is None:
+        st.info("Choose a checkpoint in the sidebar to see its embeddings.")
+        return
+    entry, ckpt = loaded
+    if "pe_text" not in st.session_state:
+        examples = ()
+        if ckpt.info.task:
+            examples = widgets.attempt("read the task", lambda: get_task(ckpt.info.task).examples) or ()
+        st.session_state["pe_text"] = examples[0] if examples else "hello world"
+    cfg = ckpt.config
+    st.markdown(
+        f"The loaded model (d_model = {cfg.d_model}, positional encoding: **{cfg.positional}**) looks up "
+        "each token's row in its embedding table, multiplies it by √d_model and adds the positional vector. "
+        "The scaling keeps the learned embeddings about as large as the positional encoding, so neither drowns "
+        "the other.")
+    st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
+    st.text_input("A short input text", key="pe_text", max_chars=200)
+    encoding = widgets.attempt("read the model's embeddings", resources.model_lesson, lessons.model_encoding, ckpt, st.session_state["pe_text"])
+    if encoding is None:
+        return
+    for note in encoding.notes:
+        st.info(note)
+    labels = label_tokens(encoding.tokens)
+    bound = float(max(np.abs(encoding.embeddings).max(), np.abs(encoding.positional).max(),
+                      np.abs(encoding.total).max(), 1e-9))
+    pe_title = {"sinusoidal": f"Sinusoidal PE (base {cfg.pe_base:g})", "learned": "Learned position table",
+                "none": "No positional encoding (zeros)"}[encoding.kind]
+    panels = [(f"Token embeddings × √{cfg.d_model}", encoding.embeddings), (pe_title, encoding.positional),
+              ("Their sum: the first layer's input", encoding.total)]
+    for title, matrix in panels:
+        vega.draw(charts.grid_heatmap, matrix, title=title, x_title="dimension", y_title="token", value="value",
+                  rows=labels, domain=(-bound, bound), annotate=False, max_width=700, max_height=360, font_scale=fs)
+    norms = pd.DataFrame({"token": labels, "‖√d·E‖": np.linalg.norm(encoding.embeddings, axis=1),
+                          "‖PE‖": np.linalg.norm(encoding.positional, axis=1),
+                          "‖sum‖": np.linalg.norm(encoding.total, axis=1)})
+    st.caption("Vector lengths: how large the embedding and the positional part are for each token.")
+    st.dataframe(norms, hide_index=True, width="content")
+    export.export_data({"embeddings": encoding.embeddings, "positional": encoding.positional, "sum": encoding.total},
+                       norms, "model-embeddings", "pe_model_data")
+    widgets.write_to_url(["pe_text"])
 
-widgets.write_to_url(["pe_text"])
 
-from app.views.parts.pretrained.rotary import rotary_section  # noqa: E402  (issue 11: SmolLM2 rotary, when installed)
-
-rotary_section()
+table_section()
+worked_section()
+model_section()
+if widgets.current_entry() is not None:  # as before the sections were fragments: no checkpoint, no section 7
+    st.fragment(rotary_section, key="pe_rotary_section")()

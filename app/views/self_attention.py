@@ -1,6 +1,10 @@
 """Self-attention: strengths and limits. Why attention replaced recurrence, permutation equivariance on
 the loaded model, positions beyond the trained length, the "it" coreference example, and the quadratic
-cost measured live."""
+cost measured live.
+
+Each section with controls is a fragment (issue 23): its controls rerun it alone, so the longest length reruns
+the timing and nothing else, and no control reruns the permutation's model call or the timing experiment of
+another section. Every chart is drawn from its cached spec."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, presentation, widgets
+from app.ui import export, presentation, vega, widgets
 from app import resources, routes
 from app.charts import concepts as charts
 from app.charts import teaching
@@ -21,7 +25,6 @@ CORE_MEASURED = (
     "it → animal strongly, layer 4 head 2 and layer 6 head 12, ranked 4th and 5th of 72. With *wide*, no head in "
     "the top 8 links it → street (the best such head is 17th, at 0.24), and layer 6 head 12 still links it → "
     "animal (0.56).")
-URL_KEYS = ["cc_n", "cc_d", "cc_text", "cc_pos", "cc_layer", "cc_head", "cc_max"]
 widgets.restore_from_url({"cc_n": widgets.bounded(2, 512), "cc_d": widgets.bounded(8, 1024), "cc_text": widgets.clipped_text(100),
                           "cc_pos": widgets.parse_bool, "cc_layer": widgets.bounded(0, 23), "cc_head": widgets.bounded(0, 63),
                           "cc_max": widgets.bounded(64, 2048)},
@@ -36,6 +39,7 @@ with presentation.folded():
         "the square of the length. Each claim below is measured, most of them on the model chosen in the sidebar.")
 
 
+@st.fragment(key="cc_recurrence")
 def recurrence_section() -> None:
     """Table 1 of the paper, counted for an interactive length n and width d."""
     st.header("1 · Why attention replaced recurrence")
@@ -60,13 +64,14 @@ def recurrence_section() -> None:
     grid = lessons.path_comparison(lengths, d)
     frame = pd.concat([pd.DataFrame({"n": lengths, "layer": "recurrent: n·d²", "work": grid.work_rnn}),
                        pd.DataFrame({"n": lengths, "layer": "self-attention: n²·d", "work": grid.work_attention})])
-    chart = charts.lines_chart(frame, x="n", y="work", series="layer", log_y=True, log_x=True, font_scale=fs,
-                               chart_title=f"Work per layer at d = {d}", subtitle="log–log scale; they cross at n = d",
-                               rule_at=n, rule_label=f"n = {n}")
-    st.altair_chart(chart, width="content")
+    chart = vega.draw(charts.lines_chart, frame, x="n", y="work", series="layer", log_y=True, log_x=True, font_scale=fs,
+                      chart_title=f"Work per layer at d = {d}", subtitle="log–log scale; they cross at n = d",
+                      rule_at=n, rule_label=f"n = {n}")
     export.export_chart(chart, "recurrence-vs-attention", "cc_work_chart")
+    widgets.write_to_url(["cc_n", "cc_d"])
 
 
+@st.fragment(key="cc_permutation")
 def permutation_section(ckpt) -> None:
     """Shuffle the input: without positions the maps permute exactly, with them they change."""
     st.header("2 · Without positions, attention ignores order")
@@ -89,6 +94,7 @@ def permutation_section(ckpt) -> None:
     st.session_state["cc_head"] = min(st.session_state["cc_head"], cfg.n_heads - 1)
     a.selectbox("Encoder layer", range(cfg.n_encoder_layers), key="cc_layer", format_func=lambda n: f"layer {n + 1}")
     b.selectbox("Head", range(cfg.n_heads), key="cc_head", format_func=lambda n: f"head {n + 1}")
+    widgets.write_to_url(["cc_text", "cc_pos", "cc_layer", "cc_head"])
     demo = widgets.attempt("shuffle the input", resources.model_lesson, lessons.permutation_demo, ckpt, st.session_state["cc_text"],
                            positions=bool(st.session_state["cc_pos"]))
     if demo is None:
@@ -101,10 +107,9 @@ def permutation_section(ckpt) -> None:
     for col, (name, maps, tokens) in zip(st.columns(3), panels):
         with col:
             labels = label_tokens(tokens)
-            st.altair_chart(teaching.grid_heatmap(maps[layer, head], title=name, x_title="key", y_title="query",
-                                                  rows=labels, cols=labels, scheme=SEQUENTIAL, domain=(0, 1),
-                                                  font_scale=fs, max_width=300, max_height=300, annotate=False),
-                            width="content")
+            vega.draw(teaching.grid_heatmap, maps[layer, head], title=name, x_title="key", y_title="query",
+                      rows=labels, cols=labels, scheme=SEQUENTIAL, domain=(0, 1), font_scale=fs, max_width=300,
+                      max_height=300, annotate=False)
     st.caption(f"Drawn: encoder layer {layer + 1}, head {head + 1}.")
     verdict = (f"Largest difference between the original map and the un-shuffled one, over every layer and head: "
                f"{demo.largest_difference:.2e}.")
@@ -114,6 +119,7 @@ def permutation_section(ckpt) -> None:
         st.success(verdict + " Without positions they are the same map, only permuted (float rounding).")
 
 
+@st.fragment(key="cc_beyond")
 def beyond_section(ckpt) -> None:
     """What the model does with positions past the longest training input."""
     st.header("3 · Positions beyond the trained length")
@@ -132,11 +138,9 @@ def beyond_section(ckpt) -> None:
     trained = beyond.trained
     labels = [str(p) for p in range(len(beyond.similarity))]
     subtitle = (f"training strings used positions 0–{trained - 1}" if trained else "all positions up to max_len")
-    st.altair_chart(teaching.grid_heatmap(beyond.similarity, title="Cosine similarity of the model's position "
-                                          "vectors", subtitle=subtitle, x_title="position", y_title="position",
-                                          value="cosine",
-                                          rows=labels, cols=labels, scheme=SEQUENTIAL, font_scale=fs,
-                                          max_width=420, max_height=420, annotate=False), width="content")
+    vega.draw(teaching.grid_heatmap, beyond.similarity, title="Cosine similarity of the model's position vectors",
+              subtitle=subtitle, x_title="position", y_title="position", value="cosine", rows=labels, cols=labels,
+              scheme=SEQUENTIAL, font_scale=fs, max_width=420, max_height=420, annotate=False)
     if trained:
         st.caption(f"Positions past {trained - 1} never occurred in training; the closest seen position is only "
                    f"{beyond.nearest_seen[trained:].min():.2f} alike at worst (seen ones: "
@@ -157,10 +161,9 @@ def _length_accuracy(ckpt, trained: int | None) -> None:
     if result is None:
         return
     frame = pd.DataFrame({"length": result.lengths, "measure": "exact match", "accuracy": result.exact_match})
-    chart = charts.lines_chart(frame, x="length", y="accuracy", series="measure", font_scale=fs, y_format=".0%",
-                               chart_title=f"{result.task}: accuracy by input length (8 strings each)",
-                               rule_at=result.trained[1] + 0.5, rule_label="longest training string")
-    st.altair_chart(chart, width="content")
+    vega.draw(charts.lines_chart, frame, x="length", y="accuracy", series="measure", font_scale=fs, y_format=".0%",
+              chart_title=f"{result.task}: accuracy by input length (8 strings each)",
+              rule_at=result.trained[1] + 0.5, rule_label="longest training string")
     seen = [a for n, a in zip(result.lengths, result.exact_match) if n <= result.trained[1]]
     unseen = [a for n, a in zip(result.lengths, result.exact_match) if n > result.trained[1]]
     st.caption(f"Seen lengths: {np.mean(seen):.0%} exact; unseen lengths: {np.mean(unseen):.0%} exact.")
@@ -180,6 +183,7 @@ def coreference_section() -> None:
                  icon=":material/hub:")
 
 
+@st.fragment(key="cc_cost")
 def cost_section() -> None:
     """Time one attention call as the length doubles, and the map's memory."""
     st.header("5 · The quadratic cost, measured")
@@ -198,14 +202,14 @@ def cost_section() -> None:
     frame = pd.concat([pd.DataFrame({"n": cost.lengths, "measure": "time (ms)", "value": cost.milliseconds}),
                        pd.DataFrame({"n": cost.lengths, "measure": "map memory (MB)",
                                      "value": table["map memory (MB)"]})])
-    chart = charts.lines_chart(frame, x="n", y="value", series="measure", log_y=True, log_x=True, font_scale=fs,
-                               chart_title="One attention call as n grows",
-                               subtitle="log–log scale: slope 2 means ∝ n²; memory = 4·h·n² bytes")
-    st.altair_chart(chart, width="content")
+    vega.draw(charts.lines_chart, frame, x="n", y="value", series="measure", log_y=True, log_x=True, font_scale=fs,
+              chart_title="One attention call as n grows",
+              subtitle="log–log scale: slope 2 means ∝ n²; memory = 4·h·n² bytes")
     st.dataframe(table, hide_index=True, width="content", key="cc_cost_table")
     st.markdown("**In short.** Strengths: one step between any two tokens, all positions in parallel. Limits: no "
                 "recurrence, so order must be added (positional encodings) and is only learned for the lengths "
                 "seen; and n² time and memory per layer.")
+    widgets.write_to_url(["cc_max"])
 
 
 recurrence_section()
@@ -215,4 +219,3 @@ permutation_section(checkpoint)
 beyond_section(checkpoint)
 coreference_section()
 cost_section()
-widgets.write_to_url([k for k in URL_KEYS if k in st.session_state])

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, glossary, widgets
+from app.ui import export, glossary, vega, widgets
 from app import resources
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
@@ -24,6 +24,13 @@ def _matrix(matrix: np.ndarray, rows, cols, title: str, fs: float, x_title: str 
                                cols=list(cols), symmetric=True, cell=46 if small else None, font_scale=fs,
                                annotate=small, max_width=max_width, max_height=300).configure_axis(
         labelLimit=int(300 * fs))  # whole "after ‹x› → predicts ‹y›" row labels
+
+
+def _weights_map(weights: np.ndarray, rows: list[str], cols: list[str], title: str, fs: float):
+    """The attention map on the 0–1 scale, whole row labels."""
+    return charts.grid_heatmap(weights, title=title, x_title="key (attended to)", y_title="query (attending)",
+                               value="weight", rows=rows, cols=cols, scheme=SEQUENTIAL, domain=(0, 1), cell=56,
+                               font_scale=fs).configure_axis(labelLimit=int(300 * fs))
 
 
 def _real(ckpt, mode: str, head: int):
@@ -122,19 +129,15 @@ def _draw(mode: str, x, src, rows, cols, projected: tuple, fs: float) -> None:
     """The inputs, Q, K, V, the attention map and its exports (arrays from core, labels for the axes)."""
     q, k, v, weights, output = projected
     dims = [f"d{j}" for j in range(x.shape[1])]
-    st.altair_chart(_matrix(x, rows, dims, "X: the query side's input", fs), width="content")
+    vega.draw(_matrix, x, rows, dims, "X: the query side's input", fs)
     if mode == "cross":
-        st.altair_chart(_matrix(src, cols, dims, "S: the keys' and values' input", fs), width="content")
+        vega.draw(_matrix, src, cols, dims, "S: the keys' and values' input", fs)
     kd = [f"k{j}" for j in range(q.shape[1])]
     for col, (name, matrix, labels) in zip(st.columns(3), (("Q", q, rows), ("K", k, cols), ("V", v, cols))):
         with col:
-            st.altair_chart(_matrix(matrix, labels, kd, name, fs, "projected dimension", max_width=150),
-                            width="content")
+            vega.draw(_matrix, matrix, labels, kd, name, fs, "projected dimension", max_width=150)
     title = MODES[mode] + (" (look-ahead mask: upper triangle is 0)" if mode == "decoder self" else "")
-    chart = charts.grid_heatmap(weights, title=title, x_title="key (attended to)", y_title="query (attending)",
-                                value="weight", rows=list(rows), cols=list(cols), scheme=SEQUENTIAL, domain=(0, 1),
-                                cell=56, font_scale=fs).configure_axis(labelLimit=int(300 * fs))
-    st.altair_chart(chart, width="content")
+    chart = vega.draw(_weights_map, weights, list(rows), list(cols), title, fs)
     st.dataframe(pd.DataFrame(weights, index=pd.Index(rows, name="query"), columns=list(cols)), width="content",
                  key="pg_qkv_table")
     export.export_chart(chart, "qkv-attention", "pg_qkv_chart")

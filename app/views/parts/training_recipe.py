@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, glossary
+from app.ui import export, glossary, vega
 from app.charts import concepts as charts
 from core import lessons, training
 
@@ -45,10 +45,9 @@ def recipe_section(fs: float) -> None:
     curves = lessons.warmup_schedules()
     frame = pd.concat([pd.DataFrame({"step": c.steps, "schedule": label, "learning rate": c.lrs})
                        for label, c in curves])
-    chart = charts.lines_chart(frame, x="step", y="learning rate", series="schedule", font_scale=fs,
-                               chart_title="Three warm-up schedules side by side",
-                               subtitle="a longer warm-up peaks later and lower; a narrower model peaks higher")
-    st.altair_chart(chart, width="content")
+    chart = vega.draw(charts.lines_chart, frame, x="step", y="learning rate", series="schedule", font_scale=fs,
+                      chart_title="Three warm-up schedules side by side",
+                      subtitle="a longer warm-up peaks later and lower; a narrower model peaks higher")
     st.caption(" · ".join(f"{label}: peak {c.peak_lr:.3g} at step {c.peak_step:,}" for label, c in curves))
     glossary.show_code(training.noam_lr, "The code: core.training.noam_lr")
     export.export_chart(chart, "warmup-schedules", "arch_warmup_chart")
@@ -62,11 +61,10 @@ def recipe_section(fs: float) -> None:
     frame = pd.concat([pd.DataFrame({"confidence": penalty.confidence, "target": name, "loss": loss})
                        for name, loss in ((f"smoothed, ε = {penalty.smoothing:g}", penalty.smoothed),
                                           ("one-hot (ε = 0)", penalty.plain))])
-    chart = charts.lines_chart(frame, x="confidence", y="loss", series="target", font_scale=fs,
-                               chart_title="Loss of one prediction vs its confidence in the right token",
-                               subtitle="5 tokens, one of them padding (the Annotated Transformer's example)",
-                               rule_at=penalty.best, rule_label=f"lowest at {penalty.best:.2f}")
-    st.altair_chart(chart, width="content")
+    vega.draw(charts.lines_chart, frame, x="confidence", y="loss", series="target", font_scale=fs,
+              chart_title="Loss of one prediction vs its confidence in the right token",
+              subtitle="5 tokens, one of them padding (the Annotated Transformer's example)",
+              rule_at=penalty.best, rule_label=f"lowest at {penalty.best:.2f}")
     glossary.show_code(training.smoothed_loss, "The code: core.training.smoothed_loss")
     st.markdown(
         f"**Dropout** (p = {recipe.dropout:g} by default): during training a random share p of each sublayer's "

@@ -106,8 +106,9 @@ def _read(stream: Any, answers: queue.Queue[str]) -> None:
 
 
 def first_line(error: BaseException) -> str:
-    """An exception as one short line (its type's name when it has no message)."""
-    if isinstance(error, MemoryError):
+    """An exception as one short line (its type's name when it has no message; "out of memory" when it is,
+    or was raised while handling, a ``MemoryError``)."""
+    if isinstance(error, MemoryError) or isinstance(error.__context__, MemoryError):
         return "out of memory"
     return (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
 

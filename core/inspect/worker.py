@@ -30,7 +30,7 @@ from core.inspect.subject import MAP_BUDGET_BYTES
 from core.inspect.wire import from_wire, to_wire
 from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
 from core.io.pretrained.load import is_pretrained
-from core.text.child import Child
+from core.text.child import Child, first_line, serve
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +97,9 @@ class ExplainWorker:
             assert self._facts is not None
             return self._facts
 
-    def explain(self, text: str, **options: Any) -> Explanation:
+    def explain(self, text: str, *, deadline_s: float | None = None, **options: Any) -> Explanation:
         """:func:`core.explain` of ``text`` in the child (see :meth:`explain_batch`)."""
-        return self.explain_batch([text], **options)[0]
+        return self.explain_batch([text], deadline_s=deadline_s, **options)[0]
 
     def explain_batch(self, texts: list[str], *, deadline_s: float | None = None, **options: Any) -> list[Explanation]:
         """:func:`core.explain_batch` of ``texts`` in the child, bounded by ``deadline_s`` (default: the
@@ -209,7 +209,12 @@ def _answer(state: dict[str, Any], message: dict[str, Any]) -> Any:
     """Explain the texts; the records as JSON, their arrays written to the private folder."""
     from core.inspect.explainer import explain_batch
 
-    explanations = explain_batch(state["subject"], list(message["texts"]), **message["options"])
+    try:
+        explanations = explain_batch(state["subject"], list(message["texts"]), **message["options"])
+    except (ValueError, MemoryError):  # a refusal, already one line for the user; memory: see _failure
+        raise
+    except BaseException as error:  # a bug, or native code failing (a tokenizer's panic)
+        raise RuntimeError(f"running the model failed: {first_line(error)}") from None
     records, arrays = to_wire(explanations)
     if arrays:
         save_file(arrays, os.path.join(state["folder"], BLOB))
@@ -218,6 +223,4 @@ def _answer(state: dict[str, Any], message: dict[str, Any]) -> Any:
 
 def serve_child() -> None:
     """The child process's main loop (``python -I -c`` code of :class:`ExplainWorker`)."""
-    from core.text.child import serve
-
     serve(_setup, _answer)

@@ -97,6 +97,11 @@ class ExplainWorker:
             assert self._facts is not None
             return self._facts
 
+    @property
+    def pid(self) -> int | None:
+        """The running child's process id, or None when no child is running."""
+        return self._child.process.pid if self._child.alive() and self._child.process is not None else None
+
     def explain(self, text: str, *, deadline_s: float | None = None, **options: Any) -> Explanation:
         """:func:`core.explain` of ``text`` in the child (see :meth:`explain_batch`)."""
         return self.explain_batch([text], deadline_s=deadline_s, **options)[0]

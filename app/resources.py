@@ -161,10 +161,11 @@ def explain_worker(path: str, version: str) -> ExplainWorker:
 
 def runner(e: catalog.Entry) -> tuple[Checkpoint | PretrainedModel | ModelFacts, ExplainWorker | None]:
     """(what estimates a run of ``e``, the worker process that runs it): an uploaded model's facts and its
-    worker (raises one ``ValueError`` line when it could not load the model); any other model loaded here."""
+    worker, started here, outside the gate, so that its run time is the run's alone (raises one
+    ``ValueError`` line when it could not load the model); any other model loaded here."""
     if e.untrusted:
         worker = explain_worker(str(e.path), catalog.version(e))
-        return worker.facts, worker
+        return worker.start(), worker
     return checkpoint(e), None
 
 

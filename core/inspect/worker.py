@@ -97,6 +97,19 @@ class ExplainWorker:
             assert self._facts is not None
             return self._facts
 
+    def start(self) -> ModelFacts:
+        """Start a child if none is running (it loads the model), so that the next run only runs; the
+        model's facts.
+
+        Raises:
+            ValueError: as :attr:`facts`.
+        """
+        with self._lock:
+            if not self._child.alive():
+                self._start()
+            assert self._facts is not None
+            return self._facts
+
     @property
     def pid(self) -> int | None:
         """The running child's process id, or None when no child is running."""

@@ -159,7 +159,11 @@ class ExplainWorker:
             if status == "timeout":
                 raise ValueError(f"loading the model took longer than {self.startup_s:g} s and was stopped")
             raise ValueError(self._failure(status, value))
-        self._facts = ModelFacts(**value)
+        try:
+            self._facts = ModelFacts(str(value["architecture"]), int(value["max_len"]), int(value["parameters"]))
+        except (KeyError, TypeError, ValueError):
+            self._child.kill()
+            raise ValueError("loading the model failed: its worker's answer could not be read") from None
 
     def _failure(self, status: str, value: Any) -> str:
         """One line for a child that failed (``error``) or died (``ended``)."""
@@ -168,7 +172,7 @@ class ExplainWorker:
             return f"running the model failed: its worker process ended (a crash, or past its {cap} memory cap)"
         if value == "out of memory" or "can't allocate memory" in str(value):
             return f"running the model failed: it needs more than its {cap} memory cap"
-        return str(value)
+        return (str(value).splitlines() or ["running the model failed"])[0][:300]
 
     def close(self) -> None:
         """End the child process."""

@@ -1,5 +1,5 @@
 """Hostile uploads beside honest sessions: the honest sessions' p95 alone and while three sessions
-upload a GGUF bomb, a zip bomb and a backtracking tokenizer again and again.
+upload a GGUF bomb, a zip bomb and a backtracking tokenizer again and again (and a fourth runs a slow upload).
 
     python -m bench soak_hostile        (rows of the benchmark table)
     python -m bench.soak_hostile [--sessions 2] [--requests 60] [--upload-runs worker|server|none]
@@ -10,10 +10,10 @@ the honest sessions ask the shipped translation checkpoint through the app's gat
 metadata array claims 2⁴⁰ items or holds 5,000,000 in bounds, and with a zip whose member lies about
 its size and inflates past the cap; the third encodes 20,300 characters with an uploaded
 tokenizer whose split regex backtracks (``(a|aa)+$``, past the static check) through the app's
-tokenizer worker, killed at ``tokenizer_guard.TOKENIZE_S``; a fourth asks, through the same gate as the honest sessions, an
-uploaded model whose maths is legal but slow (1,024 positions, width 256, a 960-character input) again and
-again, run in its worker process as the app does (``--upload-runs worker``), in the server as the app did
-before (``server``), or not at all (``none``). Prints the honest p50/p95 per phase, the p95 ratio (goal ≤ 2×),
+tokenizer worker, killed at ``tokenizer_guard.TOKENIZE_S``; a fourth asks, through the same gate as the
+honest sessions, an uploaded model whose maths is legal but slow (1,024 positions, width 256, a
+960-character input) again and again, run in its worker process as the app does (``--upload-runs
+worker``), in the server as the app did before (``server``), or not at all (``none``). Prints the honest p50/p95 per phase, the p95 ratio (goal ≤ 2×),
 each hostile session's attempts, and any upload attempt that was not refused (goal 0; the slow model's
 runs are legal and are counted as answered).
 """
@@ -38,12 +38,12 @@ from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
 from app import resources, tokenizer_guard
 from app.services import storage, uploads
-from app.services.limits import Gate, OverBudget, at_low_priority, lower_priority
+from app.services.limits import Gate, OverBudget, at_low_priority
 from bench.soak import p95
 from bench.soak_fair import ROOT, app_gate, gated
 from bench.table import Row
-from core import (CheckpointError, device, explain, ExplainWorker, get_task, load_checkpoint, ModelConfig,
-                  save_checkpoint, TokenizerWorker, Transformer)
+from core import (CheckpointError, ExplainWorker, get_task, load_checkpoint, ModelConfig, save_checkpoint,
+                  TokenizerWorker, Transformer)
 from core import Tokenizer as CharTokenizer
 
 SLOW = ("a" * 28 + "b") * 700  # a tenth of a second of backtracking per run of a's
@@ -94,21 +94,14 @@ def slow_upload(folder: Path) -> Path:
 def upload_attack(gate: Gate, path: Path, where: str) -> Callable[[], None]:
     """One request of the slow upload through ``gate``, as ``app.resources.explain_entry`` makes it: run in
     its worker process (``where="worker"``: the app now) or in the server (``"server"``: the app before)."""
-    worker = ExplainWorker(path, deadline_s=gate.run_s) if where == "worker" else None
-    loaded = worker.start() if worker is not None else load_checkpoint(path)
-    options = resources.budgeted(loaded, {})
-    work = resources.cost(loaded, resources.tokens(loaded, SLOW_UPLOAD_TEXT, options))
-    heavy = gate.is_heavy(work)
-
-    def job() -> Any:
-        device.set_threads(resources.HEAVY_THREADS if heavy else resources.THREADS)
-        if heavy:
-            lower_priority()
-        if worker is not None:
-            return worker.explain(SLOW_UPLOAD_TEXT, deadline_s=gate.run_s, **options)
-        return explain(loaded, SLOW_UPLOAD_TEXT, **options)
-
-    return lambda: gate.run("hostile-upload", job, work, resources.WORKER_GRACE_S if worker is not None else 0.0)
+    if where != "worker":
+        loaded = load_checkpoint(path)
+        return lambda: gated(gate, "hostile-upload", loaded, SLOW_UPLOAD_TEXT, resources.budgeted(loaded, {}))
+    worker = ExplainWorker(path, deadline_s=gate.run_s)
+    facts = worker.start()
+    options = resources.budgeted(facts, {})
+    return lambda: gated(gate, "hostile-upload", facts, SLOW_UPLOAD_TEXT, options, grace_s=resources.WORKER_GRACE_S,
+                         run=lambda: worker.explain(SLOW_UPLOAD_TEXT, deadline_s=gate.run_s, **options))
 
 
 def attacks(folder: Path) -> dict[str, Callable[[], None]]:

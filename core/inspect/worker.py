@@ -119,7 +119,8 @@ class ExplainWorker:
         """:func:`core.explain` of ``text`` in the child (see :meth:`explain_batch`)."""
         return self.explain_batch([text], deadline_s=deadline_s, **options)[0]
 
-    def explain_batch(self, texts: list[str], *, deadline_s: float | None = None, **options: Any) -> list[Explanation]:
+    def explain_batch(self, texts: list[str], *, deadline_s: float | None = None,
+                      **options: Any) -> list[Explanation]:
         """:func:`core.explain_batch` of ``texts`` in the child, bounded by ``deadline_s`` (default: the
         worker's).
 
@@ -189,7 +190,7 @@ def _received(records: Any, blob: Path) -> list[Explanation]:
     try:
         return from_wire(records, load_file(blob) if blob.exists() else {})
     except Exception as error:  # a torn or foreign blob: safetensors' own error types included
-        raise ValueError(f"running the model failed: its worker's answer could not be read ({str(error).splitlines()[0] if str(error) else type(error).__name__})") from None
+        raise ValueError(f"running the model failed: its worker's answer could not be read ({first_line(error)})") from None
     finally:
         blob.unlink(missing_ok=True)
 

@@ -1,7 +1,7 @@
 """Issue 28: an uploaded model's runs in a worker process (``core.inspect.worker.ExplainWorker``).
 
 The worker's Explanation is the in-process one bit for bit (every map, prediction, token and field) for a
-shipped checkpoint, a tiny Hugging Face BERT folder and a tiny GPT-2 folder; a run past its deadline, a
+shipped checkpoint, a tiny Hugging Face BERT folder, a tiny GGUF file and a tiny GPT-2 folder; a run past its deadline, a
 memory cap far too small, a child killed mid-run and a ``BaseException`` in the child are each one
 ``ValueError`` line within seconds, and the next call works. The wire format is checked on its own too.
 """
@@ -19,12 +19,11 @@ import numpy as np
 import pytest
 
 from core import explain, explain_batch, load_checkpoint, load_pretrained
-from core.inspect.records import Explanation
 from core.inspect.wire import from_wire, to_wire
 from core.inspect.worker import ExplainWorker, ModelFacts
 from core.text.child import LOAD_CHILD, Child
 from tests.helpers.paths import SHIPPED
-from tests.helpers.pretrained_files import write_tiny_bert
+from tests.helpers.pretrained_files import write_tiny_bert, write_tiny_gguf
 
 TRANSLATION = SHIPPED / "translation.safetensors"
 OPTION_SETS = [{}, {"decoding": "beam", "beam_size": 3, "return_scores": True},
@@ -110,6 +109,19 @@ def test_a_hugging_face_bert_folder_explains_in_the_worker_bit_for_bit(tmp_path:
         worker.close()
 
 
+def test_a_gguf_file_explains_in_the_worker_bit_for_bit(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.gguf"
+    write_tiny_gguf(path)
+    worker = ExplainWorker(path, deadline_s=60)
+    try:
+        loaded = load_pretrained(path)
+        for options in ({}, {"continuation": 3, "return_scores": True}):
+            assert_same(worker.explain("the cat sat", **options), explain(loaded, "the cat sat", **options))
+    finally:
+        worker.close()
+
+
+@pytest.mark.slow  # transformers builds the reference folder: ~14 s on a loaded machine
 def test_a_hugging_face_gpt2_folder_explains_in_the_worker_bit_for_bit(tmp_path: Path) -> None:
     transformers = pytest.importorskip("transformers")
     from tests.helpers.hf_decoder_reference import reference_model, save_folder

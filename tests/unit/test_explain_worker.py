@@ -96,29 +96,25 @@ def test_a_bad_text_is_the_same_one_line_refusal_and_the_child_lives_on(translat
     assert translation_worker.starts == starts
 
 
-def test_a_hugging_face_bert_folder_explains_in_the_worker_bit_for_bit(tmp_path: Path) -> None:
-    folder = tmp_path / "bert"
-    write_tiny_bert(folder)
-    worker = ExplainWorker(folder, deadline_s=60)
-    try:
-        loaded = load_pretrained(folder)
-        for options in ({}, {"return_scores": True, "temperature": 0.5}):
-            assert_same(worker.explain("the cat sat on the mat", **options),
-                        explain(loaded, "the cat sat on the mat", **options))
-    finally:
-        worker.close()
-
-
-def test_a_gguf_file_explains_in_the_worker_bit_for_bit(tmp_path: Path) -> None:
-    path = tmp_path / "tiny.gguf"
-    write_tiny_gguf(path)
+def assert_worker_matches(path: Path, text: str, option_sets: list[dict]) -> None:
+    """The pretrained model at ``path`` explains ``text`` in its worker exactly as in this process."""
     worker = ExplainWorker(path, deadline_s=60)
     try:
         loaded = load_pretrained(path)
-        for options in ({}, {"continuation": 3, "return_scores": True}):
-            assert_same(worker.explain("the cat sat", **options), explain(loaded, "the cat sat", **options))
+        for options in option_sets:
+            assert_same(worker.explain(text, **options), explain(loaded, text, **options))
     finally:
         worker.close()
+
+
+def test_a_hugging_face_bert_folder_explains_in_the_worker_bit_for_bit(tmp_path: Path) -> None:
+    write_tiny_bert(tmp_path / "bert")
+    assert_worker_matches(tmp_path / "bert", "the cat sat on the mat", [{}, {"return_scores": True, "temperature": 0.5}])
+
+
+def test_a_gguf_file_explains_in_the_worker_bit_for_bit(tmp_path: Path) -> None:
+    write_tiny_gguf(tmp_path / "tiny.gguf")
+    assert_worker_matches(tmp_path / "tiny.gguf", "the cat sat", [{}, {"continuation": 3, "return_scores": True}])
 
 
 @pytest.mark.slow  # transformers builds the reference folder: ~14 s on a loaded machine
@@ -128,13 +124,7 @@ def test_a_hugging_face_gpt2_folder_explains_in_the_worker_bit_for_bit(tmp_path:
     config = transformers.GPT2Config(vocab_size=320, n_positions=64, n_embd=16, n_layer=2, n_head=4,
                                      bos_token_id=1, eos_token_id=2)
     folder = save_folder(reference_model(config), tmp_path / "gpt2", add_bos=False)
-    worker = ExplainWorker(folder, deadline_s=60)
-    try:
-        loaded = load_pretrained(folder)
-        for options in ({}, {"continuation": 4, "return_scores": True}):
-            assert_same(worker.explain("the cat sat on", **options), explain(loaded, "the cat sat on", **options))
-    finally:
-        worker.close()
+    assert_worker_matches(folder, "the cat sat on", [{}, {"continuation": 4, "return_scores": True}])
 
 
 def test_a_run_past_its_deadline_is_stopped_in_one_line_and_the_next_call_starts_a_fresh_child(

@@ -15,7 +15,8 @@ import torch
 
 from app import resources
 from core import explain, ExplainWorker, get_task, ModelConfig, save_checkpoint, Tokenizer, Transformer
-from tests.helpers.apptest_helpers import REVERSE, open_page
+from tests.helpers.apptest_helpers import open_page
+from tests.helpers.paths import REVERSE
 from tests.helpers.uploads import upload
 
 SLOW_TEXT = "the cat sat on the mat. " * 40  # 960 characters: ~1 s of a 1,024-position model on one thread

@@ -13,9 +13,11 @@ are shared read-only. Every model run goes through one :class:`Gate`, weighted b
 (parameters × tokens): two cheap runs and one large-model run at once across sessions (a large
 model's run uses ``HEAVY_THREADS`` threads at a lower priority, so cheap requests keep the CPU), one per
 session, a bounded wait for a slot and a bounded run time, and generation held to ``DECODE_TOKENS``
-new tokens. An uploaded model's tokenizer first encodes the text in a worker process killed at
-its deadline (:func:`app.tokenizer_guard.check`): no uploaded tokenizer can hold the
-server. The training job registry is a ``st.cache_resource`` too.
+new tokens. An uploaded model (or one from the models folder) is never run in the server: its
+explanations run in its own worker process (``core.ExplainWorker``: loaded once, tokenizing and running
+there, killed when a run passes the gate's ``run_s``), one cached per model version for the
+``WORKERS`` most recent, still through the gate, which then only waits; no upload can hold the server.
+The training job registry is a ``st.cache_resource`` too.
 
 ``MODEL_EVENTS`` counts the models this process loaded and the model runs it made; each count is
 logged at INFO (``bench/browser.py`` reads those lines to prove a model is loaded once and that a
@@ -34,20 +36,21 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.services import catalog, storage
+from app.services.costs import budgeted, cost, DECODE_TOKENS, tokens  # noqa: F401 (pages read DECODE_TOKENS here)
 from app import tokenizer_guard
 from app.services.jobs import JobRegistry
 from app.services.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
-from core import (Checkpoint, device, explain, explain_batch, Explanation, lessons, load_checkpoint,
-                  load_pretrained, PretrainedModel, training)
+from core import (Checkpoint, device, explain, explain_batch, Explanation, ExplainWorker, lessons,
+                  load_checkpoint, load_pretrained, ModelFacts, PretrainedModel, training)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 MODEL_EVENTS: Counter[str] = Counter()  # "loaded" and "run", for this server process
-MAX_MODELS, MAX_PRETRAINED = 4, 2
+MAX_MODELS, MAX_PRETRAINED, WORKERS = 4, 2, 2
 RESULT_BYTES, RESULT_ITEM_BYTES = 256 * 2**20, 32 * 2**20
 FIGURES = 256  # built charts kept (each at most a 400 × 400 heatmap or a grid of 24 × 24 thumbnails)
-DECODE_TOKENS = 256  # new tokens one request may generate (models with a longer max_len are cut here)
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
+WORKER_GRACE_S = 5.0  # the gate waits this much past RUN_S for a worker process to be stopped and say so
 HEAVY_COST = 5e8  # parameters × tokens from which a request is a large-model one (SmolLM2, Whisper, GPT-2)
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S, heavy_cost=HEAVY_COST)
 THREADS = max(1, min(2, device.thread_count()))  # intra-op threads of one model run
@@ -149,30 +152,27 @@ def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
     return model(str(e.path), _sha(e.path))
 
 
+@st.cache_resource(max_entries=WORKERS, show_spinner="Loading the model in its own process…")
+def explain_worker(path: str, version: str) -> ExplainWorker:
+    """The worker process that runs the uploaded model at ``path`` (one per model version; an evicted one's
+    process ends with it)."""
+    return ExplainWorker(path, deadline_s=GATE.run_s)
+
+
+def runner(e: catalog.Entry) -> tuple[Checkpoint | PretrainedModel | ModelFacts, ExplainWorker | None]:
+    """(what estimates a run of ``e``, the worker process that runs it): an uploaded model's facts and its
+    worker, started here, outside the gate, so that its run time is the run's alone (raises one
+    ``ValueError`` line when it could not load the model); any other model loaded here."""
+    if e.untrusted:
+        worker = explain_worker(str(e.path), catalog.version(e))
+        return worker.start(), worker
+    return checkpoint(e), None
+
+
 # ----------------------------------------------------------------------------- results
-def budgeted(loaded: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with generation held to ``DECODE_TOKENS`` for models that could go further."""
-    if getattr(loaded.config, "max_len", 0) > DECODE_TOKENS:
-        limit = options.get("max_new_tokens") or DECODE_TOKENS
-        options = {**options, "max_new_tokens": min(limit, DECODE_TOKENS)}
-    return options
-
-
-def cost(loaded: Any, n_tokens: int) -> float:
-    """A request's estimated work: the model's parameters × the tokens it reads and writes."""
-    network = getattr(loaded, "model", loaded)
-    return float(sum(p.numel() for p in network.parameters())) * max(1, n_tokens)
-
-
-def tokens(loaded: Any, text: str, options: dict[str, Any]) -> int:
-    """Tokens a run of ``text`` reads and may generate (a rough count before tokenizing)."""
-    new = 0 if loaded.config.architecture == "encoder" else options.get("max_new_tokens") or DECODE_TOKENS
-    return len(text) // 2 + 1 + min(new, loaded.config.max_len)
-
-
-def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 0.0) -> T:
-    """The cached result for ``key``, else ``compute()`` run through the gate (estimated cost ``work``) and
-    kept if small enough."""
+def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 0.0, grace_s: float = 0.0) -> T:
+    """The cached result for ``key``, else ``compute()`` run through the gate (estimated cost ``work``; waited
+    ``grace_s`` past the gate's run time when ``compute`` stops itself there) and kept if small enough."""
     cache = results()
     found, value = cache.get(key)
     if found:
@@ -189,34 +189,38 @@ def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 
         return result
 
     with st.spinner(spinner):
-        return GATE.run(_session(), job, work)
+        return GATE.run(_session(), job, work, grace_s)
 
 
 def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
-    """Cached explanation of ``text`` by the checkpoint ``e`` (budgeted: see the module doc)."""
-    loaded = checkpoint(e)
+    """Cached explanation of ``text`` by the checkpoint ``e`` (budgeted; an upload's in its worker process:
+    see the module doc)."""
+    loaded, worker = runner(e)
     options = sorted_options(budgeted(loaded, options))
     key = ("explain", str(e.path), catalog.version(e), text, repr(options))
 
     def run() -> Explanation:
-        tokenizer_guard.check(e, loaded, text)
+        if worker is not None:  # stopped at the gate's own run time
+            return worker.explain(text, deadline_s=GATE.run_s, **options)
         return explain(loaded, text, **options)
 
-    return cached(key, run, "Running the model…", cost(loaded, tokens(loaded, text, options)))
+    return cached(key, run, "Running the model…", cost(loaded, tokens(loaded, text, options)),
+                  0.0 if worker is None else WORKER_GRACE_S)
 
 
 def explain_batch_entry(e: catalog.Entry, texts: list[str], **options: Any) -> list[Explanation]:
     """Cached explanations of ``texts`` run together as one padded batch by the checkpoint ``e``."""
-    loaded = checkpoint(e)
+    loaded, worker = runner(e)
     options = sorted_options(budgeted(loaded, options))
     key = ("batch", str(e.path), catalog.version(e), tuple(texts), repr(options))
     work = cost(loaded, sum(tokens(loaded, text, options) for text in texts))
 
     def run() -> list[Explanation]:
-        tokenizer_guard.check(e, loaded, *texts)
+        if worker is not None:
+            return worker.explain_batch(list(texts), deadline_s=GATE.run_s, **options)
         return explain_batch(loaded, list(texts), **options)
 
-    return cached(key, run, "Running the batch…", work)
+    return cached(key, run, "Running the batch…", work, 0.0 if worker is None else WORKER_GRACE_S)
 
 
 class _Clear:
@@ -266,8 +270,12 @@ def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
     """Cached :func:`core.lessons.trace_sentence` of ``text`` by the checkpoint or pretrained model ``e``."""
     loaded = checkpoint(e)
     key = ("lesson", str(e.path), catalog.version(e) if e.pretrained else _sha(e.path), text, head)
-    return cached(key, lambda: lessons.trace_sentence(loaded, text, head),
-                  "Following the sentence through the model…", cost(loaded, tokens(loaded, text, {})))
+
+    def run() -> lessons.LessonTrace:
+        tokenizer_guard.check(e, loaded, text)  # an uploaded model's tokenizer reads the text here, in the server
+        return lessons.trace_sentence(loaded, text, head)
+
+    return cached(key, run, "Following the sentence through the model…", cost(loaded, tokens(loaded, text, {})))
 
 
 def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: Any) -> T:

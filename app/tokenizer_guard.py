@@ -1,10 +1,11 @@
 """An uploaded model's tokenizer, tried first where a deadline really stops it.
 
 A pretrained model from an upload or the models folder brings its own ``tokenizer.json``: native code
-that can hold the interpreter (a backtracking regex) or panic. :func:`check` encodes the texts in a
-worker process (``core.TokenizerWorker``) killed at ``TOKENIZE_S`` before the model runs, so such a
-tokenizer becomes one ``ValueError`` line and never runs in the server. Installed and shipped models
-are trusted and skip it.
+that can hold the interpreter (a backtracking regex) or panic. Its explanations run wholly in a worker
+process (:func:`app.resources.explain_entry`), which tokenizes there; where such a model still reads text
+in the server (the Lesson's trace), :func:`check` first encodes the text in a worker process
+(``core.TokenizerWorker``) killed at ``TOKENIZE_S``, so such a tokenizer becomes one ``ValueError`` line
+and never runs in the server. Installed and shipped models are trusted and skip it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def check(e: catalog.Entry, loaded: Any, *texts: str) -> None:
     Raises:
         ValueError: the tokenizer passed its deadline or failed.
     """
-    if e.source not in ("upload", "models") or not e.pretrained:
+    if not e.untrusted or not e.pretrained:
         return
     worker = _worker(str(e.path), catalog.version(e), loaded)
     for text in texts:

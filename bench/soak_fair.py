@@ -21,6 +21,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,10 @@ PROMPTS = ["The capital of France is", "Once upon a time", "The best way to lear
 HAMMERS = 3
 
 
-def gated(gate: Gate, session: str, loaded: Any, text: str, options: dict[str, Any]) -> Any:
-    """One request as ``app.resources.cached`` makes it: its cost, its threads and priority, the gate."""
+def gated(gate: Gate, session: str, loaded: Any, text: str, options: dict[str, Any],
+          run: Callable[[], Any] | None = None, grace_s: float = 0.0) -> Any:
+    """One request as ``app.resources.cached`` makes it: its cost, its threads and priority, the gate; ``run``
+    instead of ``explain`` in the server when given (an upload's worker process, waited ``grace_s`` more)."""
     work = resources.cost(loaded, resources.tokens(loaded, text, options))
     heavy = gate.is_heavy(work)
 
@@ -46,9 +49,9 @@ def gated(gate: Gate, session: str, loaded: Any, text: str, options: dict[str, A
         device.set_threads(resources.HEAVY_THREADS if heavy else resources.THREADS)
         if heavy:
             lower_priority()
-        return explain(loaded, text, **options)
+        return run() if run is not None else explain(loaded, text, **options)
 
-    return gate.run(session, job, work)
+    return gate.run(session, job, work, grace_s)
 
 
 def app_gate() -> Gate:

@@ -37,6 +37,7 @@ from core.inspect.explainer import explain, explain_batch
 from core.inspect.records import Explanation, KIND_LABELS
 from core.inspect.sentences import sentence_similarity
 from core.inspect.speech import explain_speech
+from core.inspect.worker import ExplainWorker, ModelFacts
 
 # Namespaces for the rest of the flow: ``device.set_threads``, ``convert.import_nn_transformer``,
 # ``analysis.head_finder``, ``training.train`` and the teaching maths ``lessons``.
@@ -48,9 +49,9 @@ from core import lessons
 
 __all__ = [
     "analysis", "attention", "AttentionControls", "beam_search", "Checkpoint", "CheckpointError", "CheckpointInfo",
-    "convert", "device", "explain", "explain_batch", "explain_speech", "Explanation", "find_models", "get_task",
+    "convert", "device", "explain", "explain_batch", "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task",
     "greedy", "identify", "input_vocabulary", "is_pretrained", "KIND_LABELS", "lessons", "load_checkpoint",
-    "load_pretrained", "model_version", "ModelConfig", "ModelFile", "pretrained_models", "PretrainedEntry",
+    "load_pretrained", "model_version", "ModelConfig", "ModelFacts", "ModelFile", "pretrained_models", "PretrainedEntry",
     "PretrainedModel", "read_info", "rotary_frequencies", "rotary_relative_scores", "sample", "save_checkpoint",
     "sentence_similarity", "sinusoidal_encoding", "SPECIAL_TOKENS", "subsequent_mask", "TASKS", "Tokenizer",
     "TokenizerWorker", "trained_lengths_note", "training", "Transformer",

@@ -63,6 +63,11 @@ class Entry:
     pretrained: bool = False  # a Hugging Face folder or a GGUF file, opened by core.load_pretrained
 
     @property
+    def untrusted(self) -> bool:
+        """Whether the model comes from an upload or the models folder (its runs go to a worker process)."""
+        return self.source in ("upload", "models")
+
+    @property
     def label(self) -> str:
         """What the picker shows."""
         prefix = {"shipped": "", "run": "my run · ", "upload": "uploaded · ", "pretrained": "pretrained · ",

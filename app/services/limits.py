@@ -123,8 +123,10 @@ class Gate:
         """Whether a request of this cost takes the heavy slot."""
         return cost >= self.heavy_cost
 
-    def run(self, session: str, fn: Callable[[], T], cost: float = 0.0) -> T:
-        """Run ``fn`` (estimated ``cost``: parameters × tokens) in a worker thread for ``session``.
+    def run(self, session: str, fn: Callable[[], T], cost: float = 0.0, grace_s: float = 0.0) -> T:
+        """Run ``fn`` (estimated ``cost``: parameters × tokens) in a worker thread for ``session``; a run
+        that stops itself at ``run_s`` (a worker process killed at that deadline) is waited for ``grace_s``
+        more, so its own one-line reason reaches the user.
 
         Raises:
             OverBudget: the session already has a run going, no slot of its kind was free within
@@ -161,7 +163,7 @@ class Gate:
                 done.set()
 
         threading.Thread(target=work, name=f"request-{session[:8]}", daemon=True).start()
-        if not done.wait(self.run_s):
+        if not done.wait(self.run_s + grace_s):
             raise OverBudget(f"stopped: this request takes longer than the {self.run_s:.0f} s budget of one "
                              f"request; try a shorter input or fewer generated tokens")
         if "error" in box:

@@ -10,43 +10,24 @@ on the child's stdin and stdout.
 
 from __future__ import annotations
 
-import json
 import logging
-import queue
-import subprocess
-import sys
 import threading
-from typing import Any
+
+from core.text.child import LOAD_CHILD, Child
 
 log = logging.getLogger(__name__)
 
 Encoded = tuple[list[int], list[tuple[int, int]]]  # ids, character offsets
 
-# The child, at a lower CPU priority (while it backtracks, the server's own threads come first): build
-# the tokenizer from the first line, say it is ready, then answer one line per text until stdin ends.
-# Every failure, a pyo3 PanicException (a BaseException) included, is one line back.
-_CHILD = r"""
-import json, os, sys
-if hasattr(os, "nice"):
-    os.nice(10)
-def say(status, value):
-    sys.stdout.write(json.dumps([status, value]) + "\n")
-    sys.stdout.flush()
-def first_line(error):
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-try:
+# The child (core.text.child.serve): build the tokenizer from the first line, then encode one text a line.
+_CHILD = LOAD_CHILD + r"""
+def setup(spec):
     from tokenizers import Tokenizer
-    tokenizer = Tokenizer.from_str(json.loads(sys.stdin.readline()))
-except BaseException as error:
-    say("error", first_line(error))
-    sys.exit()
-say("ready", None)
-for line in sys.stdin:
-    try:
-        encoding = tokenizer.encode(json.loads(line))
-        say("ok", [list(encoding.ids), [list(span) for span in encoding.offsets]])
-    except BaseException as error:
-        say("error", first_line(error))
+    return Tokenizer.from_str(spec), None
+def answer(tokenizer, text):
+    encoding = tokenizer.encode(text)
+    return [list(encoding.ids), [list(span) for span in encoding.offsets]]
+child.serve(setup, answer)
 """
 
 
@@ -60,31 +41,7 @@ class TokenizerWorker:
     def __init__(self, spec: str, deadline_s: float = 5.0, startup_s: float = 30.0) -> None:
         self.spec, self.deadline_s, self.startup_s = spec, deadline_s, startup_s
         self._lock = threading.Lock()
-        self._process: subprocess.Popen[str] | None = None
-        self._answers: queue.Queue[str] = queue.Queue()
-
-    def _start(self) -> tuple[str, Any]:
-        """Start the child if none is alive; ("ready", None) once it has built the tokenizer."""
-        if self._process is not None and self._process.poll() is None:
-            return "ready", None
-        self._process = subprocess.Popen([sys.executable, "-I", "-c", _CHILD], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                         encoding="utf-8")
-        self._answers = answers = queue.Queue()
-        threading.Thread(target=_read, args=(self._process.stdout, answers), daemon=True,
-                         name="attnscope-tokenizer-reader").start()
-        return self._ask(json.dumps(self.spec), self.startup_s, "start")
-
-    def _ask(self, line: str, within: float, what: str) -> tuple[str, Any]:
-        """Send one line; the child's answer, or ("timeout", what) after ``within`` seconds."""
-        assert self._process is not None and self._process.stdin is not None
-        self._process.stdin.write(line + "\n")
-        self._process.stdin.flush()
-        try:
-            answer = self._answers.get(timeout=within)
-        except queue.Empty:
-            return "timeout", what
-        return tuple(json.loads(answer)) if answer else ("error", "the tokenizer process ended")
+        self._child = Child(_CHILD, name="attnscope-tokenizer")
 
     def encode(self, text: str) -> Encoded:
         """``(ids, offsets)`` of ``text``.
@@ -93,15 +50,14 @@ class TokenizerWorker:
             ValueError: the deadline passed (the child was killed) or the tokenizer failed (one line).
         """
         with self._lock:
-            try:
-                status, value = self._start()
-                if status == "ready":
-                    status, value = self._ask(json.dumps(text), self.deadline_s, "encode")
-            except (OSError, ValueError):  # a broken pipe, or an answer that is not JSON
-                status, value = "error", "the tokenizer process ended"
+            status, value = "ready", None
+            if not self._child.alive():
+                status, value = self._child.start(self.spec, self.startup_s)
+            if status == "ready":
+                status, value = self._child.ask(text, self.deadline_s, "encode")
             if status == "ok":
                 return list(value[0]), [(int(s), int(e)) for s, e in value[1]]
-            self._kill()
+            self._child.kill()
         if status == "timeout" and value == "start":
             raise ValueError(f"tokenizing failed: the tokenizer process did not start within {self.startup_s:g} s")
         if status == "timeout":
@@ -109,25 +65,11 @@ class TokenizerWorker:
                         len(text), self.deadline_s)
             raise ValueError(f"tokenizing took longer than {self.deadline_s:g} s and was stopped; "
                              "this tokenizer cannot handle this text in time")
+        if status == "ended":
+            value = "the tokenizer process ended"
         raise ValueError(f"tokenizing failed: {value}")
-
-    def _kill(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.wait(5)
-            for stream in (self._process.stdin, self._process.stdout):
-                if stream is not None:
-                    stream.close()
-        self._process = None
 
     def close(self) -> None:
         """End the child process."""
         with self._lock:
-            self._kill()
-
-
-def _read(stream: Any, answers: queue.Queue[str]) -> None:
-    """Hand each line the child writes to ``answers``; an empty line once it has ended."""
-    for line in stream:
-        answers.put(line)
-    answers.put("")
+            self._child.kill()

@@ -1,0 +1,249 @@
+"""Explain with an untrusted model where a deadline really stops it: a worker process.
+
+A model run holds a core for as long as torch computes, and no Python time limit can interrupt it: an
+uploaded model whose maths is legal but huge would hold the server. :class:`ExplainWorker` loads the
+model ONCE in a child process (``python -I``, at a lower CPU priority, one intra-op thread, its address
+space capped at what it has after importing torch plus ``memory_bytes``) and answers
+``explain_batch(texts, **options)`` there. A call that passes its deadline kills the child and raises one
+``ValueError`` line; so does a child that dies (its memory cap, a crash, a kill) or fails; the next call
+starts a fresh child. Requests and answers are JSON lines (:mod:`core.text.child`); the answer's arrays
+travel as a ``safetensors`` file in a private temporary folder (:mod:`core.inspect.wire`): no pickle.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import weakref
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from safetensors.numpy import load_file, save_file
+
+from core.budget import LOAD_BUDGET
+from core.inspect.records import Explanation
+from core.inspect.subject import MAP_BUDGET_BYTES
+from core.inspect.wire import from_wire, to_wire
+from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
+from core.io.pretrained.load import is_pretrained
+from core.text.child import Child, first_line, serve
+
+log = logging.getLogger(__name__)
+
+ROOT = str(Path(__file__).resolve().parents[2])
+BLOB = "answer.safetensors"  # the answer's arrays, in the worker's private folder
+# The child: core importable from the repository (sys.argv[2]); core.inspect.worker.serve_child does the rest.
+_CHILD = "import sys\nsys.path.insert(0, sys.argv[2])\nfrom core.inspect.worker import serve_child\nserve_child()\n"
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the server needs to know about a model it does not load itself.
+
+    Attributes:
+        architecture: ``encoder``, ``decoder`` or ``encoder-decoder``. max_len: its positions.
+        parameters: how many parameters it has (for the cost of a request).
+    """
+
+    architecture: str
+    max_len: int
+    parameters: int
+
+
+def memory_budget(path: str | os.PathLike) -> int:
+    """Bytes a worker for the model at ``path`` may address beyond the interpreter's own: its format's
+    load budget for weights twice (the file's tensors and the built model, while loading), the
+    activation budget, and the maps of one explanation twice (the run's and the answer's copy)."""
+    weights = WEIGHT_BUDGET_BYTES if is_pretrained(path) else 4 * LOAD_BUDGET.max_parameters
+    return 2 * weights + LOAD_BUDGET.max_activation_bytes + 2 * MAP_BUDGET_BYTES
+
+
+class ExplainWorker:
+    """:func:`core.explain_batch` on the model at ``path``, run in a child process.
+
+    Each request is bounded by ``deadline_s`` seconds, the child's start (loading the model) by
+    ``startup_s``; the child may address ``memory_bytes`` beyond what it holds after importing torch
+    (default: :func:`memory_budget`). Thread-safe (one call at a time); :meth:`close` ends the child,
+    and so does dropping the worker (the child ends when its stdin closes). ``starts`` counts the
+    children started.
+    """
+
+    def __init__(self, path: str | os.PathLike, deadline_s: float = 60.0, memory_bytes: int | None = None,
+                 startup_s: float = 120.0) -> None:
+        self.path, self.deadline_s, self.startup_s = str(path), deadline_s, startup_s
+        self.memory_bytes = memory_budget(path) if memory_bytes is None else memory_bytes
+        self.starts = 0
+        self._facts: ModelFacts | None = None
+        self._lock = threading.Lock()
+        self._folder = tempfile.mkdtemp(prefix="attnscope-worker-")  # private (0700): the answers' arrays
+        self._child = Child(_CHILD, [ROOT], env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+                            name="attnscope-explain")
+        weakref.finalize(self, _clean_up, self._child, self._folder)
+
+    @property
+    def facts(self) -> ModelFacts:
+        """The model's :class:`ModelFacts` (the first call starts the child, which loads the model).
+
+        Raises:
+            ValueError: the model could not be loaded in time or within the memory cap (one line).
+        """
+        with self._lock:
+            if self._facts is None:
+                self._start()
+            assert self._facts is not None
+            return self._facts
+
+    def start(self) -> ModelFacts:
+        """Start a child if none is running (it loads the model), so that the next run only runs; the
+        model's facts.
+
+        Raises:
+            ValueError: as :attr:`facts`.
+        """
+        with self._lock:
+            if not self._child.alive():
+                self._start()
+            assert self._facts is not None
+            return self._facts
+
+    @property
+    def pid(self) -> int | None:
+        """The running child's process id, or None when no child is running."""
+        return self._child.process.pid if self._child.alive() and self._child.process is not None else None
+
+    def explain(self, text: str, *, deadline_s: float | None = None, **options: Any) -> Explanation:
+        """:func:`core.explain` of ``text`` in the child (see :meth:`explain_batch`)."""
+        return self.explain_batch([text], deadline_s=deadline_s, **options)[0]
+
+    def explain_batch(self, texts: list[str], *, deadline_s: float | None = None,
+                      **options: Any) -> list[Explanation]:
+        """:func:`core.explain_batch` of ``texts`` in the child, bounded by ``deadline_s`` (default: the
+        worker's).
+
+        Raises:
+            ValueError: what ``explain_batch`` raises, or the run passed its deadline (the child was
+                killed), or the child died or failed: always one line.
+        """
+        deadline = self.deadline_s if deadline_s is None else deadline_s
+        with self._lock:
+            if not self._child.alive():
+                self._start()
+            blob = Path(self._folder, BLOB)
+            blob.unlink(missing_ok=True)
+            status, value = self._child.ask({"texts": list(texts), "options": options}, deadline, "run")
+            if status == "ok":
+                return _received(value, blob)
+            message = self._failure(status, value)
+            if status != "error" or "memory" in message:  # dead, stopped, or not to be trusted again
+                self._child.kill()
+        if status == "timeout":
+            log.warning("a run of %s passed its %.1f s deadline; its worker was killed", self.path, deadline)
+            raise ValueError(f"running the model took longer than {deadline:g} s and was stopped; "
+                             "try a shorter input or fewer generated tokens")
+        raise ValueError(message)
+
+    def _start(self) -> None:
+        """Start a fresh child (the model loaded); called with the lock held.
+
+        Raises:
+            ValueError: it did not answer ready.
+        """
+        self.starts += 1
+        status, value = self._child.start({"path": self.path, "folder": self._folder,
+                                           "memory_bytes": self.memory_bytes}, self.startup_s)
+        if status != "ready":
+            self._child.kill()
+            if status == "timeout":
+                raise ValueError(f"loading the model took longer than {self.startup_s:g} s and was stopped")
+            raise ValueError(self._failure(status, value))
+        try:
+            self._facts = ModelFacts(str(value["architecture"]), int(value["max_len"]), int(value["parameters"]))
+        except (KeyError, TypeError, ValueError):
+            self._child.kill()
+            raise ValueError("loading the model failed: its worker's answer could not be read") from None
+
+    def _failure(self, status: str, value: Any) -> str:
+        """One line for a child that failed (``error``) or died (``ended``)."""
+        cap = f"{self.memory_bytes / 2**20:,.0f} MiB"
+        if status == "ended":
+            return f"running the model failed: its worker process ended (a crash, or past its {cap} memory cap)"
+        if value == "out of memory" or "can't allocate memory" in str(value):
+            return f"running the model failed: it needs more than its {cap} memory cap"
+        return (str(value).splitlines() or ["running the model failed"])[0][:300]
+
+    def close(self) -> None:
+        """End the child process."""
+        with self._lock:
+            self._child.kill()
+
+
+def _received(records: Any, blob: Path) -> list[Explanation]:
+    """The explanations of an answer: its records and the arrays the child wrote to ``blob``.
+
+    Raises:
+        ValueError: an answer that is not what the child writes (one line).
+    """
+    try:
+        return from_wire(records, load_file(blob) if blob.exists() else {})
+    except Exception as error:  # a torn or foreign blob: safetensors' own error types included
+        raise ValueError(f"running the model failed: its worker's answer could not be read ({first_line(error)})") from None
+    finally:
+        blob.unlink(missing_ok=True)
+
+
+def _clean_up(child: Child, folder: str) -> None:
+    child.kill()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- the child's side
+def _cap_memory(headroom: int) -> None:
+    """Cap this process's address space at what it has now plus ``headroom`` bytes (Linux)."""
+    import resource
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            used = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        used = 0
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = used + headroom if hard == resource.RLIM_INFINITY else min(used + headroom, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _setup(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Load the model once, under the memory cap; (state, its facts)."""
+    import torch
+
+    from core.inspect.subject import as_subject
+
+    torch.set_num_threads(1)
+    _cap_memory(int(message["memory_bytes"]))
+    subject = as_subject(message["path"])
+    facts = ModelFacts(subject.spec.architecture, int(getattr(subject.spec, "max_len", 0)),
+                       sum(p.numel() for p in subject.model.parameters()))
+    return {"subject": subject, "folder": message["folder"]}, asdict(facts)
+
+
+def _answer(state: dict[str, Any], message: dict[str, Any]) -> Any:
+    """Explain the texts; the records as JSON, their arrays written to the private folder."""
+    from core.inspect.explainer import explain_batch
+
+    try:
+        explanations = explain_batch(state["subject"], list(message["texts"]), **message["options"])
+    except (ValueError, MemoryError):  # a refusal, already one line for the user; memory: see _failure
+        raise
+    except BaseException as error:  # a bug, or native code failing (a tokenizer's panic)
+        raise RuntimeError(f"running the model failed: {first_line(error)}") from None
+    records, arrays = to_wire(explanations)
+    if arrays:
+        save_file(arrays, os.path.join(state["folder"], BLOB))
+    return records
+
+
+def serve_child() -> None:
+    """The child process's main loop (``python -I -c`` code of :class:`ExplainWorker`)."""
+    serve(_setup, _answer)

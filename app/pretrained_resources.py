@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from app.services import catalog
+from app.services import catalog, costs
 from app import resources, tokenizer_guard
 from core import (analysis, explain_speech, Explanation, lessons, load_pretrained, pretrained_models, PretrainedEntry,
                   PretrainedModel, rotary_frequencies, rotary_relative_scores, sentence_similarity)
@@ -38,7 +38,7 @@ def similarity(e: catalog.Entry, first: str, second: str) -> float:
     """``core.sentence_similarity`` of two sentences by the sentence encoder ``e`` (an uploaded model's
     tokenizer tried first in its worker; through the gate; cached per version and sentences)."""
     loaded = resources.checkpoint(e)
-    work = resources.cost(loaded, resources.tokens(loaded, first + second, {}))
+    work = costs.cost(loaded, costs.tokens(loaded, first + second, {}))
 
     def run() -> float:
         tokenizer_guard.check(e, loaded, first, second)
@@ -79,10 +79,10 @@ def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Expl
     if entry is None:
         raise ValueError(f"{name} is not installed")
     loaded = resources.pretrained_model(str(entry.path), entry.version)
-    limit = min(options.get("max_new_tokens", resources.DECODE_TOKENS), resources.DECODE_TOKENS)
+    limit = min(options.get("max_new_tokens", costs.DECODE_TOKENS), costs.DECODE_TOKENS)
     options = resources.sorted_options({**options, "max_new_tokens": limit})
     key = ("speech", str(entry.path), hashlib.sha256(audio).hexdigest(), repr(options))
-    work = resources.cost(loaded, WHISPER_FRAMES + limit)
+    work = costs.cost(loaded, WHISPER_FRAMES + limit)
     return resources.cached(key, lambda: explain_speech(loaded, audio, **options), "Listening…", work)
 
 

@@ -36,7 +36,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.services import catalog, storage
-from app.services.costs import budgeted, cost, DECODE_TOKENS, tokens  # noqa: F401 (pages read DECODE_TOKENS here)
+from app.services.costs import budgeted, cost, tokens
 from app import tokenizer_guard
 from app.services.jobs import JobRegistry
 from app.services.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority

@@ -64,6 +64,15 @@ def folded(label: str = "About this page", icon: str = ":material/menu_book:"):
     return st.popover(label, icon=icon) if enabled() else st.container()
 
 
+def opening(title: str, intro: str):
+    """A page's title and its introduction (Markdown), folded beside the first chart in presentation mode.
+    Returns the folded container, for whatever else the introduction holds (``with presentation.opening(…):``)."""
+    st.title(title)
+    box = folded()
+    box.markdown(intro)
+    return box
+
+
 def style(on: bool) -> str:
     """Every page's style, with presentation mode's on top when ``on``."""
     return widgets.page_css(on) + FIT_CSS + (PRESENTATION_CSS if on else "")

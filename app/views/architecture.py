@@ -41,14 +41,12 @@ widgets.restore_from_url({"arch_norm": widgets.one_of(NORM_VIEWS), "ffn_tokens":
                           "norm_features": 6, "norm_seed": 0})
 fs = widgets.font_scale()
 
-st.title("Architecture")
-with presentation.folded():
-    st.markdown(
-        "A Transformer is a stack of identical layers. The **encoder** reads the source with self-attention; the "
-        "**decoder** writes the output one token at a time with masked self-attention, reads the encoder through "
-        "cross-attention, and ends in a projection to the vocabulary. Every sublayer is wrapped in a residual "
-        "connection and a LayerNorm (*Add & Norm*). Section 7 shows a real one at work: **Whisper**, speech in, "
-        "text out.")
+presentation.opening("Architecture", (
+    "A Transformer is a stack of identical layers. The **encoder** reads the source with self-attention; the "
+    "**decoder** writes the output one token at a time with masked self-attention, reads the encoder through "
+    "cross-attention, and ends in a projection to the vocabulary. Every sublayer is wrapped in a residual "
+    "connection and a LayerNorm (*Add & Norm*). Section 7 shows a real one at work: **Whisper**, speech in, "
+    "text out."))
 
 # ----------------------------------------------------------------------------- diagram
 @st.fragment(key="arch_model")

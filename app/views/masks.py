@@ -24,13 +24,11 @@ widgets.restore_from_url({"mask_len": widgets.bounded(1, 24), "mask_sentences": 
                          {"mask_len": 6, "mask_sentences": DEFAULT_SENTENCES, "mask_tok": "whitespace", "mask_seed": 0})
 fs = widgets.font_scale()
 
-st.title("Masks")
-with presentation.folded():
-    st.markdown(
-        "A mask tells attention which keys a query may look at. Here, as everywhere in Attnscope, "
-        "**True (✓, blue) means \"may attend\"** and False (✗, orange) means \"masked\". Rows are queries (the token "
-        "attending), columns are keys (the token attended to). Masked scores are replaced by −∞ before the softmax, "
-        "so their weights come out as exact zeros and the remaining weights still sum to 1.")
+with presentation.opening("Masks", (
+    "A mask tells attention which keys a query may look at. Here, as everywhere in Attnscope, "
+    "**True (✓, blue) means \"may attend\"** and False (✗, orange) means \"masked\". Rows are queries (the token "
+    "attending), columns are keys (the token attended to). Masked scores are replaced by −∞ before the softmax, "
+    "so their weights come out as exact zeros and the remaining weights still sum to 1.")):
     st.latex(r"a_{ij} = \frac{m_{ij}\, e^{s_{ij}}}{\sum_{l} m_{il}\, e^{s_{il}}} "
              r"\quad\Longleftrightarrow\quad s_{ij} \leftarrow -\infty \text{ where } m_{ij} = \text{False}")
 

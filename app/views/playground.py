@@ -45,12 +45,10 @@ if st.session_state.get("_pg_seed_used") != st.session_state["pg_seed"]:
     st.session_state["_pg_seed_used"] = st.session_state["pg_seed"]
 fs = widgets.font_scale()
 
-st.title("Attention playground")
-with presentation.folded():
-    st.markdown(
-        "Attention is a **weighted average**: a query is compared with a set of vectors, the comparison scores "
-        "become weights that sum to 1, and the output is the weighted mix. Everything below is small enough to "
-        "follow by hand; change the numbers and watch the weights move.")
+presentation.opening("Attention playground", (
+    "Attention is a **weighted average**: a query is compared with a set of vectors, the comparison scores "
+    "become weights that sum to 1, and the output is the weighted mix. Everything below is small enough to "
+    "follow by hand; change the numbers and watch the weights move."))
 
 
 # ----------------------------------------------------------------------------- soft vs hard

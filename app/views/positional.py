@@ -41,15 +41,12 @@ widgets.restore_from_url({"pe_len": widgets.bounded(2, 100), "pe_dim": widgets.b
                           "pe_pair": 1})
 fs = widgets.font_scale()
 
-st.title("Positional encoding")
-with presentation.folded():
-    st.markdown(
-        "Attention compares every token with every other token, and nothing in that comparison says *where* a "
-        "token stands: without help, *I love cats* and *cats love I* look the same to the model. The Transformer "
-        "therefore **adds** a vector that depends only on the position to each token's embedding. The paper's "
-        "choice has no parameters: each pair of dimensions is a sine and a cosine of the position, turning at its "
-        "own speed."
-    )
+with presentation.opening("Positional encoding", (
+    "Attention compares every token with every other token, and nothing in that comparison says *where* a "
+    "token stands: without help, *I love cats* and *cats love I* look the same to the model. The Transformer "
+    "therefore **adds** a vector that depends only on the position to each token's embedding. The paper's "
+    "choice has no parameters: each pair of dimensions is a sine and a cosine of the position, turning at its "
+    "own speed.")):
     st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
              r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
              r"(\text{base} = 10000 \text{ in the paper})")

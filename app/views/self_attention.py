@@ -31,12 +31,10 @@ widgets.restore_from_url({"cc_n": widgets.bounded(2, 512), "cc_d": widgets.bound
                          {"cc_n": 50, "cc_d": 512, "cc_pos": False, "cc_layer": 0, "cc_head": 0, "cc_max": 1024})
 fs = widgets.font_scale()
 
-st.title("Self-attention: strengths and limits")
-with presentation.folded():
-    st.markdown(
-        "Self-attention lets every token look at every other token in one step. That is its strength — short paths, "
-        "parallel work — and the source of its limits: it has no sense of order of its own, and its cost grows with "
-        "the square of the length. Each claim below is measured, most of them on the model chosen in the sidebar.")
+presentation.opening("Self-attention: strengths and limits", (
+    "Self-attention lets every token look at every other token in one step. That is its strength — short paths, "
+    "parallel work — and the source of its limits: it has no sense of order of its own, and its cost grows with "
+    "the square of the length. Each claim below is measured, most of them on the model chosen in the sidebar."))
 
 
 @st.fragment(key="cc_recurrence")

@@ -191,7 +191,8 @@ class Run:
         self.optimizer.load_state_dict(state.optimizer)
         self.snapshots = {k: v for k, v in state.checkpoint.extra_tensors.items() if k.startswith(SNAPSHOT_PREFIX)}
         self.start, self.record = state.step, state.run
-        self.record["train"] = {**self.record["train"], **{k: getattr(self.config, k) for k in RESUMABLE_CHANGES}}
+        resumed = {k: getattr(self.config, k) for k in RESUMABLE_CHANGES}  # and the command that now reproduces it
+        self.record["train"] = {**self.record["train"], **resumed, "command": self.config.command()}
         log.info("resuming %s from step %d", self.config.out, state.step)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app import resources, tokenizer_guard
-from core import analysis, explain, load_pretrained, sentence_similarity
+from core import analysis, explain, ExplainWorker, load_pretrained, sentence_similarity
 from tests.helpers.apptest_helpers import as_matrix, chart, charts_in, open_page
 from tests.helpers.pretrained_files import write_tiny_bert
 
@@ -55,15 +55,21 @@ def explore(models, runs, monkeypatch):
 
 @pytest.fixture
 def explained(monkeypatch) -> list[dict]:
-    """The options of every ``core.explain`` the app runs from here on (cached results are not runs)."""
+    """The options of every explanation the app runs from here on, in the server (``core.explain``) or in a
+    models-folder model's worker process (``ExplainWorker.explain``); cached results are not runs."""
     calls: list[dict] = []
-    real = resources.explain
+    real, real_worker = resources.explain, ExplainWorker.explain
 
     def spy(model, text, **options):
         calls.append(options)
         return real(model, text, **options)
 
+    def worker_spy(worker, text, *, deadline_s=None, **options):
+        calls.append(options)
+        return real_worker(worker, text, deadline_s=deadline_s, **options)
+
     monkeypatch.setattr(resources, "explain", spy)
+    monkeypatch.setattr(ExplainWorker, "explain", worker_spy)
     return calls
 
 

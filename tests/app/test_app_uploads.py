@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import save_file
 from streamlit.testing.v1 import AppTest
 
-from app.services import catalog, storage, uploads
+from app.services import catalog, costs, storage, uploads
 from app import resources
 from core import CheckpointError, explain, load_checkpoint, load_pretrained, pretrained_models, read_info
 from tests.helpers.apptest_helpers import open_page
@@ -252,7 +252,7 @@ def test_an_nn_transformer_upload_is_imported_with_the_form_and_chosen(runs, tmp
         expected = user.generator(user.transformer(user.src_embed(src), user.tgt_embed(tgt), tgt_mask=causal))
         ours = ckpt.model(src, tgt, return_attention=True)
     torch.testing.assert_close(ours.logits, expected, atol=1e-5, rtol=0)
-    shown = explain(ckpt, at.text_area(key="text").value, max_new_tokens=resources.DECODE_TOKENS)
+    shown = explain(ckpt, at.text_area(key="text").value, max_new_tokens=costs.DECODE_TOKENS)
     assert any(c.value == (shown.prediction.text or "(empty)") for c in at.code)  # Explore runs the imported model
     assert not at.warning or all("Skipped" not in w.value for w in at.sidebar.warning)
 

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 import pytest
 
+from app.services import costs
 from app import resources
 from app.services.limits import ByteLRU, Gate, OverBudget, at_low_priority, freeze, size_of
 from core import explain, load_checkpoint
@@ -112,10 +113,10 @@ def test_errors_reach_the_session_and_release_the_slot():
 def test_generation_is_held_to_the_decode_budget_only_for_models_that_could_exceed_it():
     long = SimpleNamespace(config=SimpleNamespace(max_len=2048))
     short = SimpleNamespace(config=SimpleNamespace(max_len=64))
-    assert resources.budgeted(long, {})["max_new_tokens"] == resources.DECODE_TOKENS
-    assert resources.budgeted(long, {"max_new_tokens": 10})["max_new_tokens"] == 10
-    assert resources.budgeted(long, {"max_new_tokens": 10**6})["max_new_tokens"] == resources.DECODE_TOKENS
-    assert resources.budgeted(short, {}) == {}
+    assert costs.budgeted(long, {})["max_new_tokens"] == costs.DECODE_TOKENS
+    assert costs.budgeted(long, {"max_new_tokens": 10})["max_new_tokens"] == 10
+    assert costs.budgeted(long, {"max_new_tokens": 10**6})["max_new_tokens"] == costs.DECODE_TOKENS
+    assert costs.budgeted(short, {}) == {}
 
 
 def test_a_session_whose_run_was_long_rests_before_its_next_while_others_run(monkeypatch):
@@ -176,11 +177,11 @@ def test_both_cheap_slots_full_do_not_block_a_large_run_and_cost_decides_the_lan
 
 def test_the_apps_cost_estimate_puts_the_shipped_models_in_the_cheap_lane_and_a_large_model_in_the_heavy_one():
     small = load_checkpoint(REVERSE)
-    tokens = resources.tokens(small, "abcdef", {})
-    assert resources.cost(small, tokens) == sum(p.numel() for p in small.model.parameters()) * tokens
-    assert not resources.GATE.is_heavy(resources.cost(small, resources.tokens(small, "x" * 200, {})))
+    tokens = costs.tokens(small, "abcdef", {})
+    assert costs.cost(small, tokens) == sum(p.numel() for p in small.model.parameters()) * tokens
+    assert not resources.GATE.is_heavy(costs.cost(small, costs.tokens(small, "x" * 200, {})))
     large = torch.nn.Linear(4096, 4096, device="meta")  # 16.8 M parameters, nothing allocated
-    assert resources.GATE.is_heavy(resources.cost(large, 64))
+    assert resources.GATE.is_heavy(costs.cost(large, 64))
 
 
 def test_upload_work_runs_at_a_lower_priority_and_hands_back_its_result_or_error():

@@ -11,7 +11,7 @@ import pytest
 
 from core.tasks import TASKS, translation
 from core.tasks.activities import like, negative_command, person_predicate
-from core.tasks.lexicon import VERBS
+from core.tasks.verbs import VERBS
 from core.tasks.names import FIRST_NAMES, HELD_OUT_NAMES, TRAIN_NAMES
 from core.tasks.phrases import clause, noun_phrase, predicate
 from core.tasks.sentences import and_word, because_it

@@ -152,6 +152,8 @@ def test_resume_refuses_changed_settings(tmp_path):
         train(tiny_training_config(tmp_path, steps=20, d_model=48), resume=True)
     longer = train(tiny_training_config(tmp_path, steps=20), resume=True)  # more steps is allowed
     assert longer.step == 20
+    recorded = load(longer.checkpoint).info.run  # and the record says how to reproduce the longer run
+    assert recorded.train["steps"] == 20 and "--steps=20" in recorded.command and "--steps=10" not in recorded.command
 
 
 def _cli(out: Path, *extra: str) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import resources
-from app.services import catalog
+from app.services import catalog, costs
 from app.ui import widgets
 from app.views.parts.explore import inputs
 from app.views.parts.pretrained import sentences, writing
@@ -69,7 +69,7 @@ def writing_section(entry: catalog.Entry, exp: Explanation) -> None:
                "reshaped by the temperature, top-k and top-p (the seed makes it repeatable). Each step shows where "
                "the token being read looks, head by head. The head view above keeps its own run.")
     writing.write(entry, exp.text, inputs.continuation_start(exp), widgets.font_scale(), prefix="explore_gen",
-                  max_tokens=min(40, resources.DECODE_TOKENS))
+                  max_tokens=min(40, costs.DECODE_TOKENS))
 
 
 @st.fragment(key=TRANSLATION)

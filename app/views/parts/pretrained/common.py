@@ -45,13 +45,11 @@ def page_top(title: str, name: str, intro: str) -> tuple[PretrainedEntry, catalo
     """A pretrained model's page opening: its title, the model (or how to install it, and the page stops),
     the introduction (folded beside the chart in presentation mode) and the note on the sidebar's choice.
     Returns the installed model and its catalog entry."""
-    st.title(title)
+    about = presentation.opening(title, intro)
     entry = installed(name)
     if entry is None:
         st.stop()
-    with presentation.folded():
-        st.markdown(intro)
-        st.caption(entry.description)
+    about.caption(entry.description)
     sidebar_note(entry)
     return entry, catalog_entry(entry)
 

@@ -26,7 +26,7 @@ TARGETS = {
     "sort": [("test", "exact_match", 0.99)],
     "dates": [("test", "exact_match", 0.99)],
     "addition": [("test", "exact_match", 0.97)],
-    "translation": [("test", "exact_match", 0.80)],  # everyday English since issue 27: 80.17 % measured (goal 97 %)
+    "translation": [("test", "exact_match", 0.93)],  # everyday English since issue 27: 93.2 % measured (goal 97 %)
     "sentiment": [("test", "accuracy", 0.97), ("negation", "accuracy", 0.95), ("short", "accuracy", 0.95)],
 }
 MAX_TOTAL_BYTES = 30 * 1024 * 1024
@@ -98,7 +98,7 @@ def test_beam_search_is_at_least_as_good_as_greedy_on_held_out_data(task_name, b
     greedy = exact_match_by_bucket(ckpt, examples, max_new_tokens=tokens)["all"]
     beam = exact_match_by_bucket(ckpt, examples, decoding="beam", beam_size=4, max_new_tokens=tokens)["all"]
     assert beam[0] >= greedy[0], f"{task_name}: beam {beam} < greedy {greedy}"
-    assert beam[0] >= (0.7 if task_name == "translation" else 0.95) * len(examples)  # translation: 80.9 % beam
+    assert beam[0] >= (0.9 if task_name == "translation" else 0.95) * len(examples)  # translation: 93.3 % beam
 
 
 # ---------------------------------------------------------------- per bucket (issue 12)
@@ -106,8 +106,8 @@ def test_beam_search_is_at_least_as_good_as_greedy_on_held_out_data(task_name, b
 # figures per bucket: `python -m core report assets/checkpoints/*.safetensors`
 BUCKET_SAMPLE = {"translation": 600, "dates": 2000}
 BUCKET_TARGETS = {
-    # full split, greedy: 84.8 / 86.1 / 86.9 / 62.8 % (python -m core report; goal 97 %)
-    "translation": {"2-4": 0.78, "5-7": 0.78, "8-11": 0.78, "12+": 0.55},
+    # full split, greedy: 96.0 / 95.5 / 94.8 / 86.5 % (python -m core report; goal 97 %)
+    "translation": {"2-4": 0.92, "5-7": 0.92, "8-11": 0.91, "12+": 0.80},
     "dates": {f"{year}s": 0.99 for year in range(1900, 2100, 10)},
 }
 
@@ -202,9 +202,9 @@ EVERYDAY = {  # twelve sentences written before looking at the model's vocabular
     "Today is Monday.": "hoy es lunes .",
     "She is my friend and she is very happy.": "ella es mi amiga y ella está muy contenta .",
 }
-# measured on the shipped checkpoint, greedy (README lists all twelve outputs): 9 of 12
+# measured on the shipped checkpoint, greedy = beam (README lists all twelve outputs): 10 of 12
 EVERYDAY_RIGHT = [typed for typed in EVERYDAY if typed not in (
-    "We will go to the park tomorrow.", "The teacher writes on the board.", "She is my friend and she is very happy.")]
+    "The teacher writes on the board.", "She is my friend and she is very happy.")]
 
 
 def test_everyday_sentences_translate():
@@ -226,9 +226,8 @@ def test_unseen_names_and_numbers_are_copied_through():
                  for name in names)
     numbers = [str(rng.randint(10 ** (n - 1), 10 ** n - 1)) for n in (2, 3, 4) for _ in range(10)]
     counted = sum(explain(ckpt, f"i have {k} cats").prediction.text == f"yo tengo {k} gatos" for k in numbers)
-    # measured: 36 of 39 names ("emma" -> "ema": doubled letters are its weak spot) and 19 of 30 numbers
-    # (every 2-digit one, 7 of 10 with 3 digits, 2 of 10 with 4: "4431" -> "4411")
-    assert copied >= 36 and counted >= 19, (copied, len(names), counted, len(numbers))
+    # measured: 38 of 39 names and 28 of 30 numbers (every 2- and 3-digit one, 8 of 10 with 4 digits)
+    assert copied >= 38 and counted >= 28, (copied, len(names), counted, len(numbers))
 
 
 @pytest.mark.parametrize(("english", "noun", "adjective", "spanish"), [

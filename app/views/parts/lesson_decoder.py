@@ -33,7 +33,7 @@ def cross(trace: lessons.LessonTrace, v: View) -> None:
                 "words the model looks at while choosing that token. **Heads differ**: some align each output "
                 "word with the source word it translates, others do not — the mean over heads is the steadier "
                 "picture.")
-    st.radio("Show", ["mean", "one"], key="lesson_cross", horizontal=True,
+    st.radio("Show", ["mean", "one"], key="lesson_cross", horizontal=True, label_visibility="collapsed",
              format_func=lambda c: "mean of the heads" if c == "mean" else f"head {v.h + 1} (the Head selector)")
     mean = st.session_state["lesson_cross"] == "mean"
     weights = trace.cross_mean if mean else trace.cross_weights

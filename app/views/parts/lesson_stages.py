@@ -233,10 +233,10 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
                 f"because MultiHead(x) has the same width as x — this is why W^O maps back to d_model = {d} and "
                 "every sublayer of every layer keeps that width.")
     if trace.norm_hat1 is None:  # pre-norm: this stage holds x + MultiHead(LN(x)), not normalised
+        _add_norm_chart(trace, v, "x + MultiHead(LayerNorm(x))")  # the chart first: on the projector's first screen
         st.warning("This model is **pre-norm**: LayerNorm was applied to the sublayer's *input*, so this stage "
                    "holds x + MultiHead(LayerNorm(x)), which is *not* normalised (its mean and variance are "
                    "whatever the sum gives).")
-        _add_norm_chart(trace, v, "x + MultiHead(LayerNorm(x))")
         summed = trace.add_norm1[i]
         st.latex(rf"x_{{{i}}} + \mathrm{{MultiHead}}(\mathrm{{LN}}(x))_{{{i}}} = {vec(summed)}:\ "
                  rf"\mu = {num(summed.mean())},\ \sigma = {num(summed.std())}")

@@ -74,7 +74,7 @@ def place_phrase(rng: random.Random, verb: str, np: tuple[str, str]) -> tuple[st
     if verb in MOVING:
         return f"to {en}", with_article("a", es)
     if verb in STAYING:
-        preposition = rng.choice(("in", "in", "at", "near"))
+        preposition = rng.choice(("in", "in", "at", "near", "on"))
         return f"{preposition} {en}", with_article("cerca de", es) if preposition == "near" else f"en {es}"
     return None
 

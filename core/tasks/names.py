@@ -2,8 +2,9 @@
 
 A name is read letter by letter (:mod:`core.text.spelling`; ``Task.spelled`` keeps names out of the
 vocabulary), so the model learns to copy letters and copies names it has never seen: "maria has two
-dogs" -> "maria tiene dos perros". Training draws half its names from ``FIRST_NAMES`` and half are
-made up from syllables (``made_up_name``), so no name is frequent enough to be learnt by heart;
+dogs" -> "maria tiene dos perros". Training draws a quarter of its names from ``FIRST_NAMES``, the rest
+are made up from syllables (``made_up_name``) or random letters, so no name is frequent enough to be learnt
+by heart;
 ``HELD_OUT_NAMES`` (every tenth of the list) only ever appear in the test split.
 """
 
@@ -29,17 +30,37 @@ TRAIN_NAMES = tuple(dict.fromkeys(n for n in FIRST_NAMES if n not in HELD_OUT_NA
 _ONSETS = ("b", "c", "d", "f", "g", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "ch", "tr", "sh")
 _VOWELS = ("a", "e", "i", "o", "u", "ia", "ai", "ei")
 _CODAS = ("", "", "", "n", "l", "r", "s")
+_DOUBLED = ("ll", "mm", "nn", "ss", "tt", "rr", "bb", "dd", "ff", "pp", "zz", "cc")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_CONSONANTS = "bcdfghjklmnpqrstvwxyz"
 
 
 def made_up_name(rng: random.Random) -> str:
-    """A name-like string of two or three syllables ("kalor", "shivane")."""
-    return "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
-                   for _ in range(rng.choice((2, 2, 3))))
+    """A name-like string of one to four syllables ("kalor", "emmaro", "ottilan"): one in three starts with a
+    vowel and one in four doubles a consonant, as "anna", "emma" and "otto" do, so that copying them is learnt
+    letter by letter and not by heart."""
+    syllables = [rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
+                 for _ in range(rng.choice((1, 2, 2, 2, 3, 3, 3, 4)))]
+    if rng.random() < 1 / 3:
+        syllables[0] = syllables[0].lstrip(_CONSONANTS)
+    if len(syllables) > 1 and rng.random() < 0.25:
+        k = rng.randrange(1, len(syllables))
+        syllables[k - 1] = syllables[k - 1].rstrip(_CONSONANTS) or rng.choice(_VOWELS)
+        syllables[k] = rng.choice(_DOUBLED) + syllables[k].lstrip(_CONSONANTS)
+    return "".join(syllables)
+
+
+def random_letters(rng: random.Random) -> str:
+    """Two to ten letters drawn at random ("qzuvx"): no pattern to learn but the copying itself."""
+    return "".join(rng.choice(_LETTERS) for _ in range(rng.randint(2, 10)))
 
 
 def random_name(rng: random.Random, known: frozenset[str]) -> str:
-    """A training name: a first name from ``TRAIN_NAMES`` or a made-up one (never a word in ``known``)."""
+    """A training name (never a word in ``known``): a first name from ``TRAIN_NAMES`` (one in four), a
+    made-up one (three in five) or random letters."""
     while True:
-        name = rng.choice(TRAIN_NAMES) if rng.random() < 0.5 else made_up_name(rng)
+        roll = rng.random()
+        name = (rng.choice(TRAIN_NAMES) if roll < 0.25 else made_up_name(rng) if roll < 0.85
+                else random_letters(rng))
         if name not in known:
             return name

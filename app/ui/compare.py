@@ -57,7 +57,7 @@ def predictions(sides: Sequence[tuple[str, Explanation]]) -> None:
     for column, (title, exp) in zip(st.columns(len(sides)), sides):
         with column:
             st.caption(f"{title}: prediction")
-            st.code(exp.prediction.text or "(empty)", language=None)
+            widgets.output_text(exp.prediction.text or "(empty)")
 
 
 def explanations(first: Explanation, second: Explanation, kind: str, layer: int, head: int, *,

@@ -50,8 +50,17 @@ def erratum(key: str) -> None:
     st.caption(f":warning: **Typo in the notes.** {NOTES_ERRATA[key]}")
 
 
+def code_key(function: Callable) -> str:
+    """The key of :func:`show_code`'s expander for ``function`` (its open state in the session)."""
+    return f"code-{function.__module__}.{function.__qualname__}"
+
+
 def show_code(function: Callable, label: str | None = None) -> None:
-    """An expander quoting the source of the public ``core`` function that computes this formula."""
+    """An expander quoting the source of the public ``core`` function that computes this formula; the source
+    is sent only once it is opened (a closed one costs the page no code highlighter)."""
     name = f"{function.__module__}.{function.__qualname__}"
-    with st.expander(label or f"The code: {name}", icon=":material/code:"):
-        st.code(inspect.getsource(function), language="python")
+    box = st.expander(label or f"The code: {name}", icon=":material/code:", key=code_key(function),
+                      on_change="rerun")
+    if box.open:
+        with box:
+            st.code(inspect.getsource(function), language="python")

@@ -9,9 +9,11 @@ Layout: the chosen head's map is the first chart and lands above the fold. In no
 input, the prediction and the controls fill a left column and the head view the right one; in
 projector mode (larger type) they stack. The chosen view, when it is not the head view, follows
 at full width, then the sections of the model's kind (``kinds``: an encoder's sentence similarity and
-head finder, a decoder's sampled continuation step by step), the tokens, the model's description and
-vocabulary, the experiments.
-The input, then the head view, then the prediction go out first; the rest of the page after them.
+head finder, a decoder's sampled continuation step by step), the model's description, then three expanders
+whose content is built only while they are open: the tokens with the model's vocabulary, the interventions and the
+comparison. The input, then the head view, then the prediction go out first; the rest of the page after them.
+The first screen needs one chart library in the browser (Plotly): no Vega-Lite, table or code highlighter
+scripts load before something below is opened.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from app.ui import widgets
 from app.views.parts.explore import experiments, kinds, panels
 from app.views.parts.explore import inputs as w
 
+TOKENS_OPEN = "tokens_open"
 widgets.restore_from_url(w.URL_PARSERS)
 st.title("Explore attention")
 st.caption("Type a sentence and see how the model splits it into tokens, what it predicts, and where every "
@@ -48,6 +51,7 @@ with input_side:
     exp = widgets.attempt("run the model", resources.explain_entry, entry, text, **options)
     if exp is None:
         st.stop()
+    w.notes(exp)
     prediction_box = st.container()  # filled after the head view: the chart goes out first
     panels.head_panel(entry, exp, options, chart_side)
 with prediction_box:
@@ -56,9 +60,12 @@ with view_box:
     panels.view_panel(entry, exp, options)
 kinds.sections(entry, exp)
 
-st.subheader("Tokens and model")
-w.tokens(exp)
 w.header(entry, ckpt.config)
-w.vocabulary(ckpt)
+tokens_box = st.expander("Tokens: what the model read, and the words it knows", icon=":material/token:",
+                         key=TOKENS_OPEN, on_change="rerun")
+if tokens_box.open:  # built only while open: a text edit redraws what is on screen (issue 23)
+    with tokens_box:
+        w.tokens(exp)
+        w.vocabulary(ckpt)
 experiments.interventions(entry, exp, options)
 experiments.compare(entry, exp, options)

@@ -17,10 +17,21 @@ from app.charts import maps
 from app.views.parts.explore import experiments, panels, views
 from core import (explain, get_task, input_vocabulary, load_checkpoint, ModelConfig, save_checkpoint, Tokenizer,
                   Transformer)
-from tests.helpers.apptest_helpers import APP, frames, is_plotly, open_page, spec, titles
+from tests.helpers.apptest_helpers import APP, frames, is_plotly, open_page, outputs, spec, titles
 from tests.helpers.paths import REVERSE
 from tests.helpers.apptest_helpers import charts as every_chart
 from tests.helpers.tiny import TINY_MODEL
+
+TOKENS_OPEN = "tokens_open"  # the key of Explore's "Tokens and model" expander (app/views/explore.py)
+
+
+def opened(at: AppTest, *keys: str) -> AppTest:
+    """The page with the expanders of ``keys`` opened (closed, they build nothing)."""
+    for key in keys:
+        at.session_state[key] = True
+    at.run()
+    assert not at.exception
+    return at
 
 TWO = {**TINY_MODEL, "n_heads": 2}  # the tiny model sizes, with two heads per layer
 
@@ -80,14 +91,19 @@ def set_text(at: AppTest, text: str) -> AppTest:
 
 
 # ----------------------------------------------------------------------------- reading the page
+def is_confidence_strip(chart) -> bool:
+    return is_plotly(chart) and any(t.get("type") == "bar" and t.get("name") == "probability"
+                                    for t in spec(chart)["data"])
+
+
 def charts(at: AppTest) -> list:
     """The page's charts but the token-confidence strip under a generated output (test_app_honesty checks it)."""
-    return [c for c in every_chart(at) if is_plotly(c) or not any({"token", "probability"} <= set(f)
-                                                                  for f in frames(c))]
+    return [c for c in every_chart(at) if not is_confidence_strip(c)]
 
 
 def codes(at: AppTest) -> list[str]:
-    return [c.value for c in at.code]
+    """The model outputs on the page (each in its box), in order."""
+    return outputs(at)
 
 
 def head_view_weights(at: AppTest) -> np.ndarray:
@@ -96,6 +112,10 @@ def head_view_weights(at: AppTest) -> np.ndarray:
 
 
 def token_row(at: AppTest) -> list[str]:
+    """The tokens table's one row (its expander opened first: closed, it builds nothing)."""
+    if not at.session_state[TOKENS_OPEN] if TOKENS_OPEN in at.session_state else True:
+        at.session_state[TOKENS_OPEN] = True
+        at.run()
     return list(at.table[0].value.iloc[0])
 
 
@@ -128,7 +148,9 @@ def test_page_loads_on_the_reverse_checkpoint(calls):
     entry = resources.entry("shipped:reverse")
     assert get_task("reverse").description in at.markdown[0].value
     assert any((entry.metric or "no test metric recorded") in c.value for c in at.caption)
-    assert calls["explain"] == 1
+    assert not at.table  # the tokens wait in a closed expander
+    opened(at, TOKENS_OPEN)
+    assert at.table and calls["explain"] == 1  # opening it ran nothing
 
 
 def test_typing_text_updates_tokens_and_prediction(calls):
@@ -298,7 +320,7 @@ def test_a_slider_move_runs_no_model_and_builds_each_figure_once(calls, monkeypa
 
 
 def test_an_open_intervention_follows_the_chosen_head(calls):
-    at = start()
+    at = opened(start(), experiments.INTERVENTIONS_OPEN)
     text = at.text_area(key="text").value
     at.toggle(key="hard").set_value(True).run()
     runs = calls["explain"]
@@ -310,7 +332,7 @@ def test_an_open_intervention_follows_the_chosen_head(calls):
 
 # ----------------------------------------------------------------------------- interventions
 def test_causal_mask_off_lets_the_decoder_see_the_future(calls):
-    at = start(kind="decoder")
+    at = opened(start(kind="decoder"), experiments.INTERVENTIONS_OPEN)
     at.toggle(key="causal").set_value(False).run()
     before, after, diff = change_chart(at)
     assert largest_change(at) > 0 and np.abs(diff["change"]).max() > 0
@@ -320,7 +342,7 @@ def test_causal_mask_off_lets_the_decoder_see_the_future(calls):
 
 
 def test_temperature_zero_spreads_attention_evenly(calls):
-    at = start()
+    at = opened(start(), experiments.INTERVENTIONS_OPEN)
     at.slider(key="beta").set_value(0.0).run()
     _, after, _ = change_chart(at)
     n = after["col_index"].nunique()
@@ -329,7 +351,7 @@ def test_temperature_zero_spreads_attention_evenly(calls):
 
 
 def test_hard_attention_is_one_hot(calls):
-    at = start()
+    at = opened(start(), experiments.INTERVENTIONS_OPEN)
     at.toggle(key="hard").set_value(True).run()
     _, after, diff = change_chart(at)
     assert set(np.round(after["weight"], 6)) <= {0.0, 1.0}
@@ -337,7 +359,7 @@ def test_hard_attention_is_one_hot(calls):
 
 
 def test_knocking_out_heads_changes_later_layers(calls):
-    at = start()
+    at = opened(start(), experiments.INTERVENTIONS_OPEN)
     at.multiselect(key="knockout").set_value(["L1H1", "L1H2", "L1H3", "L1H4"]).run()
     at.slider(key="layer").set_value(2).run()  # the panel away from its defaults follows the layer (panels.py)
     _, after, diff = change_chart(at)  # AppTest's tree holds the fragments that reran (the browser keeps the page)
@@ -365,7 +387,7 @@ def test_a_layer_move_reruns_only_the_panels_that_draw_the_chosen_head(state, ex
 
 
 def test_padding_mask_off_attends_to_pad(calls):
-    at = start()
+    at = opened(start(), experiments.INTERVENTIONS_OPEN)
     at.text_input(key="second_text").input("ab").run()
     assert calls["batch"] == 1 and len(charts(at)) == 2  # the head view + the shorter sentence's map
     at.toggle(key="padding").set_value(False).run()
@@ -378,7 +400,7 @@ def test_padding_mask_off_attends_to_pad(calls):
 
 
 def test_stale_knockout_and_layers_survive_a_checkpoint_switch(calls):
-    at = start(kind="cross", layer="2", head="4")
+    at = opened(start(kind="cross", layer="2", head="4"), experiments.INTERVENTIONS_OPEN)
     at.multiselect(key="knockout").set_value(["L2H4"]).run()
     at.selectbox(key="ckpt").set_value("run:tiny-classifier").run()
     assert not at.exception
@@ -389,7 +411,7 @@ def test_stale_knockout_and_layers_survive_a_checkpoint_switch(calls):
 
 # ----------------------------------------------------------------------------- compare
 def test_compare_two_sentences(calls):
-    at = start(text="gbdka")
+    at = opened(start(text="gbdka"), experiments.COMPARE_OPEN)
     at.text_input(key="compare_text").input("kjicf").run()
     figure = charts(at)[-1]
     assert titles(figure) == ["This sentence", "Second sentence", "Difference (second − first)"]
@@ -399,7 +421,7 @@ def test_compare_two_sentences(calls):
 
 
 def test_compare_two_checkpoints(calls):
-    at = start()
+    at = opened(start(), experiments.COMPARE_OPEN)
     at.segmented_control(key="compare_mode").set_value("ckpt").run()
     at.selectbox(key="compare_ckpt").set_value("run:tiny-classifier").run()
     assert not at.exception
@@ -429,20 +451,21 @@ def test_language_model_next_token_and_continuation(calls, tiny_runs):
     assert not at.exception and len(charts(at)) == 2  # the view switch redraws the head view and the decoder row
     at.run()
     assert len(charts(at)) == 3  # the whole page: the candidates too
+    opened(at, experiments.INTERVENTIONS_OPEN)
     at.text_input(key="second_text").input("ab").run()  # a batch cannot continue: the page drops it
     at.toggle(key="padding").set_value(False).run()
     assert not at.error and change_chart(at)
 
 
 def test_two_sentences_of_equal_length_need_no_padding(calls):
-    at = start(text="gbdka")
+    at = opened(start(text="gbdka"), experiments.INTERVENTIONS_OPEN)
     at.text_input(key="second_text").input("abcde").run()
     assert any("nothing is padded" in i.value for i in at.info)
 
 
 # ----------------------------------------------------------------------------- bad input and links
 def test_script_text_is_shown_literally(calls):
-    at = set_text(start(), "<script>alert(1)</script>")
+    at = opened(set_text(start(), "<script>alert(1)</script>"), TOKENS_OPEN)
     assert "<script>alert(1)</script>" in [t.value for t in at.text]
     assert not any("<script" in m.value for m in at.markdown)
     assert "⚠ <unk>" in token_row(at)  # characters the model never saw are flagged
@@ -458,7 +481,7 @@ def test_a_ten_thousand_character_paste_is_truncated_with_a_note(calls):
 
 
 def test_emoji_cjk_rtl_and_nul_do_not_break_the_page(calls):
-    at = set_text(start(), "ab 😀👍🏽 你好 שלום \x00 e\u0301\r\n")
+    at = opened(set_text(start(), "ab 😀👍🏽 你好 שלום \x00 e\u0301\r\n"), TOKENS_OPEN)
     assert not at.error and charts(at)
     assert any("unknown" in c.value for c in at.caption)
 
@@ -517,7 +540,7 @@ def test_the_language_models_continuation_is_marked(calls, tiny_runs):
 
 
 def test_comparing_with_another_vocabulary_warns(calls):
-    at = start()
+    at = opened(start(), experiments.COMPARE_OPEN)
     at.segmented_control(key="compare_mode").set_value("ckpt").run()
     at.selectbox(key="compare_ckpt").set_value("run:tiny-classifier").run()
     assert any("vocabulary differs" in w.value and "tiny-classifier" in w.value for w in at.warning)
@@ -526,9 +549,10 @@ def test_comparing_with_another_vocabulary_warns(calls):
 def test_the_models_vocabulary_is_listed_and_long_inputs_get_a_notice(runs):
     shortest, longest = get_task("reverse").trained_lengths
     at = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijkl" * 3})  # 36 letters
-    vocabulary = next(e for e in at.expander if "vocabulary" in e.label)
+    assert any(f"trained on inputs of {shortest}–{longest} characters; this one has 36" in w.value for w in at.warning)
+    opened(at, TOKENS_OPEN)
     words = input_vocabulary(load_checkpoint(REVERSE).source_tokenizer)
-    assert vocabulary.text[0].value == " · ".join(words) and "<pad>" not in words
+    assert " · ".join(words) in [t.value for t in at.text] and "<pad>" not in words
     assert any(c.value == f"Trained on inputs of {shortest}–{longest} characters." for c in at.caption)
     assert any(f"trained on inputs of {shortest}–{longest} characters; this one has 36" in w.value for w in at.warning)
     inside = open_page("explore", ckpt="shipped:reverse", query={"text": "abcdefghijkl"})

@@ -14,7 +14,7 @@ import pytest
 
 from app import resources, tokenizer_guard
 from core import analysis, explain, ExplainWorker, load_pretrained, sentence_similarity
-from tests.helpers.apptest_helpers import as_matrix, chart, charts_in, open_page
+from tests.helpers.apptest_helpers import as_matrix, chart, charts_in, open_page, outputs
 from tests.helpers.pretrained_files import write_tiny_bert
 
 transformers = pytest.importorskip("transformers")
@@ -105,7 +105,7 @@ def shown_rows(at, prefix: str, step: int, layer: int, expected: np.ndarray, hea
 def continuation(at) -> str:
     """The continuation the writing section shows (the last code block on the page, under its caption)."""
     assert any(c.value.startswith("Continuation (") for c in at.caption)
-    return at.code[-1].value
+    return outputs(at)[-1]
 
 
 # ----------------------------------------------------------------------------- encoder
@@ -224,7 +224,7 @@ def test_an_encoder_decoder_translates_with_its_cross_attention(explore, models)
     at = explore("bart", text)
     expected = explain(load_pretrained(models / "bart"), text, decoding="greedy")
     assert any(c.value == "Generated output" for c in at.caption)
-    assert (expected.prediction.text or "(empty)") in [c.value for c in at.code]
+    assert (expected.prediction.text or "(empty)") in outputs(at)
     assert not {"Sentence embedding and similarity", "Let it write, one step at a time"} & set(subheaders(at))
     assert "The output step by step: where each head looks in the source" in subheaders(at)
     at.segmented_control(key="kind").set_value("cross").run()

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from app.services import catalog, costs, storage, uploads
 from app import resources
 from core import CheckpointError, explain, load_checkpoint, load_pretrained, pretrained_models, read_info
-from tests.helpers.apptest_helpers import open_page
+from tests.helpers.apptest_helpers import open_page, outputs
 from tests.helpers.paths import REVERSE
 from tests.helpers.pretrained_files import write_tiny_bert, write_tiny_gguf
 from tests.helpers.checkpoint_files import hostile_bytes, rewrite
@@ -42,7 +42,7 @@ def test_a_valid_upload_is_chosen_and_shown_at_once_under_its_own_name(runs):
     assert not at.error
     assert "My reverse model (v2).safetensors" in at.markdown[0].value  # as uploaded
     text = at.text_area(key="text").value
-    assert any(c.value == explain(REVERSE, text).prediction.text for c in at.code)
+    assert explain(REVERSE, text).prediction.text in outputs(at)
     assert read_info(uploads.payload_of(folder)).sha256 == read_info(REVERSE).sha256
 
 
@@ -85,7 +85,7 @@ def test_a_hostile_upload_is_refused_naming_the_field_and_the_page_keeps_working
     message = at.error[0].value.replace("\\", "")  # Markdown characters are escaped on the page
     assert "bomb.safetensors is refused" in message and "max_len" in message
     assert upload_folders(runs) == [] and at.session_state["ckpt"] == catalog.DEFAULT_KEY
-    assert at.code  # the default checkpoint's prediction is still drawn
+    assert outputs(at)  # the default checkpoint's prediction is still drawn
 
 
 def test_the_uploader_lets_go_of_each_file_once_it_is_saved_or_refused(runs):
@@ -253,7 +253,7 @@ def test_an_nn_transformer_upload_is_imported_with_the_form_and_chosen(runs, tmp
         ours = ckpt.model(src, tgt, return_attention=True)
     torch.testing.assert_close(ours.logits, expected, atol=1e-5, rtol=0)
     shown = explain(ckpt, at.text_area(key="text").value, max_new_tokens=costs.DECODE_TOKENS)
-    assert any(c.value == (shown.prediction.text or "(empty)") for c in at.code)  # Explore runs the imported model
+    assert (shown.prediction.text or "(empty)") in outputs(at)  # Explore runs the imported model
     assert not at.warning or all("Skipped" not in w.value for w in at.sidebar.warning)
 
 
@@ -265,7 +265,7 @@ def test_an_import_that_does_not_fit_is_a_clear_refusal_and_nothing_is_kept(runs
     assert "cannot be imported" in message and "has 8 lines but the model's source embedding has 9 rows" in message
     fill_import_form(at, 3, WORDS)
     assert "divisible by n_heads (3)" in at.sidebar.error[0].value.replace("\\", "") and upload_folders(runs) == []
-    assert at.code  # the page under the sidebar still works
+    assert outputs(at)  # the page under the sidebar still works
 
 
 def test_a_safetensors_file_that_is_neither_a_checkpoint_nor_an_nn_transformer_is_refused(runs, tmp_path):

@@ -21,7 +21,7 @@ from app import resources
 from app.charts.base import visible
 from core import CheckpointError, explain, load_pretrained
 from core.io.pretrained import hf_files
-from tests.helpers.apptest_helpers import open_page
+from tests.helpers.apptest_helpers import open_page, outputs
 from tests.helpers.gguf_craft import UINT32, array_header, tiny
 from tests.helpers.uploads import upload, upload_folders, zipped
 
@@ -73,7 +73,7 @@ def test_a_zipped_gpt2_folder_opens_on_explore_with_its_next_token(runs, gpt2):
     expected = explain(load_pretrained(gpt2), text, continuation=0)
     assert expected.prediction.kind == "next_token"
     assert any(c.value == "Most likely next token" for c in at.caption)
-    assert visible(expected.prediction.text) in [c.value for c in at.code]
+    assert visible(expected.prediction.text) in outputs(at)
     got = resources.explain_entry(entry_of(at), text, continuation=0)
     np.testing.assert_allclose(got.attention["decoder"], expected.attention["decoder"], atol=1e-6)
     np.testing.assert_allclose(got.attention["decoder"].sum(-1), 1.0, atol=1e-5)
@@ -88,7 +88,7 @@ def test_a_zipped_marian_folder_translates_on_explore(runs, tmp_path):
     at.text_area(key="text").input(TEXT).run()
     expected = explain(load_pretrained(folder), TEXT, decoding="greedy")
     assert expected.prediction.kind == "text" and any(c.value == "Generated output" for c in at.caption)
-    assert (expected.prediction.text or "(empty)") in [c.value for c in at.code]
+    assert (expected.prediction.text or "(empty)") in outputs(at)
     got = resources.explain_entry(entry, TEXT, decoding="greedy")
     for kind in ("encoder", "decoder", "cross"):
         np.testing.assert_allclose(got.attention[kind], expected.attention[kind], atol=1e-6)
@@ -139,7 +139,7 @@ def test_a_pickle_only_zip_is_refused_on_the_page_with_the_way_to_convert(runs, 
     [message] = [e.value.replace("\\", "") for e in at.error]  # Markdown characters are escaped on the page
     assert "pytorch_model.bin is a pickle and is never loaded" in message
     assert "safe_serialization=True" in message and "\n" not in message
-    assert upload_folders(runs) == [] and at.session_state["ckpt"] == catalog.DEFAULT_KEY and at.code
+    assert upload_folders(runs) == [] and at.session_state["ckpt"] == catalog.DEFAULT_KEY and outputs(at)
 
 
 def test_refusals_name_what_is_supported(runs, gpt2, tmp_path):

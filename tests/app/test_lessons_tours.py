@@ -54,6 +54,9 @@ def test_lesson_sampling_stage_draws_core_numbers(runs, trace):
         assert value == pytest.approx(expected.final[trace.target_vocab.index(token)], abs=1e-6)
     assert (drawn["probability"] > 0).sum() == 2
     assert any("2 of" in l.value for l in at.latex)
+    assert not at.code  # the source waits in its closed expander
+    at.session_state[glossary.code_key(sampling_step)] = True
+    at.run()
     assert inspect.getsource(sampling_step).rstrip() in [c.value.rstrip() for c in at.code]
 
 
@@ -89,8 +92,12 @@ def test_architecture_page_shows_adam_schedules_penalty_and_width(runs):
     _, frame = find_chart(at, "Three warm-up schedules side by side")
     assert set(frame["schedule"]) == {label for label, _ in warmup_schedules()}
     find_chart(at, "Loss of one prediction vs its confidence")
+    functions = (training.noam_lr, training.smoothed_loss, training.make_optimizer)
+    for function in functions:
+        at.session_state[glossary.code_key(function)] = True
+    at.run()
     codes = [c.value.rstrip() for c in at.code]
-    for function in (training.noam_lr, training.smoothed_loss, training.make_optimizer):
+    for function in functions:
         assert inspect.getsource(function).rstrip() in codes
 
 

@@ -58,13 +58,17 @@ def big_runs():
     return ["run:deep-grid", "run:long-head"]
 
 
+# The attention maps' element containers: every Plotly chart but the prediction's confidence strip.
+MAPS = ".stElementContainer:not(.st-key-confidence_strip)"
+
+
 def _first_chart_png(page) -> bytes:
     """A picture of the first Plotly chart. A fragment rerun may swap the chart's element for a new one
     just after the script run ends (the head view lives in the chart column, outside its fragment):
     a picture of an element that went away is taken again of the one that replaced it."""
     for _ in range(20):
         try:
-            return page.locator('[data-testid="stPlotlyChart"]').first.screenshot()
+            return page.locator(f'{MAPS} [data-testid="stPlotlyChart"]').first.screenshot()
         except Exception as error:  # playwright's Error: only the swapped-element case is retried
             if "not attached" not in str(error):
                 raise
@@ -171,7 +175,7 @@ CLICK_JS = """([layer, head]) => {
   const box = grid.querySelector('.nsewdrag').getBoundingClientRect();
   return [box.left + grid._fullLayout.xaxis.l2p(head), box.top + grid._fullLayout.yaxis.l2p(layer)];
 }""" % GRID_JS
-TITLES_JS = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent)"
+TITLES_JS = f"() => [...document.querySelectorAll('{MAPS} .js-plotly-plot .gtitle')].map(t => t.textContent)"
 
 
 # Streamlit 1.67 shows a select box's value in an <input role="combobox">, which never wraps: a value
@@ -194,9 +198,9 @@ CUT_OFF_JS = """() => {
   return found;
 }"""
 FIRST_CHART_JS = """() => {
-  const box = document.querySelector('[data-testid="stMain"] [data-testid="stPlotlyChart"]').getBoundingClientRect();
+  const box = document.querySelector('[data-testid="stMain"] %s [data-testid="stPlotlyChart"]').getBoundingClientRect();
   return {top: box.top, bottom: box.bottom, left: box.left, right: box.right, width: innerWidth, height: innerHeight};
-}"""
+}""" % MAPS
 
 
 def _wait_for_plots(page, count: int = 1) -> None:
@@ -240,7 +244,7 @@ def test_the_first_attention_chart_is_in_view_without_scrolling(browser_page, si
         assert 0 <= box["top"] < box["bottom"] <= box["height"], box
         assert 0 <= box["left"] < box["right"] <= box["width"], box
         assert page.evaluate(f"() => ({TITLES_JS})()[0]").endswith("layer 1, head 1")
-        prediction = page.locator('[data-testid="stMain"] [data-testid="stCode"]').first.bounding_box()
+        prediction = page.locator('[data-testid="stMain"] .st-key-prediction').first.bounding_box()
         assert prediction is not None and prediction["y"] + prediction["height"] <= size[1]
         screenshot(page, f"explore-first-look-{size[0]}x{size[1]}")
     finally:
@@ -256,7 +260,7 @@ def test_head_view_labels_every_token_of_a_12_token_input(browser_page):
     wait_until_idle(page)
     _wait_for_plots(page)
     ticks = page.evaluate("""() => ['xtick', 'ytick'].map(k =>
-        [...document.querySelectorAll(`.js-plotly-plot .${k} text`)].map(t => t.textContent))""")
+        [...document.querySelectorAll(`%s .js-plotly-plot .${k} text`)].map(t => t.textContent))""" % MAPS)
     assert ticks[0] == expected and ticks[1] == expected  # every token, both axes, in order
 
 
@@ -270,8 +274,8 @@ def test_typed_lecture_sentences_translate_and_the_cross_attention_swaps_adjecti
         text.press("Control+Enter")
         _wait_for_text(page, spanish)
     _wait_for_plots(page)
-    drawn = page.evaluate("""() => { const plot = document.querySelector('.js-plotly-plot');
-        return {z: Array.from(plot._fullData[0].z, row => Array.from(row)), x: [...plot.querySelectorAll('.xtick text')].map(t => t.textContent)}; }""")
+    drawn = page.evaluate("""() => { const plot = document.querySelector('%s .js-plotly-plot');
+        return {z: Array.from(plot._fullData[0].z, row => Array.from(row)), x: [...plot.querySelectorAll('.xtick text')].map(t => t.textContent)}; }""" % MAPS)
     assert drawn["x"] == ["0:the", "1:black", "2:cat"]
     looks_at = [max(range(3), key=row.__getitem__) for row in drawn["z"]]  # each decoder row's strongest key
     # the row after "el" predicts "gato" and reads "cat"; the row after "gato" predicts "negro" and reads "black"

@@ -39,6 +39,24 @@ def open_page(page: str = "explore", *, ckpt: str | None = None, query: dict[str
     return at
 
 
+def outputs(at: AppTest) -> list[str]:
+    """The model outputs on the page, in order: each is a text alone in a bordered box
+    (``app.ui.widgets.output_text``)."""
+    found: list[str] = []
+
+    def walk(node) -> None:
+        children = getattr(node, "children", None) or {}
+        for child in (children.values() if isinstance(children, dict) else children):
+            kids = list((getattr(child, "children", None) or {}).values())
+            if (child.type == "flex_container" and child.proto.flex_container.border and len(kids) == 1
+                    and kids[0].type == "text"):
+                found.append(kids[0].value)
+            else:
+                walk(child)
+    walk(at.main)
+    return found
+
+
 CHART_TYPES = ("arrow_vega_lite_chart", "vega_lite_chart", "plotly_chart")
 
 

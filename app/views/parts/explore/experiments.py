@@ -2,7 +2,9 @@
 difference) and side-by-side comparison of two sentences or two checkpoints.
 
 Each panel is a fragment (named, so a layer or head change reruns it with the head view): its own
-controls rerun it alone. Both draw the kind, layer and head chosen above (``views.selection``).
+controls rerun it alone. Both draw the kind, layer and head chosen above (``views.selection``). Each sits in
+an expander that builds its content only while it is open (closed by default, open when a share link
+carries an intervention), so a text edit does not pay for panels nobody looks at.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def _show_change(before: Explanation, after: Explanation, kind: str, layer: int,
 
 
 INTERVENTIONS, COMPARE = "explore_interventions", "explore_compare"
+INTERVENTIONS_OPEN, COMPARE_OPEN = "interventions_open", "compare_open"  # the panels' expanders (closed: nothing built)
 
 
 def drawing(state: Mapping[str, Any]) -> list[str]:
@@ -52,8 +55,11 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) 
     kind, layer, head, _ = views.selection(exp)
     fs = widgets.font_scale()
     layers, heads = exp.shape(kind)
-    with st.expander("Interventions: change how attention works and re-run the model", icon=":material/tune:",
-                     expanded=inputs.intervened()):
+    box = st.expander("Interventions: change how attention works and re-run the model", icon=":material/tune:",
+                      expanded=inputs.intervened(), key=INTERVENTIONS_OPEN, on_change="rerun")
+    if not box.open:  # nothing is built for a closed panel (issue 23)
+        return
+    with box:
         st.caption("Before = the model as trained. After = with your changes, for the layer and head chosen above.")
         for key, default in (("causal", True), ("hard", False), ("beta", 1.0), ("padding", True)):
             st.session_state.setdefault(key, default)
@@ -120,7 +126,7 @@ def _padding(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind:
     if padding:
         rows, cols, y_title = charts.axes(masked[shorter], kind)
         st.caption("Shorter sentence: prediction")
-        st.code(masked[shorter].prediction.text or "(empty)", language=None)
+        widgets.output_text(masked[shorter].prediction.text or "(empty)")
         widgets.plot(charts.head_map(masked[shorter].attention[kind][layer, head], rows, cols, font_scale=fs, y_title=y_title,
                                      title=f"Shorter sentence, padding mask on — layer {layer + 1}, head {head + 1}"),
                      name=f"{kind}-padding-L{layer + 1}H{head + 1}")
@@ -141,7 +147,11 @@ def compare(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) -> Non
     """Two sentences, or two checkpoints, side by side on the same kind, layer and head."""
     base = {k: v for k, v in base.items() if k != "return_scores"}
     kind, layer, head, _ = views.selection(exp)
-    with st.expander("Compare: two sentences or two checkpoints side by side", icon=":material/compare:"):
+    box = st.expander("Compare: two sentences or two checkpoints side by side", icon=":material/compare:",
+                      key=COMPARE_OPEN, on_change="rerun")
+    if not box.open:
+        return
+    with box:
         widgets.choose("compare_mode", list(COMPARE_MODES))
         mode = st.segmented_control("Compare with", list(COMPARE_MODES), key="compare_mode", required=True,
                                     format_func=COMPARE_MODES.get)

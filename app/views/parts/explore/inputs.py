@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from app.services import catalog
-from app.ui import vega, widgets
+from app.ui import widgets
 from app.charts import attention as charts
 from app.charts import confidence
 from core import Checkpoint, Explanation, get_task, input_vocabulary, trained_lengths_note
@@ -26,6 +27,7 @@ DECODINGS = {"greedy": "Greedy", "beam": "Beam search"}
 MAX_URL_TEXT = 500  # longer text is left out of the share link
 UNK = "<unk>"
 MAX_TABLE_TOKENS = 64
+PREDICTION = "prediction"  # the key of the prediction's box
 
 
 # ----------------------------------------------------------------------------- header and input
@@ -109,8 +111,6 @@ def tokens(exp: Explanation) -> None:
     written = len(items) - typed
     st.caption(f"{len(items)} tokens" + (f" · {unknown} unknown to the model (⚠)" if unknown else "")
                + (f" · the last {written} (✎) were written by the model, not typed by you" if written else ""))
-    for note in exp.notes:
-        st.warning(widgets.plain(note), icon=":material/info:")
     read = exp.text
     ends = [end for _, end in (exp.source_offsets or exp.target_offsets) if end]
     if exp.truncated and ends:
@@ -118,6 +118,12 @@ def tokens(exp: Explanation) -> None:
     preview = read if len(read) <= 300 else read[:300] + " …"
     widgets.show_user_text(preview, "The model read:" if not exp.truncated else
                            f"The model read only the first {len(read):,} of {len(exp.text):,} characters:")
+
+
+def notes(exp: Explanation) -> None:
+    """What happened to the input before the model read it (lower-cased, cut at the trained length, …)."""
+    for note in exp.notes:
+        st.warning(widgets.plain(note), icon=":material/info:")
 
 
 def continuation_start(exp: Explanation) -> int:
@@ -138,14 +144,14 @@ def prediction(exp: Explanation, font_scale: float) -> None:
         st.warning(unsure, icon=":material/help:")
     if pred.kind == "text":
         st.caption("Generated output" + (" (unreliable: see above)" if unsure else ""))
-        st.code(pred.text or "(empty)", language=None)
+        widgets.output_text(pred.text or "(empty)", key=PREDICTION)
         if not pred.finished:
             st.caption("The output hit the length limit before an end-of-sequence token.")
         _confidence(exp, font_scale)
         return
     if pred.kind in ("class", "fill"):
         st.caption("Predicted class" if pred.kind == "class" else "The input with every mask filled in")
-        st.code(pred.text, language=None)
+        widgets.output_text(pred.text, key=PREDICTION)
         title, axis = ("Class probabilities", "class") if pred.kind == "class" else ("Candidates for the first "
                                                                                      "mask", "token")
         widgets.bars(charts.probability_bars(pred.labels, pred.probabilities, title=title, x_title=axis,
@@ -153,13 +159,13 @@ def prediction(exp: Explanation, font_scale: float) -> None:
         return
     if pred.kind in ("tokens", "embedding"):
         st.caption("A label for every token" if pred.kind == "tokens" else "Sentence embedding")
-        st.code(pred.text, language=None, wrap_lines=True)
+        widgets.output_text(pred.text, key=PREDICTION)
         if pred.kind == "embedding":
             st.caption("An encoder without a task head gives one vector per sentence: compare two sentences "
                        "below, or explore where each token looks.")
         return
     st.caption("Most likely next token" + (" and continuation" if exp.options.get("continuation") else ""))
-    st.code(charts.visible(pred.text), language=None)  # a space or newline must not look like nothing
+    widgets.output_text(charts.visible(pred.text), key=PREDICTION)  # a space or newline must not look like nothing
     widgets.bars(charts.probability_bars(pred.labels, pred.probabilities, title="Next-token candidates",
                                          x_title="next token", font_scale=font_scale))
 
@@ -178,9 +184,9 @@ def _confidence(exp: Explanation, font_scale: float) -> None:
         return
     produced = [(t, p) for t, p in zip(exp.generated_tokens, exp.token_probabilities) if p > 0]
     if produced:
-        tokens, probs = zip(*produced)  # a cached spec: Altair builds and checks the strip once per output
-        st.vega_lite_chart(spec=vega.spec(confidence.token_confidence, list(tokens), [float(p) for p in probs],
-                                          font_scale=font_scale), width="stretch")
+        tokens, probs = zip(*produced)
+        st.plotly_chart(confidence.token_confidence(tokens, np.asarray(probs), font_scale=font_scale),
+                        width="stretch", key="confidence_strip", config={"displayModeBar": False})
         st.caption(f"Faint tokens are ones the model was unsure of (below {confidence.UNSURE:.0%}); hover for the "
                    "probability it gave each one.")
 
@@ -206,13 +212,12 @@ def share(text: str) -> None:
 
 
 def vocabulary(ckpt: Any) -> None:
-    """The words a small checkpoint knows (what a class can type), in an expander, and the input
-    lengths it was trained on."""
+    """The words a small checkpoint knows (what a class can type) and the input lengths it was trained on."""
     if not isinstance(ckpt, Checkpoint):  # pretrained models know tens of thousands of sub-words
         return
     trained = trained_lengths_note(ckpt.info.task)
     if trained:
         st.caption(trained)
     words = input_vocabulary(ckpt.source_tokenizer or ckpt.target_tokenizer)
-    with st.expander(f"The model's vocabulary ({len(words):,} tokens): what you can type"):
-        st.text(" · ".join(words))  # read from the checkpoint file: shown as text
+    st.caption(f"The model's vocabulary ({len(words):,} tokens): what you can type")
+    st.text(" · ".join(words))  # read from the checkpoint file: shown as text

@@ -77,5 +77,5 @@ def write(entry: catalog.Entry, prompt: str, prompt_length: int, fs: float, *, p
     for note in generation.notes:
         st.warning(widgets.plain(note), icon=":material/info:")
     st.caption("Continuation" + (" (sampled)" if run[1].get("decoding") == "sample" else " (greedy)"))
-    st.code(generation.prediction.text or "(nothing: the model ended the text at once)", language=None)
+    widgets.output_text(generation.prediction.text or "(nothing: the model ended the text at once)")
     steps_view(generation, prompt_length, fs, prefix=prefix)

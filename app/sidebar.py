@@ -1,5 +1,5 @@
 """The shared sidebar: the checkpoint picker (shipped, runs, pretrained, this session's uploads), an
-upload, and projector mode.
+upload, projector mode, and whether the Learn pages open every section.
 
 A new upload is chosen through a pending key (``_ckpt_pending``) applied before the picker exists:
 Streamlit forbids setting a widget's value after the widget has been drawn in a run.
@@ -79,7 +79,8 @@ def _upload() -> None:
 
 def sidebar() -> None:
     """Draw the sidebar; the choice lives in ``st.session_state["ckpt"]`` and the share link."""
-    widgets.restore_from_url({"ckpt": str, "projector": widgets.parse_bool})
+    widgets.restore_from_url({"ckpt": str, "projector": widgets.parse_bool,
+                              presentation.ALL_SECTIONS: widgets.parse_bool})
     if "_ckpt_pending" in st.session_state:  # a new upload: chosen before the picker is drawn
         st.session_state["ckpt"] = st.session_state.pop("_ckpt_pending")
     all_entries, problems = resources.entries()
@@ -104,6 +105,9 @@ def sidebar() -> None:
         st.toggle("Presentation mode", key=presentation.KEY,
                   help="For a classroom projector: large type, the first chart on the first screen, Next and Back "
                        "always in view, and clicker keys (→, PageDown or Space: Next; ←, PageUp: Back).")
+        st.toggle("Open every section", key=presentation.ALL_SECTIONS,
+                  help="The Learn pages open their first section and build the others when you open them; this "
+                       "opens all of them, to read a page from top to bottom (it takes longer to draw).")
         st.caption("Light or dark theme: the ⋮ menu at the top right → Light, Dark or System.")
     presentation.apply()
-    widgets.write_to_url(["ckpt", "projector"])
+    widgets.write_to_url(["ckpt", "projector", presentation.ALL_SECTIONS])

@@ -19,8 +19,10 @@ reloaded (Streamlit remembers it per first-opened path only).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -44,6 +46,7 @@ PRESENTATION_CSS = """<style>
 # side at 1280 px) is scaled down to fit instead of being cut.
 FIT_CSS = """<style>
 [data-testid="stMain"] [data-testid="stVegaLiteChart"] :is(canvas, svg) { max-width: 100% !important; height: auto !important; }
+[data-testid="stMain"] [class*="st-key-section-"] > [data-testid="stExpander"] > details > summary p { font-size: 1.45rem; font-weight: 600; line-height: 1.3; }
 </style>"""
 
 
@@ -71,6 +74,26 @@ def opening(title: str, intro: str):
     box = folded()
     box.markdown(intro)
     return box
+
+
+T = TypeVar("T")
+SECTION_PREFIX = "section-"  # a section's expander key (and share-link parameter) starts with this
+ALL_SECTIONS = "all_sections"  # the sidebar's "Open every section" (and its share-link parameter)
+
+
+def section(title: str, key: str, draw: Callable[..., T], *args: Any, first: bool = False, **kwargs: Any) -> T | None:
+    """One numbered section of a Learn page: ``title`` on an expander that runs ``draw(*args, **kwargs)`` only
+    while it is open. The page's ``first`` section starts open; the others cost the page nothing (no chart is
+    built, sent or laid out) until they are opened, or until the sidebar's "Open every section" is on.
+    Opening one reruns only the fragment it sits in, and the share link keeps which sections are open
+    (``?section-<key>=…``, through the expander's own binding). Returns what ``draw`` returned, None when closed."""
+    if st.session_state.get(ALL_SECTIONS):
+        st.session_state[SECTION_PREFIX + key] = True
+    box = st.expander(title, expanded=first, key=SECTION_PREFIX + key, bind="query-params")
+    if not box.open:
+        return None
+    with box:
+        return draw(*args, **kwargs)
 
 
 def style(on: bool) -> str:

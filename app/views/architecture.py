@@ -1,8 +1,9 @@
 """Architecture: the loaded model as an encoder-decoder diagram, its parameters per block with the
 formulas, Add & Norm, the position-wise FFN as a 1×1 convolution, and LayerNorm vs BatchNorm.
 
-Each section with controls is a fragment (issue 23): the norm radio reruns sections 1–2, the FFN's tokens and
-seed section 4, the batch's sizes and seed section 5; every chart is drawn from its cached spec."""
+Each section is built only while it is open (``presentation.section``: the first is), and each section with
+controls is a fragment (issue 23): the norm radio reruns sections 1–2, the FFN's tokens and seed section 4, the
+batch's sizes and seed section 5; every chart is drawn from its cached spec."""
 
 from __future__ import annotations
 
@@ -50,10 +51,15 @@ presentation.opening("Architecture", (
 
 # ----------------------------------------------------------------------------- diagram
 @st.fragment(key="arch_model")
-def model_section() -> None:
+def model_sections() -> None:
     """Sections 1 and 2: the sidebar's model as a diagram (its LayerNorms where the radio puts them) and its
     parameters per block against the formulas."""
-    st.header("1 · The loaded model")
+    presentation.section("1 · The loaded model", "arch-model", model_section, first=True)
+    presentation.section("2 · Where the parameters are", "arch-parameters", parameters_section)
+
+
+def model_section() -> None:
+    """Section 1: the sidebar's model as a diagram, its LayerNorms where the radio puts them."""
     loaded = widgets.current_checkpoint()
     if loaded is None:
         st.info("Choose a checkpoint in the sidebar to see its diagram and parameter counts.")
@@ -89,13 +95,16 @@ def model_section() -> None:
     st.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
                            view == "checkpoint"))
     widgets.write_to_url(["arch_norm"])
-    parameters_section(ckpt)
 
 
-def parameters_section(ckpt) -> None:
+def parameters_section() -> None:
     """Section 2: where the parameters are, counted by the model and by the formulas."""
+    loaded = widgets.current_checkpoint()
+    if loaded is None:
+        st.info("Choose a checkpoint in the sidebar to count its parameters.")
+        return
+    ckpt = loaded[1]
     cfg = ckpt.config
-    st.header("2 · Where the parameters are")
     st.markdown(
         "Each attention sublayer holds four D × D matrices (W_Q, W_K, W_V, W_O) with their biases; each FFN two "
         "matrices D × d_ff and d_ff × D; each LayerNorm a gain γ and a shift b of size D. The table compares "
@@ -127,7 +136,6 @@ def parameters_section(ckpt) -> None:
 # ----------------------------------------------------------------------------- add & norm
 def add_norm_section() -> None:
     """Section 3: the residual connection and where the LayerNorm sits."""
-    st.header("3 · Add & Norm")
     st.markdown(
         "**Add** is a residual connection: the sublayer's output is added to its input, so the sublayer only has "
         "to learn a correction and gradients flow straight through the stack. The addition x + Sublayer(x) only "
@@ -148,7 +156,6 @@ def add_norm_section() -> None:
 @st.fragment(key="arch_ffn")
 def ffn_section() -> None:
     """Section 4: the FFN token by token and as two kernel-1 convolutions (its tokens and seed rerun it alone)."""
-    st.header("4 · The position-wise feed-forward network")
     st.markdown(
         "After attention has mixed information *between* tokens, the FFN processes each token *on its own*: the "
         "same two-layer network with a ReLU, applied at every position with the same weights. Each of its two "
@@ -181,7 +188,6 @@ def ffn_section() -> None:
 @st.fragment(key="arch_norms")
 def norm_section() -> None:
     """Section 5: LayerNorm against BatchNorm on a random batch (its four controls rerun it alone)."""
-    st.header("5 · LayerNorm vs BatchNorm")
     st.markdown(
         "Both subtract a mean and divide by a standard deviation; they differ in **which numbers** they average. "
         "**LayerNorm** uses the features of one token: every token is normalised on its own, whatever the batch "
@@ -232,9 +238,10 @@ def norm_section() -> None:
     widgets.write_to_url(["norm_batch", "norm_tokens", "norm_features", "norm_seed"])
 
 
-model_section()
-add_norm_section()
-ffn_section()
-norm_section()
-recipe_section(fs)
-st.fragment(whisper_section, key="arch_whisper_section")(fs)  # its model radio redraws the section alone
+model_sections()
+presentation.section("3 · Add & Norm", "arch-add-norm", add_norm_section)
+presentation.section("4 · The position-wise feed-forward network", "arch-ffn", ffn_section)
+presentation.section("5 · LayerNorm vs BatchNorm", "arch-norms", norm_section)
+presentation.section("6 · How the paper trains it", "arch-recipe", recipe_section, fs)
+presentation.section("7 · A real encoder-decoder: Whisper", "arch-whisper",  # its model radio redraws it alone
+                     st.fragment(whisper_section, key="arch_whisper_section"), fs)

@@ -1,12 +1,15 @@
 """Masks: the decoder's look-ahead mask (and why it is needed), padding masks for a batch of
 sentences of different lengths, their combination, and the exact zeros they leave in the softmax.
 
-Each section is a fragment (issue 23): the look-ahead length reruns section 1 alone, its seed the masked
-softmax alone, the sentences and the tokenizer sections 2 and 3; every chart is drawn from its cached
-spec (:mod:`app.ui.vega`)."""
+Each section is built only while it is open (``presentation.section``: the first is) and is a fragment
+(issue 23): the look-ahead length reruns section 1 alone, its seed the masked softmax alone, the sentences
+and the tokenizer sections 2 and 3; every chart is drawn from its cached spec (:mod:`app.ui.vega`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -36,7 +39,6 @@ with presentation.opening("Masks", (
 @st.fragment(key="masks_look_ahead")
 def look_ahead_section() -> None:
     """Section 1: the look-ahead mask, what goes wrong without it, and the masked softmax's exact zeros."""
-    st.header("1 · The look-ahead (subsequent) mask")
     with presentation.folded("Why a look-ahead mask"):
         st.markdown(
             "During training the decoder reads the whole target sentence at once (shifted right, starting with "
@@ -112,9 +114,14 @@ def masked_softmax(look_ahead, positions: list[str]) -> None:
 
 # ----------------------------------------------------------------------------- padding
 @st.fragment(key="masks_batch")
-def batch_section() -> None:
+def batch_sections() -> None:
     """Sections 2 and 3: a batch of the user's sentences, its padding mask and the decoder's combined masks."""
-    st.header("2 · Padding masks for a batch")
+    presentation.section("2 · Padding masks for a batch", "masks-padding", batch_section)
+    presentation.section("3 · In the decoder: look-ahead AND padding", "masks-combined", combined_section)
+
+
+def batch_section() -> None:
+    """Section 2: the sentences, their padded batch and its padding mask."""
     st.markdown(
         "Sentences in a batch have different lengths, but a tensor needs one length: the short ones are filled up "
         "with <pad> tokens. Padding is not text, so no query may attend to it: the padding mask marks each "
@@ -127,17 +134,11 @@ def batch_section() -> None:
     with tok_col:
         st.radio("Tokenize with", list(TOKENIZERS), key="mask_tok", format_func=TOKENIZERS.get)
     widgets.write_to_url(["mask_tok", "mask_sentences"])
-    sentences = tables.split_sentences(st.session_state["mask_sentences"])
-    if not sentences:
-        st.info("Type at least one sentence, one per line.")
-        return
-    batch = _batch(sentences)
+    batch = _batch()
     if batch is None:
         return
-    ids, tokens = batch.ids, batch.tokens  # (B, T) each
-    masks = lessons.batch_masks(ids)
+    ids, tokens, masks, sentence_names = batch
     width = ids.shape[1]
-    sentence_names = [f"sentence {b + 1}" for b in range(len(sentences))]
     st.caption("The padded batch (token strings and ids):")
     token_table = pd.DataFrame(tokens, index=sentence_names, columns=[str(j) for j in range(width)])
     st.dataframe(token_table, width="content")
@@ -150,14 +151,26 @@ def batch_section() -> None:
     export.export_chart(pad_chart, "padding-mask", "mask_pad_chart")
     st.dataframe(pd.DataFrame(masks.padding.astype(int), index=sentence_names,
                               columns=[str(j) for j in range(width)]), width="content")
-    combined_section(masks, tokens, sentence_names)
     export.export_data({"ids": ids, "padding": masks.padding, "subsequent": masks.subsequent,
                         "combined": masks.combined}, token_table.reset_index(names="sentence"), "batch-masks",
                        "mask_batch_data")
 
 
-def _batch(sentences: list[str]):
-    """The sentences as a padded batch, split by the chosen tokenizer (None, with a message, when that fails)."""
+def _batch() -> tuple[np.ndarray, list[list[str]], Any, list[str]] | None:
+    """The session's sentences as a padded batch, split by the chosen tokenizer: (ids (B, T), tokens, masks,
+    sentence names); None, with a message, when there is none or splitting fails."""
+    sentences = tables.split_sentences(st.session_state["mask_sentences"])
+    if not sentences:
+        st.info("Type at least one sentence, one per line.")
+        return None
+    batch = _split(sentences)
+    if batch is None:
+        return None
+    return batch.ids, batch.tokens, lessons.batch_masks(batch.ids), [f"sentence {b + 1}" for b in range(len(sentences))]
+
+
+def _split(sentences: list[str]):
+    """The sentences split by the chosen tokenizer (None, with a message, when that fails)."""
     if st.session_state["mask_tok"] == "checkpoint":
         loaded = widgets.current_checkpoint()
         ckpt = loaded[1] if loaded else None
@@ -171,13 +184,16 @@ def _batch(sentences: list[str]):
 
 
 # ----------------------------------------------------------------------------- combined
-def combined_section(masks, tokens, sentence_names: list[str]) -> None:
-    """Section 3: look-ahead AND padding, one (query × key) mask per sentence."""
-    st.header("3 · In the decoder: look-ahead AND padding")
+def combined_section() -> None:
+    """Section 3: look-ahead AND padding, one (query × key) mask per sentence of section 2's batch."""
     st.markdown(
         "The decoder's self-attention needs both rules at once: a query may attend to a key only if the key is "
         "not in the future **and** is a real token. The two masks broadcast to one (query × key) mask per sentence.")
     st.latex(r"m_{b,ij} = m^{\text{look-ahead}}_{ij} \;\wedge\; m^{\text{pad}}_{b,j}")
+    batch = _batch()
+    if batch is None:
+        return
+    _, tokens, masks, sentence_names = batch
     grid = st.columns(2)
     for b, name in enumerate(sentence_names):
         labels = label_tokens(tokens[b])
@@ -195,5 +211,5 @@ def combined_section(masks, tokens, sentence_names: list[str]) -> None:
                          width="content")
 
 
-look_ahead_section()
-batch_section()
+presentation.section("1 · The look-ahead (subsequent) mask", "masks-look-ahead", look_ahead_section, first=True)
+batch_sections()

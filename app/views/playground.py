@@ -2,9 +2,10 @@
 functions, the key-value store analogy, Q/K/V as learned projections (self vs cross), and the same layer as PyTorch's
 nn.MultiheadAttention.
 
-Sections are fragments (issue 23): β, hard and the cell editors rerun sections 1, 3 and 4 (written into their
-slots of the page), the range of d section 2, the projection's mode and head sections 5 and 6; a new seed
-reruns the page. Every chart is drawn from its cached spec."""
+Each section is built only while it is open (``presentation.section``: the first is), and sections are
+fragments (issue 23): β, hard and the cell editors rerun sections 1, 3 and 4 (written into their slots of the
+page), the range of d section 2, the projection's mode and head sections 5 and 6; a new seed reruns the page.
+Every chart is drawn from its cached spec."""
 
 from __future__ import annotations
 
@@ -58,18 +59,28 @@ def weights_sections(slots) -> None:
     β, hard, the seed and the cell editors rerun them alone (section 3's charts come from their cached
     specs; a new seed reruns the whole page)."""
     with slots[0]:
-        seed, beta, hard, vectors, query = soft_hard_section()
+        drawn = presentation.section("1 · Scores → softmax, from soft to hard", "pg-weights", soft_hard_section,
+                                     first=True)
+    seed, beta, hard, vectors, query = drawn or _drawn_inputs()  # section 1 closed: its edits are gone too
     with slots[2]:
-        score_functions_section(vectors, query, seed)
+        presentation.section("3 · Four ways to score a query against a key", "pg-scores", score_functions_section,
+                             vectors, query, seed)
     with slots[3]:
-        key_value_section(vectors, query, seed, beta)
+        presentation.section("4 · Attention as a soft key-value store", "pg-store", key_value_section, vectors,
+                             query, seed, beta)
     widgets.write_to_url(["pg_seed", "pg_beta", "pg_hard"])
+
+
+def _drawn_inputs() -> tuple[int, float, bool, np.ndarray, np.ndarray]:
+    """(seed, β, hard, vectors, query) as the seed draws them, without section 1's editors."""
+    seed, beta, hard = int(st.session_state["pg_seed"]), float(st.session_state["pg_beta"]), st.session_state["pg_hard"]
+    drawn = lessons.random_vectors(N_VECTORS + 1, 2, seed)  # (N + 1, 2): the vectors, then the query
+    return seed, beta, hard, drawn[:N_VECTORS], drawn[N_VECTORS]
 
 
 def soft_hard_section():
     """Section 1's text, controls and cell editors; draws the weights and returns (seed, β, hard, vectors,
     query)."""
-    st.header("1 · Scores → softmax, from soft to hard")
     with presentation.folded("Scores, softmax and β"):
         st.markdown(
             "Each vector xᵢ gets a score: its dot product with the query q (large when they point the same way), "
@@ -147,7 +158,6 @@ def _weights(vectors: np.ndarray, query: np.ndarray, beta: float, hard: bool, ed
 @st.fragment(key="pg_scaling")
 def scaling_section(seed: int) -> None:
     """Section 2: why the scores are divided by √d (its range of d reruns it alone)."""
-    st.header("2 · Why divide by √d")
     st.markdown(
         "If the entries of q and k are independent with mean 0 and variance 1, their dot product is a sum of d "
         "such products: its variance is d, its spread √d. In high dimensions the scores are therefore huge, the "
@@ -175,7 +185,6 @@ def scaling_section(seed: int) -> None:
 def score_functions_section(vectors, query, seed: int) -> None:
     """Section 3: additive, general, dot and scaled-dot scores of section 1's query and vectors."""
     names = [f"x{i + 1}" for i in range(N_VECTORS)]
-    st.header("3 · Four ways to score a query against a key")
     st.markdown(
         "Before the Transformer, attention came in several flavours. **Additive** (Bahdanau) runs query and key "
         "through a small one-hidden-layer network; **general** (Luong) puts a learned matrix between them; **dot** "
@@ -208,7 +217,6 @@ def score_functions_section(vectors, query, seed: int) -> None:
 def key_value_section(vectors, query, seed: int, beta: float) -> None:
     """Section 4: attention as a soft dictionary look-up, against the hard one."""
     names = [f"x{i + 1}" for i in range(N_VECTORS)]
-    st.header("4 · Attention as a soft key-value store")
     st.markdown(
         "A dictionary answers a query by finding the **key** that matches exactly and returning its **value**. "
         "Think of looking up a recipe: the query is what you want to cook, the keys are the recipe titles, the "
@@ -242,13 +250,14 @@ def key_value_section(vectors, query, seed: int, beta: float) -> None:
 @st.fragment(key="pg_projections")
 def projection_sections(seed: int) -> None:
     """Sections 5 and 6: Q, K, V as projections and the same layer in PyTorch (the mode and head rerun them)."""
-    qkv_section.render(seed, fs)
-    torch_mha_section.render(fs)
+    presentation.section("5 · Q, K and V are projections", "pg-projections", qkv_section.render, seed, fs)
+    presentation.section("6 · The same layer in PyTorch: nn.MultiheadAttention", "pg-torch", torch_mha_section.render,
+                         fs)
     widgets.write_to_url(["pg_qkv_mode"])
 
 
 slots = [st.container() for _ in range(4)]  # sections 1 to 4, in the page's order
 weights_sections(slots)
 with slots[1]:
-    scaling_section(int(st.session_state["pg_seed"]))
+    presentation.section("2 · Why divide by √d", "pg-scaling", scaling_section, int(st.session_state["pg_seed"]))
 projection_sections(int(st.session_state["pg_seed"]))

@@ -1,9 +1,10 @@
 """Positional encoding: the sinusoid table, its similarity structure, its waves, the rotation
 property, the notes' worked example and what the loaded model adds to its embeddings.
 
-Sections are fragments (issue 23): the table's length, width and base rerun sections 1–4 (they all draw
-that table), the plotted dimensions section 3 alone, the offset and pair section 4 alone, the text section 6
-alone; the worked example never reruns on a control. Every chart is drawn from its cached spec."""
+Each section is built only while it is open (``presentation.section``: the first is, the others wait to be
+opened), and sections are fragments (issue 23): the table's length, width and base rerun sections 1–4 (they
+all draw that table), the plotted dimensions section 3 alone, the offset and pair section 4 alone, the text
+section 6 alone; the worked example never reruns on a control. Every chart is drawn from its cached spec."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from app.ui import export, glossary, presentation, tables, vega, widgets
 from app import resources
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
-from app.views.parts.pretrained.rotary import rotary_section
+from app.views.parts.pretrained.rotary import rotary_available, rotary_section
 from core import get_task, lessons, sinusoidal_encoding
 
 BASES = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
@@ -56,10 +57,22 @@ with presentation.opening("Positional encoding", (
 
 # ----------------------------------------------------------------------------- the table
 @st.fragment(key="pe_table")
-def table_section() -> None:
+def table_sections() -> None:
     """Sections 1 to 4: the table's length, width and base change every one of them (sections 3 and 4 are
-    fragments of their own for their own controls)."""
-    st.header("1 · The encoding table")
+    fragments of their own for their own controls); each is built only while it is open."""
+    length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
+    pe = lessons.pe_table(length, d_model, base)  # (length, d_model)
+    presentation.section("1 · The encoding table", "pe-table", table_section, pe, base, first=True)
+    presentation.section("2 · Which positions look alike: PE · PEᵀ", "pe-similarity", similarity_section, pe)
+    presentation.section("3 · Every dimension is a wave", "pe-curves", curves_section, length, d_model, base)
+    presentation.section("4 · Relative positions are rotations", "pe-rotation", rotation_section, length, d_model,
+                         base)
+    widgets.write_to_url(["pe_len", "pe_dim", "pe_base"])
+
+
+def table_section(pe: np.ndarray, base: float) -> None:
+    """Section 1: the table ``pe`` (positions × dimensions), with the length, width and base every section of
+    the fragment draws."""
     left, middle, right = st.columns(3)
     with left:
         st.slider("Sequence length (positions)", 2, 100, key="pe_len")
@@ -68,8 +81,7 @@ def table_section() -> None:
     with right:
         st.select_slider("Base", options=BASES, key="pe_base",
                          help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
-    length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
-    pe = lessons.pe_table(length, d_model, base)
+    length, d_model = pe.shape
     shortest, longest = lessons.wavelength_range(d_model, base)
     pe_chart = vega.draw(
         charts.grid_heatmap, pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})",
@@ -88,23 +100,18 @@ def table_section() -> None:
     with ex2:
         export.export_data({"pe": pe}, tables.pe_frame(pe).reset_index(), "positional-encoding",
                            "pe_table_data")
-    similarity_section(pe)
-    curves_section(length, d_model, base)
-    rotation_section(length, d_model, base)
-    widgets.write_to_url(["pe_len", "pe_dim", "pe_base"])
 
 
 # ----------------------------------------------------------------------------- similarity
-def similarity_section(pe) -> None:
+def similarity_section(pe: np.ndarray) -> None:
     """Section 2: PE·PEᵀ, constant along its diagonals."""
-    st.header("2 · Which positions look alike: PE · PEᵀ")
     st.markdown(
         "The dot product of two rows measures how similar two positions look. Because each pair of dimensions is a "
         "sine and a cosine of the same angle, the product depends only on the **distance** between the positions, "
         "not on where they are: every diagonal of the matrix is constant, and nearby positions look most alike.")
     st.latex(r"PE(p)\cdot PE(q) = \sum_{i} \cos\big(\omega_i\,(p-q)\big), \qquad "
              r"\omega_i = \frac{1}{\text{base}^{2i/d_{model}}}, \qquad PE(p)\cdot PE(p) = \frac{d_{model}}{2}")
-    similarity = pe @ pe.T
+    similarity = pe @ pe.T  # (length, length)
     sim_chart = vega.draw(charts.grid_heatmap, similarity, title="PE·PEᵀ: similarity between positions",
                           x_title="position", y_title="position", value="dot product", scheme=SEQUENTIAL, font_scale=fs,
                           max_width=520, max_height=520, annotate=False)
@@ -115,7 +122,6 @@ def similarity_section(pe) -> None:
 @st.fragment(key="pe_curves")
 def curves_section(length: int, d_model: int, base: float) -> None:
     """Section 3: the chosen dimensions as waves over the positions."""
-    st.header("3 · Every dimension is a wave")
     st.session_state["pe_dims"] = [j for j in st.session_state["pe_dims"] if 0 <= j < d_model]
     st.multiselect("Dimensions to plot", list(range(d_model)), key="pe_dims",
                    format_func=lambda j: f"{j} ({'sin' if j % 2 == 0 else 'cos'}, pair {j // 2})")
@@ -134,7 +140,6 @@ def curves_section(length: int, d_model: int, base: float) -> None:
 @st.fragment(key="pe_rotation")
 def rotation_section(length: int, d_model: int, base: float) -> None:
     """Section 4: moving k positions on is the rotation R_k, checked at every position."""
-    st.header("4 · Relative positions are rotations")
     st.markdown(
         "Take one pair of dimensions (2i, 2i+1). As the position grows, the point (sin ω·pos, cos ω·pos) walks around "
         "the unit circle at a fixed speed. Moving **k positions further** is therefore always the same rotation "
@@ -171,7 +176,6 @@ def rotation_section(length: int, d_model: int, base: float) -> None:
 # ----------------------------------------------------------------------------- worked example
 def worked_section() -> None:
     """Section 5: the notes' 4-token example, and where their printed numbers mix two bases."""
-    st.header("5 · A worked example: 4 tokens, d_model = 4, base = 100")
     st.markdown(
         "The sentence *I like to code* has four tokens. With d_model = 4 there are two pairs of dimensions: "
         "pair 0 turns by 1 radian per position, pair 1 by 1/100^(2/4) = 0.1 radian. The table below is computed by "
@@ -210,7 +214,6 @@ def worked_section() -> None:
 @st.fragment(key="pe_model")
 def model_section() -> None:
     """Section 6: the sidebar's model's embeddings, positional part and their sum for a short text."""
-    st.header("6 · What the loaded model adds to its embeddings")
     loaded = widgets.current_checkpoint()
     if loaded is None:
         st.info("Choose a checkpoint in the sidebar to see its embeddings.")
@@ -254,8 +257,9 @@ def model_section() -> None:
     widgets.write_to_url(["pe_text"])
 
 
-table_section()
-worked_section()
-model_section()
-if widgets.current_entry() is not None:  # as before the sections were fragments: no checkpoint, no section 7
-    st.fragment(rotary_section, key="pe_rotary_section")()
+table_sections()
+presentation.section("5 · A worked example: 4 tokens, d_model = 4, base = 100", "pe-worked", worked_section)
+presentation.section("6 · What the loaded model adds to its embeddings", "pe-model", model_section)
+if widgets.current_entry() is not None and rotary_available():  # no checkpoint or no SmolLM2: no section 7
+    presentation.section("7 · Rotary positions: what a modern model does instead", "pe-rotary",
+                         st.fragment(rotary_section, key="pe_rotary_section"))

@@ -2,9 +2,11 @@
 the loaded model, positions beyond the trained length, the "it" coreference example, and the quadratic
 cost measured live.
 
-Each section with controls is a fragment (issue 23): its controls rerun it alone, so the longest length reruns
-the timing and nothing else, and no control reruns the permutation's model call or the timing experiment of
-another section. Every chart is drawn from its cached spec."""
+Each section is built only while it is open (``presentation.section``: the first is; so the timing experiment
+runs only once section 5 is opened), and each section with controls is a fragment (issue 23): its controls
+rerun it alone, so the longest length reruns the timing and nothing else, and no control reruns the
+permutation's model call or the timing experiment of another section. Every chart is drawn from its cached
+spec."""
 
 from __future__ import annotations
 
@@ -37,10 +39,15 @@ presentation.opening("Self-attention: strengths and limits", (
     "the square of the length. Each claim below is measured, most of them on the model chosen in the sidebar."))
 
 
+def _checkpoint():
+    """The sidebar's checkpoint, loaded (None when none is chosen or it cannot be opened)."""
+    loaded = widgets.current_checkpoint()
+    return loaded[1] if loaded else None
+
+
 @st.fragment(key="cc_recurrence")
 def recurrence_section() -> None:
     """Table 1 of the paper, counted for an interactive length n and width d."""
-    st.header("1 · Why attention replaced recurrence")
     with presentation.folded("Why attention replaced recurrence"):
         st.markdown(
             "A recurrent network reads a sentence one token after another: n steps that cannot run in parallel, and "
@@ -72,7 +79,6 @@ def recurrence_section() -> None:
 @st.fragment(key="cc_permutation")
 def permutation_section(ckpt) -> None:
     """Shuffle the input: without positions the maps permute exactly, with them they change."""
-    st.header("2 · Without positions, attention ignores order")
     st.markdown(
         "Self-attention compares tokens by content only. Shuffle the input and, if nothing tells the model "
         "where each token stands, every attention map is shuffled the same way and nothing else changes: "
@@ -120,7 +126,6 @@ def permutation_section(ckpt) -> None:
 @st.fragment(key="cc_beyond")
 def beyond_section(ckpt) -> None:
     """What the model does with positions past the longest training input."""
-    st.header("3 · Positions beyond the trained length")
     st.markdown(
         "The sinusoidal formula gives a vector for *any* position, so the notes argue it can reach past the "
         "training length. Whether the *model* can use those vectors is another matter: the layers only ever "
@@ -169,7 +174,6 @@ def _length_accuracy(ckpt, trained: int | None) -> None:
 
 def coreference_section() -> None:
     """The notes' "it" example, where it can be touched."""
-    st.header("4 · What does “it” refer to?")
     st.markdown(
         "In *The animal didn't cross the street because **it** was too tired*, “it” means the animal; change "
         "*tired* to *wide* and it means the street. In principle self-attention can let “it” read whichever noun "
@@ -184,7 +188,6 @@ def coreference_section() -> None:
 @st.fragment(key="cc_cost")
 def cost_section() -> None:
     """Time one attention call as the length doubles, and the map's memory."""
-    st.header("5 · The quadratic cost, measured")
     st.markdown("Every token attends to every token: the map has n² entries. Doubling the length quadruples the "
                 "map's memory and, once the sizes are large enough to dominate, the time. Measured live on this "
                 "machine (4 heads, d_model 64, median of 7 runs; times wobble when the machine is busy, the memory "
@@ -210,10 +213,9 @@ def cost_section() -> None:
     widgets.write_to_url(["cc_max"])
 
 
-recurrence_section()
-loaded = widgets.current_checkpoint()
-checkpoint = loaded[1] if loaded else None
-permutation_section(checkpoint)
-beyond_section(checkpoint)
-coreference_section()
-cost_section()
+presentation.section("1 · Why attention replaced recurrence", "cc-recurrence", recurrence_section, first=True)
+presentation.section("2 · Without positions, attention ignores order", "cc-permutation", lambda: permutation_section(
+    _checkpoint()))
+presentation.section("3 · Positions beyond the trained length", "cc-beyond", lambda: beyond_section(_checkpoint()))
+presentation.section("4 · What does “it” refer to?", "cc-coreference", coreference_section)
+presentation.section("5 · The quadratic cost, measured", "cc-cost", cost_section)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tests.helpers.apptest_helpers import as_matrix, open_page
+from tests.helpers.apptest_helpers import as_matrix, open_page, sections
 from tests.helpers.paths import SHIPPED
 from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import build_checkpoint, tiny_model
@@ -59,7 +59,7 @@ def test_page_loads_with_headings_formulas_and_charts(runs, page, title):
     at = open_page(page)
     assert [t.value for t in at.title] == [title]
     assert not at.error
-    assert len(at.header) >= 3 and len(at.latex) >= 3
+    assert len(sections(at)) >= 3 and len(at.latex) >= 3
     assert at.get("vega_lite_chart")
 
 

@@ -20,7 +20,7 @@ from app import resources
 from app.charts import teaching
 from app.ui import export, vega
 from core import lessons
-from tests.helpers.apptest_helpers import charts, charts_in, open_page
+from tests.helpers.apptest_helpers import charts, charts_in, open_page, sections
 
 
 def rerun_fragment(at: AppTest, key: str) -> AppTest:
@@ -69,7 +69,7 @@ class Calls:
 
 
 def headers(at: AppTest) -> list[str]:
-    return [h.value for h in at.header]
+    return sections(at)
 
 
 # ----------------------------------------------------------------------------- the main control of each page
@@ -112,8 +112,8 @@ def test_masks_length_reruns_the_look_ahead_section_only(runs):
     at.slider(key="mask_len").set_value(9)
     with Calls((lessons, "batch_masks"), (lessons, "masked_softmax_demo")) as calls:
         rerun_fragment(at, "masks_look_ahead")
-    assert headers(at) == ["1 · The look-ahead (subsequent) mask"]
-    assert "Look-ahead mask, 9 × 9" in charts_in(at)
+    assert headers(at) == []  # the section's expander is outside its fragment: not drawn again
+    assert "Look-ahead mask, 9 × 9" in charts_in(at) and not any("combined" in t for t in charts_in(at))
     assert calls == {"batch_masks": 0, "masked_softmax_demo": 1}
     assert at.query_params["mask_len"] == "9"
 
@@ -123,7 +123,7 @@ def test_architecture_tokens_rerun_the_ffn_section_only(runs):
     at.slider(key="ffn_tokens").set_value(7)
     with Calls((lessons, "norm_demo"), (lessons, "parameter_table"), (lessons, "ffn_as_convolution")) as calls:
         rerun_fragment(at, "arch_ffn")
-    assert headers(at) == ["4 · The position-wise feed-forward network"]
+    assert headers(at) == [] and len(charts_in(at)) == 3  # x, token by token, as convolutions; no other section
     assert calls == {"norm_demo": 0, "parameter_table": 0, "ffn_as_convolution": 1}
     assert at.query_params["ffn_tokens"] == "7"
 
@@ -134,7 +134,7 @@ def test_self_attention_longest_length_reruns_only_the_timing(runs):
     with Calls((lessons, "permutation_demo"), (lessons, "path_comparison"), (lessons, "pe_beyond"),
                (resources, "attention_timing")) as calls:
         rerun_fragment(at, "cc_cost")
-    assert headers(at) == ["5 · The quadratic cost, measured"]
+    assert headers(at) == [] and len(charts_in(at)) == 1  # the timing alone (its section's expander is outside)
     assert calls == {"permutation_demo": 0, "path_comparison": 0, "pe_beyond": 0, "attention_timing": 1}
     assert at.query_params["cc_max"] == "64"
 

@@ -227,5 +227,7 @@ def test_minilm_page_states_the_measured_ranks(runs, minilm):
 
 def test_explore_scores_and_beta_use_the_shared_words(runs):
     at = open_page("explore", ckpt="shipped:translation")
+    at.session_state["interventions_open"] = True  # the interventions build nothing while closed
+    at.run()
     assert at.slider(key="beta").help == glossary.BETA_TEXT
     assert "raw" not in at.toggle(key="show_scores").help.split("not raw")[0]

@@ -25,18 +25,29 @@ SCRIPTS = {r.url_path: r.script for section in routes.SECTIONS.values() for r in
 
 
 def open_page(page: str = "explore", *, ckpt: str | None = None, query: dict[str, str] | None = None,
-              timeout: float = 120) -> AppTest:
-    """The app opened on ``page`` with ``ckpt`` chosen in the sidebar and ``query`` in the URL."""
+              timeout: float = 120, every_section: bool = True) -> AppTest:
+    """The app opened on ``page`` with ``ckpt`` chosen in the sidebar and ``query`` in the URL; with
+    ``every_section`` the sidebar's "Open every section" is on (a Learn page then builds all its sections, not
+    only its first)."""
     at = AppTest.from_file(str(APP), default_timeout=timeout)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     if ckpt is not None:
         at.session_state["ckpt"] = ckpt
+    if every_section:
+        at.session_state["all_sections"] = True
     at.run()  # pages are registered (with their URL paths) by the first run
     if page != "explore":
         at.switch_page(SCRIPTS[page]).run()
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def sections(at: AppTest) -> list[str]:
+    """The titles of the page's numbered sections, in order: a Learn page's section expanders
+    (``app.ui.presentation.section``), or its headers on a page without them."""
+    titled = [e.label for e in at.expander if e.proto.query_param_key.startswith("section-")]
+    return titled or [h.value for h in at.header]
 
 
 def outputs(at: AppTest) -> list[str]:

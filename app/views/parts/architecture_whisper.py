@@ -52,8 +52,7 @@ def _counted(entries: list[PretrainedEntry]) -> dict[str, lessons.WhisperParamet
 
 
 def whisper_section(font_scale: float) -> None:
-    """Section 7 of the Architecture page."""
-    st.header("7 · A real encoder-decoder: Whisper")
+    """The body of the Architecture page's section 7, "A real encoder-decoder: Whisper"."""
     st.markdown(
         "Every encoder-decoder above is one we trained on generated data. **Whisper** (OpenAI, 2022) is the "
         "same architecture trained on 680,000 hours of speech: the encoder reads 30 s of audio, the decoder "

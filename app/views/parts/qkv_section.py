@@ -55,8 +55,7 @@ def _random(mode: str, seed: int):
 
 
 def render(seed: int, fs: float) -> None:
-    """Draw section 5 (widgets keyed ``pg_qkv_mode`` and ``pg_qkv_head``)."""
-    st.header("5 · Q, K and V are projections")
+    """Draw the body of the Playground's section 5 (widgets keyed ``pg_qkv_mode`` and ``pg_qkv_head``)."""
     st.markdown(
         "In a Transformer the queries, keys and values are not the raw vectors: each is the layer's input "
         "multiplied by its own **learned** matrix (plus a bias), which decides what a token asks for (Q), what it "

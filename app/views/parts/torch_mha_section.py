@@ -26,8 +26,7 @@ def _call(result: lessons.TorchMHA) -> str:
 
 
 def render(fs: float) -> None:
-    """Draw section 6 (the head follows section 5's ``pg_qkv_head``)."""
-    st.header("6 · The same layer in PyTorch: nn.MultiheadAttention")
+    """Draw the body of the Playground's section 6 (the head follows section 5's ``pg_qkv_head``)."""
     st.markdown(
         "PyTorch ships multi-head attention as one module. It stores W_Q, W_K and W_V **stacked** in one "
         "`in_proj_weight` — the same stacked W_qkv this model keeps — and W_O as `out_proj`, so the translation "

@@ -22,9 +22,8 @@ def _tex_number(x: float) -> str:
 
 
 def recipe_section(fs: float) -> None:
-    """Draw "6 · How the paper trains it"."""
+    """Draw the body of the Architecture page's "6 · How the paper trains it"."""
     recipe = lessons.paper_recipe()
-    st.header("6 · How the paper trains it")
     st.markdown(
         f"**Adam** with β₁ = {recipe.beta1:g}, β₂ = {recipe.beta2:g} and ε = {recipe.eps:g} — the settings the "
         "trainer here really uses (read back from the optimiser it builds). Its learning rate is not fixed: it "

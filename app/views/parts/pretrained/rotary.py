@@ -24,12 +24,16 @@ def _is_current(path: Path) -> bool:
     return current is not None and Path(current.path).resolve() == Path(path).resolve()
 
 
+def rotary_available() -> bool:
+    """Whether the section has a model to show (SmolLM2 installed; the page is about the paper's sinusoids)."""
+    return pretrained_resources.pretrained_entry(SMOLLM) is not None
+
+
 def rotary_section() -> None:
-    """Draw the section; nothing when SmolLM2 is not installed (the page is about the paper's sinusoids)."""
+    """Draw the section's body (the Positional page shows it when :func:`rotary_available`)."""
     entry = pretrained_resources.pretrained_entry(SMOLLM)
     if entry is None:
         return
-    st.header("7 · Rotary positions: what a modern model does instead")
     st.markdown(
         "Llama-family models such as SmolLM2 add nothing to the embeddings. Instead, inside every head, each "
         "pair of query and key dimensions is **rotated** by an angle proportional to the token's position, "

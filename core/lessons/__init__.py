@@ -19,7 +19,8 @@ and small frozen dataclasses (the app only draws them):
 - ``coreference``: which heads of a real encoder link one word to another, and their measured ranks;
 - ``torch_mha``: PyTorch's ``nn.MultiheadAttention`` loaded with a model's stacked W_qkv and W^O, against
   the model's own layer-0 encoder self-attention;
-- ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's.
+- ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's;
+- ``worker``: :class:`LessonWorker`, the functions above that run a model, for an untrusted model in its worker process.
 """
 
 from core.lessons.attention import (attention_row, kv_lookup, KVLookup, qkv_projection, QKVProjection,
@@ -46,6 +47,7 @@ from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.lessons.torch_mha import as_torch_mha, compare_torch_mha, torch_mha, TorchMHA
 from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
 from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
+from core.lessons.worker import LessonWorker
 
 __all__ = [
     "ArraySize", "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink",

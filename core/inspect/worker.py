@@ -89,7 +89,8 @@ class ExplainWorker:
         self._facts: ModelFacts | None = None
         self._lock = threading.Lock()
         self._folder = tempfile.mkdtemp(prefix="attnscope-worker-")  # private (0700): the answers' arrays
-        self._child = Child(_CHILD.format(module=self.child_module), [ROOT], env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+        self._child = Child(_CHILD.format(module=self.child_module), [ROOT],
+                            env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
                             name="attnscope-explain")
         weakref.finalize(self, _clean_up, self._child, self._folder)
 

@@ -3,7 +3,7 @@
 An uploaded model (or one from the models folder) never runs in the server: Explore's explanations run in
 its :class:`~core.inspect.worker.ExplainWorker`. :class:`LessonWorker` is that worker with a small, explicit
 set of further calls (:data:`CALLS`): the Lesson's trace, what Positional, the Playground and Self-attention
-compute with the model, and a sentence encoder's similarity. Each is a pure function of (the loaded model,
+compute with the model, the Masks page's batch cut by the model's tokenizer, and a sentence encoder's similarity. Each is a pure function of (the loaded model,
 JSON arguments) whose result is made of the frozen dataclasses in :data:`RECORDS`, NumPy arrays and JSON
 values, so it crosses back as JSON and a safetensors blob (:func:`core.inspect.wire.pack`), never a pickle,
 under the worker's deadline and memory cap; the result is the in-process one bit for bit.
@@ -18,6 +18,7 @@ from core.inspect.sentences import sentence_similarity
 from core.inspect.worker import ExplainWorker
 from core.inspect.worker import serve_child as _serve
 from core.lessons.beyond import length_accuracy, LengthAccuracy, pe_beyond, PEBeyond
+from core.lessons.masks import checkpoint_batch, TokenBatch
 from core.lessons.positional import model_encoding, ModelEncoding
 from core.lessons.projections import model_projection, ModelProjection
 from core.lessons.self_attention import permutation_demo, PermutationDemo
@@ -28,10 +29,11 @@ from core.lessons.walkthrough_seq2seq import trace_sentence
 #: The calls a lesson worker answers, by name: each takes the loaded model first.
 CALLS: dict[str, Callable[..., Any]] = {fn.__name__: fn for fn in (
     trace_sentence, model_encoding, model_projection, torch_mha, permutation_demo, length_accuracy, pe_beyond,
-    sentence_similarity)}
+    checkpoint_batch, sentence_similarity)}
 #: The dataclasses their results may hold.
 RECORDS: dict[str, type] = {cls.__name__: cls for cls in (
-    LessonTrace, HeadTrace, ModelEncoding, ModelProjection, TorchMHA, PermutationDemo, LengthAccuracy, PEBeyond)}
+    LessonTrace, HeadTrace, ModelEncoding, ModelProjection, TorchMHA, PermutationDemo, LengthAccuracy, PEBeyond,
+    TokenBatch)}
 
 
 class LessonWorker(ExplainWorker):

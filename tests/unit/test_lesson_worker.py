@@ -2,8 +2,8 @@
 (``core.lessons.LessonWorker``).
 
 Every call the worker answers (the Lesson's trace, Positional's model encoding, the Playground's projections and
-``nn.MultiheadAttention``, Self-attention's permutation demo, positions and length accuracy, a sentence encoder's
-similarity) gives the in-process result bit for bit; a call it does not know, a refusal and a run past its deadline
+``nn.MultiheadAttention``, Self-attention's permutation demo, positions and length accuracy, the Masks page's batch,
+a sentence encoder's similarity) gives the in-process result bit for bit; a call it does not know, a refusal and a run past its deadline
 are one ``ValueError`` line each and the next call works. The records' wire format refuses types it was not given.
 """
 
@@ -32,6 +32,7 @@ CASES = [
     ("permutation_demo", (SOURCE,), {"positions": True}),
     ("permutation_demo", ("the big dog",), {"positions": False, "permutation": [2, 0, 1]}),
     ("pe_beyond", (), {}),
+    ("checkpoint_batch", (["the cat sleeps", "a big black dog"],), {"max_tokens": 3}),
 ]
 
 

@@ -13,7 +13,6 @@ leading code missing from the vocabulary into ``<unk>``). The SentencePiece file
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from pathlib import Path
@@ -24,7 +23,8 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalize
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.hf_bart import bart_claims, bart_name, bart_style_config, load_seq2seq, shown_only
 from core.io.pretrained.hf_claims import check_folder
-from core.io.pretrained.hf_files import FolderRead, folder_config, read_tokenizer
+from core.io.pretrained.hf_files import (VOCAB_BYTES, VOCAB_ENTRIES, FolderRead, folder_config, read_capped_file,
+                                         read_json, read_tokenizer)
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 
 _NORMAL, _USER_DEFINED = 1, 4  # SentencePiece piece types
@@ -68,8 +68,11 @@ def read_spm(path: Path) -> tuple[dict[str, tuple[float, int]], dict[int, Any]]:
     Raises:
         CheckpointError: an unreadable file or a model that is not Unigram.
     """
+    data = read_capped_file(path, path.parent, VOCAB_BYTES)
     try:
-        fields = _fields(path.read_bytes())
+        fields = _fields(data)
+        if sum(number == 1 for number, _ in fields) > VOCAB_ENTRIES:
+            raise ValueError(f"more than {VOCAB_ENTRIES:,} pieces")
         pieces: dict[str, tuple[float, int]] = {}
         trainer: dict[int, Any] = {}
         spec: dict[int, Any] = {}
@@ -128,12 +131,10 @@ def marian_tokenizers(folder: Path, max_len: int) -> tuple[PretrainedTokenizer, 
     missing = [n for n in names if not (folder / n).is_file()]
     if missing:
         raise CheckpointError(f"{folder.name} has neither tokenizer.json nor Marian's {', '.join(missing)}")
-    try:
-        vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{folder.name}: cannot read vocab.json ({error})") from None
-    if not isinstance(vocab, dict) or not all(isinstance(v, int) for v in vocab.values()):
-        raise CheckpointError(f"{folder.name}: vocab.json is not a piece → id map")
+    vocab = read_json(folder / "vocab.json", folder, VOCAB_BYTES)
+    if len(vocab) > VOCAB_ENTRIES or not all(isinstance(v, int) for v in vocab.values()):
+        raise CheckpointError(f"{folder.name}: vocab.json is not a piece → id map of at most {VOCAB_ENTRIES:,} "
+                              "pieces")
     return spm_tokenizer(folder / "source.spm", vocab, max_len), spm_tokenizer(folder / "target.spm", vocab, max_len)
 
 

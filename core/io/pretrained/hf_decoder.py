@@ -90,7 +90,7 @@ def setting(raw: dict[str, Any], folder: Path, *keys: str, default: Any = None, 
             _bad(folder, key, value)
         try:
             return kind(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: int(1e400)
             _bad(folder, key, value)
     if default is None:
         raise CheckpointError(f"{folder.name}: config.json has no {keys[0]!r}")

@@ -256,7 +256,7 @@ def _refused_in(folder: Path, make: Callable[[], Any]) -> Any:
     """``make()``, its faults one :class:`CheckpointError` line naming ``folder``."""
     try:
         return make()
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, OverflowError) as error:  # OverflowError: int(1e400)
         raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
     except CheckpointError as error:
         raise CheckpointError(f"{folder.name}: {error}") from None

@@ -97,12 +97,12 @@ def mutated(draw, reader: Reader) -> bytes:
     data = (base() / reader.name).read_bytes()
     end = max(9, min(len(data), reader.header_end(data)))
     out = bytearray(data)
-    if draw(st.booleans()):
-        for at, value in draw(st.lists(st.tuples(st.integers(0, end - 1), st.integers(0, 255)), min_size=1, max_size=8)):
-            out[at] = value
-    if draw(st.booleans()):
-        for at, value in draw(st.lists(st.tuples(st.integers(0, end - 8), st.sampled_from(BIG)), min_size=1, max_size=3)):
-            out[at:at + 8] = struct.pack("<Q", value)
+    flips = st.lists(st.tuples(st.integers(0, end - 1), st.integers(0, 255)), min_size=1, max_size=8)
+    words = st.lists(st.tuples(st.integers(0, end - 8), st.sampled_from(BIG)), min_size=1, max_size=3)
+    for at, value in draw(flips) if draw(st.booleans()) else []:
+        out[at] = value
+    for at, value in draw(words) if draw(st.booleans()) else []:
+        out[at:at + 8] = struct.pack("<Q", value)
     numbers = list(re.finditer(rb"\d+", bytes(out[:end])))
     if numbers and draw(st.booleans()):
         found = numbers[draw(st.integers(0, len(numbers) - 1))]

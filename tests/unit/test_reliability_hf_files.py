@@ -1,7 +1,8 @@
 """Issue 28, Hugging Face folders' small files: every description and tokenizer file is read under a byte cap
 and its entries counted before any table is built, so a crafted file (a 200 MB ``config.json`` took 45 s and
 1 GB; a 55 MB ``tokenizer.json`` of 3 M entries 23 s and 840 MB) is refused in one line naming the folder and
-the file, in well under 10 s and 1 GB; honest files just under the caps still open."""
+the file, in well under 10 s and 1 GB; honest files just under the caps still open. Weights stored as integers,
+booleans or F64 are refused naming the tensor, never cast."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+import torch
+from safetensors.torch import load_file, save_file
 
 from core import CheckpointError, load_pretrained
 from core.io.pretrained.hf_files import DESCRIPTION_BYTES, VOCAB_BYTES, VOCAB_ENTRIES
-from core.io.pretrained.hf_marian import read_spm
+from core.io.pretrained.hf_marian import SPM_PIECES, read_spm
 from core.text.pretrained_tokenizer import TOKENIZER_FILE_BYTES
 from core.text.tokenizer_check import MAX_ENTRIES
 from tests.helpers.pretrained_files import write_tiny_bert
@@ -92,7 +95,18 @@ def test_a_modules_json_over_its_cap_is_refused(bert: Path) -> None:
 
 def test_a_sentencepiece_model_with_too_many_pieces_is_refused(tmp_path: Path) -> None:
     piece = bytes([0x0a, 3, 0x0a, 1, ord("a")])  # field 1 (a piece) holding field 1 (its text) "a"
-    (tmp_path / "source.spm").write_bytes(piece * (VOCAB_ENTRIES + 1))
-    refused(lambda: read_spm(tmp_path / "source.spm"), f"more than {VOCAB_ENTRIES:,} pieces", "source.spm")
+    (tmp_path / "source.spm").write_bytes(piece * (VOCAB_BYTES // len(piece)))  # the same piece, over and over
+    refused(lambda: read_spm(tmp_path / "source.spm"), f"more than {SPM_PIECES:,} pieces", "source.spm")
     (tmp_path / "source.spm").write_bytes(piece * (VOCAB_BYTES // len(piece) + 1))
     refused(lambda: read_spm(tmp_path / "source.spm"), "larger than 8 MiB", "source.spm")
+
+
+@pytest.mark.parametrize("dtype, stored", [(torch.int8, "I8"), (torch.bool, "BOOL"), (torch.float64, "F64"),
+                                           (torch.int64, "I64")])
+def test_integer_boolean_and_f64_weights_are_refused_not_cast(bert: Path, dtype: torch.dtype, stored: str) -> None:
+    tensors = load_file(bert / "model.safetensors")
+    name = "encoder.layer.0.attention.self.query.weight"
+    tensors[name] = tensors[name].to(dtype)
+    save_file(tensors, bert / "model.safetensors")
+    refused(lambda: load_pretrained(bert), f"tensor '{name}' is {stored}; weights must be one of F32, F16, BF16",
+            "bert")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,13 @@ from core.text.pretrained_tokenizer import PretrainedTokenizer
 
 _NORMAL, _USER_DEFINED = 1, 4  # SentencePiece piece types
 _UNUSED_SCORE = -1e4  # vocabulary entries SentencePiece never emits from text
+SPM_PIECES = 2**17  # the most pieces of a SentencePiece model (Marian's have about 60,000)
 _LANGUAGE = re.compile(r">>[^\s<>]{1,40}<<")  # a multilingual model's target-language token, e.g. >>fra<<
 
 
-def _fields(data: bytes) -> list[tuple[int, Any]]:
-    """(field number, value) of a protobuf message: ints for varints, bytes for the rest."""
-    out, i = [], 0
+def _fields(data: bytes) -> Iterator[tuple[int, Any]]:
+    """(field number, value) of a protobuf message, in order: ints for varints, bytes for the rest."""
+    i = 0
     while i < len(data):
         key, i = _varint(data, i)
         number, wire = key >> 3, key & 7
@@ -48,8 +50,7 @@ def _fields(data: bytes) -> list[tuple[int, Any]]:
             value, i = data[i : i + width], i + width
         else:
             raise ValueError(f"protobuf wire type {wire} is not supported")
-        out.append((number, value))
-    return out
+        yield number, value
 
 
 def _varint(data: bytes, i: int) -> tuple[int, int]:
@@ -70,14 +71,15 @@ def read_spm(path: Path) -> tuple[dict[str, tuple[float, int]], dict[int, Any]]:
     """
     data = read_capped_file(path, path.parent, VOCAB_BYTES)
     try:
-        fields = _fields(data)
-        if sum(number == 1 for number, _ in fields) > VOCAB_ENTRIES:
-            raise ValueError(f"more than {VOCAB_ENTRIES:,} pieces")
         pieces: dict[str, tuple[float, int]] = {}
         trainer: dict[int, Any] = {}
         spec: dict[int, Any] = {}
-        for number, value in fields:
+        count = 0
+        for number, value in _fields(data):
             if number == 1:
+                count += 1
+                if count > SPM_PIECES:  # counted as read: a crafted file stops here
+                    raise ValueError(f"more than {SPM_PIECES:,} pieces")
                 piece = dict(_fields(value))
                 score = struct.unpack("<f", piece[2])[0] if 2 in piece else 0.0
                 pieces[piece[1].decode("utf-8")] = (score, int(piece.get(3, _NORMAL)))

@@ -18,6 +18,7 @@ import torch
 from core import AttentionControls, CheckpointError, greedy
 from core.audio.decode import load_audio
 from core.audio.mel import frame_labels, frames_filled, log_mel, mel_filters
+from core.io.pretrained.ct2_whisper import read_whisper
 from core.io.pretrained.ctranslate2 import read_header, read_tensors
 from core.model.contract import ModelSpec
 from core.model.families.whisper import WhisperConfig, WhisperModel
@@ -54,6 +55,16 @@ def test_every_fault_of_the_file_is_one_checkpoint_error(tmp_path, mutate, messa
     path.write_bytes(mutate(model_bin()))
     with pytest.raises(CheckpointError, match=message):
         read_header([path])
+
+
+@pytest.mark.parametrize("spec, revision", [("WhisperSpec", 4), ("WhisperSpec", 2), ("TransformerSpec", 3)])
+def test_a_spec_or_spec_revision_not_supported_is_one_checkpoint_error(tmp_path, spec, revision):
+    """reliability.md W1: a model.bin of another spec, or of a WhisperSpec revision the reader does not know."""
+    (tmp_path / "model.bin").write_bytes(model_bin(spec=spec, revision=revision))
+    with pytest.raises(CheckpointError, match=f"holds {spec} revision {revision}; Attnscope reads WhisperSpec "
+                                              "revision 3") as caught:
+        read_whisper(tmp_path)
+    assert "\n" not in str(caught.value)
 
 
 def test_the_byte_budget_is_checked_before_anything_is_read(tmp_path):

@@ -77,6 +77,19 @@ def test_a_sentence_encoder_s_similarity_is_the_in_process_one(tmp_path: Path) -
         worker.close()
 
 
+def test_a_pretrained_encoder_decoder_s_lesson_trace_is_the_in_process_one(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    from tests.helpers.hf_seq2seq_reference import t5  # needs transformers: a test-only dependency
+
+    folder = t5(tmp_path / "t5", gated=True)[0]
+    worker = LessonWorker(folder, deadline_s=120)
+    try:
+        assert_same(worker.lesson("trace_sentence", "the cat sat", 1),
+                    lessons.trace_sentence(load_pretrained(folder), "the cat sat", 1))
+    finally:
+        worker.close()
+
+
 def test_only_the_named_calls_run_and_a_refusal_is_one_line(translation) -> None:
     worker, ckpt = translation
     with pytest.raises(ValueError, match="not a lesson the worker runs"):

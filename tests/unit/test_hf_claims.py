@@ -224,4 +224,5 @@ def test_a_constant_that_makes_no_sense_is_refused_not_used(family, key, value, 
                                          ("gpt_neox", "eos_token_id"), ("phi", "bos_token_id")])
 @pytest.mark.parametrize("value", [40, 10**6, -3])
 def test_a_special_id_outside_the_vocabulary_is_refused(family, key, value, folders, tmp_path, monkeypatch):
-    _refused_before_building(_claiming(folders, family, tmp_path, **{key: value}), "outside the vocabulary", monkeypatch)
+    folder = _claiming(folders, family, tmp_path, **{key: value})
+    _refused_before_building(folder, "outside the vocabulary", monkeypatch)

@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 
 from app.services import catalog, costs
-from app import resources, tokenizer_guard
+from app import resources
 from core import (analysis, explain_speech, Explanation, lessons, load_pretrained, pretrained_models, PretrainedEntry,
                   PretrainedModel, rotary_frequencies, rotary_relative_scores, sentence_similarity)
 
@@ -35,17 +35,9 @@ def pretrained(path: str) -> PretrainedModel:
 
 
 def similarity(e: catalog.Entry, first: str, second: str) -> float:
-    """``core.sentence_similarity`` of two sentences by the sentence encoder ``e`` (an uploaded model's
-    tokenizer tried first in its worker; through the gate; cached per version and sentences)."""
-    loaded = resources.checkpoint(e)
-    work = costs.cost(loaded, costs.tokens(loaded, first + second, {}))
-
-    def run() -> float:
-        tokenizer_guard.check(e, loaded, first, second)
-        return sentence_similarity(loaded, first, second)
-
-    key = ("similarity", str(e.path), catalog.version(e), first, second)
-    return resources.cached(key, run, "Comparing the sentences…", work)
+    """``core.sentence_similarity`` of two sentences by the sentence encoder ``e`` (an upload's in its worker
+    process; through the gate; cached per version and sentences)."""
+    return resources.model_lesson(sentence_similarity, e, first, second)
 
 
 def ranked_heads(e: catalog.Entry, text: str, query: int) -> list[dict[str, Any]]:

@@ -14,9 +14,10 @@ are shared read-only. Every model run goes through one :class:`Gate`, weighted b
 model's run uses ``HEAVY_THREADS`` threads at a lower priority, so cheap requests keep the CPU), one per
 session, a bounded wait for a slot and a bounded run time, and generation held to ``DECODE_TOKENS``
 new tokens. An uploaded model (or one from the models folder) is never run in the server: its
-explanations run in its own worker process (``core.ExplainWorker``: loaded once, tokenizing and running
-there, killed when a run passes the gate's ``run_s``), one cached per model version for the
-``WORKERS`` most recent, still through the gate, which then only waits; no upload can hold the server.
+explanations, lesson traces and Learn pages' model maths run in its own worker process
+(``core.lessons.LessonWorker``: loaded once, tokenizing and running there, killed when a run passes the gate's
+``run_s``), one cached per model version for the ``WORKERS`` most recent, still through the gate, which then
+only waits; no upload can hold the server.
 The training job registry is a ``st.cache_resource`` too.
 
 ``MODEL_EVENTS`` counts the models this process loaded and the model runs it made; each count is
@@ -37,10 +38,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.services import catalog, storage
 from app.services.costs import budgeted, cost, tokens
-from app import tokenizer_guard
 from app.services.jobs import JobRegistry
 from app.services.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
-from core import (Checkpoint, device, explain, explain_batch, Explanation, ExplainWorker, lessons,
+from core import (Checkpoint, device, explain, explain_batch, Explanation, lessons,
                   load_checkpoint, load_pretrained, ModelFacts, PretrainedModel, training)
 
 T = TypeVar("T")
@@ -153,13 +153,13 @@ def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
 
 
 @st.cache_resource(max_entries=WORKERS, show_spinner="Loading the model in its own process…")
-def explain_worker(path: str, version: str) -> ExplainWorker:
+def explain_worker(path: str, version: str) -> lessons.LessonWorker:
     """The worker process that runs the uploaded model at ``path`` (one per model version; an evicted one's
-    process ends with it)."""
-    return ExplainWorker(path, deadline_s=GATE.run_s)
+    process ends with it): its explanations, and its lessons' and Learn pages' model maths."""
+    return lessons.LessonWorker(path, deadline_s=GATE.run_s)
 
 
-def runner(e: catalog.Entry) -> tuple[Checkpoint | PretrainedModel | ModelFacts, ExplainWorker | None]:
+def runner(e: catalog.Entry) -> tuple[Checkpoint | PretrainedModel | ModelFacts, lessons.LessonWorker | None]:
     """(what estimates a run of ``e``, the worker process that runs it): an uploaded model's facts and its
     worker, started here, outside the gate, so that its run time is the run's alone (raises one
     ``ValueError`` line when it could not load the model); any other model loaded here."""
@@ -268,26 +268,28 @@ def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
 
 def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
     """Cached :func:`core.lessons.trace_sentence` of ``text`` by the checkpoint or pretrained model ``e``."""
-    loaded = checkpoint(e)
-    key = ("lesson", str(e.path), catalog.version(e) if e.pretrained else _sha(e.path), text, head)
-
-    def run() -> lessons.LessonTrace:
-        tokenizer_guard.check(e, loaded, text)  # an uploaded model's tokenizer reads the text here, in the server
-        return lessons.trace_sentence(loaded, text, head)
-
-    return cached(key, run, "Following the sentence through the model…", cost(loaded, tokens(loaded, text, {})))
+    return model_lesson(lessons.trace_sentence, e, text, head, generates=True)
 
 
-def model_lesson(fn: Callable[..., T], ckpt: Checkpoint, *args: Any, **kwargs: Any) -> T:
-    """``fn(ckpt, *args, **kwargs)`` (a ``core.lessons`` function that runs or reads the model), cached per
-    checkpoint file version (path and SHA-256, never the model object) and arguments, through the gate:
-    a Learn page's widget that does not touch it draws it from the cache."""
-    info = getattr(ckpt, "info", None)  # a checkpoint's header; a pretrained model has its files' version
-    version = ((str(info.path), info.sha256) if info is not None
-               else (str(ckpt.path), catalog.pretrained_version(ckpt.path)))
-    key = ("lesson-" + fn.__name__, *version, repr(args), repr(sorted(kwargs.items())))
-    work = cost(ckpt, sum(len(a) for a in args if isinstance(a, str)) // 2 + 1)
-    return cached(key, lambda: fn(ckpt, *args, **kwargs), "Running the model…", work)
+def model_lesson(fn: Callable[..., T], model: catalog.Entry | Checkpoint | PretrainedModel, *args: Any,
+                 generates: bool = False, **kwargs: Any) -> T:
+    """``fn(loaded model, *args, **kwargs)`` (one of :class:`core.lessons.LessonWorker`'s calls) for an entry or
+    the loaded model of one (an unlisted one taken for an upload), cached per model version and arguments,
+    through the gate (its cost from the text arguments, and the tokens it may generate when it ``generates``):
+    a Learn page's widget that does not touch it draws it from the cache. An upload's runs in its worker
+    process, stopped at the gate's run time (one ``ValueError`` line), as its explanations."""
+    own = isinstance(model, Checkpoint)
+    e = model if isinstance(model, catalog.Entry) else catalog.entry_at(
+        entries()[0], Path(model.info.path if own else model.path), pretrained=not own)
+    loaded, worker = runner(e)
+    key = ("lesson-" + fn.__name__, str(e.path), catalog.version(e), repr(args), repr(sorted(kwargs.items())))
+    work = cost(loaded, sum(tokens(loaded, t, {}) if generates else len(t) // 2 for t in args if isinstance(t, str)))
+
+    def run() -> T:
+        return (fn(loaded, *args, **kwargs) if worker is None
+                else worker.lesson(fn.__name__, *args, deadline_s=GATE.run_s, **kwargs))
+
+    return cached(key, run, "Running the model…", work, 0.0 if worker is None else WORKER_GRACE_S)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Timing attention…")

@@ -9,8 +9,8 @@ the honest sessions ask the shipped translation checkpoint through the app's gat
 (:func:`bench.soak_fair.gated`); the hostile ones call ``app.services.uploads.save_upload`` with a GGUF whose
 metadata array claims 2⁴⁰ items or holds 5,000,000 in bounds, and with a zip whose member lies about
 its size and inflates past the cap; the third encodes 20,300 characters with an uploaded
-tokenizer whose split regex backtracks (``(a|aa)+$``, past the static check) through the app's
-tokenizer worker, killed at ``tokenizer_guard.TOKENIZE_S``; a fourth asks, through the same gate as the
+tokenizer whose split regex backtracks (``(a|aa)+$``, past the static check) in a worker process killed
+after ``TOKENIZE_S`` (in the app the uploaded model's worker tokenizes, killed at the gate's run time); a fourth asks, through the same gate as the
 honest sessions, an uploaded model whose maths is legal but slow (1,024 positions, width 256, a
 960-character input) again and again, run in its worker process as the app does (``--upload-runs
 worker``), in the server as the app did before (``server``), or not at all (``none``). Prints the honest p50/p95 per phase, the p95 ratio (goal ≤ 2×),
@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
-from app import resources, tokenizer_guard
+from app import resources
 from app.services import storage, uploads
 from app.services.limits import Gate, OverBudget, at_low_priority
 from bench.soak import p95
@@ -49,6 +49,7 @@ from core import Tokenizer as CharTokenizer
 SLOW = ("a" * 28 + "b") * 700  # a tenth of a second of backtracking per run of a's
 ARRAY, UINT8 = 9, 0  # GGUF value types
 PACE_S = 0.1  # between one hostile attempt and the next: an upload and a script rerun take at least this
+TOKENIZE_S = 5.0  # seconds each backtracking attempt holds its worker before it is killed
 UPLOAD = "slow uploaded model"  # the hostile session whose runs are legal, only slow
 SLOW_UPLOAD_TEXT = "the cat sat on the mat. " * 40  # 960 characters for a 1,024-position model
 
@@ -106,7 +107,7 @@ def upload_attack(gate: Gate, path: Path, where: str) -> Callable[[], None]:
 
 def attacks(folder: Path) -> dict[str, Callable[[], None]]:
     """Each hostile session's one attempt (it must raise the app's one-line refusal)."""
-    owner, worker = storage.new_owner(), TokenizerWorker(backtracking_spec(), deadline_s=tokenizer_guard.TOKENIZE_S)
+    owner, worker = storage.new_owner(), TokenizerWorker(backtracking_spec(), deadline_s=TOKENIZE_S)
     bombs = {"gguf-claims": gguf_array(2**40, 0), "gguf-holds": gguf_array(5_000_000, 5_000_000),
              "zip": zip_bomb()}
     save = partial(at_low_priority, uploads.save_upload, folder, owner)  # as app.resources.save_upload does

@@ -239,6 +239,13 @@ def import_upload(owner: str, filename: str, data: bytes, options: convert.NNImp
     return "upload:" + uploads.import_upload(runs_dir() / UPLOADS, owner, filename, data, options)
 
 
+def entry_at(listed: list[Entry], path: Path, pretrained: bool) -> Entry:
+    """The entry of ``listed`` whose model is at ``path``; one this session does not list is taken for an upload
+    (its runs go to a worker process)."""
+    found = next((e for e in listed if e.path == path), None)
+    return found or Entry(f"unlisted:{path}", "upload", path.name, path, None, "", "", pretrained=pretrained)
+
+
 def version(entry: Entry) -> str:
     """What identifies this version of the entry's model for the caches: a checkpoint's verified
     SHA-256; for a pretrained model the path's size and modification time."""

@@ -3,7 +3,9 @@
 ``zipfile`` bounds a deflate member's output per read, but inflates a bzip2 or LZMA chunk in
 one call: a 172 KB zip holding 10 GiB of bzip2 fills memory before any size check runs. Here
 each member's raw (compressed) bytes are read and inflated with ``max_length``, so no call
-returns more than :data:`CHUNK` bytes, and the total is checked after every chunk. Names are
+returns more than :data:`CHUNK` bytes, and the total is checked after every chunk, as is the member's own
+declared size (a header that lies is refused at its first chunk past it) and its ratio to the compressed
+bytes (:data:`MAX_RATIO`). Names are
 checked first (relative, no ``..``, no link, not too long, no file that is also a folder), and
 before that the central directory's size from the end record: ``zipfile`` builds an object per
 entry it lists, so a directory of millions of tiny entries is refused before it is read.
@@ -27,6 +29,9 @@ from typing import BinaryIO, Iterator
 from core import CheckpointError
 
 CHUNK = 1 << 20  # the most bytes one inflate call may return
+#: A member may inflate to at most this many times its compressed size once past ``RATIO_FLOOR`` bytes: weights
+#: compress to about 0.9 of their size and tokenizer files to a third, zeros to a thousandth (a zip bomb).
+MAX_RATIO, RATIO_FLOOR = 100, 16 << 20
 MAX_MEMBER_NAME_CHARS = 200
 ENTRY_BYTES = 1024  # the most central-directory bytes one entry may take (46 + name + extra + comment)
 
@@ -82,12 +87,18 @@ def _unzip_members(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], tar
             raise _too_big(max_bytes)
         path = target.joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
-        crc = 0
+        crc = inflated = 0
         with open(path, "wb") as sink:
             for chunk in _inflate(archive, member):
-                written += len(chunk)
+                written, inflated = written + len(chunk), inflated + len(chunk)
                 if written > max_bytes:
                     raise _too_big(max_bytes)
+                if inflated > member.file_size:  # a lying header: stopped at its first chunk, not at the cap
+                    raise CheckpointError(f"the .zip file's {member.filename[:80]!r} inflates past the "
+                                          f"{member.file_size:,} bytes its header declares")
+                if inflated > max(RATIO_FLOOR, MAX_RATIO * member.compress_size):
+                    raise CheckpointError(f"the .zip file's {member.filename[:80]!r} inflates to more than {MAX_RATIO} "
+                                          "times its compressed size: refused as a zip bomb")
                 crc = zlib.crc32(chunk, crc)
                 sink.write(chunk)
         if crc != member.CRC:

@@ -16,7 +16,7 @@ import streamlit as st
 from app.services import catalog
 from app import resources
 from app.charts import attention as charts
-from core import Checkpoint, CheckpointError, KIND_LABELS, training
+from core import Checkpoint, CheckpointError, KIND_LABELS, PretrainedModel, training
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -154,11 +154,15 @@ def current_entry() -> catalog.Entry | None:
     return resources.entry(key) if key else None
 
 
-def current_checkpoint() -> tuple[catalog.Entry, Checkpoint] | None:
-    """The sidebar's checkpoint, loaded; None when none is chosen or it cannot be opened
-    (then a clear message has been shown)."""
+def current_checkpoint(pretrained: bool = False) -> tuple[catalog.Entry, Checkpoint | PretrainedModel] | None:
+    """The sidebar's checkpoint, loaded; None when none is chosen or it cannot be opened, or when it is a
+    pretrained model and the caller does not take one (``pretrained``: then a clear message has been shown)."""
     entry = current_entry()
     if entry is None:
+        return None
+    if entry.pretrained and not pretrained:  # the Learn pages read an Attnscope checkpoint's config and task
+        st.info(f"{plain(entry.name)} is a pretrained model: this part of the page reads Attnscope checkpoints "
+                "(shipped, trained or uploaded). Explore shows the pretrained model.", icon=":material/info:")
         return None
     ckpt = attempt(f"open {entry.name}", resources.checkpoint, entry)
     return None if ckpt is None else (entry, ckpt)

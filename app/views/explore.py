@@ -31,7 +31,7 @@ st.title("Explore attention")
 st.caption("Type a sentence and see how the model splits it into tokens, what it predicts, and where every "
            "attention head looks. Rows are the tokens doing the attending, columns the tokens attended to.")
 
-loaded = widgets.current_checkpoint()
+loaded = widgets.current_checkpoint(pretrained=True)
 if loaded is None:
     st.info("Pick a checkpoint in the sidebar, or train one on the Train page, to see its attention.")
     st.stop()

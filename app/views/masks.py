@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app import resources
 from app.ui import export, glossary, presentation, tables, vega, widgets
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
@@ -179,7 +180,8 @@ def _split(sentences: list[str]):
         else:
             tokenizer = ckpt.source_tokenizer if ckpt.config.has_encoder else ckpt.target_tokenizer
             st.caption(f"The loaded checkpoint's tokenizer: {tokenizer.kind}-level, {tokenizer.vocab_size} tokens.")
-            return widgets.attempt("tokenize the sentences", lessons.tokenizer_batch, tokenizer, sentences)
+            return widgets.attempt("tokenize the sentences", resources.model_lesson, lessons.checkpoint_batch, ckpt,
+                                   sentences)
     return widgets.attempt("tokenize the sentences", lessons.whitespace_batch, sentences)
 
 

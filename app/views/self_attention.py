@@ -134,7 +134,9 @@ def beyond_section(ckpt) -> None:
     if ckpt is None:
         st.info("Choose a checkpoint in the sidebar.")
         return
-    beyond = lessons.pe_beyond(ckpt)
+    beyond = widgets.attempt("compare the model's positions", resources.model_lesson, lessons.pe_beyond, ckpt)
+    if beyond is None:
+        return
     if beyond.kind == "none":
         st.info("This model has no positional encoding, so positions cannot run out — and order is invisible to it.")
         return
@@ -159,7 +161,8 @@ def _length_accuracy(ckpt, trained: int | None) -> None:
         return
     key = f"_cc_acc_{ckpt.info.path}"
     if st.button("Measure accuracy for every length up to max_len", key="cc_measure", icon=":material/speed:"):
-        st.session_state[key] = widgets.attempt("score the model by length", lessons.length_accuracy, ckpt, per_length=8)
+        st.session_state[key] = widgets.attempt("score the model by length", resources.model_lesson,
+                                                lessons.length_accuracy, ckpt, per_length=8)
     result = st.session_state.get(key)
     if result is None:
         return

@@ -15,18 +15,18 @@ from app.ui import presentation, widgets
 from app import resources
 from app.services.jobs import IDLE_S, JobRefused, default_name, training_threads
 from app.views.parts.train import runs, settings, teaching
-from core import device, TASKS
+from core import device, TASKS, training
 
 
-def _start() -> None:
-    """Train button callback: start the job, then offer a fresh name for the next run."""
+def _start(resume: bool = False) -> None:
+    """Train (or Continue, ``resume``) button callback: start the job, then offer a fresh name for the next run."""
     state = st.session_state
     try:
         name, config = settings.config()
-        if Path(config.out).exists():
+        if Path(config.out).exists() and not resume:
             raise ValueError(f"a run called {name!r} already exists; choose another name "
                              "(or delete the old run on the Checkpoints page)")
-        resources.registry().start(name, config, run_on=bool(state.get("train_run_on")))
+        resources.registry().start(name, config, resume=resume, run_on=bool(state.get("train_run_on")))
     except (ValueError, JobRefused) as error:
         state["_train_message"] = f"Could not start training: {error}"
         return
@@ -79,7 +79,8 @@ if config is not None:
         st.caption(":material/info: This model is large for a CPU: expect minutes per hundred steps. "
                    "The command line with a GPU suits it better.")
     if Path(config.out).exists():
-        st.warning(f"A run called {name!r} already exists; choose another name to train again.")
+        st.warning(f"A run called {name!r} already exists; choose another name to train again"
+                   + (", or continue it." if training.resume_state_path(config.out).exists() else "."))
 if busy:
     st.info(f"{', '.join(j.name for j in busy)} is training. This machine trains one model at a time: "
             "wait for it to finish or stop it.", icon=":material/hourglass_top:")
@@ -88,6 +89,10 @@ st.checkbox("Keep training when nobody is watching", key="train_run_on",
                  "page open on it, so a closed tab does not keep the machine busy.")
 st.button("Train", key="train_start", type="primary", icon=":material/play_arrow:", on_click=_start,
           disabled=config is None or bool(busy) or Path(config.out).exists())
+if config is not None and Path(config.out).exists() and training.resume_state_path(config.out).exists():
+    st.button("Continue this run", key="train_resume", icon=":material/resume:", on_click=_start, args=(True,),
+              disabled=bool(busy), help="Go on from its last saved state (a run stopped, finished, or cut off by a "
+                                        "server restart) up to the steps set above; its other settings must match.")
 if st.session_state.get("_train_message"):
     st.error(st.session_state.pop("_train_message"))
 

@@ -26,7 +26,8 @@ from core.io.pretrained.load import PretrainedModel
 from core.model.contract import ModelOutput
 from core.text.inputs import TextInput, normalized, prepare, tokenize
 
-#: The most tokens generated when the caller gives no ``max_new_tokens`` (the app's cap too).
+#: The most tokens one explanation generates, whatever ``max_new_tokens`` or ``continuation`` asks (the app's cap
+#: too): a longer request is cut here with a note.
 GENERATION_CAP = 256
 Source = Checkpoint | PretrainedModel | Subject | str | os.PathLike
 
@@ -121,9 +122,12 @@ def _seq2seq(subject: Subject, inputs: list[TextInput], opts: ExplainOptions) ->
     tgt_tok = subject.target_tokenizer
     src = source_batch(subject, inputs)
     prefix = torch.tensor([list(subject.decoder_start)] * len(inputs), dtype=torch.long, device=src.ids.device)
-    gen = generate(subject, src.ids, prefix, opts, opts.max_new_tokens or min(subject.spec.max_len, GENERATION_CAP))
+    limit = min(opts.max_new_tokens or subject.spec.max_len, GENERATION_CAP)
+    gen = generate(subject, src.ids, prefix, opts, limit)
     results = []
     for row, item in enumerate(inputs):
+        if (opts.max_new_tokens or 0) > GENERATION_CAP:
+            item.notes.append(f"The output was limited to {GENERATION_CAP} new tokens.")
         ids = gen.ids[row].tolist()
         queries = ids[:-1]  # the decoder inputs; row t produced ids[t + 1]
         finished = bool(gen.finished[row])
@@ -165,10 +169,10 @@ def _decoder_batch(subject: Subject, inputs: list[TextInput], reserve: int) -> B
 
 def _decoder(subject: Subject, inputs: list[TextInput], opts: ExplainOptions) -> list[Explanation]:
     tok, limit = subject.target_tokenizer, subject.token_limit
-    batch = _decoder_batch(subject, inputs, min(opts.continuation, limit // 2))
+    batch = _decoder_batch(subject, inputs, min(opts.continuation, limit // 2, GENERATION_CAP))
     generated: list[int] = []
     if opts.continuation:  # a single text (checked by explain_batch)
-        room = min(opts.continuation, limit - batch.ids.size(1))
+        room = min(opts.continuation, limit - batch.ids.size(1), GENERATION_CAP)
         if room < opts.continuation:
             inputs[0].notes.append(f"The continuation was limited to {room} tokens.")
         gen = generate(subject, None, batch.ids, opts, room)

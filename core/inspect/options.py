@@ -19,7 +19,7 @@ class ExplainOptions:
     Attributes:
         decoding: ``greedy``, ``beam`` or ``sample`` (generating models).
         beam_size: beams for ``beam``.
-        max_new_tokens: generation limit (default: the model's ``max_len``).
+        max_new_tokens: generation limit (default: the model's ``max_len``; at most 256 in any case).
         sample_temperature / top_k / top_p / seed: sampling settings (``sample``).
         continuation: tokens a language model generates after the input (0 = none).
         top_n: how many next-token (or fill-in) candidates are reported.

@@ -6,11 +6,16 @@ arrays; :func:`from_wire` rebuilds the very same records (every array bit for bi
 ``None`` as ``None``) and validates them again through the records' own checks. Every container is
 tagged in the JSON (``{"tuple": [...]}``, ``{"dict": {...}}``, ``{"array": name}``), so nothing is
 guessed on the way back and nothing but these two dataclasses can be built.
+
+:func:`pack` and :func:`unpack` do the same for any value made of frozen dataclasses named in a registry
+(``{"record": [name, {field: ...}]}``: a lesson's result, :mod:`core.lessons.worker`): a record whose type is
+not in the registry is refused both ways.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -18,36 +23,42 @@ import numpy as np
 from core.inspect.records import Explanation, Prediction
 
 Arrays = dict[str, np.ndarray]
+Records = Mapping[str, type]  # the dataclasses a value may hold, by name
 
 
-def _encode(value: Any, name: str, arrays: Arrays) -> Any:
-    """``value`` as JSON, its arrays moved to ``arrays`` under names starting with ``name``."""
+def _encode(value: Any, name: str, arrays: Arrays, records: Records | None = None) -> Any:
+    """``value`` as JSON, its arrays moved to ``arrays`` under names starting with ``name``; dataclasses
+    only of the types in ``records``."""
+    if is_dataclass(value) and records and records.get(type(value).__name__) is type(value):
+        return {"record": [type(value).__name__, {f.name: _encode(getattr(value, f.name), f"{name}.{f.name}",
+                                                                   arrays, records) for f in fields(value)}]}
     if isinstance(value, np.ndarray):
         arrays[name] = np.ascontiguousarray(value)
         return {"array": name}
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, tuple):
-        return {"tuple": [_encode(v, f"{name}.{i}", arrays) for i, v in enumerate(value)]}
+        return {"tuple": [_encode(v, f"{name}.{i}", arrays, records) for i, v in enumerate(value)]}
     if isinstance(value, list):
-        return [_encode(v, f"{name}.{i}", arrays) for i, v in enumerate(value)]
+        return [_encode(v, f"{name}.{i}", arrays, records) for i, v in enumerate(value)]
     if isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
             raise TypeError(f"{name}: only text keys cross the process boundary")
-        return {"dict": {k: _encode(v, f"{name}.{k}", arrays) for k, v in value.items()}}
+        return {"dict": {k: _encode(v, f"{name}.{k}", arrays, records) for k, v in value.items()}}
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     raise TypeError(f"{name}: a {type(value).__name__} cannot cross the process boundary")
 
 
-def _decode(value: Any, arrays: Arrays) -> Any:
+def _decode(value: Any, arrays: Arrays, records: Records | None = None) -> Any:
     """The inverse of :func:`_encode`.
 
     Raises:
-        ValueError: a tag it does not know, or an array the blob does not hold.
+        ValueError: a tag it does not know, a record type not in ``records``, fields that do not build it,
+            or an array the blob does not hold.
     """
     if isinstance(value, list):
-        return [_decode(v, arrays) for v in value]
+        return [_decode(v, arrays, records) for v in value]
     if not isinstance(value, dict):
         return value
     if len(value) != 1:
@@ -56,9 +67,15 @@ def _decode(value: Any, arrays: Arrays) -> Any:
     if tag == "array" and isinstance(inner, str) and inner in arrays:
         return arrays[inner]
     if tag == "tuple" and isinstance(inner, list):
-        return tuple(_decode(v, arrays) for v in inner)
+        return tuple(_decode(v, arrays, records) for v in inner)
     if tag == "dict" and isinstance(inner, dict):
-        return {k: _decode(v, arrays) for k, v in inner.items()}
+        return {k: _decode(v, arrays, records) for k, v in inner.items()}
+    if (tag == "record" and isinstance(inner, list) and len(inner) == 2 and isinstance(inner[1], dict)
+            and records and isinstance(inner[0], str) and inner[0] in records):
+        try:
+            return records[inner[0]](**{k: _decode(v, arrays, records) for k, v in inner[1].items()})
+        except TypeError as error:
+            raise ValueError(f"the worker's answer is malformed: {error}") from None
     raise ValueError("the worker's answer is malformed")
 
 
@@ -102,3 +119,23 @@ def from_wire(records: Any, arrays: Arrays) -> list[Explanation]:
         except TypeError as error:
             raise ValueError(f"the worker's answer is malformed: {error}") from None
     return built
+
+
+def pack(value: Any, records: Records) -> tuple[Any, Arrays]:
+    """(JSON-friendly value, arrays by name) of ``value``: JSON scalars, arrays, tuples, lists, text-keyed
+    dicts and dataclasses of the types in ``records``.
+
+    Raises:
+        TypeError: anything else, a dataclass of another type included.
+    """
+    arrays: Arrays = {}
+    return _encode(value, "value", arrays, records), arrays
+
+
+def unpack(value: Any, arrays: Arrays, records: Records) -> Any:
+    """The value :func:`pack` was given (its records rebuilt through their own checks).
+
+    Raises:
+        ValueError: a value :func:`pack` does not write, or a record type not in ``records``.
+    """
+    return _decode(value, arrays, records)

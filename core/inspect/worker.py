@@ -8,6 +8,8 @@ space capped at what it has after importing torch plus ``memory_bytes``) and ans
 ``ValueError`` line; so does a child that dies (its memory cap, a crash, a kill) or fails; the next call
 starts a fresh child. Requests and answers are JSON lines (:mod:`core.text.child`); the answer's arrays
 travel as a ``safetensors`` file in a private temporary folder (:mod:`core.inspect.wire`): no pickle.
+A subclass may name more calls the child answers (:meth:`ExplainWorker.call`: a function of the loaded model
+from an explicit registry, its result made of registered records; :class:`core.lessons.LessonWorker`).
 """
 
 from __future__ import annotations
@@ -18,26 +20,29 @@ import shutil
 import tempfile
 import threading
 import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from safetensors.numpy import load_file, save_file
 
 from core.budget import LOAD_BUDGET
 from core.inspect.records import Explanation
 from core.inspect.subject import MAP_BUDGET_BYTES
-from core.inspect.wire import from_wire, to_wire
+from core.inspect.wire import Records, from_wire, pack, to_wire, unpack
 from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
 from core.io.pretrained.load import is_pretrained
 from core.text.child import Child, first_line, serve
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 ROOT = str(Path(__file__).resolve().parents[2])
 BLOB = "answer.safetensors"  # the answer's arrays, in the worker's private folder
-# The child: core importable from the repository (sys.argv[2]); core.inspect.worker.serve_child does the rest.
-_CHILD = "import sys\nsys.path.insert(0, sys.argv[2])\nfrom core.inspect.worker import serve_child\nserve_child()\n"
+# The child: core importable from the repository (sys.argv[2]); the worker class's child module's serve_child
+# does the rest.
+_CHILD = "import sys\nsys.path.insert(0, sys.argv[2])\nfrom {module} import serve_child\nserve_child()\n"
 
 
 @dataclass(frozen=True)
@@ -69,8 +74,12 @@ class ExplainWorker:
     ``startup_s``; the child may address ``memory_bytes`` beyond what it holds after importing torch
     (default: :func:`memory_budget`). Thread-safe (one call at a time); :meth:`close` ends the child,
     and so does dropping the worker (the child ends when its stdin closes). ``starts`` counts the
-    children started.
+    children started. A subclass names its child's module (``child_module``, whose ``serve_child`` serves
+    the calls) and the records its calls' results may hold (``records``).
     """
+
+    child_module = __name__
+    records: Records = {}
 
     def __init__(self, path: str | os.PathLike, deadline_s: float = 60.0, memory_bytes: int | None = None,
                  startup_s: float = 120.0) -> None:
@@ -80,7 +89,8 @@ class ExplainWorker:
         self._facts: ModelFacts | None = None
         self._lock = threading.Lock()
         self._folder = tempfile.mkdtemp(prefix="attnscope-worker-")  # private (0700): the answers' arrays
-        self._child = Child(_CHILD, [ROOT], env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+        self._child = Child(_CHILD.format(module=self.child_module), [ROOT],
+                            env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
                             name="attnscope-explain")
         weakref.finalize(self, _clean_up, self._child, self._folder)
 
@@ -128,23 +138,38 @@ class ExplainWorker:
             ValueError: what ``explain_batch`` raises, or the run passed its deadline (the child was
                 killed), or the child died or failed: always one line.
         """
+        return self._exchange({"texts": list(texts), "options": options}, deadline_s, _received)
+
+    def call(self, name: str, *args: Any, deadline_s: float | None = None, **kwargs: Any) -> Any:
+        """``function(model, *args, **kwargs)`` in the child, for the function its child module registers as
+        ``name``, bounded by ``deadline_s`` (default: the worker's); ``args`` and ``kwargs`` are JSON values.
+
+        Raises:
+            ValueError: a name the child does not know, what the function raises, or the run passed its
+                deadline, or the child died or failed: always one line.
+        """
+        message = {"call": name, "args": list(args), "kwargs": kwargs}
+        return self._exchange(message, deadline_s, lambda value, blob: _received_value(value, blob, self.records))
+
+    def _exchange(self, message: dict[str, Any], deadline_s: float | None, read: Callable[[Any, Path], T]) -> T:
+        """``read(answer, blob)`` of the child's answer to ``message`` within the deadline (see :meth:`call`)."""
         deadline = self.deadline_s if deadline_s is None else deadline_s
         with self._lock:
             if not self._child.alive():
                 self._start()
             blob = Path(self._folder, BLOB)
             blob.unlink(missing_ok=True)
-            status, value = self._child.ask({"texts": list(texts), "options": options}, deadline, "run")
+            status, value = self._child.ask(message, deadline, "run")
             if status == "ok":
-                return _received(value, blob)
-            message = self._failure(status, value)
-            if status != "error" or "memory" in message:  # dead, stopped, or not to be trusted again
+                return read(value, blob)
+            reason = self._failure(status, value)
+            if status != "error" or "memory" in reason:  # dead, stopped, or not to be trusted again
                 self._child.kill()
         if status == "timeout":
             log.warning("a run of %s passed its %.1f s deadline; its worker was killed", self.path, deadline)
             raise ValueError(f"running the model took longer than {deadline:g} s and was stopped; "
                              "try a shorter input or fewer generated tokens")
-        raise ValueError(message)
+        raise ValueError(reason)
 
     def _start(self) -> None:
         """Start a fresh child (the model loaded); called with the lock held.
@@ -187,8 +212,17 @@ def _received(records: Any, blob: Path) -> list[Explanation]:
     Raises:
         ValueError: an answer that is not what the child writes (one line).
     """
+    return _read(lambda arrays: from_wire(records, arrays), blob)
+
+
+def _received_value(value: Any, blob: Path, records: Records) -> Any:
+    """The value of a call's answer (:func:`core.inspect.wire.unpack`) with the arrays in ``blob``."""
+    return _read(lambda arrays: unpack(value, arrays, records), blob)
+
+
+def _read(build: Callable[[dict[str, Any]], T], blob: Path) -> T:
     try:
-        return from_wire(records, load_file(blob) if blob.exists() else {})
+        return build(load_file(blob) if blob.exists() else {})
     except Exception as error:  # a torn or foreign blob: safetensors' own error types included
         raise ValueError(f"running the model failed: its worker's answer could not be read ({first_line(error)})") from None
     finally:
@@ -219,31 +253,42 @@ def _setup(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     import torch
 
     from core.inspect.subject import as_subject
+    from core.io.checkpoint import load
+    from core.io.pretrained.load import load_pretrained
 
     torch.set_num_threads(1)
     _cap_memory(int(message["memory_bytes"]))
-    subject = as_subject(message["path"])
+    path = message["path"]
+    loaded = load_pretrained(path) if is_pretrained(path) else load(path)
+    subject = as_subject(loaded)
     facts = ModelFacts(subject.spec.architecture, int(getattr(subject.spec, "max_len", 0)),
                        sum(p.numel() for p in subject.model.parameters()))
-    return {"subject": subject, "folder": message["folder"]}, asdict(facts)
+    return {"loaded": loaded, "subject": subject, "folder": message["folder"]}, asdict(facts)
 
 
-def _answer(state: dict[str, Any], message: dict[str, Any]) -> Any:
-    """Explain the texts; the records as JSON, their arrays written to the private folder."""
+def _answer(calls: Mapping[str, Callable[..., Any]], records: Records, state: dict[str, Any],
+            message: dict[str, Any]) -> Any:
+    """Explain the texts, or run the named call; the answer as JSON, its arrays written to the private folder."""
     from core.inspect.explainer import explain_batch
 
+    name = message.get("call")
+    if name is not None and name not in calls:
+        raise ValueError(f"the worker has no call named {str(name)[:60]!r}")
     try:
-        explanations = explain_batch(state["subject"], list(message["texts"]), **message["options"])
+        if name is None:
+            value, arrays = to_wire(explain_batch(state["subject"], list(message["texts"]), **message["options"]))
+        else:
+            value, arrays = pack(calls[name](state["loaded"], *message["args"], **message["kwargs"]), records)
     except (ValueError, MemoryError):  # a refusal, already one line for the user; memory: see _failure
         raise
     except BaseException as error:  # a bug, or native code failing (a tokenizer's panic)
         raise RuntimeError(f"running the model failed: {first_line(error)}") from None
-    records, arrays = to_wire(explanations)
     if arrays:
         save_file(arrays, os.path.join(state["folder"], BLOB))
-    return records
+    return value
 
 
-def serve_child() -> None:
-    """The child process's main loop (``python -I -c`` code of :class:`ExplainWorker`)."""
-    serve(_setup, _answer)
+def serve_child(calls: Mapping[str, Callable[..., Any]] | None = None, records: Records | None = None) -> None:
+    """The child process's main loop (``python -I -c`` code of :class:`ExplainWorker`): explanations, and
+    ``calls`` (name → function of the loaded model) whose results hold only ``records``."""
+    serve(_setup, lambda state, message: _answer(calls or {}, records or {}, state, message))

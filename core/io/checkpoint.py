@@ -32,8 +32,8 @@ from core.budget import LOAD_BUDGET, Budget, check_budget
 from core.text.tokenizer import Tokenizer
 from core.io.atomic import clean_stale_temp_files, write_atomic
 from core.io.run_record import RunRecord
-from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_finite, check_layout,
-                            check_probe, digest, looks_like_hf_weights, probe_record)
+from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_finite, check_header_size,
+                            check_layout, check_probe, digest, looks_like_hf_weights, probe_record)
 from core.model.transformer import Transformer
 
 log = logging.getLogger(__name__)
@@ -219,6 +219,7 @@ def _short(error: BaseException, limit: int = 300) -> str:
 
 def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
     name, before = path.name, _stat_key(path)
+    check_header_size(path)
     with safe_open(str(path), framework="pt", device="cpu") as handle:
         metadata = handle.metadata() or {}
         if metadata.get("format") != FORMAT:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.io.checkpoint import FORMAT, CheckpointError
+from core.io.verify import MAX_HEADER_BYTES, check_header_size
 from core.io.convert.nn_import import nn_transformer_layout
 from core.io.pretrained.gguf_header import is_gguf
 from core.io.pretrained.hf_files import convert_command, convert_hint, weight_files
@@ -29,7 +30,6 @@ from core.io.pretrained.hf_folder import is_model_folder
 from core.io.pretrained.load import supported
 
 KINDS = ("checkpoint", "nn-transformer", "pretrained", "archive")
-MAX_HEADER_BYTES = 100 * 2**20  # a safetensors header larger than this is refused unread
 MAX_FOUND = 200  # models listed from one folder at most
 MAX_DEPTH = 4  # folder levels searched below it
 _ZIP = b"PK\x03\x04"
@@ -118,6 +118,7 @@ def identify(path: str | os.PathLike) -> ModelFile:
                               f"folder once with {convert_command(path.parent)} and open the folder")
     if head[:4] in (_ZIP, b"PK\x05\x06"):  # a zip (one with no member starts with its end record)
         return ModelFile(path, "archive", path.stem)
+    check_header_size(path)
     metadata = _safetensors_metadata(path)
     if metadata is None:
         raise CheckpointError(f"{path.name} is not a model Attnscope opens: an Attnscope checkpoint or an "

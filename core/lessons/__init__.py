@@ -19,7 +19,8 @@ and small frozen dataclasses (the app only draws them):
 - ``coreference``: which heads of a real encoder link one word to another, and their measured ranks;
 - ``torch_mha``: PyTorch's ``nn.MultiheadAttention`` loaded with a model's stacked W_qkv and W^O, against
   the model's own layer-0 encoder self-attention;
-- ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's.
+- ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's;
+- ``worker``: :class:`LessonWorker`, the functions above that run a model, for an untrusted model in its worker process.
 """
 
 from core.lessons.attention import (attention_row, kv_lookup, KVLookup, qkv_projection, QKVProjection,
@@ -27,7 +28,7 @@ from core.lessons.attention import (attention_row, kv_lookup, KVLookup, qkv_proj
 from core.lessons.beyond import length_accuracy, LengthAccuracy, pe_beyond, PEBeyond
 from core.lessons.coreference import head_links, HeadLink, LinkReport, links_from_ranking
 from core.lessons.cross_reading import cross_reading
-from core.lessons.masks import (batch_masks, BatchMasks, look_ahead_mask, masked_softmax_demo, MaskedSoftmax,
+from core.lessons.masks import (batch_masks, BatchMasks, checkpoint_batch, look_ahead_mask, masked_softmax_demo, MaskedSoftmax,
                                 pad_sentences, TokenBatch, tokenizer_batch, whitespace_batch)
 from core.lessons.norms import ffn_as_convolution, FFNDemo, norm_demo, norm_stats, NormDemo, NormStats
 from core.lessons.parameters import BlockCount, expected_parameter_counts, parameter_table
@@ -46,6 +47,7 @@ from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.lessons.torch_mha import as_torch_mha, compare_torch_mha, torch_mha, TorchMHA
 from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
 from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
+from core.lessons.worker import LessonWorker
 
 __all__ = [
     "ArraySize", "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink",
@@ -53,7 +55,8 @@ __all__ = [
     "MapBlock", "MaskedSoftmax", "ModelEncoding", "ModelMap", "ModelProjection", "NoamCurve", "NormDemo",
     "NormStats", "PaperRecipe", "PathComparison", "PEBeyond", "PECurves", "PermutationDemo", "QKVProjection",
     "RotationCheck", "SamplingStep", "Saturation", "ScoreFunction", "SmoothingExample", "TokenBatch",
-    "WorkedExample", "array_sizes", "attention_cost", "attention_row", "batch_masks", "confidence_penalty",
+    "WorkedExample", "array_sizes", "attention_cost", "attention_row", "batch_masks", "checkpoint_batch",
+    "confidence_penalty",
     "cross_reading",
     "expected_parameter_counts", "ffn_as_convolution", "head_links", "kl_check", "kv_lookup", "lesson_follows",
     "lecture_comparison", "length_accuracy", "links_from_ranking", "look_ahead_mask", "masked_softmax_demo",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.io.checkpoint import Checkpoint
 from core.text.tokenizer import Tokenizer
 from core.model.attention import attention_weights
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
@@ -55,6 +56,12 @@ def tokenizer_batch(tokenizer: Tokenizer, sentences: list[str], max_tokens: int 
     return pad_sentences([e.ids[:max_tokens] for e in encodings], [list(e.tokens[:max_tokens]) for e in encodings])
 
 
+def checkpoint_batch(ckpt: Checkpoint, sentences: list[str], max_tokens: int = 24) -> TokenBatch:
+    """:func:`tokenizer_batch` with the checkpoint's own tokenizer: its encoder's, else its decoder's."""
+    tokenizer = ckpt.source_tokenizer if ckpt.config.has_encoder else ckpt.target_tokenizer
+    return tokenizer_batch(tokenizer, sentences, max_tokens)
+
+
 def look_ahead_mask(n: int) -> np.ndarray:
     """``core.subsequent_mask(n)`` as a numpy bool array (T, T): the lower triangle, diagonal included."""
     return subsequent_mask(n).numpy()
@@ -71,7 +78,7 @@ class BatchMasks:
 
 def batch_masks(ids: np.ndarray, pad_id: int = 0) -> BatchMasks:
     """The padding, look-ahead and combined masks of a (B, T) id batch."""
-    ids_t = torch.as_tensor(np.asarray(ids, dtype=np.int64))
+    ids_t = torch.as_tensor(np.array(ids, dtype=np.int64))  # a copy: a cached batch is read-only
     pad = padding_mask(ids_t, pad_id)  # (B, 1, T)
     look_ahead = subsequent_mask(ids_t.size(1))  # (T, T)
     return BatchMasks(pad[:, 0].numpy(), look_ahead.numpy(), combine_masks(look_ahead, pad).numpy())

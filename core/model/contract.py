@@ -12,6 +12,8 @@ Orientation: row = query (the token attending), column = key (the token attended
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass, field
 from typing import Mapping, Protocol, runtime_checkable
 
@@ -144,10 +146,25 @@ class FamilySpec:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
+    def check_positive(self, *names: str) -> None:
+        """:func:`check_positive` of this config."""
+        check_positive(self, *names)
+
     def check_pad_id(self) -> None:
-        """Refuse a ``pad_id`` outside ``[0, vocab_size)``."""
-        if not 0 <= self.pad_id < self.vocab_size:
-            raise ValueError(f"pad_id {self.pad_id} is outside the vocabulary")
+        """Refuse a ``pad_id``, and a ``bos_id`` or ``eos_id`` the config has, outside ``[0, vocab_size)``."""
+        for name in ("pad_id", "bos_id", "eos_id"):
+            value = getattr(self, name, None)
+            if value is not None and not 0 <= value < self.vocab_size:
+                raise ValueError(f"{name} {value} is outside the vocabulary")
+
+
+def check_positive(config: object, *names: str) -> None:
+    """Refuse a constant of ``config`` named in ``names`` (a norm's ε, a rotary base) that is not a finite number
+    above 0 (``ValueError`` naming it): such a value is refused, never used."""
+    for name in names:
+        value = getattr(config, name)
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{name} must be a finite number above 0, got {value!r}")
 
 
 def kv_groups(spec: ModelSpec) -> tuple[int, ...]:

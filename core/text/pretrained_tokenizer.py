@@ -25,8 +25,10 @@ from tokenizers import Tokenizer as _HFTokenizer
 
 from core.text.tokenizer import Encoding
 from core.text.validation import check_text
-from core.text.tokenizer_check import check_tokenizer_spec, native
+from core.text.tokenizer_check import check_tokenizer_spec, native, read_capped
 
+#: The most bytes of a ``tokenizer.json`` read (Gemma's, with 256,000 entries, takes 17 MB).
+TOKENIZER_FILE_BYTES = 32 * 2**20
 # llama.cpp's word-splitting regexes (llama-vocab.cpp), by ``tokenizer.ggml.pre``.
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 _LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
@@ -121,7 +123,7 @@ class PretrainedTokenizer:
         Raises:
             ValueError: not JSON, refused by the check, or refused by the tokenizers library (one line).
         """
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_capped(path, TOKENIZER_FILE_BYTES).decode("utf-8")
         check_tokenizer_spec(json.loads(text))
         return cls(native(lambda: _HFTokenizer.from_str(text), "reading tokenizer.json"), kind=kind, max_len=max_len)
 

@@ -4,15 +4,19 @@ An uploaded tokenizer is code the server runs on every input: a ``Split`` or ``R
 such as ``(a+)+$`` backtracks for minutes on 20,000 characters inside native code, where no
 Python time limit can stop it, and a regex over the engine's own limits panics (a pyo3
 ``PanicException``, a ``BaseException``). :func:`check_tokenizer_spec` accepts only normalizer
-and pre-tokenizer types on an allow-list and refuses regexes that are too long, that nest one
+and pre-tokenizer types on an allow-list, at most so many vocabulary entries, merges and added tokens
+(what the native library would build), and refuses regexes that are too long, that nest one
 unbounded quantifier inside another or that repeat alternatives able to match the same text;
 :func:`native` turns any exception out of native code,
-``BaseException`` included, into one ``ValueError`` line.
+``BaseException`` included, into one ``ValueError`` line. :func:`read_capped` reads an untrusted file
+no further than a byte cap (every tokenizer and description file of a pretrained model is read so).
 """
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 try:  # the standard library's regex parser, used only to read a pattern's structure
@@ -28,6 +32,8 @@ PRE_TOKENIZERS = frozenset({"BertPreTokenizer", "ByteLevel", "Whitespace", "Whit
                             "Metaspace", "Split", "Digits", "UnicodeScripts", "CharDelimiterSplit", "Sequence"})
 MAX_PATTERN_CHARS = 1_000
 MAX_DEPTH = 8  # nested Sequences
+#: The most entries of a tokenizer model's table (Gemma's vocabulary has 256,000) and of its added tokens.
+MAX_ENTRIES = {"vocab": 2**19, "merges": 2**20, "added_tokens": 2**16}
 _REPEATS = {_sre_parse.MAX_REPEAT, _sre_parse.MIN_REPEAT, getattr(_sre_parse, "POSSESSIVE_REPEAT", None)} - {None}
 _PROPERTY = re.compile(r"\\[pP]\{[^}]{1,40}\}|\\[pP][A-Za-z]")  # Oniguruma's \p{L}: a class for Python's parser
 
@@ -40,6 +46,11 @@ def check_tokenizer_spec(spec: Any) -> None:
     """
     if not isinstance(spec, dict):
         raise ValueError("tokenizer.json must hold a JSON object")
+    model = spec.get("model") if isinstance(spec.get("model"), dict) else {}
+    for key, most in MAX_ENTRIES.items():
+        items = spec.get(key) if key == "added_tokens" else model.get(key)
+        if isinstance(items, (list, dict)) and len(items) > most:
+            raise ValueError(f"tokenizer {key.replace('_', ' ')} has {len(items):,} entries (at most {most:,})")
     _check_component(spec.get("normalizer"), "normalizers", NORMALIZERS, "normalizer", 0)
     _check_component(spec.get("pre_tokenizer"), "pretokenizers", PRE_TOKENIZERS, "pre-tokenizer", 0)
 
@@ -143,3 +154,18 @@ def native(call: Callable[[], T], what: str) -> T:
     except BaseException as error:  # noqa: B036 - PanicException derives from BaseException
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise ValueError(f"{what} failed in the tokenizers library: {first[:200]}") from None
+
+
+def read_capped(path: str | os.PathLike, cap: int) -> bytes:
+    """The bytes of the file at ``path``, refused from its size before more than ``cap`` bytes are read.
+
+    Raises:
+        ValueError: the file holds more than ``cap`` bytes (one line naming it).
+        OSError: it cannot be opened or read.
+    """
+    with open(path, "rb") as handle:
+        too_big = os.fstat(handle.fileno()).st_size > cap
+        data = b"" if too_big else handle.read(cap + 1)  # a file that grows while it is read stops at cap + 1
+    if too_big or len(data) > cap:
+        raise ValueError(f"{Path(path).name} is larger than {cap / 2**20:g} MiB, the most read of such a file")
+    return data

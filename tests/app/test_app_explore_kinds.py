@@ -7,13 +7,15 @@ a sampling control runs the sampled continuation alone, never the head view's ex
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from app import resources, tokenizer_guard
+from app import pretrained_resources, resources
 from core import analysis, explain, ExplainWorker, load_pretrained, sentence_similarity
+from core.lessons import LessonWorker
 from tests.helpers.apptest_helpers import as_matrix, chart, charts_in, open_page, outputs
 from tests.helpers.pretrained_files import write_tiny_bert
 
@@ -123,18 +125,26 @@ def test_an_encoder_shows_its_embedding_and_the_similarity_core_computes(explore
     assert at.metric[0].value == f"{other:.3f}" != f"{sentence_similarity(model, *PAIR):.3f}"
 
 
-def test_the_similarity_tries_a_models_folder_tokenizer_first_and_a_refusal_is_one_line(explore, monkeypatch):
-    seen = []
+def test_the_similarity_runs_in_the_models_worker_and_a_refusal_is_one_line(explore, models, monkeypatch):
+    in_server, asked = [], []
+    monkeypatch.setattr(pretrained_resources, "sentence_similarity",
+                        functools.wraps(sentence_similarity)(lambda *a: in_server.append(a)))
+    real = LessonWorker.lesson
 
-    def guard(e, loaded, *texts):
-        seen.append((e.key, texts))
-        if texts == PAIR:
-            raise ValueError("the tokenizer took longer than 5 s")
-    monkeypatch.setattr(tokenizer_guard, "check", guard)
+    def lesson(worker, name, *args, **kwargs):
+        asked.append((name, args))
+        if args == PAIR:
+            raise ValueError("running the model took longer than 60 s and was stopped")
+        return real(worker, name, *args, **kwargs)
+    monkeypatch.setattr(LessonWorker, "lesson", lesson)
     at = explore("bert", errors=True)
-    assert ("models:bert", PAIR) in seen and not at.metric
-    assert [e.value for e in at.error] == ["Could not compare the sentences: the tokenizer took longer than 5 s"]
+    assert ("sentence_similarity", PAIR) in asked and not in_server and not at.metric
+    assert [e.value for e in at.error] == ["Could not compare the sentences: running the model took longer than 60 s "
+                                           "and was stopped"]
     assert not at.exception and "Head finder: which heads link a word to another?" in subheaders(at)
+    at.text_input(key="explore_sim_b").set_value("a cat sat on the mat").run()
+    other = sentence_similarity(load_pretrained(models / "bert"), PAIR[0], "a cat sat on the mat")
+    assert at.metric[0].value == f"{other:.3f}" and not in_server  # computed by the worker, as core does
 
 
 def test_the_head_finder_ranks_the_heads_as_core_does(explore, models):

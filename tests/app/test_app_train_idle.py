@@ -1,6 +1,6 @@
 """Issue 28: a training run nobody watches is shown to whoever opens Train, kept alive while a Train
 page draws it, and stopped (validated and saved) once nobody has for ``app.services.jobs.IDLE_S``, unless it was
-started to run on."""
+started to run on; a run the server forgot (a restart) continues from its resume state with the page's Continue."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from app.resources import registry
 from core import training
-from tests.helpers.apptest_helpers import open_page
+from tests.helpers.apptest_helpers import open_page, wait_until
 from tests.app.test_app_train import set_tiny_run
 
 pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs folder, no job left training
@@ -42,3 +42,20 @@ def test_a_run_started_to_run_on_says_so(runs):
     assert registry().get("runon").view().run_on
     at.run()
     assert any("Keeps training with nobody watching" in c.value for c in at.caption)
+
+
+def test_a_run_the_server_forgot_continues_from_its_resume_state(runs):
+    at = open_page("train")
+    set_tiny_run(at, "restart", steps=10)
+    at.button(key="train_start").click().run()
+    assert registry().get("restart").join(timeout=120)
+    registry().forget("restart")  # a restarted server knows no job; the run's files are all that is left
+    at = open_page("train")
+    set_tiny_run(at, "restart", steps=15)
+    assert at.button(key="train_start").disabled and not at.button(key="train_resume").disabled
+    assert any("or continue it" in w.value for w in at.warning)
+    at.button(key="train_resume").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    job = registry().get("restart")
+    assert job.join(timeout=120) and job.view().status == "finished"
+    assert job.view().steps[0] == 11  # it went on from step 10, not from 0

@@ -59,8 +59,16 @@ def test_z1_a_member_over_the_cap_is_refused_while_streaming_for_every_method(me
     refused(bomb, tmp_path, "unpacks to more than 1 MB")  # the declared size
     liar = lie_about_sizes(bomb, 10)
     assert zipfile.ZipFile(io.BytesIO(liar)).infolist()[0].file_size == 10
-    refused(liar, tmp_path / "liar", "unpacks to more than 1 MB|bad CRC")  # counted while inflating
-    assert (tmp_path / "liar" / "config.json").stat().st_size <= 2 << 20
+    refused(liar, tmp_path / "liar", "inflates past the 10 bytes its header declares")  # counted while inflating
+    assert (tmp_path / "liar" / "config.json").stat().st_size <= 10
+
+
+@pytest.mark.parametrize("method", METHODS[1:])
+def test_a_member_that_inflates_a_hundredfold_is_refused_long_before_the_cap(method: int, tmp_path: Path) -> None:
+    """Honest headers, under the cap, but 64 MiB of zeros in a few KB: stopped at 16 MiB, not inflated to the end."""
+    bomb = zipped({"model.safetensors": b"\0" * (64 << 20)}, method)
+    refused(bomb, tmp_path, "more than 100 times its compressed size", max_bytes=600 << 20)
+    assert (tmp_path / "model.safetensors").stat().st_size <= 16 << 20
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -8,7 +8,6 @@ memory cap far too small, a child killed mid-run and a ``BaseException`` in the 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import threading
@@ -24,31 +23,12 @@ from core.inspect.worker import ExplainWorker, ModelFacts
 from core.text.child import LOAD_CHILD, Child
 from tests.helpers.paths import SHIPPED
 from tests.helpers.pretrained_files import write_tiny_bert, write_tiny_gguf
+from tests.helpers.same import assert_same
 
 TRANSLATION = SHIPPED / "translation.safetensors"
 OPTION_SETS = [{}, {"decoding": "beam", "beam_size": 3, "return_scores": True},
                {"temperature": 2.0, "hard": False, "causal": False, "return_scores": True,
                 "head_mask": {"encoder": [[1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 1.0, 1.0, 1.0]]}}]
-
-
-def assert_same(got: object, want: object, where: str = "explanation") -> None:
-    """Equal field by field, arrays bit for bit (dtype and shape too), containers of the same type."""
-    assert type(got) is type(want), (where, type(got), type(want))
-    if isinstance(want, np.ndarray):
-        assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want, equal_nan=True), where
-    elif dataclasses.is_dataclass(want):
-        for f in dataclasses.fields(want):
-            assert_same(getattr(got, f.name), getattr(want, f.name), f"{where}.{f.name}")
-    elif isinstance(want, dict):
-        assert list(got) == list(want), where
-        for key in want:
-            assert_same(got[key], want[key], f"{where}[{key!r}]")
-    elif isinstance(want, (tuple, list)):
-        assert len(got) == len(want), where
-        for i, (a, b) in enumerate(zip(got, want)):
-            assert_same(a, b, f"{where}[{i}]")
-    else:
-        assert got == want, (where, got, want)
 
 
 @pytest.fixture(scope="module")

@@ -203,3 +203,26 @@ def test_a_sharded_folder_names_its_shards(tmp_path, monkeypatch):
     assert shards > 1
     _refused_before_building(tmp_path / "sharded", rf"claims 100,000 layers \(num_hidden_layers\) but its {shards} "
                                                    r"safetensors shards hold 2$", monkeypatch)
+
+
+@pytest.mark.parametrize("family, key", [("bert", "layer_norm_eps"), ("albert", "layer_norm_eps"),
+                                         ("llama", "rms_norm_eps"), ("llama", "rope_theta"), ("qwen2", "rope_theta"),
+                                         ("gpt2", "layer_norm_epsilon"), ("gpt_neox", "layer_norm_eps"),
+                                         ("phi", "rope_theta"), ("t5", "layer_norm_epsilon")])
+@pytest.mark.parametrize("value", [-1.0, 0.0, float("nan"), float("inf")])
+def test_a_constant_that_makes_no_sense_is_refused_not_used(family, key, value, folders, tmp_path, monkeypatch):
+    """The same family of cases as GGUF's G5: a norm's ε or a rotary base that is NaN, infinite, 0 or negative."""
+    folder = _claiming(folders, family, tmp_path, **{key: value})
+    config = json.loads((folder / "config.json").read_text())
+    if isinstance(config.get("rope_parameters"), dict) and key in config["rope_parameters"]:  # transformers 5 keeps
+        config["rope_parameters"][key] = value  # the rotary base there, and it wins over the top-level key
+        (folder / "config.json").write_text(json.dumps(config))
+    _refused_before_building(folder, "must be a finite number above 0", monkeypatch)
+
+
+@pytest.mark.parametrize("family, key", [("llama", "bos_token_id"), ("llama", "eos_token_id"), ("gpt2", "eos_token_id"),
+                                         ("gpt_neox", "eos_token_id"), ("phi", "bos_token_id")])
+@pytest.mark.parametrize("value", [40, 10**6, -3])
+def test_a_special_id_outside_the_vocabulary_is_refused(family, key, value, folders, tmp_path, monkeypatch):
+    folder = _claiming(folders, family, tmp_path, **{key: value})
+    _refused_before_building(folder, "outside the vocabulary", monkeypatch)

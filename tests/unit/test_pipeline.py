@@ -81,18 +81,33 @@ def test_the_subject_reads_each_kind_of_model_once():
     assert theirs.token_limit <= theirs.spec.max_len
 
 
-def test_generation_keeps_the_apps_cap(tmp_path, char_tokenizer: Tokenizer):
-    model = tiny_model("encoder-decoder", vocab=char_tokenizer.vocab_size, max_len=GENERATION_CAP + 40,
-                       output_bias=True)
-    with torch.no_grad():  # every step picks token 5: never <eos>, so it runs to the cap
+def never_ending(path: Path, architecture: str, char_tokenizer: Tokenizer, max_len: int) -> Path:
+    """A checkpoint whose every step picks token 5: never ``<eos>``, so it generates up to its limit."""
+    model = tiny_model(architecture, vocab=char_tokenizer.vocab_size, max_len=max_len, output_bias=True)
+    with torch.no_grad():
         model.lm_head.weight.zero_()
         model.lm_head.bias.zero_()
         model.lm_head.bias[5] = 1.0
-    path = tmp_path / "long.safetensors"
-    save_checkpoint(path, model, {"source": char_tokenizer, "target": char_tokenizer})
+    roles = {"target": char_tokenizer} if architecture == "decoder" else {"source": char_tokenizer,
+                                                                          "target": char_tokenizer}
+    save_checkpoint(path, model, roles)
+    return path
+
+
+def test_generation_keeps_the_apps_cap(tmp_path, char_tokenizer: Tokenizer):
+    path = never_ending(tmp_path / "long.safetensors", "encoder-decoder", char_tokenizer, GENERATION_CAP + 40)
     result = explain(path, "hello")
     assert len(result.generated_tokens) == GENERATION_CAP and not result.prediction.finished
     assert any("length limit" in note for note in result.notes)
+    asked = explain(path, "hello", max_new_tokens=GENERATION_CAP + 30)  # an explicit request is held to it too
+    assert len(asked.generated_tokens) == GENERATION_CAP and any("limited to 256 new tokens" in n for n in asked.notes)
+
+
+def test_a_continuation_keeps_the_apps_cap(tmp_path, char_tokenizer: Tokenizer):
+    path = never_ending(tmp_path / "lm.safetensors", "decoder", char_tokenizer, 3 * GENERATION_CAP)
+    short, long = explain(path, "hello", continuation=10), explain(path, "hello", continuation=2 * GENERATION_CAP)
+    assert len(long.target_tokens) - len(short.target_tokens) == GENERATION_CAP - 10
+    assert any(f"limited to {GENERATION_CAP} tokens" in note for note in long.notes)
 
 
 def test_every_produced_token_carries_its_probability_and_unknown_words_are_named():

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ import core.io.verify as verify_module
 from core.config import ARCHITECTURES, POSITIONALS, SCORES, ModelConfig
 from core.budget import LOAD_BUDGET, Budget, parameter_count
 from core.io.checkpoint import CheckpointError, load, read_info, save
+from core.io.identify import identify
 from core.text.tokenizer import MAX_VOCAB_SIZE, Tokenizer
 from core.model.transformer import Transformer
 from tests.helpers.tiny import tiny_model
@@ -218,6 +220,21 @@ def test_deeply_nested_json_in_any_metadata_entry_is_a_checkpoint_error(saved: P
             load(saved)
     else:
         refused(saved)
+
+
+def test_a_header_over_its_cap_is_refused_unparsed_by_the_loader_and_by_identify(saved: Path) -> None:
+    """Issue 28: 90 MB of metadata (a list of ones in ``extra``) took 10 s and 730 MB to load, and was accepted."""
+    junk = "[" + ",".join(["1"] * (verify_module.MAX_HEADER_BYTES // 2)) + "]"
+    rewrite(saved, edit=lambda metadata, tensors: metadata.update({"extra": junk}))
+    tracemalloc.start()
+    try:
+        message = refused(saved, "MiB is read")
+        with pytest.raises(CheckpointError, match=f"{saved.name} has a header of 32 MiB"):
+            identify(saved)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "\n" not in message and peak < 8 * 2**20  # the header was never read
 
 
 @pytest.mark.parametrize("error", [MemoryError, OverflowError, RecursionError, RuntimeError, KeyError, ValueError])

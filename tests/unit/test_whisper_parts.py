@@ -18,35 +18,15 @@ import torch
 from core import AttentionControls, CheckpointError, greedy
 from core.audio.decode import load_audio
 from core.audio.mel import frame_labels, frames_filled, log_mel, mel_filters
+from core.io.pretrained.ct2_whisper import read_whisper
 from core.io.pretrained.ctranslate2 import read_header, read_tensors
 from core.model.contract import ModelSpec
 from core.model.families.whisper import WhisperConfig, WhisperModel
+from tests.helpers.ct2_craft import model_bin, variable
 
 TINY = WhisperConfig(vocab_size=40, d_model=16, n_encoder_layers=2, n_decoder_layers=2, n_heads=2, d_ff=32,
                      eot_id=30, sot_id=31, no_timestamps_id=35, n_mels=8, n_frames=20, max_len=12,
                      suppress_ids=(3,), alignment_heads=((1, 0),))
-
-
-def _string(text: str) -> bytes:
-    raw = text.encode() + b"\0"
-    return struct.pack("<H", len(raw)) + raw
-
-
-def _variable(name: str, array: np.ndarray, type_id: int) -> bytes:
-    data = array.tobytes()
-    return (_string(name) + struct.pack("<B", array.ndim) + struct.pack(f"<{array.ndim}I", *array.shape)
-            + struct.pack("<BI", type_id, len(data)) + data)
-
-
-def model_bin(version: int = 6, variables: list[bytes] | None = None, aliases: tuple = ()) -> bytes:
-    """A CTranslate2 model.bin in the layout of CTranslate2's model.cc."""
-    variables = variables if variables is not None else [
-        _variable("w", np.arange(6, dtype=np.float16).reshape(2, 3), 4),
-        _variable("heads", np.array(2, dtype=np.int16), 2),
-        _variable("b", np.array([1.5, -2.0], dtype=np.float32), 0)]
-    out = struct.pack("<I", version) + _string("WhisperSpec") + struct.pack("<II", 3, len(variables))
-    out += b"".join(variables) + struct.pack("<I", len(aliases))
-    return out + b"".join(_string(a) + _string(t) for a, t in aliases)
 
 
 def test_the_reader_gives_float32_tensors_scalars_and_aliases_across_parts(tmp_path):
@@ -77,9 +57,19 @@ def test_every_fault_of_the_file_is_one_checkpoint_error(tmp_path, mutate, messa
         read_header([path])
 
 
+@pytest.mark.parametrize("spec, revision", [("WhisperSpec", 4), ("WhisperSpec", 2), ("TransformerSpec", 3)])
+def test_a_spec_or_spec_revision_not_supported_is_one_checkpoint_error(tmp_path, spec, revision):
+    """reliability.md W1: a model.bin of another spec, or of a WhisperSpec revision the reader does not know."""
+    (tmp_path / "model.bin").write_bytes(model_bin(spec=spec, revision=revision))
+    with pytest.raises(CheckpointError, match=f"holds {spec} revision {revision}; Attnscope reads WhisperSpec "
+                                              "revision 3") as caught:
+        read_whisper(tmp_path)
+    assert "\n" not in str(caught.value)
+
+
 def test_the_byte_budget_is_checked_before_anything_is_read(tmp_path):
     path = tmp_path / "model.bin"
-    path.write_bytes(model_bin(variables=[_variable("big", np.zeros((64, 64), np.float16), 4)]))
+    path.write_bytes(model_bin(variables=[variable("big", np.zeros((64, 64), np.float16), 4)]))
     with pytest.raises(CheckpointError, match="over the load budget"):
         read_header([path], max_bytes=64 * 64 * 4 - 1)
     assert read_header([path], max_bytes=64 * 64 * 4).variables["big"].shape == (64, 64)

@@ -22,6 +22,7 @@ from core.model.families.whisper import WhisperConfig, WhisperModel
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 
 _GELU = 3  # CTranslate2's ActivationType::GELU
+SPECS = (("WhisperSpec", 3),)  # the model specs (name, revision) read: CTranslate2's current WhisperSpec
 _STACK = {  # our module path → CTranslate2's variable scope, per layer
     "attn_norm": "self_attention/layer_norm", "attn.qkv": "self_attention/linear_0",
     "attn.out": "self_attention/linear_1", "self_norm": "self_attention/layer_norm", "self_attn.qkv": "self_attention/linear_0",
@@ -140,7 +141,11 @@ def _state_dict(weights: dict[str, torch.Tensor], config: WhisperConfig) -> dict
 
 
 def _check_layout(header: Header, folder: Path) -> None:
-    """Refuse the variants our :class:`WhisperModel` does not build (CTranslate2 flags as scalars)."""
+    """Refuse the variants our :class:`WhisperModel` does not build: another spec or spec revision, CTranslate2
+    flags (scalars) of another layout, an untied output, quantized weights."""
+    if (header.spec, header.revision) not in SPECS:
+        raise CheckpointError(f"{folder.name}: model.bin holds {header.spec[:40]} revision {header.revision}; Attnscope "
+                              f"reads {', '.join(f'{s} revision {r}' for s, r in SPECS)}")
     expected = {"decoder/pre_norm": 1, "decoder/activation": _GELU, "decoder/scale_embeddings": 0,
                 "decoder/alibi": 0, "decoder/start_from_zero_embedding": 0}
     for name, value in expected.items():

@@ -7,6 +7,7 @@ the special ids, stored tensor names (:class:`Layout`), the tokenizer and the fi
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +91,7 @@ def setting(raw: dict[str, Any], folder: Path, *keys: str, default: Any = None, 
             _bad(folder, key, value)
         try:
             return kind(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: int(1e400)
             _bad(folder, key, value)
     if default is None:
         raise CheckpointError(f"{folder.name}: config.json has no {keys[0]!r}")
@@ -118,8 +119,11 @@ def rope_settings(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
         raise CheckpointError(f"{folder.name}: rope scaling type {kind!r} is not supported; "
                               f"supported: {', '.join(ROPE_TYPES)}")
     values = {**raw, **merged}
+    base = setting(values, folder, "rope_theta", "rotary_emb_base", default=10000.0, kind=float)
+    if not math.isfinite(base) or base <= 0:  # refused here, before the tokenizer is read or anything built
+        raise CheckpointError(f"{folder.name}: config.json's rotary base must be a finite number above 0, got {base!r}")
     return {
-        "base": setting(values, folder, "rope_theta", "rotary_emb_base", default=10000.0, kind=float),
+        "base": base,
         "fraction": setting(values, folder, "partial_rotary_factor", "rotary_pct", default=1.0, kind=float),
         "type": kind,
         "factor": setting(merged, folder, "factor", default=1.0, kind=float),

@@ -26,8 +26,8 @@ import torch
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
 from core.io.pretrained.hf_claims import Claims, Stack, check_claims
-from core.io.pretrained.hf_files import (FolderRead, folder_config, inside, read_headers, read_json, read_tokenizer,
-                                         read_weights)
+from core.io.pretrained.hf_files import (FolderRead, folder_config, inside, read_capped_file, read_headers, read_json,
+                                         read_tokenizer, read_weights)
 from core.model.families.bert import BertConfig, BertModel
 from core.model.families.encoder_heads import HeadConfig
 
@@ -225,8 +225,8 @@ def pooling(folder: Path) -> dict[str, Any]:
     if not modules.is_file():
         return {"mode": "mean", "normalize": True}
     try:
-        entries = json.loads(modules.read_bytes()[:1 << 20])
-    except (OSError, ValueError, RecursionError):
+        entries = json.loads(read_capped_file(modules, folder))
+    except (ValueError, RecursionError):
         raise CheckpointError(f"{folder.name}: modules.json is not valid JSON") from None
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise CheckpointError(f"{folder.name}: modules.json must be a list of objects")
@@ -256,7 +256,7 @@ def _refused_in(folder: Path, make: Callable[[], Any]) -> Any:
     """``make()``, its faults one :class:`CheckpointError` line naming ``folder``."""
     try:
         return make()
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, OverflowError) as error:  # OverflowError: int(1e400)
         raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
     except CheckpointError as error:
         raise CheckpointError(f"{folder.name}: {error}") from None

@@ -10,6 +10,7 @@ The tokenizer is ``tokenizer.json``, or for an older BERT-style folder a WordPie
 
 from __future__ import annotations
 
+import io
 import json
 import keyword
 import shlex
@@ -23,11 +24,16 @@ from torch import Tensor, nn
 
 from core.io.checkpoint import CheckpointError
 from core.text.pretrained_tokenizer import PretrainedTokenizer
+from core.text.tokenizer_check import read_capped
 
 #: Floating-point dtypes a pretrained weight may be stored in; each is read as float32.
 FLOAT_DTYPES = ("F32", "F16", "BF16")
 #: The most bytes of weights one pretrained folder may hold (Qwen2-0.5B in fp32 is ~2 GB).
 WEIGHT_BUDGET_BYTES = 4 * 2**30
+#: The most bytes read of a folder's description file (``config.json``, an index, ``modules.json``, a
+#: tokenizer's settings) and of an older tokenizer's vocabulary (``vocab.txt``, Marian's ``vocab.json`` and
+#: SentencePiece models), whose lines or pieces are counted against :data:`VOCAB_ENTRIES` too.
+DESCRIPTION_BYTES, VOCAB_BYTES, VOCAB_ENTRIES = 4 * 2**20, 8 * 2**20, 2**19
 #: The most parameters one pretrained model may hold, in every format (float32 within the byte budget).
 PARAMETER_BUDGET = WEIGHT_BUDGET_BYTES // 4
 _BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
@@ -68,11 +74,23 @@ class FolderRead:
     decoder_start_id: int | None = None
 
 
-def read_json(path: Path, folder: Path) -> dict[str, Any]:
-    """A JSON object from ``path``; every fault one :class:`CheckpointError` naming the folder."""
+def read_capped_file(path: Path, folder: Path, cap: int = DESCRIPTION_BYTES) -> bytes:
+    """The bytes of ``path``, read no further than ``cap``; every fault one :class:`CheckpointError` naming the
+    folder."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        return read_capped(path, cap)
+    except ValueError as error:  # over the cap: the message names the file
+        raise CheckpointError(f"{folder.name}/{error}") from None
+    except OSError as error:
+        raise CheckpointError(f"{folder.name}: cannot read {path.name} ({error})") from None
+
+
+def read_json(path: Path, folder: Path, cap: int = DESCRIPTION_BYTES) -> dict[str, Any]:
+    """A JSON object from ``path`` of at most ``cap`` bytes; every fault one :class:`CheckpointError` naming
+    the folder."""
+    try:
+        data = json.loads(read_capped_file(path, folder, cap).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise CheckpointError(f"{folder.name}: cannot read {path.name} ({error})") from None
     if not isinstance(data, dict):
         raise CheckpointError(f"{folder.name}: {path.name} is not a JSON object")
@@ -241,10 +259,13 @@ def _wordpiece_from_vocab(folder: Path) -> Tokenizer:
     config = folder / "tokenizer_config.json"
     settings = read_json(config, folder) if config.is_file() else {}
     try:
-        with open(folder / "vocab.txt", encoding="utf-8") as handle:  # universal newlines, as BERT's reader
-            vocab = {line.rstrip("\n"): i for i, line in enumerate(handle)}
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_capped_file(folder / "vocab.txt", folder, VOCAB_BYTES).decode("utf-8")
+    except UnicodeDecodeError as error:
         raise CheckpointError(f"{folder.name}: cannot read vocab.txt ({error})") from None
+    if text.count("\n") + text.count("\r") > VOCAB_ENTRIES:
+        raise CheckpointError(f"{folder.name}: vocab.txt has more than {VOCAB_ENTRIES:,} lines")
+    lines = io.StringIO(text, newline=None)  # universal newlines, as BERT's reader
+    vocab = {line.rstrip("\n"): i for i, line in enumerate(lines)}
     special = {role: str(settings.get(f"{role}_token") or default) for role, default in
                (("unk", "[UNK]"), ("cls", "[CLS]"), ("sep", "[SEP]"), ("pad", "[PAD]"), ("mask", "[MASK]"))}
     missing = [token for token in (special["unk"], special["cls"], special["sep"]) if token not in vocab]

@@ -13,9 +13,9 @@ leading code missing from the vocabulary into ``<unk>``). The SentencePiece file
 
 from __future__ import annotations
 
-import json
 import re
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +24,19 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalize
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.hf_bart import bart_claims, bart_name, bart_style_config, load_seq2seq, shown_only
 from core.io.pretrained.hf_claims import check_folder
-from core.io.pretrained.hf_files import FolderRead, folder_config, read_tokenizer
+from core.io.pretrained.hf_files import (VOCAB_BYTES, VOCAB_ENTRIES, FolderRead, folder_config, read_capped_file,
+                                         read_json, read_tokenizer)
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 
 _NORMAL, _USER_DEFINED = 1, 4  # SentencePiece piece types
 _UNUSED_SCORE = -1e4  # vocabulary entries SentencePiece never emits from text
+SPM_PIECES = 2**17  # the most pieces of a SentencePiece model (Marian's have about 60,000)
 _LANGUAGE = re.compile(r">>[^\s<>]{1,40}<<")  # a multilingual model's target-language token, e.g. >>fra<<
 
 
-def _fields(data: bytes) -> list[tuple[int, Any]]:
-    """(field number, value) of a protobuf message: ints for varints, bytes for the rest."""
-    out, i = [], 0
+def _fields(data: bytes) -> Iterator[tuple[int, Any]]:
+    """(field number, value) of a protobuf message, in order: ints for varints, bytes for the rest."""
+    i = 0
     while i < len(data):
         key, i = _varint(data, i)
         number, wire = key >> 3, key & 7
@@ -48,8 +50,7 @@ def _fields(data: bytes) -> list[tuple[int, Any]]:
             value, i = data[i : i + width], i + width
         else:
             raise ValueError(f"protobuf wire type {wire} is not supported")
-        out.append((number, value))
-    return out
+        yield number, value
 
 
 def _varint(data: bytes, i: int) -> tuple[int, int]:
@@ -68,13 +69,17 @@ def read_spm(path: Path) -> tuple[dict[str, tuple[float, int]], dict[int, Any]]:
     Raises:
         CheckpointError: an unreadable file or a model that is not Unigram.
     """
+    data = read_capped_file(path, path.parent, VOCAB_BYTES)
     try:
-        fields = _fields(path.read_bytes())
         pieces: dict[str, tuple[float, int]] = {}
         trainer: dict[int, Any] = {}
         spec: dict[int, Any] = {}
-        for number, value in fields:
+        count = 0
+        for number, value in _fields(data):
             if number == 1:
+                count += 1
+                if count > SPM_PIECES:  # counted as read: a crafted file stops here
+                    raise ValueError(f"more than {SPM_PIECES:,} pieces")
                 piece = dict(_fields(value))
                 score = struct.unpack("<f", piece[2])[0] if 2 in piece else 0.0
                 pieces[piece[1].decode("utf-8")] = (score, int(piece.get(3, _NORMAL)))
@@ -128,12 +133,10 @@ def marian_tokenizers(folder: Path, max_len: int) -> tuple[PretrainedTokenizer, 
     missing = [n for n in names if not (folder / n).is_file()]
     if missing:
         raise CheckpointError(f"{folder.name} has neither tokenizer.json nor Marian's {', '.join(missing)}")
-    try:
-        vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{folder.name}: cannot read vocab.json ({error})") from None
-    if not isinstance(vocab, dict) or not all(isinstance(v, int) for v in vocab.values()):
-        raise CheckpointError(f"{folder.name}: vocab.json is not a piece → id map")
+    vocab = read_json(folder / "vocab.json", folder, VOCAB_BYTES)
+    if len(vocab) > VOCAB_ENTRIES or not all(isinstance(v, int) for v in vocab.values()):
+        raise CheckpointError(f"{folder.name}: vocab.json is not a piece → id map of at most {VOCAB_ENTRIES:,} "
+                              "pieces")
     return spm_tokenizer(folder / "source.spm", vocab, max_len), spm_tokenizer(folder / "target.spm", vocab, max_len)
 
 

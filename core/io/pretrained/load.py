@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import struct
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +29,7 @@ from core.io.pretrained.gguf_header import is_gguf
 from core.io.pretrained.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
 from core.io.pretrained.hf_files import FolderRead, weight_files
 from core.io.pretrained.hf_folder import is_model_folder, read_folder, supported_model_types
+from core.text.child import first_line
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 from core.model.contract import ModelSpec, kv_groups
 
@@ -245,9 +247,20 @@ def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cp
 
     Raises:
         CheckpointError: a missing path, another model type or architecture (the message names
-            what is supported), unreadable or inconsistent files.
+            what is supported), unreadable or inconsistent files; any other fault a crafted file makes a
+            reader raise too (one line naming the file).
     """
     path = Path(path)
+    try:
+        return _load(path, device, use_cache)
+    except CheckpointError:
+        raise
+    except (ArithmeticError, LookupError, RecursionError, TypeError, ValueError, struct.error) as error:
+        log.warning("reading %s failed unexpectedly: %r", path, error)
+        raise CheckpointError(f"{path.name} cannot be read ({first_line(error)})") from None
+
+
+def _load(path: Path, device: torch.device | str, use_cache: bool) -> PretrainedModel:
     if _gguf_path(path):
         model, tokenizer, general, sha = load_gguf(path, use_cache=use_cache)
         model = model.to(device)

@@ -66,6 +66,7 @@ class BertConfig(FamilySpec):
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
         self.check_pad_id()
+        self.check_positive("norm_eps")
 
     architecture = "encoder"  # FamilySpec answers the rest of the contract's questions from it
 

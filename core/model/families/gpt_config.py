@@ -75,3 +75,4 @@ class GptConfig(DecoderSpec):
             raise ValueError(f"rotary_dim must be even and within the head width {self.head_dim}, "
                              f"got {self.rotary_dim}")
         self.check_pad_id()
+        self.check_positive("norm_eps", "rope_base")

@@ -69,6 +69,7 @@ class LlamaConfig(DecoderSpec):
             raise ValueError(f"the head width must be even for rotary positions, got {self.head_dim}")
         kv_head_of(self.n_heads, self.n_kv_heads)  # raises when the groups are uneven
         self.check_pad_id()
+        self.check_positive("norm_eps", "rope_base")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
         if self.sliding_window is not None and self.sliding_window < 1:

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, attention_weights
+from core.model.contract import check_positive
 from core.model.families.grouped import HeadCall, merged_heads
 from core.model.kv_cache import AttentionCache
 
@@ -102,6 +103,7 @@ class Seq2SeqConfig:
         for name in ("pad_id", "eos_id", "decoder_start_id", "forced_eos_id"):
             if getattr(self, name) is not None and not 0 <= getattr(self, name) < self.vocab_size:
                 raise ValueError(f"{name} {getattr(self, name)} is outside the vocabulary")
+        check_positive(self, "norm_eps")
 
     # The same questions core asks a ModelConfig.
     architecture = "encoder-decoder"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from core.model.contract import KINDS
+from core.model.contract import KINDS, check_positive
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class WhisperConfig:
         if any(not (0 <= layer < self.n_decoder_layers and 0 <= head < self.n_heads)
                for layer, head in self.alignment_heads):
             raise ValueError("an alignment head is outside the decoder's layers and heads")
+        check_positive(self, "norm_eps")
 
     architecture = "encoder-decoder"
     modality = "audio"  # what the encoder reads (a text model's spec has no such field: text)

@@ -19,7 +19,9 @@ from pathlib import Path
 from bench import browser_page as bp
 from bench.table import Row
 
-# url path → (page, what the main control is, the widget key, a button's label or None for a slider)
+# url path → (page, what the main control is, the widget key, a button's label or None for a slider); a page
+# opens its first section only (app.ui.presentation.section): a control in a later one is timed with its section
+# opened by the page's link (the first draw is timed without it)
 PAGES = {
     "lesson": ("Lesson", "next stage", "lesson_next", "Next"),
     "positional": ("Positional encoding", "sequence length", "pe_len", None),
@@ -28,6 +30,7 @@ PAGES = {
     "architecture": ("Architecture", "tokens", "ffn_tokens", None),
     "self-attention": ("Strengths and limits", "longest length", "cc_max", None),
 }
+CONTROL_SECTIONS = {"architecture": "section-arch-ffn", "self-attention": "section-cc-cost"}
 LOADS, MOVES = 2, 4
 
 
@@ -49,6 +52,8 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
             for _ in range(LOADS):
                 loads.append(bp.load_ms(page, f"{app.url}/{path}", need=0, mode="page"))
                 floor_loads.append(bp.load_ms(floor, base.url))
+            if path in CONTROL_SECTIONS:
+                bp.load_ms(page, f"{app.url}/{path}?{CONTROL_SECTIONS[path]}=true", need=0, mode="page")
             runs_before = len(app.events("run"))
             moves, floor_moves = [], []
             for _ in range(MOVES):

@@ -9,6 +9,7 @@ Nothing is drawn, so ``SESSIONS`` of them measure the server's two cores, not ei
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Self
@@ -56,18 +57,29 @@ class Session:
                 return (time.perf_counter() - started) * 1000
 
 
-async def _edits(url: str, query: str, sessions: int, texts: list[list[str]]) -> list[float]:
-    """``sessions`` sessions, each submitting its list of texts one after another, all at once."""
-    async def one(texts_of_one: list[str]) -> list[float]:
+async def _edits(url: str, query: str, sessions: int, texts: list[list[str]],
+                 think_s: tuple[float, float] | None) -> list[float]:
+    """``sessions`` sessions, each submitting its list of texts one after another, all at once; with ``think_s``
+    each waits a time drawn from that range (seeded per session) before each edit, as a person reading the last
+    answer does."""
+    async def one(index: int, texts_of_one: list[str]) -> list[float]:
+        pauses = random.Random(index)
         async with Session(url, query) as session:
-            return [await session.run(text) for text in texts_of_one]
+            times = []
+            for text in texts_of_one:
+                if think_s:
+                    await asyncio.sleep(pauses.uniform(*think_s))
+                times.append(await session.run(text))
+            return times
 
-    results = await asyncio.gather(*(one(texts[s]) for s in range(sessions)))
+    results = await asyncio.gather(*(one(s, texts[s]) for s in range(sessions)))
     return [ms for result in results for ms in result]
 
 
-def server_edits(url: str, query: str, sessions: int, texts: list[list[str]]) -> list[float]:
-    """The server's milliseconds per text edit of ``sessions`` non-rendering sessions editing at once
-    (in a thread of its own: Playwright's sync API holds this thread's event loop)."""
+def server_edits(url: str, query: str, sessions: int, texts: list[list[str]],
+                 think_s: tuple[float, float] | None = None) -> list[float]:
+    """The server's milliseconds per text edit of ``sessions`` non-rendering sessions editing at once, each
+    edit sent as soon as the last was answered or, with ``think_s``, after a pause drawn from that range (in a
+    thread of its own: Playwright's sync API holds this thread's event loop)."""
     with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, _edits(url, query, sessions, texts)).result()
+        return pool.submit(asyncio.run, _edits(url, query, sessions, texts, think_s)).result()

@@ -1,6 +1,7 @@
-"""Charts for the Learn pages: positional encodings, toy attention, masks and norms.
+"""Small teaching charts for the Learn pages: positional curves, toy attention, scores and schedules (their
+matrices are heatmaps of :mod:`app.charts.grids`).
 
-Pure functions: data in, Altair chart (or Graphviz DOT text) out; no Streamlit calls.
+Pure functions: data in, Altair chart out; no Streamlit calls.
 Every chart has a title, axis titles and tooltips with the numbers; ``font_scale`` enlarges
 text for a projector.
 """
@@ -13,118 +14,16 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import CATEGORY, DIVERGING, SEQUENTIAL, matrix_frame
+from app.charts.base import CATEGORY, SEQUENTIAL, matrix_frame
 from app.charts.base import axis as _axis
 from app.charts.base import legend as _legend
 from app.charts.base import pad as _pad
 from app.charts.base import title as _base_title
-
-# Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).
-MAY_ATTEND, MASKED = "#0072B2", "#E69F00"
-_MAX_LABELS = 32  # beyond this many categories an axis shows every n-th label only
+from app.charts.grids import MASKED, MAY_ATTEND, cell_text
 
 
 def _title(text: str, font_scale: float, subtitle: str | None = None) -> alt.Title:
     return _base_title(text, font_scale, subtitle, anchor="start")
-
-
-def _thinned(labels: Sequence[str]) -> list[str] | None:
-    if len(labels) <= _MAX_LABELS:
-        return None
-    step = int(np.ceil(len(labels) / _MAX_LABELS))
-    return list(labels)[::step]
-
-
-def _label_angle(labels: Sequence[str], width: float, font_scale: float) -> int:
-    """Tilt the x labels only when they would not fit side by side."""
-    shown = _thinned(labels) or list(labels)
-    needed = sum(len(str(label)) for label in shown) * 7 * font_scale + 6 * len(shown)
-    return -60 if needed > width else 0
-
-
-def _cell_text(value: float) -> str:
-    return "0" if value == 0 else f"{value:.2f}"
-
-
-# ----------------------------------------------------------------------------- heatmaps
-def grid_heatmap(
-    matrix: np.ndarray, *, title: str, x_title: str, y_title: str, value: str = "value",
-    rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, scheme: str = DIVERGING,
-    domain: tuple[float, float] | None = None, symmetric: bool = False, annotate: bool | None = None,
-    cell: int | None = None, max_width: int = 900, max_height: int = 560, font_scale: float = 1.0,
-    subtitle: str | None = None, fmt: str = ".4f",
-) -> alt.Chart | alt.LayerChart:
-    """A rectangular heatmap (rows × columns) that stays readable from 2×2 up to 100×512.
-
-    ``symmetric`` centres a diverging scale on 0; ``annotate`` writes each value in its cell
-    (default: when the grid is at most 12 × 12). The data stays a DataFrame (Streamlit ships it
-    as Arrow, fast at any size); the chart export serialises at most ``app.ui.export.MAX_CELLS`` rows.
-    """
-    matrix = np.asarray(matrix, dtype=float)
-    n_rows, n_cols = matrix.shape
-    rows = list(rows) if rows is not None else [str(i) for i in range(n_rows)]
-    cols = list(cols) if cols is not None else [str(j) for j in range(n_cols)]
-    frame = matrix_frame(matrix, rows, cols, value)
-    if domain is None and symmetric:
-        bound = float(np.abs(matrix).max()) or 1.0
-        domain = (-bound, bound)
-    scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
-    annotate = (n_rows <= 12 and n_cols <= 12) if annotate is None else annotate
-    cell_w = cell or float(np.clip(max_width / max(n_cols, 1), 3, 44 * font_scale))
-    cell_h = cell or float(np.clip(max_height / max(n_rows, 1), 3, 44 * font_scale))
-    if annotate or n_rows == n_cols:  # square cells: text fits, symmetric matrices look symmetric
-        cell_w = cell_h = min(cell_w, cell_h)
-    width, height = max(int(cell_w * n_cols), 120), max(int(cell_h * n_rows), 60)
-    base = alt.Chart(frame, title=_title(title, font_scale, subtitle))
-    rect = base.mark_rect().encode(
-        x=alt.X("col:O", sort=cols, title=x_title,
-                axis=_axis(font_scale, labelAngle=_label_angle(cols, width, font_scale), values=_thinned(cols))),
-        y=alt.Y("row:O", sort=rows, title=y_title, axis=_axis(font_scale, values=_thinned(rows))),
-        color=alt.Color(f"{value}:Q", scale=scale, legend=_legend(value, font_scale)),
-        tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
-                 alt.Tooltip(f"{value}:Q", format=fmt)],
-    ).properties(width=width, height=height)
-    if not annotate:
-        return _pad(rect)
-    frame["text"] = [_cell_text(v) for v in frame[value]]
-    low, high = domain if domain else (float(matrix.min()), float(matrix.max()))
-    spread = (high - low) or 1.0
-    position = (frame[value] - low) / spread  # 0..1 along the colour scale
-    # Dark cells get white text: the low end of viridis, both ends of a diverging scale.
-    frame["dark"] = position < 0.45 if scheme == SEQUENTIAL else (position - 0.5).abs() > 0.3
-    text = alt.Chart(frame).mark_text(fontSize=10 * font_scale).encode(
-        x=alt.X("col:O", sort=cols), y=alt.Y("row:O", sort=rows), text="text:N",
-        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
-        tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
-                 alt.Tooltip(f"{value}:Q", format=fmt)],
-    )
-    return _pad(alt.layer(rect, text))
-
-
-def mask_heatmap(
-    mask: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str = "key (attended to)",
-    y_title: str = "query (attending)", font_scale: float = 1.0, cell: int | None = None,
-) -> alt.LayerChart:
-    """A True/False mask in two colour-blind-safe colours with a "may attend"/"masked" legend and ✓/✗ marks."""
-    mask = np.asarray(mask, dtype=bool)
-    frame = matrix_frame(mask.astype(float), rows, cols, "allowed")
-    frame["cell"] = np.where(frame["allowed"] > 0, "may attend", "masked")
-    frame["mark"] = np.where(frame["allowed"] > 0, "✓", "✗")
-    n_rows, n_cols = mask.shape
-    size = cell or int(np.clip(420 / max(n_rows, n_cols, 1), 12, 40 * font_scale))
-    base = alt.Chart(frame, title=_title(title, font_scale))
-    angle = _label_angle(cols, size * n_cols, font_scale)
-    encode = {"x": alt.X("col:O", sort=list(cols), title=x_title, axis=_axis(font_scale, labelAngle=angle)),
-              "y": alt.Y("row:O", sort=list(rows), title=y_title, axis=_axis(font_scale)),
-              "tooltip": [alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
-                          alt.Tooltip("cell:N", title="cell")]}
-    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
-        color=alt.Color("cell:N", scale=alt.Scale(domain=["may attend", "masked"], range=[MAY_ATTEND, MASKED]),
-                        legend=_legend("cell", font_scale)), **encode,
-    ).properties(width=size * n_cols, height=size * n_rows)
-    text = base.mark_text(fontSize=max(8.0, min(14.0, size * 0.45)) * font_scale, color="white").encode(
-        text="mark:N", **encode)
-    return _pad(alt.layer(rect, text))
 
 
 # ----------------------------------------------------------------------------- positional encoding
@@ -212,7 +111,7 @@ def weights_bar(labels: Sequence[str], weights: np.ndarray, *, title: str, score
     if scores is not None:
         frame["score"] = np.asarray(scores, dtype=float)
         tooltip.append(alt.Tooltip("score:Q", format=".4f"))
-    frame["text"] = [_cell_text(v) for v in frame[value]]
+    frame["text"] = [cell_text(v) for v in frame[value]]
     low = min(0.0, float(frame[value].min()))
     high = max(1.0, float(frame[value].max())) if value == "weight" else max(0.0, float(frame[value].max()))
     base = alt.Chart(frame, title=_title(title, font_scale, subtitle))

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui import export, glossary, presentation, tables, vega, widgets
-from app.charts import teaching as charts
+from app.charts import grids
 from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
 from app.views.parts.architecture_whisper import whisper_section
 from app.views.parts.training_recipe import recipe_section
@@ -173,12 +173,13 @@ def ffn_section() -> None:
     token_names = [f"t{t}" for t in range(st.session_state["ffn_tokens"])]
     dims = [f"d{j}" for j in range(4)]
     ffn_cols = st.columns(3)
-    for col, (title, matrix) in zip(ffn_cols, (("x (tokens × d_model)", ffn.x),
-                                               ("FFN applied token by token", ffn.per_token),
-                                               ("two Conv1d, kernel 1, ReLU between", ffn.conv))):
+    for n, (col, (title, matrix)) in enumerate(zip(ffn_cols, (("x (tokens × d_model)", ffn.x),
+                                                            ("FFN applied token by token", ffn.per_token),
+                                                            ("two Conv1d, kernel 1, ReLU between", ffn.conv)))):
         with col:
-            vega.draw(charts.grid_heatmap, matrix, title=title, x_title="dimension", y_title="token",
-                      rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs)
+            widgets.plot(grids.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token",
+                                            rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs),
+                         name=f"ffn-{n + 1}", key=f"arch_ffn_map_{n}", stretch=True)
     st.success(f"Both give the same output (largest difference {ffn.max_error:.1e}); d_model = 4, "
                "d_ff = 16.")
     widgets.write_to_url(["ffn_tokens", "ffn_seed"])
@@ -217,12 +218,13 @@ def norm_section() -> None:
     demo = lessons.norm_demo(b, t, f, int(st.session_state["norm_seed"]))
     rows, features = tables.row_labels(b, t), [f"f{j}" for j in range(f)]
     norm_cols = st.columns(3)
-    for col, (title, matrix) in zip(norm_cols, (("Input x", demo.x), ("LayerNorm: each row", demo.layer),
-                                                ("BatchNorm: each column", demo.batch))):
+    for n, (col, (title, matrix)) in enumerate(zip(norm_cols, (("Input x", demo.x), ("LayerNorm: each row", demo.layer),
+                                                             ("BatchNorm: each column", demo.batch)))):
         with col:
-            vega.draw(charts.grid_heatmap, matrix.reshape(-1, f), title=title, x_title="feature", y_title="token",
-                      rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96, max_width=360,
-                      max_height=520, font_scale=fs)
+            widgets.plot(grids.grid_heatmap(matrix.reshape(-1, f), title=title, x_title="feature", y_title="token",
+                                            rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96,
+                                            max_width=360, max_height=520, font_scale=fs),
+                         name=f"norms-{n + 1}", key=f"arch_norm_map_{n}", stretch=True)
     row_stats, col_stats = tables.norm_frames(lessons.norm_stats(demo), b, t)
     s1, s2 = st.columns(2)
     with s1:

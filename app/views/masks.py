@@ -14,8 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from app import resources
-from app.ui import export, glossary, presentation, tables, vega, widgets
-from app.charts import teaching as charts
+from app.ui import export, glossary, presentation, tables, widgets
+from app.charts import grids
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import lessons, subsequent_mask
 
@@ -57,8 +57,9 @@ def look_ahead_section() -> None:
     n = st.session_state["mask_len"]
     look_ahead = lessons.look_ahead_mask(n)
     positions = [str(i) for i in range(n)]
-    sub_chart = vega.draw(charts.mask_heatmap, look_ahead, positions, positions, title=f"Look-ahead mask, {n} × {n}",
-                          x_title="key position", y_title="query position", font_scale=fs)
+    sub_chart = grids.mask_heatmap(look_ahead, positions, positions, title=f"Look-ahead mask, {n} × {n}",
+                                   x_title="key position", y_title="query position", font_scale=fs)
+    widgets.plot(sub_chart, name="look-ahead-mask", key="mask_look_ahead_map")
     export.export_chart(sub_chart, "look-ahead-mask", "mask_sub_chart")
     with st.expander("The mask as numbers (1 = may attend)"):
         st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
@@ -89,14 +90,14 @@ def masked_softmax(look_ahead, positions: list[str]) -> None:
     demo = lessons.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))  # (n, n) each
     w_left, w_right = st.columns(2)
     annotate = n <= 10
-    with w_left:
-        vega.draw(charts.grid_heatmap, demo.unmasked, title="Without the mask: weight leaks to the future",
-                  x_title="key position", y_title="query position", value="weight", rows=positions, cols=positions,
-                  scheme=SEQUENTIAL, domain=(0, 1), annotate=annotate, max_width=440, max_height=440, font_scale=fs)
-    with w_right:
-        vega.draw(charts.grid_heatmap, demo.masked, title="With the look-ahead mask", x_title="key position",
-                  y_title="query position", value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL,
-                  domain=(0, 1), annotate=annotate, max_width=440, max_height=440, font_scale=fs)
+    for side, title, weights in ((w_left, "Without the mask: weight leaks to the future", demo.unmasked),
+                                 (w_right, "With the look-ahead mask", demo.masked)):
+        with side:
+            widgets.plot(grids.grid_heatmap(weights, title=title, x_title="key position", y_title="query position",
+                                            value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL,
+                                            domain=(0, 1), annotate=annotate, max_width=440, max_height=440,
+                                            font_scale=fs),
+                         name="masked-softmax", key=f"mask_softmax_map_{side is w_right:d}", stretch=True)
     n_masked = int((~look_ahead).sum())
     n_zero = int((demo.masked[~look_ahead] == 0.0).sum())
     future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))
@@ -146,9 +147,10 @@ def batch_section() -> None:
     with st.expander("Token ids (0 = <pad>)"):
         st.dataframe(pd.DataFrame(ids, index=sentence_names, columns=[str(j) for j in range(width)]),
                      width="content")
-    pad_chart = vega.draw(charts.mask_heatmap, masks.padding, sentence_names, [str(j) for j in range(width)],
-                          title="Padding mask: which keys are real tokens", x_title="key position",
-                          y_title="sentence", font_scale=fs)
+    pad_chart = grids.mask_heatmap(masks.padding, sentence_names, [str(j) for j in range(width)],
+                                   title="Padding mask: which keys are real tokens", x_title="key position",
+                                   y_title="sentence", font_scale=fs)
+    widgets.plot(pad_chart, name="padding-mask", key="mask_padding_map")
     export.export_chart(pad_chart, "padding-mask", "mask_pad_chart")
     st.dataframe(pd.DataFrame(masks.padding.astype(int), index=sentence_names,
                               columns=[str(j) for j in range(width)]), width="content")
@@ -200,8 +202,9 @@ def combined_section() -> None:
     for b, name in enumerate(sentence_names):
         labels = label_tokens(tokens[b])
         with grid[b % 2]:
-            vega.draw(charts.mask_heatmap, masks.combined[b], labels, labels, title=f"{name}: combined mask",
-                      font_scale=fs)
+            widgets.plot(grids.mask_heatmap(masks.combined[b], labels, labels, title=f"{name}: combined mask",
+                                            font_scale=fs), name=f"combined-mask-{b + 1}", key=f"mask_combined_{b}",
+                         stretch=True)
     st.markdown("**What about the rows of `<pad>` queries?** They still have ✓ cells (a pad query may see the real "
                 "tokens before it), so they still compute a row of weights and an output. Nothing uses it: the target "
                 "at a pad position is pad, and the loss ignores those positions, so pad rows never affect training.")

@@ -16,6 +16,7 @@ import streamlit as st
 
 from app.ui import export, glossary, presentation, tables, vega, widgets
 from app import resources
+from app.charts import grids
 from app.charts import teaching as charts
 from app.charts.base import SEQUENTIAL, label_tokens
 from app.views.parts.pretrained.rotary import rotary_available, rotary_section
@@ -83,10 +84,11 @@ def table_section(pe: np.ndarray, base: float) -> None:
                          help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
     length, d_model = pe.shape
     shortest, longest = lessons.wavelength_range(d_model, base)
-    pe_chart = vega.draw(
-        charts.grid_heatmap, pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})",
+    pe_chart = grids.grid_heatmap(
+        pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})",
         x_title="dimension", y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
         subtitle="left: fast waves (short wavelength) · right: slow waves (long wavelength)")
+    widgets.plot(pe_chart, name="positional-encoding", key="pe_table_map", stretch=True)
     st.caption(
         "Each row is the vector added to the token at that position. Early dimensions change from one position to "
         "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
@@ -112,9 +114,10 @@ def similarity_section(pe: np.ndarray) -> None:
     st.latex(r"PE(p)\cdot PE(q) = \sum_{i} \cos\big(\omega_i\,(p-q)\big), \qquad "
              r"\omega_i = \frac{1}{\text{base}^{2i/d_{model}}}, \qquad PE(p)\cdot PE(p) = \frac{d_{model}}{2}")
     similarity = pe @ pe.T  # (length, length)
-    sim_chart = vega.draw(charts.grid_heatmap, similarity, title="PE·PEᵀ: similarity between positions",
-                          x_title="position", y_title="position", value="dot product", scheme=SEQUENTIAL, font_scale=fs,
-                          max_width=520, max_height=520, annotate=False)
+    sim_chart = grids.grid_heatmap(similarity, title="PE·PEᵀ: similarity between positions", x_title="position",
+                                   y_title="position", value="dot product", scheme=SEQUENTIAL, font_scale=fs,
+                                   max_width=520, max_height=520, annotate=False)
+    widgets.plot(sim_chart, name="pe-similarity", key="pe_similarity_map")
     export.export_chart(sim_chart, "pe-similarity", "pe_sim_chart", cells=similarity.size)
 
 
@@ -244,9 +247,11 @@ def model_section() -> None:
                 "none": "No positional encoding (zeros)"}[encoding.kind]
     panels = [(f"Token embeddings × √{cfg.d_model}", encoding.embeddings), (pe_title, encoding.positional),
               ("Their sum: the first layer's input", encoding.total)]
-    for title, matrix in panels:
-        vega.draw(charts.grid_heatmap, matrix, title=title, x_title="dimension", y_title="token", value="value",
-                  rows=labels, domain=(-bound, bound), annotate=False, max_width=700, max_height=360, font_scale=fs)
+    for n, (title, matrix) in enumerate(panels):
+        widgets.plot(grids.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token", value="value",
+                                        rows=labels, domain=(-bound, bound), annotate=False, max_width=700,
+                                        max_height=360, font_scale=fs),
+                     name=f"model-embeddings-{n + 1}", key=f"pe_model_map_{n}", stretch=True)
     norms = pd.DataFrame({"token": labels, "‖√d·E‖": np.linalg.norm(encoding.embeddings, axis=1),
                           "‖PE‖": np.linalg.norm(encoding.positional, axis=1),
                           "‖sum‖": np.linalg.norm(encoding.total, axis=1)})

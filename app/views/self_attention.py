@@ -17,7 +17,7 @@ import streamlit as st
 from app.ui import export, presentation, vega, widgets
 from app import resources, routes
 from app.charts import concepts as charts
-from app.charts import teaching
+from app.charts import grids
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import get_task, lessons
 
@@ -108,12 +108,13 @@ def permutation_section(ckpt) -> None:
     layer, head = int(st.session_state["cc_layer"]), int(st.session_state["cc_head"])
     panels = [("A(x): original", demo.original, demo.tokens), ("A(Px): shuffled", demo.shuffled, demo.shuffled_tokens),
               ("PᵀA(Px)P: put back", demo.unshuffled, demo.tokens)]
-    for col, (name, maps, tokens) in zip(st.columns(3), panels):
+    for n, (col, (name, maps, tokens)) in enumerate(zip(st.columns(3), panels)):
         with col:
             labels = label_tokens(tokens)
-            vega.draw(teaching.grid_heatmap, maps[layer, head], title=name, x_title="key", y_title="query",
-                      rows=labels, cols=labels, scheme=SEQUENTIAL, domain=(0, 1), font_scale=fs, max_width=300,
-                      max_height=300, annotate=False)
+            widgets.plot(grids.grid_heatmap(maps[layer, head], title=name, x_title="key", y_title="query", rows=labels,
+                                            cols=labels, scheme=SEQUENTIAL, domain=(0, 1), font_scale=fs,
+                                            max_width=300, max_height=300, annotate=False),
+                         name=f"permutation-{n + 1}", key=f"cc_permutation_map_{n}", stretch=True)
     st.caption(f"Drawn: encoder layer {layer + 1}, head {head + 1}.")
     verdict = (f"Largest difference between the original map and the un-shuffled one, over every layer and head: "
                f"{demo.largest_difference:.2e}.")
@@ -143,9 +144,10 @@ def beyond_section(ckpt) -> None:
     trained = beyond.trained
     labels = [str(p) for p in range(len(beyond.similarity))]
     subtitle = (f"training strings used positions 0–{trained - 1}" if trained else "all positions up to max_len")
-    vega.draw(teaching.grid_heatmap, beyond.similarity, title="Cosine similarity of the model's position vectors",
-              subtitle=subtitle, x_title="position", y_title="position", value="cosine", rows=labels, cols=labels,
-              scheme=SEQUENTIAL, font_scale=fs, max_width=420, max_height=420, annotate=False)
+    widgets.plot(grids.grid_heatmap(beyond.similarity, title="Cosine similarity of the model's position vectors",
+                                    subtitle=subtitle, x_title="position", y_title="position", value="cosine",
+                                    rows=labels, cols=labels, scheme=SEQUENTIAL, font_scale=fs, max_width=420,
+                                    max_height=420, annotate=False), name="position-similarity", key="cc_beyond_map")
     if trained:
         st.caption(f"Positions past {trained - 1} never occurred in training; the closest seen position is only "
                    f"{beyond.nearest_seen[trained:].min():.2f} alike at worst (seen ones: "

@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import resources
 from app.ui import tables
-from app.charts import teaching as charts
+from app.charts import grids
 from app.charts.architecture import architecture_dot
 from core import attention, load_checkpoint, sinusoidal_encoding, subsequent_mask
 from core.lessons import norm_demo, parameter_table, pe_curves, qkv_projection, random_vectors, rotation_check
@@ -60,13 +60,13 @@ def test_page_loads_with_headings_formulas_and_charts(runs, page, title):
     assert [t.value for t in at.title] == [title]
     assert not at.error
     assert len(sections(at)) >= 3 and len(at.latex) >= 3
-    assert at.get("vega_lite_chart")
+    assert at.get("vega_lite_chart") or at.get("plotly_chart")
 
 
 def test_projector_mode_scales_chart_text(runs):
-    def largest_font(at: AppTest) -> float:
+    def largest_font(at: AppTest) -> float:  # the largest text of the mask (a Plotly heatmap: its fonts' sizes)
         spec = json.dumps(chart(at, "Look-ahead mask")[0])
-        return max(float(v) for v in re.findall(r'"(?:title|label)?[fF]ontSize": ([0-9.]+)', spec))
+        return max(float(v) for v in re.findall(r'"size": ([0-9.]+)', spec))
 
     at = open_page("masks")
     font = largest_font(at)
@@ -183,12 +183,13 @@ def test_a_hand_edited_link_falls_back_to_defaults(runs, page, query, defaults):
     assert {key: at.session_state[key] for key in defaults} == defaults
 
 
-def test_big_tables_render_and_offer_data_not_chart_export(runs):
+def test_big_tables_render_and_offer_their_chart_and_numbers(runs):
     at = open_page("positional", query={"pe_len": "60", "pe_dim": "256"})
     assert not at.exception and not at.error
     _, frame = chart(at, "PE for 60 positions × 256 dimensions")
     assert len(frame) == 60 * 256
-    assert any("Chart export works up to 5,000 cells" in c.value for c in at.caption)
+    labels = [b.label for b in at.get("download_button")]
+    assert {"HTML", "CSV", "NPZ"} <= set(labels)  # the map as an interactive page, its numbers as tables
 
 
 def test_positional_state_comes_from_the_link(runs):
@@ -337,7 +338,7 @@ def test_subsequent_mask_equals_core_and_follows_the_slider(runs):
     _, frame = chart(at, "Look-ahead mask, 9 × 9")
     assert len(frame) == 81
     np.testing.assert_array_equal(as_matrix(frame, "allowed").astype(bool), subsequent_mask(9).numpy())
-    assert set(frame["cell"]) == {"may attend", "masked"}
+    assert set(frame["allowed"]) == {0.0, 1.0}
 
 
 def test_masked_softmax_has_exact_zeros(runs):
@@ -481,19 +482,25 @@ def test_architecture_dot_names_the_blocks(architecture):
         architecture_dot(config, norm="middle")
 
 
-def test_grid_heatmap_has_one_row_per_cell():
-    small = charts.grid_heatmap(np.eye(3), title="t", x_title="x", y_title="y")
-    assert len(small.layer) == 2 and len(layer_data(small)) == 9  # annotated: rect + text layers
-    big = charts.grid_heatmap(np.zeros((60, 128)), title="t", x_title="x", y_title="y")
-    assert len(big.data) == 60 * 128 and big.width <= 900 and big.height <= 560
+def test_grid_heatmap_is_one_trace_written_in_its_cells_when_small():
+    small = grids.grid_heatmap(np.eye(3), title="t", x_title="x", y_title="y")
+    (trace,) = small.data
+    assert np.array_equal(np.asarray(trace.z), np.eye(3)) and list(trace.text[1]) == ["0", "1.00", "0"]  # annotated
+    big = grids.grid_heatmap(np.zeros((60, 128)), title="t", x_title="x", y_title="y")
+    assert np.asarray(big.data[0].z).shape == (60, 128) and big.data[0].text is None
+    assert len(big.layout.xaxis.tickvals) <= grids.MAX_LABELS and big.layout.yaxis.autorange == "reversed"
+    with pytest.raises(ValueError):
+        grids.grid_heatmap(np.eye(3), title="t", x_title="x", y_title="y", rows=["a", "b"])
 
 
 def test_mask_heatmap_uses_two_labelled_colours():
-    layered = charts.mask_heatmap(subsequent_mask(4).numpy(), list("abcd"), list("abcd"), title="m")
-    frame = layer_data(layered)
-    assert len(frame) == 16 and (frame["cell"] == "masked").sum() == 6
-    scale = layered.to_dict()["layer"][0]["encoding"]["color"]["scale"]
-    assert scale["domain"] == ["may attend", "masked"] and len(set(scale["range"])) == 2
+    figure = grids.mask_heatmap(subsequent_mask(4).numpy(), list("abcd"), list("abcd"), title="m")
+    (trace,) = figure.data
+    allowed = np.asarray(trace.z)
+    assert allowed.shape == (4, 4) and (allowed == 0).sum() == 6  # masked: the 6 future cells
+    assert [row[3] for row in trace.text] == ["✗", "✗", "✗", "✓"]
+    colours = {stop[1] for stop in trace.colorscale}
+    assert colours == {grids.MAY_ATTEND, grids.MASKED} and list(trace.colorbar.ticktext) == ["masked", "may attend"]
 
 
 def test_rotation_and_pe_helpers():

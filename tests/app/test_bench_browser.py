@@ -35,8 +35,12 @@ def test_goal_row_takes_the_medians_and_holds_them_to_the_ratio_and_the_conditio
 def test_the_sentences_of_a_run_differ_so_each_is_a_new_model_run():
     used = [browser.sentence(i) for i in [*range(100, 100 + browser.EDITS), *range(300, 300 + browser.SESSIONS),
                                            *range(400, 400 + browser.ROUNDS * browser.SESSIONS),
-                                           *range(500, 500 + browser.SESSIONS),
-                                           *range(510, 510 + browser.ROUNDS * browser.SESSIONS)]]
+                                           *range(browser.BURST_FIRST, browser.BURST_FIRST + browser.SESSIONS),
+                                           *range(browser.BURST_FIRST + 10,
+                                                  browser.BURST_FIRST + 10 + browser.ROUNDS * browser.SESSIONS),
+                                           *range(browser.PACED_FIRST, browser.PACED_FIRST + browser.SESSIONS),
+                                           *range(browser.PACED_FIRST + 10,
+                                                  browser.PACED_FIRST + 10 + browser.PACED_ROUNDS * browser.SESSIONS)]]
     assert len(set(used)) == len(used)
 
 

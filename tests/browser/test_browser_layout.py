@@ -134,7 +134,8 @@ def browser(tmp_path_factory):
 
 
 def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> None:
-    page.goto(f"{url}/{path}{'&' if '?' in path else '?'}projector={int(presentation)}")
+    # every section of a Learn page open (they open their first alone otherwise), so each chart is checked
+    page.goto(f"{url}/{path}{'&' if '?' in path else '?'}projector={int(presentation)}&all_sections=1")
     page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
     wait_until_idle(page)
     if presentation:  # presentation mode folds the sidebar away once it is on

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from app.ui import glossary
+from app.ui import glossary, widgets
 from app.charts import attention
 from app.charts import lesson as charts
-from app.charts.teaching import mask_heatmap
+from app.charts import grids
 from core import lessons
 
 
@@ -161,8 +161,9 @@ def mask(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown("A mask says which keys a query may see (True = may attend). In the encoder every token sees "
                 "every other token of the sentence, so nothing is masked here; masked cells would get −∞ before "
                 "the softmax. The decoder's mask (stage 13) does hide cells.")
-    st.altair_chart(sized(mask_heatmap(trace.encoder_head.mask, src, src, title="encoder mask (✓ = may attend)",
-                                       font_scale=v.fs), v, "M"), width="content")
+    widgets.plot(grids.mask_heatmap(trace.encoder_head.mask, src, src, title="encoder mask (✓ = may attend)",
+                                    font_scale=v.fs, subtitle=v.sizes.get("M")), name="encoder-mask",
+                 key="lesson_mask_map")
     st.latex(r"s_{ij} \leftarrow -\infty \ \text{where}\ m_{ij} = \text{False}")
 
 

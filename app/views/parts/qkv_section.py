@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, glossary, vega, widgets
+from app.ui import export, glossary, widgets
 from app import resources
-from app.charts import teaching as charts
+from app.charts import grids
 from app.charts.base import SEQUENTIAL, label_tokens
 from core import lessons
 
@@ -20,17 +20,16 @@ MODES = {"encoder self": "Encoder self-attention", "decoder self": "Decoder mask
 def _matrix(matrix: np.ndarray, rows, cols, title: str, fs: float, x_title: str = "dimension",
             max_width: int = 640):
     small = matrix.shape[1] <= 8  # the random demo: big annotated cells; a real model: fit the width
-    return charts.grid_heatmap(matrix, title=title, x_title=x_title, y_title="token", rows=list(rows),
-                               cols=list(cols), symmetric=True, cell=46 if small else None, font_scale=fs,
-                               annotate=small, max_width=max_width, max_height=300).configure_axis(
-        labelLimit=int(300 * fs))  # whole "after ‹x› → predicts ‹y›" row labels
+    return grids.grid_heatmap(matrix, title=title, x_title=x_title, y_title="token", rows=list(rows),
+                              cols=list(cols), symmetric=True, cell=46 if small else None, font_scale=fs,
+                              annotate=small, max_width=max_width, max_height=300)
 
 
 def _weights_map(weights: np.ndarray, rows: list[str], cols: list[str], title: str, fs: float):
     """The attention map on the 0–1 scale, whole row labels."""
-    return charts.grid_heatmap(weights, title=title, x_title="key (attended to)", y_title="query (attending)",
-                               value="weight", rows=rows, cols=cols, scheme=SEQUENTIAL, domain=(0, 1), cell=56,
-                               font_scale=fs).configure_axis(labelLimit=int(300 * fs))
+    return grids.grid_heatmap(weights, title=title, x_title="key (attended to)", y_title="query (attending)",
+                              value="weight", rows=rows, cols=cols, scheme=SEQUENTIAL, domain=(0, 1), cell=56,
+                              font_scale=fs)
 
 
 def _real(ckpt, mode: str, head: int):
@@ -128,15 +127,17 @@ def _draw(mode: str, x, src, rows, cols, projected: tuple, fs: float) -> None:
     """The inputs, Q, K, V, the attention map and its exports (arrays from core, labels for the axes)."""
     q, k, v, weights, output = projected
     dims = [f"d{j}" for j in range(x.shape[1])]
-    vega.draw(_matrix, x, rows, dims, "X: the query side's input", fs)
+    widgets.plot(_matrix(x, rows, dims, "X: the query side's input", fs), name="qkv-x", key="pg_qkv_x")
     if mode == "cross":
-        vega.draw(_matrix, src, cols, dims, "S: the keys' and values' input", fs)
+        widgets.plot(_matrix(src, cols, dims, "S: the keys' and values' input", fs), name="qkv-s", key="pg_qkv_s")
     kd = [f"k{j}" for j in range(q.shape[1])]
     for col, (name, matrix, labels) in zip(st.columns(3), (("Q", q, rows), ("K", k, cols), ("V", v, cols))):
         with col:
-            vega.draw(_matrix, matrix, labels, kd, name, fs, "projected dimension", max_width=150)
+            widgets.plot(_matrix(matrix, labels, kd, name, fs, "projected dimension", max_width=150),
+                         name=f"qkv-{name}", key=f"pg_qkv_{name}", stretch=True)
     title = MODES[mode] + (" (look-ahead mask: upper triangle is 0)" if mode == "decoder self" else "")
-    chart = vega.draw(_weights_map, weights, list(rows), list(cols), title, fs)
+    chart = _weights_map(weights, list(rows), list(cols), title, fs)
+    widgets.plot(chart, name="qkv-attention", key="pg_qkv_map")
     st.dataframe(pd.DataFrame(weights, index=pd.Index(rows, name="query"), columns=list(cols)), width="content",
                  key="pg_qkv_table")
     export.export_chart(chart, "qkv-attention", "pg_qkv_chart")

@@ -1,0 +1,130 @@
+"""The Learn pages' matrices as Plotly heatmaps: a table of numbers (positional encodings, weights, norms) and
+a True/False mask, each one image-like trace (the head view's library: a control that changes a matrix redraws
+it as fast as a bare heatmap, where a Vega-Lite chart of thousands of cells is compiled again).
+
+Pure functions (numpy in, ``go.Figure`` out), no Streamlit calls. Rows are drawn top to bottom in their order
+(row 0 at the top), every row and column labelled up to :data:`MAX_LABELS` of them (every n-th beyond), the
+numbers on hover, and written in the cells of small grids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.charts.base import SEQUENTIAL
+from app.charts.maps import DIVERGING as DIVERGING_SCALE
+from app.charts.maps import SEQUENTIAL as SEQUENTIAL_SCALE
+from app.charts.maps import lean_figure
+
+# Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).
+MAY_ATTEND, MASKED = "#0072B2", "#E69F00"
+MAX_LABELS = 32  # beyond this many rows or columns an axis labels every n-th only
+LEGEND_ROOM = 90  # pixels right of the plot for the colour bar
+
+
+def _axis(labels: list[str], title: str, font_scale: float, **extra) -> dict:
+    shown = labels[::-(-len(labels) // MAX_LABELS)]
+    return dict(type="category", title=dict(text=title, font=dict(size=12 * font_scale)), tickmode="array",
+                tickvals=shown, ticktext=shown, tickfont=dict(size=11 * font_scale), showgrid=False,
+                automargin=True, **extra)
+
+
+def _title(text: str, font_scale: float, subtitle: str | None) -> dict:
+    title = dict(text=text, x=0, xanchor="left", font=dict(size=14 * font_scale))
+    if subtitle:
+        title["subtitle"] = dict(text=subtitle, font=dict(size=11 * font_scale))
+    return title
+
+
+def _layout(title: dict, xaxis: dict, yaxis: dict, width: float, height: float, font_scale: float,
+            top: int) -> dict:
+    """The plot area ``width`` × ``height`` with room for the title (``top``), the axes and the colour bar."""
+    left = int(60 * font_scale + 6 * font_scale * max((len(str(t)) for t in yaxis["ticktext"]), default=1))
+    bottom = int(60 * font_scale + 5 * font_scale * max((len(str(t)) for t in xaxis["ticktext"]), default=1))
+    return dict(title=title, xaxis=xaxis, yaxis=yaxis, width=int(width + left + LEGEND_ROOM * font_scale),
+                height=int(height + top + bottom), margin=dict(l=10, r=10, t=top, b=10),
+                font=dict(size=12 * font_scale))
+
+
+def grid_heatmap(
+    matrix: np.ndarray, *, title: str, x_title: str, y_title: str, value: str = "value",
+    rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, scheme: str = "diverging",
+    domain: tuple[float, float] | None = None, symmetric: bool = False, annotate: bool | None = None,
+    cell: int | None = None, max_width: int = 900, max_height: int = 560, font_scale: float = 1.0,
+    subtitle: str | None = None, fmt: str = ".4f",
+) -> go.Figure:
+    """A rectangular heatmap (rows × columns) that stays readable from 2×2 up to 100×512.
+
+    ``scheme``: ``"diverging"`` (blue-orange, for signed values) or :data:`app.charts.base.SEQUENTIAL`;
+    ``symmetric`` centres the diverging scale on 0; ``annotate`` writes each value in its cell (default: when
+    the grid is at most 12 × 12). The trace is named ``value`` (hover shows it with ``fmt``).
+    """
+    matrix = np.asarray(matrix, dtype=float)  # (rows, cols)
+    n_rows, n_cols = matrix.shape
+    rows = [str(r) for r in rows] if rows is not None else [str(i) for i in range(n_rows)]
+    cols = [str(c) for c in cols] if cols is not None else [str(j) for j in range(n_cols)]
+    if (len(rows), len(cols)) != matrix.shape:
+        raise ValueError(f"matrix shape {matrix.shape} does not match {len(rows)} rows × {len(cols)} columns")
+    if domain is None and symmetric:
+        bound = float(np.abs(matrix).max()) or 1.0
+        domain = (-bound, bound)
+    annotate = (n_rows <= 12 and n_cols <= 12) if annotate is None else annotate
+    cell_w = cell or float(np.clip(max_width / max(n_cols, 1), 3, 44 * font_scale))
+    cell_h = cell or float(np.clip(max_height / max(n_rows, 1), 3, 44 * font_scale))
+    if annotate or n_rows == n_cols:  # square cells: text fits, symmetric matrices look symmetric
+        cell_w = cell_h = min(cell_w, cell_h)
+    trace = dict(type="heatmap", z=matrix, x=cols, y=rows, name=value, xgap=1 if annotate else 0,
+                 ygap=1 if annotate else 0,
+                 colorscale=SEQUENTIAL_SCALE if scheme == SEQUENTIAL else DIVERGING_SCALE,
+                 colorbar=dict(title=dict(text=value, side="right"), thickness=14, tickfont=dict(size=11 * font_scale)),
+                 hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}<extra></extra>")
+    if domain is not None:
+        trace.update(zmin=float(domain[0]), zmax=float(domain[1]))
+    if annotate:
+        trace.update(text=[[cell_text(v) for v in row] for row in matrix], texttemplate="%{text}",
+                     textfont=dict(size=10 * font_scale))
+    xaxis = _axis(cols, x_title, font_scale, tickangle=-60 if _crowded(cols, cell_w * n_cols, font_scale) else 0)
+    yaxis = _axis(rows, y_title, font_scale, autorange="reversed")
+    top = int((58 if subtitle else 40) * font_scale)
+    layout = _layout(_title(title, font_scale, subtitle), xaxis, yaxis, max(cell_w * n_cols, 120),
+                     max(cell_h * n_rows, 60), font_scale, top)
+    return lean_figure([trace], layout)
+
+
+def mask_heatmap(
+    mask: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str = "key (attended to)",
+    y_title: str = "query (attending)", font_scale: float = 1.0, cell: int | None = None, subtitle: str | None = None,
+) -> go.Figure:
+    """A True/False mask in two colour-blind-safe colours, ✓ / ✗ in every cell and a "may attend" / "masked"
+    colour bar; the trace (named ``allowed``) holds 1 where a query may attend, 0 where it is masked."""
+    allowed = np.asarray(mask, dtype=bool).astype(float)  # (rows, cols)
+    rows, cols = [str(r) for r in rows], [str(c) for c in cols]
+    n_rows, n_cols = allowed.shape
+    size = cell or int(np.clip(420 / max(n_rows, n_cols, 1), 12, 40 * font_scale))
+    words = np.where(allowed > 0, "may attend", "masked")
+    trace = dict(type="heatmap", z=allowed, x=cols, y=rows, name="allowed", zmin=0, zmax=1, xgap=1, ygap=1,
+                 colorscale=[[0.0, MASKED], [0.5, MASKED], [0.5, MAY_ATTEND], [1.0, MAY_ATTEND]],
+                 text=np.where(allowed > 0, "✓", "✗").tolist(), texttemplate="%{text}", customdata=words.tolist(),
+                 textfont=dict(color="white", size=max(8.0, min(14.0, size * 0.45)) * font_scale),
+                 colorbar=dict(title=dict(text="cell", side="right"), thickness=14, tickvals=[0.25, 0.75],
+                               ticktext=["masked", "may attend"], tickfont=dict(size=11 * font_scale)),
+                 hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>%{{customdata}}<extra></extra>")
+    xaxis = _axis(cols, x_title, font_scale, tickangle=-60 if _crowded(cols, size * n_cols, font_scale) else 0)
+    yaxis = _axis(rows, y_title, font_scale, autorange="reversed")
+    layout = _layout(_title(title, font_scale, subtitle), xaxis, yaxis, size * n_cols, size * n_rows, font_scale,
+                     int((58 if subtitle else 40) * font_scale))
+    return lean_figure([trace], layout)
+
+
+def cell_text(value: float) -> str:
+    """A number as written in a cell: two decimals, an exact zero as "0"."""
+    return "0" if value == 0 else f"{value:.2f}"
+
+
+def _crowded(labels: Sequence[str], width: float, font_scale: float) -> bool:
+    """Whether the x labels would touch side by side (then they are tilted)."""
+    shown = labels[::-(-len(labels) // MAX_LABELS)]
+    return sum(len(label) for label in shown) * 7 * font_scale + 6 * len(shown) > width

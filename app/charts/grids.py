@@ -22,7 +22,10 @@ from app.charts.maps import lean_figure
 # Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).
 MAY_ATTEND, MASKED = "#0072B2", "#E69F00"
 MAX_LABELS = 32  # beyond this many rows or columns an axis labels every n-th only
-LEGEND_ROOM = 90  # pixels right of the plot for the colour bar
+LEGEND_ROOM = 75  # pixels right of the plot for the colour bar, times the font scale
+# pixels a figure in a third or a half of the page may take (1280 px wide, beside the sidebar), times the font scale
+THIRD, HALF = 260, 390
+TEXT_WIDTH = 28  # pixels a cell needs for its number ("-0.25" at 10 px), times the font scale
 
 
 def _axis(labels: list[str], title: str, font_scale: float, **extra) -> dict:
@@ -39,28 +42,45 @@ def _title(text: str, font_scale: float, subtitle: str | None) -> dict:
     return title
 
 
+def _room(labels: Sequence[str], font_scale: float, per_char: float) -> int:
+    """Pixels beside the plot for an axis' title and its longest label."""
+    return int(34 * font_scale + per_char * font_scale * max((len(str(t)) for t in labels), default=1))
+
+
 def _layout(title: dict, xaxis: dict, yaxis: dict, width: float, height: float, font_scale: float,
             top: int) -> dict:
     """The plot area ``width`` × ``height`` with room for the title (``top``), the axes and the colour bar."""
-    left = int(60 * font_scale + 6 * font_scale * max((len(str(t)) for t in yaxis["ticktext"]), default=1))
-    bottom = int(60 * font_scale + 5 * font_scale * max((len(str(t)) for t in xaxis["ticktext"]), default=1))
+    left, bottom = _room(yaxis["ticktext"], font_scale, 6.5), _room(xaxis["ticktext"], font_scale, 5)
     return dict(title=title, xaxis=xaxis, yaxis=yaxis, width=int(width + left + LEGEND_ROOM * font_scale),
                 height=int(height + top + bottom), margin=dict(l=10, r=10, t=top, b=10),
                 font=dict(size=12 * font_scale))
+
+
+def _cell_sides(n_rows: int, n_cols: int, rows: list[str], font_scale: float, cell: float | None, max_width: int,
+                max_height: int, square: bool) -> tuple[float, float]:
+    """A cell's width and height: at most ``cell`` (44 px times the font scale by default), and small enough for
+    the whole figure, labels and colour bar included, to fit in ``max_width`` × ``max_height``."""
+    plot_width = max(max_width - _room(rows, font_scale, 6.5) - LEGEND_ROOM * font_scale, 60)
+    largest = cell or 44 * font_scale
+    cell_w = float(np.clip(plot_width / max(n_cols, 1), 3, largest))
+    cell_h = float(np.clip(max_height / max(n_rows, 1), 3, largest))
+    return (min(cell_w, cell_h),) * 2 if square else (cell_w, cell_h)
 
 
 def grid_heatmap(
     matrix: np.ndarray, *, title: str, x_title: str, y_title: str, value: str = "value",
     rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, scheme: str = "diverging",
     domain: tuple[float, float] | None = None, symmetric: bool = False, annotate: bool | None = None,
-    cell: int | None = None, max_width: int = 900, max_height: int = 560, font_scale: float = 1.0,
+    cell: int | None = None, max_width: int = 840, max_height: int = 560, font_scale: float = 1.0,
     subtitle: str | None = None, fmt: str = ".4f",
 ) -> go.Figure:
     """A rectangular heatmap (rows × columns) that stays readable from 2×2 up to 100×512.
 
     ``scheme``: ``"diverging"`` (blue-orange, for signed values) or :data:`app.charts.base.SEQUENTIAL`;
     ``symmetric`` centres the diverging scale on 0; ``annotate`` writes each value in its cell (default: when
-    the grid is at most 12 × 12). The trace is named ``value`` (hover shows it with ``fmt``).
+    the grid is at most 12 × 12, and only where a cell is wide enough for it). The whole figure fits in
+    ``max_width`` × ``max_height`` pixels (a cell is at most ``cell`` wide), so it fits the column it is drawn in
+    when that is at least as wide. The trace is named ``value`` (hover shows it with ``fmt``).
     """
     matrix = np.asarray(matrix, dtype=float)  # (rows, cols)
     n_rows, n_cols = matrix.shape
@@ -72,10 +92,10 @@ def grid_heatmap(
         bound = float(np.abs(matrix).max()) or 1.0
         domain = (-bound, bound)
     annotate = (n_rows <= 12 and n_cols <= 12) if annotate is None else annotate
-    cell_w = cell or float(np.clip(max_width / max(n_cols, 1), 3, 44 * font_scale))
-    cell_h = cell or float(np.clip(max_height / max(n_rows, 1), 3, 44 * font_scale))
-    if annotate or n_rows == n_cols:  # square cells: text fits, symmetric matrices look symmetric
-        cell_w = cell_h = min(cell_w, cell_h)
+    # square cells when written in (text fits) or when the matrix is square (a symmetric one looks symmetric)
+    cell_w, cell_h = _cell_sides(n_rows, n_cols, rows, font_scale, cell, max_width, max_height,
+                                 annotate or n_rows == n_cols)
+    annotate = annotate and cell_w >= TEXT_WIDTH * font_scale  # a cell too narrow for its number shows it on hover
     trace = dict(type="heatmap", z=matrix, x=cols, y=rows, name=value, xgap=1 if annotate else 0,
                  ygap=1 if annotate else 0,
                  colorscale=SEQUENTIAL_SCALE if scheme == SEQUENTIAL else DIVERGING_SCALE,
@@ -97,13 +117,16 @@ def grid_heatmap(
 def mask_heatmap(
     mask: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str = "key (attended to)",
     y_title: str = "query (attending)", font_scale: float = 1.0, cell: int | None = None, subtitle: str | None = None,
+    max_width: int = 640,
 ) -> go.Figure:
     """A True/False mask in two colour-blind-safe colours, ✓ / ✗ in every cell and a "may attend" / "masked"
-    colour bar; the trace (named ``allowed``) holds 1 where a query may attend, 0 where it is masked."""
+    colour bar; the trace (named ``allowed``) holds 1 where a query may attend, 0 where it is masked. The figure
+    fits in ``max_width`` pixels."""
     allowed = np.asarray(mask, dtype=bool).astype(float)  # (rows, cols)
     rows, cols = [str(r) for r in rows], [str(c) for c in cols]
     n_rows, n_cols = allowed.shape
-    size = cell or int(np.clip(420 / max(n_rows, n_cols, 1), 12, 40 * font_scale))
+    size = min(cell or int(np.clip(420 / max(n_rows, n_cols, 1), 12, 40 * font_scale)),
+               _cell_sides(n_rows, n_cols, rows, font_scale, None, max_width, 10**6, False)[0])
     words = np.where(allowed > 0, "may attend", "masked")
     trace = dict(type="heatmap", z=allowed, x=cols, y=rows, name="allowed", zmin=0, zmax=1, xgap=1, ygap=1,
                  colorscale=[[0.0, MASKED], [0.5, MASKED], [0.5, MAY_ATTEND], [1.0, MAY_ATTEND]],

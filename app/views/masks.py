@@ -95,9 +95,9 @@ def masked_softmax(look_ahead, positions: list[str]) -> None:
         with side:
             widgets.plot(grids.grid_heatmap(weights, title=title, x_title="key position", y_title="query position",
                                             value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL,
-                                            domain=(0, 1), annotate=annotate, max_width=440, max_height=440,
-                                            font_scale=fs),
-                         name="masked-softmax", key=f"mask_softmax_map_{side is w_right:d}", stretch=True)
+                                            domain=(0, 1), annotate=annotate, max_width=int(grids.HALF * fs),
+                                            max_height=440, font_scale=fs),
+                         name="masked-softmax", key=f"mask_softmax_map_{side is w_right:d}")
     n_masked = int((~look_ahead).sum())
     n_zero = int((demo.masked[~look_ahead] == 0.0).sum())
     future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))
@@ -203,8 +203,8 @@ def combined_section() -> None:
         labels = label_tokens(tokens[b])
         with grid[b % 2]:
             widgets.plot(grids.mask_heatmap(masks.combined[b], labels, labels, title=f"{name}: combined mask",
-                                            font_scale=fs), name=f"combined-mask-{b + 1}", key=f"mask_combined_{b}",
-                         stretch=True)
+                                            font_scale=fs, max_width=int(grids.HALF * fs)),
+                         name=f"combined-mask-{b + 1}", key=f"mask_combined_{b}")
     st.markdown("**What about the rows of `<pad>` queries?** They still have ✓ cells (a pad query may see the real "
                 "tokens before it), so they still compute a row of weights and an output. Nothing uses it: the target "
                 "at a pad position is pad, and the loss ignores those positions, so pad rows never affect training.")

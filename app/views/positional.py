@@ -88,7 +88,7 @@ def table_section(pe: np.ndarray, base: float) -> None:
         pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})",
         x_title="dimension", y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
         subtitle="left: fast waves (short wavelength) · right: slow waves (long wavelength)")
-    widgets.plot(pe_chart, name="positional-encoding", key="pe_table_map", stretch=True)
+    widgets.plot(pe_chart, name="positional-encoding", key="pe_table_map")
     st.caption(
         "Each row is the vector added to the token at that position. Early dimensions change from one position to "
         "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
@@ -251,7 +251,7 @@ def model_section() -> None:
         widgets.plot(grids.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token", value="value",
                                         rows=labels, domain=(-bound, bound), annotate=False, max_width=700,
                                         max_height=360, font_scale=fs),
-                     name=f"model-embeddings-{n + 1}", key=f"pe_model_map_{n}", stretch=True)
+                     name=f"model-embeddings-{n + 1}", key=f"pe_model_map_{n}")
     norms = pd.DataFrame({"token": labels, "‖√d·E‖": np.linalg.norm(encoding.embeddings, axis=1),
                           "‖PE‖": np.linalg.norm(encoding.positional, axis=1),
                           "‖sum‖": np.linalg.norm(encoding.total, axis=1)})

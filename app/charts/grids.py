@@ -28,18 +28,43 @@ THIRD, HALF = 260, 390
 TEXT_WIDTH = 28  # pixels a cell needs for its number ("-0.25" at 10 px), times the font scale
 
 
-def _axis(labels: list[str], title: str, font_scale: float, **extra) -> dict:
-    shown = labels[::-(-len(labels) // MAX_LABELS)]
+def _axis(labels: list[str], title: str, font_scale: float, cell: float, across: bool, **extra) -> dict:
+    """A category axis whose labels never touch: every ``step``-th label when ``cell`` (pixels per category) is
+    too small for one each; x labels (``across``) tilted when they are too long to stand side by side."""
+    size = 11 * font_scale
+    line = 1.5 * size  # a label's height, and (over sin 60°) the width a tilted one takes along the axis
+    flat = 0.62 * size * max((len(label) for label in labels), default=1) + 4
+    tilted = across and flat > cell
+    need = line / 0.87 if tilted else (flat if across else line)
+    step = max(-(-len(labels) // MAX_LABELS), int(np.ceil(need / max(cell, 1e-9))))
+    shown = labels[::step]
     return dict(type="category", title=dict(text=title, font=dict(size=12 * font_scale)), tickmode="array",
-                tickvals=shown, ticktext=shown, tickfont=dict(size=11 * font_scale), showgrid=False,
-                automargin=True, **extra)
+                tickvals=shown, ticktext=shown, tickfont=dict(size=size), showgrid=False, automargin=True,
+                tickangle=-60 if tilted else 0, **extra)
 
 
-def _title(text: str, font_scale: float, subtitle: str | None) -> dict:
-    title = dict(text=text, x=0, xanchor="left", font=dict(size=14 * font_scale))
+def _wrapped(text: str, size: float, width: float) -> list[str]:
+    """``text`` in lines of at most ``width`` pixels at font ``size`` (broken between words)."""
+    per_line = max(int(width / (0.55 * size)), 12)
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= per_line:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def _title(text: str, font_scale: float, subtitle: str | None, width: float) -> tuple[dict, int]:
+    """The figure's title (and subtitle), wrapped to ``width`` pixels, and the top margin it needs."""
+    lines = _wrapped(text, 14 * font_scale, width)
+    title = dict(text="<br>".join(lines), x=0, xanchor="left", font=dict(size=14 * font_scale))
+    top = (22 + 18 * len(lines)) * font_scale
     if subtitle:
-        title["subtitle"] = dict(text=subtitle, font=dict(size=11 * font_scale))
-    return title
+        below = _wrapped(subtitle, 11 * font_scale, width)
+        title["subtitle"] = dict(text="<br>".join(below), font=dict(size=11 * font_scale))
+        top += (10 + 15 * len(below)) * font_scale  # Plotly sets the subtitle a little below the title
+    return title, int(top)
 
 
 def _room(labels: Sequence[str], font_scale: float, per_char: float) -> int:
@@ -47,21 +72,24 @@ def _room(labels: Sequence[str], font_scale: float, per_char: float) -> int:
     return int(34 * font_scale + per_char * font_scale * max((len(str(t)) for t in labels), default=1))
 
 
-def _layout(title: dict, xaxis: dict, yaxis: dict, width: float, height: float, font_scale: float,
-            top: int) -> dict:
-    """The plot area ``width`` × ``height`` with room for the title (``top``), the axes and the colour bar."""
+def _layout(text: str, subtitle: str | None, xaxis: dict, yaxis: dict, width: float, height: float,
+            font_scale: float, max_width: float) -> dict:
+    """The plot area ``width`` × ``height`` with room for the title, the axes and the colour bar; the figure is
+    at least as wide as its title would like, up to ``max_width``, and the title wraps within it."""
     left, bottom = _room(yaxis["ticktext"], font_scale, 6.5), _room(xaxis["ticktext"], font_scale, 5)
-    return dict(title=title, xaxis=xaxis, yaxis=yaxis, width=int(width + left + LEGEND_ROOM * font_scale),
-                height=int(height + top + bottom), margin=dict(l=10, r=10, t=top, b=10),
-                font=dict(size=12 * font_scale))
+    total = width + left + LEGEND_ROOM * font_scale
+    total = min(max(total, 0.55 * 14 * font_scale * len(text) + 20), max(max_width, total))
+    title, top = _title(text, font_scale, subtitle, total - 20)
+    return dict(title=title, xaxis=xaxis, yaxis=yaxis, width=int(total), height=int(height + top + bottom),
+                margin=dict(l=10, r=10, t=top, b=10), font=dict(size=12 * font_scale))
 
 
-def _cell_sides(n_rows: int, n_cols: int, rows: list[str], font_scale: float, cell: float | None, max_width: int,
-                max_height: int, square: bool) -> tuple[float, float]:
-    """A cell's width and height: at most ``cell`` (44 px times the font scale by default), and small enough for
-    the whole figure, labels and colour bar included, to fit in ``max_width`` × ``max_height``."""
+def _cell_sides(n_rows: int, n_cols: int, rows: list[str], font_scale: float, cell: float | None, max_width: float,
+                max_height: float, square: bool) -> tuple[float, float]:
+    """A cell's width and height: at most ``cell`` (44 px by default) times the font scale, and small enough for
+    the whole figure, labels and colour bar included, to fit in ``max_width`` × ``max_height`` (pixels)."""
     plot_width = max(max_width - _room(rows, font_scale, 6.5) - LEGEND_ROOM * font_scale, 60)
-    largest = cell or 44 * font_scale
+    largest = (cell or 44) * font_scale
     cell_w = float(np.clip(plot_width / max(n_cols, 1), 3, largest))
     cell_h = float(np.clip(max_height / max(n_rows, 1), 3, largest))
     return (min(cell_w, cell_h),) * 2 if square else (cell_w, cell_h)
@@ -71,7 +99,7 @@ def grid_heatmap(
     matrix: np.ndarray, *, title: str, x_title: str, y_title: str, value: str = "value",
     rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, scheme: str = "diverging",
     domain: tuple[float, float] | None = None, symmetric: bool = False, annotate: bool | None = None,
-    cell: int | None = None, max_width: int = 840, max_height: int = 560, font_scale: float = 1.0,
+    cell: int | None = None, max_width: int = 800, max_height: int = 560, font_scale: float = 1.0,
     subtitle: str | None = None, fmt: str = ".4f",
 ) -> go.Figure:
     """A rectangular heatmap (rows × columns) that stays readable from 2×2 up to 100×512.
@@ -79,8 +107,8 @@ def grid_heatmap(
     ``scheme``: ``"diverging"`` (blue-orange, for signed values) or :data:`app.charts.base.SEQUENTIAL`;
     ``symmetric`` centres the diverging scale on 0; ``annotate`` writes each value in its cell (default: when
     the grid is at most 12 × 12, and only where a cell is wide enough for it). The whole figure fits in
-    ``max_width`` × ``max_height`` pixels (a cell is at most ``cell`` wide), so it fits the column it is drawn in
-    when that is at least as wide. The trace is named ``value`` (hover shows it with ``fmt``).
+    ``max_width`` × ``max_height`` pixels times the font scale (a cell is at most ``cell`` wide), so it fits a
+    column that wide (``THIRD``, ``HALF``). The trace is named ``value`` (hover shows it with ``fmt``).
     """
     matrix = np.asarray(matrix, dtype=float)  # (rows, cols)
     n_rows, n_cols = matrix.shape
@@ -93,8 +121,8 @@ def grid_heatmap(
         domain = (-bound, bound)
     annotate = (n_rows <= 12 and n_cols <= 12) if annotate is None else annotate
     # square cells when written in (text fits) or when the matrix is square (a symmetric one looks symmetric)
-    cell_w, cell_h = _cell_sides(n_rows, n_cols, rows, font_scale, cell, max_width, max_height,
-                                 annotate or n_rows == n_cols)
+    cell_w, cell_h = _cell_sides(n_rows, n_cols, rows, font_scale, cell, max_width * font_scale,
+                                 max_height * font_scale, annotate or n_rows == n_cols)
     annotate = annotate and cell_w >= TEXT_WIDTH * font_scale  # a cell too narrow for its number shows it on hover
     trace = dict(type="heatmap", z=matrix, x=cols, y=rows, name=value, xgap=1 if annotate else 0,
                  ygap=1 if annotate else 0,
@@ -106,11 +134,10 @@ def grid_heatmap(
     if annotate:
         trace.update(text=[[cell_text(v) for v in row] for row in matrix], texttemplate="%{text}",
                      textfont=dict(size=10 * font_scale))
-    xaxis = _axis(cols, x_title, font_scale, tickangle=-60 if _crowded(cols, cell_w * n_cols, font_scale) else 0)
-    yaxis = _axis(rows, y_title, font_scale, autorange="reversed")
-    top = int((58 if subtitle else 40) * font_scale)
-    layout = _layout(_title(title, font_scale, subtitle), xaxis, yaxis, max(cell_w * n_cols, 120),
-                     max(cell_h * n_rows, 60), font_scale, top)
+    xaxis = _axis(cols, x_title, font_scale, cell_w, across=True)
+    yaxis = _axis(rows, y_title, font_scale, cell_h, across=False, autorange="reversed")
+    layout = _layout(title, subtitle, xaxis, yaxis, max(cell_w * n_cols, 120), max(cell_h * n_rows, 60), font_scale,
+                     max_width * font_scale)
     return lean_figure([trace], layout)
 
 
@@ -121,12 +148,12 @@ def mask_heatmap(
 ) -> go.Figure:
     """A True/False mask in two colour-blind-safe colours, ✓ / ✗ in every cell and a "may attend" / "masked"
     colour bar; the trace (named ``allowed``) holds 1 where a query may attend, 0 where it is masked. The figure
-    fits in ``max_width`` pixels."""
+    fits in ``max_width`` pixels times the font scale."""
     allowed = np.asarray(mask, dtype=bool).astype(float)  # (rows, cols)
     rows, cols = [str(r) for r in rows], [str(c) for c in cols]
     n_rows, n_cols = allowed.shape
     size = min(cell or int(np.clip(420 / max(n_rows, n_cols, 1), 12, 40 * font_scale)),
-               _cell_sides(n_rows, n_cols, rows, font_scale, None, max_width, 10**6, False)[0])
+               _cell_sides(n_rows, n_cols, rows, font_scale, None, max_width * font_scale, 10**6, False)[0])
     words = np.where(allowed > 0, "may attend", "masked")
     trace = dict(type="heatmap", z=allowed, x=cols, y=rows, name="allowed", zmin=0, zmax=1, xgap=1, ygap=1,
                  colorscale=[[0.0, MASKED], [0.5, MASKED], [0.5, MAY_ATTEND], [1.0, MAY_ATTEND]],
@@ -135,19 +162,12 @@ def mask_heatmap(
                  colorbar=dict(title=dict(text="cell", side="right"), thickness=14, tickvals=[0.25, 0.75],
                                ticktext=["masked", "may attend"], tickfont=dict(size=11 * font_scale)),
                  hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>%{{customdata}}<extra></extra>")
-    xaxis = _axis(cols, x_title, font_scale, tickangle=-60 if _crowded(cols, size * n_cols, font_scale) else 0)
-    yaxis = _axis(rows, y_title, font_scale, autorange="reversed")
-    layout = _layout(_title(title, font_scale, subtitle), xaxis, yaxis, size * n_cols, size * n_rows, font_scale,
-                     int((58 if subtitle else 40) * font_scale))
+    xaxis = _axis(cols, x_title, font_scale, size, across=True)
+    yaxis = _axis(rows, y_title, font_scale, size, across=False, autorange="reversed")
+    layout = _layout(title, subtitle, xaxis, yaxis, size * n_cols, size * n_rows, font_scale, max_width * font_scale)
     return lean_figure([trace], layout)
 
 
 def cell_text(value: float) -> str:
     """A number as written in a cell: two decimals, an exact zero as "0"."""
     return "0" if value == 0 else f"{value:.2f}"
-
-
-def _crowded(labels: Sequence[str], width: float, font_scale: float) -> bool:
-    """Whether the x labels would touch side by side (then they are tilted)."""
-    shown = labels[::-(-len(labels) // MAX_LABELS)]
-    return sum(len(label) for label in shown) * 7 * font_scale + 6 * len(shown) > width

@@ -178,8 +178,8 @@ def ffn_section() -> None:
                                                             ("two Conv1d, kernel 1, ReLU between", ffn.conv)))):
         with col:
             widgets.plot(grids.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token",
-                                            rows=token_names, cols=dims, symmetric=True, cell=int(44 * fs), font_scale=fs,
-                                            max_width=int(grids.THIRD * fs)),
+                                            rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs,
+                                            max_width=grids.THIRD),
                          name=f"ffn-{n + 1}", key=f"arch_ffn_map_{n}")
     st.success(f"Both give the same output (largest difference {ffn.max_error:.1e}); d_model = 4, "
                "d_ff = 16.")
@@ -224,7 +224,7 @@ def norm_section() -> None:
         with col:
             widgets.plot(grids.grid_heatmap(matrix.reshape(-1, f), title=title, x_title="feature", y_title="token",
                                             rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96,
-                                            max_width=int(grids.THIRD * fs), max_height=520, font_scale=fs),
+                                            max_width=grids.THIRD, max_height=520, font_scale=fs),
                          name=f"norms-{n + 1}", key=f"arch_norm_map_{n}")
     row_stats, col_stats = tables.norm_frames(lessons.norm_stats(demo), b, t)
     s1, s2 = st.columns(2)

@@ -95,7 +95,7 @@ def masked_softmax(look_ahead, positions: list[str]) -> None:
         with side:
             widgets.plot(grids.grid_heatmap(weights, title=title, x_title="key position", y_title="query position",
                                             value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL,
-                                            domain=(0, 1), annotate=annotate, max_width=int(grids.HALF * fs),
+                                            domain=(0, 1), annotate=annotate, max_width=grids.HALF,
                                             max_height=440, font_scale=fs),
                          name="masked-softmax", key=f"mask_softmax_map_{side is w_right:d}")
     n_masked = int((~look_ahead).sum())
@@ -203,7 +203,7 @@ def combined_section() -> None:
         labels = label_tokens(tokens[b])
         with grid[b % 2]:
             widgets.plot(grids.mask_heatmap(masks.combined[b], labels, labels, title=f"{name}: combined mask",
-                                            font_scale=fs, max_width=int(grids.HALF * fs)),
+                                            font_scale=fs, max_width=grids.HALF),
                          name=f"combined-mask-{b + 1}", key=f"mask_combined_{b}")
     st.markdown("**What about the rows of `<pad>` queries?** They still have ✓ cells (a pad query may see the real "
                 "tokens before it), so they still compute a row of weights and an output. Nothing uses it: the target "

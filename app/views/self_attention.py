@@ -113,7 +113,7 @@ def permutation_section(ckpt) -> None:
             labels = label_tokens(tokens)
             widgets.plot(grids.grid_heatmap(maps[layer, head], title=name, x_title="key", y_title="query", rows=labels,
                                             cols=labels, scheme=SEQUENTIAL, domain=(0, 1), font_scale=fs,
-                                            max_width=int(grids.THIRD * fs), max_height=300, annotate=False),
+                                            max_width=grids.THIRD, max_height=300, annotate=False),
                          name=f"permutation-{n + 1}", key=f"cc_permutation_map_{n}")
     st.caption(f"Drawn: encoder layer {layer + 1}, head {head + 1}.")
     verdict = (f"Largest difference between the original map and the un-shuffled one, over every layer and head: "

@@ -15,11 +15,11 @@ def test_the_architecture_page_draws_whisper_and_its_parameters(tmp_path):
     installed("Whisper tiny.en")
     with app_in_chromium(tmp_path) as (url, browser):
         page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
-        page.goto(f"{url}/architecture")
+        page.goto(f"{url}/architecture?section-arch-whisper=true")  # the link opens the section
         page.wait_for_function(f"t => (document.querySelector('{MAIN}')?.innerText || '').includes(t)", arg=HEADING,
                                timeout=180_000)
         wait_until_idle(page)
-        page.get_by_role("heading", name=HEADING).scroll_into_view_if_needed()
+        page.get_by_text(HEADING).scroll_into_view_if_needed()
         assert problems_on(page) == [] and overflowing(page) == []
         diagram = page.locator('[data-testid="stGraphVizChart"] svg').last
         diagram.wait_for(timeout=60_000)

@@ -19,7 +19,8 @@ from tests.helpers.browser import app_in_chromium, overflowing, problems_on, wai
 SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "screenshots-tmp" / "lesson")
 STAGES_SHOWN = range(1, 17)  # 0-based: every stage with a chart (1 and 18 show tables)
 FIRST_CHART_JS = """() => {
-  const c = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"]')]
+  const c = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stVegaLiteChart"], '
+                                          + '[data-testid="stPlotlyChart"])')]
     .filter(c => c.offsetParent !== null)[0];
   if (!c) return null;
   const r = c.getBoundingClientRect();
@@ -56,8 +57,8 @@ def _open(page, url: str, stage: int, model: str = "") -> None:
     wait_until_idle(page)
     page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
                            "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
-    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stVegaLiteChart\"]"
-                           " :is(svg, canvas)')", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] :is([data-testid=\"stVegaLiteChart\"]"
+                           " :is(svg, canvas), .js-plotly-plot .main-svg)')", timeout=60_000)
     page.wait_for_timeout(500)
 
 

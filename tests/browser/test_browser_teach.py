@@ -7,12 +7,12 @@ import pytest
 
 from tests.helpers.browser import app_in_chromium, problems_on, screenshot, wait_until_idle
 
-PAGES = {  # url (projector mode) → text the page must show
-    "self-attention?projector=1": "same map, only permuted",
-    "playground?projector=1&pg_qkv_mode=decoder%20self": "own learned W_Q, W_K, W_V",
+PAGES = {  # url (projector mode; the link opens the section that holds the fix) → text the page must show
+    "self-attention?projector=1&section-cc-permutation=true": "same map, only permuted",
+    "playground?projector=1&pg_qkv_mode=decoder%20self&section-pg-projections=true": "own learned W_Q, W_K, W_V",
     "train?projector=1": "KL divergence",
     "architecture?projector=1": "final LayerNorm",
-    "positional?projector=1": "mix two bases",
+    "positional?projector=1&section-pe-worked=true": "mix two bases",
 }
 
 

@@ -133,7 +133,7 @@ def _draw(mode: str, x, src, rows, cols, projected: tuple, fs: float) -> None:
     kd = [f"k{j}" for j in range(q.shape[1])]
     for col, (name, matrix, labels) in zip(st.columns(3), (("Q", q, rows), ("K", k, cols), ("V", v, cols))):
         with col:
-            widgets.plot(_matrix(matrix, labels, kd, name, fs, "projected dimension", max_width=int(grids.THIRD * fs)),
+            widgets.plot(_matrix(matrix, labels, kd, name, fs, "projected dimension", max_width=grids.THIRD),
                          name=f"qkv-{name}", key=f"pg_qkv_{name}")
     title = MODES[mode] + (" (look-ahead mask: upper triangle is 0)" if mode == "decoder self" else "")
     chart = _weights_map(weights, list(rows), list(cols), title, fs)

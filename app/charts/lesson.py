@@ -1,5 +1,6 @@
-"""Pictures for the guided lesson: vectors as strips and the output distribution (its attention
-maps are drawn by :mod:`app.charts.attention`). Pure functions: arrays in, Altair charts out.
+"""Pictures for the guided lesson: vectors as strips, matrices in blocks and the output distribution (its
+attention maps are drawn by :mod:`app.charts.attention`). Pure functions: arrays in, charts out (Altair; the
+block matrices, tens of thousands of cells, Plotly).
 """
 
 from __future__ import annotations
@@ -9,8 +10,11 @@ from typing import Sequence
 import altair as alt
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 
-from app.charts.base import DIVERGING, heatmap, label_tokens, matrix_frame
+from app.charts.base import DIVERGING, heatmap, label_tokens
+from app.charts.maps import DIVERGING as DIVERGING_SCALE
+from app.charts.maps import lean_figure
 
 
 def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight: int | None = None,
@@ -66,49 +70,42 @@ def shape_text(matrix: np.ndarray) -> str:
 
 
 def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, title: str, x_title: str,
-           y_title: str, font_scale: float = 1.0, width: int = 560, size: str | None = None) -> alt.LayerChart:
+           y_title: str, font_scale: float = 1.0, width: int = 560, size: str | None = None) -> go.Figure:
     """A matrix whose columns fall into ``len(names)`` equal blocks (the stacked [W^Q | W^K | W^V],
-    or the heads side by side): one diverging heatmap with a rule and a name over each block.
+    or the heads side by side): one diverging Plotly heatmap (a 128 × 384 W_qkv is one image, where a Vega-Lite
+    chart drew 49,152 marks) with a line between blocks and each block's name over it.
 
-    Columns are labelled ``name:j`` (j from 0 inside the block); the size is in the subtitle, and
-    ``size`` (the array's size in symbols and numbers) on every hover.
+    Columns are labelled ``name:j`` (j from 0 inside the block) on hover; the size is in the subtitle, and
+    ``size`` (the array's size in symbols and numbers) on every hover too.
     """
-    matrix = np.asarray(matrix)
+    matrix = np.asarray(matrix, dtype=float)  # (rows, columns)
     n_blocks, n_cols = len(names), matrix.shape[1]
     per = n_cols // n_blocks
-    cols = [f"{names[c // per]}:{c % per}" for c in range(n_cols)]
     limit = float(np.abs(matrix).max()) or 1.0
-    frame = matrix_frame(matrix, list(rows), cols, "value")
-    frame["block"] = [names[c // per] for c in frame["col_index"]]
-    frame["x1"] = frame["col_index"] + 1
-    frame["size"] = size or shape_text(matrix)
-    x_scale = alt.Scale(domain=[0, n_cols], nice=False, zero=True)
-    cells = alt.Chart(frame).mark_rect().encode(
-        x=alt.X("col_index:Q", scale=x_scale, title=x_title,
-                axis=alt.Axis(values=[b * per for b in range(n_blocks + 1)], titleFontSize=12 * font_scale,
-                              labelFontSize=11 * font_scale)),
-        x2="x1:Q",
-        y=alt.Y("row_index:O", title=y_title, axis=alt.Axis(labelExpr=_label_expr(rows),
-                                                            labelFontSize=11 * font_scale,
-                                                            titleFontSize=12 * font_scale)),
-        color=alt.Color("value:Q", scale=alt.Scale(scheme=DIVERGING, domain=[-limit, limit])),
-        tooltip=["block:N", alt.Tooltip("col:N", title="column"), alt.Tooltip("row:N", title=y_title),
-                 alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("size:N", title="size")])
-    edges = pd.DataFrame({"edge": [b * per for b in range(1, n_blocks)]})
-    rules = alt.Chart(edges).mark_rule(color="black", strokeWidth=2).encode(x=alt.X("edge:Q", scale=x_scale))
-    height = min(max(8, 300 // max(len(rows), 1)) * len(rows), 360)
-    return alt.layer(cells, rules).properties(
-        title=alt.Title(title if size is None else f"{title} · {shape_text(matrix)}",
-                        subtitle=size or f"{shape_text(matrix)} · {n_blocks} blocks of {per} columns: "
-                        + " | ".join(names), fontSize=14 * font_scale, subtitleFontSize=12 * font_scale,
-                        subtitlePadding=6 * font_scale),
-        width=width, height=height)
-
-
-def _label_expr(rows: Sequence[str]) -> str:
-    """A Vega expression mapping a row index to its label (for an ordinal axis on indices)."""
-    labels = ", ".join(repr(str(r)) for r in rows)
-    return f"[{labels}][datum.value]"
+    shown = size or shape_text(matrix)
+    column = np.array([f"{names[c // per]}:{c % per}" for c in range(n_cols)], dtype=object)
+    trace = dict(type="heatmap", z=matrix, x=np.arange(n_cols), y=[str(r) for r in rows], name="value",
+                 zmin=-limit, zmax=limit, colorscale=DIVERGING_SCALE,
+                 customdata=np.broadcast_to(column, matrix.shape).tolist(),
+                 colorbar=dict(title=dict(text="value", side="right"), thickness=14),
+                 hovertemplate=f"%{{customdata}} · {y_title} %{{y}}<br>value %{{z:.3f}}<br>{shown}<extra></extra>")
+    edges = [dict(type="line", x0=b * per - 0.5, x1=b * per - 0.5, y0=0, y1=1, yref="paper",
+                  line=dict(color="black", width=2)) for b in range(1, n_blocks)]
+    labels = [dict(x=(b + 0.5) * per - 0.5, y=1, yref="paper", yanchor="bottom", text=name, showarrow=False,
+                   font=dict(size=12 * font_scale)) for b, name in enumerate(names)]
+    height = min(max(8, 300 // max(len(rows), 1)) * len(rows), 360) * font_scale
+    subtitle = size or f"{shape_text(matrix)} · {n_blocks} blocks of {per} columns: " + " | ".join(names)
+    layout = dict(
+        title=dict(text=title if size is None else f"{title} · {shape_text(matrix)}", x=0, xanchor="left",
+                   font=dict(size=14 * font_scale), subtitle=dict(text=subtitle, font=dict(size=12 * font_scale))),
+        xaxis=dict(title=dict(text=x_title), tickvals=[b * per for b in range(n_blocks + 1)], showgrid=False,
+                   range=[-0.5, n_cols - 0.5], tickfont=dict(size=11 * font_scale)),
+        yaxis=dict(title=dict(text=y_title), type="category", autorange="reversed", showgrid=False,
+                   tickfont=dict(size=11 * font_scale), automargin=True),
+        shapes=edges, annotations=labels, width=int((width + 150) * font_scale),
+        height=int(height + 150 * font_scale), margin=dict(l=10, r=10, t=int(90 * font_scale), b=10),
+        font=dict(size=12 * font_scale))
+    return lean_figure([trace], layout)
 
 
 def candidates_bar(candidates: list[tuple[str, float]], *, title: str, font_scale: float = 1.0) -> alt.Chart:

@@ -105,10 +105,10 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
                 f"looks for), a key (what it offers) and a value (what it passes on). The model stores the three "
                 f"matrices **stacked into one** W_qkv of size {d} × {3 * d}: one multiplication gives Q, K and V "
                 f"of all {H} heads at once.")
-    st.altair_chart(charts.blocks(trace.qkv_weight, [str(r) for r in range(d)], ["W^Q", "W^K", "W^V"],
-                                  title="Layer 1's stacked W_qkv = [W^Q | W^K | W^V]", x_title="output column",
-                                  y_title="input dimension", font_scale=v.fs, size=v.sizes.get("W_qkv")),
-                    width="content")
+    widgets.plot(charts.blocks(trace.qkv_weight, [str(r) for r in range(d)], ["W^Q", "W^K", "W^V"],
+                               title="Layer 1's stacked W_qkv = [W^Q | W^K | W^V]", x_title="output column",
+                               y_title="input dimension", font_scale=v.fs, size=v.sizes.get("W_qkv")),
+                 name="w-qkv", key="lesson_w_qkv")
     st.markdown(f"Each block is then **split into heads**: its {d} columns are {H} slices of d_k = {d} / {H} = "
                 f"{dk}, and head {h + 1} uses slice {h + 1}. (Notes 000 give every head the full width, a "
                 f"W of size d × 3hd; the paper splits d_model instead, so {H} heads cost what one full-width head "
@@ -199,10 +199,10 @@ def concatenated(trace: lessons.LessonTrace, v: View) -> None:
     st.latex(rf"\underbrace{{(B, {H}, T, {dk})}}_{{z^1, \dots, z^{{{H}}}}} \xrightarrow{{\text{{transpose}}}} "
              rf"(B, T, {H}, {dk}) \xrightarrow{{\text{{reshape}}}} (B, T, {H}\cdot{dk} = {H * dk}) "
              rf"\xrightarrow{{W^O}} (B, T, {d})")
-    st.altair_chart(charts.blocks(trace.heads_concat, [f"{n}:{t}" for n, t in enumerate(src)],
-                                  [f"head {n + 1}" for n in range(H)], title="[z¹; …; zᴴ]: the heads side by side",
-                                  x_title="column", y_title="token", font_scale=v.fs, size=v.sizes.get("Concat")),
-                    width="content")
+    widgets.plot(charts.blocks(trace.heads_concat, [f"{n}:{t}" for n, t in enumerate(src)],
+                               [f"head {n + 1}" for n in range(H)], title="[z¹; …; zᴴ]: the heads side by side",
+                               x_title="column", y_title="token", font_scale=v.fs, size=v.sizes.get("Concat")),
+                 name="heads-concatenated", key="lesson_heads_concat")
     st.altair_chart(charts.vectors(trace.attention_out, src, title="MultiHead(X) = [z¹; …; zᴴ] Wᴼ + bᴼ",
                                    highlight=i, font_scale=v.fs, size=v.sizes.get("MultiHead")), width="content")
     st.latex(chain(rf"\mathrm{{MultiHead}}_{{{i}}}", rf"[z^1_{{{i}}}; \dots; z^{{{H}}}_{{{i}}}]\,W^O + b^O",

@@ -109,7 +109,7 @@ def plotly_titles(element) -> list[str]:
     layout = spec(element)["layout"]
     panels = [a["text"].replace("<br>", " ") for a in layout.get("annotations", [])
               if a.get("yref") == "paper" and "text" in a]
-    own = (layout.get("title") or {}).get("text", "")
+    own = (layout.get("title") or {}).get("text", "").replace("<br>", " ")
     return panels or [own]
 
 
@@ -200,8 +200,8 @@ def wait_until(at: AppTest, done: Callable[[AppTest], bool], limit_s: float = 90
 
 
 def find_chart(at: AppTest, text: str) -> tuple[dict, pd.DataFrame]:
-    """(spec, first dataset) of the first chart whose spec mentions ``text`` anywhere."""
+    """(spec, first dataset) of the first chart whose spec or titles (wrapped lines joined) mention ``text``."""
     for element in charts(at):
-        if text in json.dumps(spec(element), ensure_ascii=False):
+        if text in json.dumps(spec(element), ensure_ascii=False) or any(text in t for t in titles(element)):
             return spec(element), frames(element)[0]
     raise AssertionError(f"no chart mentions {text!r}")

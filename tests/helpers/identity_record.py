@@ -1,6 +1,6 @@
 """The bit-identity record: what every shipped checkpoint, MiniLM and SmolLM2 answer, as SHA-256s.
 
-``python -m tests.helpers.identity_record OUT.json`` writes it; ``tests/unit/test_identity.py`` recomputes it with
+``python -m tests.helpers.identity_record OUT.json`` writes it (run it with ``PINNED`` in the environment); ``tests/unit/test_identity.py`` recomputes it with
 today's code and compares. The record in ``tests/data/identity.json`` was made on commit 046f37b, before
 the model contract moved any code, so every later change is checked bit for bit against it.
 Only the public API of ``core`` is used (and ``model_embeddings``, public when the record was made),
@@ -23,6 +23,8 @@ TEXTS = {  # task → input (each checkpoint's own kind of text)
     "copy": "hello", "reverse": "abcdef", "sort": "dcba", "dates": "3/14/2015", "addition": "12+34",
     "translation": "the black cat", "sentiment": "i love this film", "lm": "the cat",
 }
+PINNED = {"OMP_NUM_THREADS": "1", "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+"""Environment that makes float32 results independent of the CPU's vector units (set before torch is imported)."""
 OPTION_SETS = {"default": {}, "beam": {"decoding": "beam", "beam_size": 3},
                "controls": {"temperature": 2.0, "causal": False, "return_scores": True}}
 

@@ -1,28 +1,35 @@
 """Bit identity: every shipped checkpoint, MiniLM and SmolLM2 answer exactly as before the model contract.
 
 ``tests/data/identity.json`` was recorded on commit 046f37b (before anything moved) by
-``tests/helpers/identity_record.py``; this recomputes it with today's code, under the same single thread. The sort
-checkpoint was retrained afterwards (issue 27), so its entries were recorded again with 046f37b's code on the
-new file; the translation checkpoint was retrained too (issue 27, everyday English with a spelling tokenizer
-046f37b cannot read), so only its four entries were recorded again, with this code, on the new file.
+``tests/helpers/identity_record.py``; this recomputes it with today's code, under the same pinned kernels
+(``identity_record.PINNED``: one thread, ATen's portable kernels, MKL's compatible code path), so the record does
+not depend on the CPU it runs on: an AVX2 machine and an AVX-512 one round float32 sums differently. The record
+was made again on 2026-11-28 with 046f37b's code and today's shipped checkpoints under those pins (the sort and
+translation checkpoints were retrained in issue 27); today's code gave every hash identically.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
-from tests.helpers.identity_record import record
-from tests.helpers.paths import DATA, SHIPPED
+from tests.helpers.identity_record import PINNED
+from tests.helpers.paths import DATA, ROOT, SHIPPED
 
 RECORDED = json.loads((DATA / "identity.json").read_text())
 
 
 @pytest.fixture(scope="module")
-def today() -> dict:
-    return record()
+def today(tmp_path_factory) -> dict:
+    """Today's record, made in a fresh interpreter: the kernel pins only take effect before torch is imported."""
+    out = tmp_path_factory.mktemp("identity") / "today.json"
+    subprocess.run([sys.executable, "-m", "tests.helpers.identity_record", str(out)], cwd=ROOT, check=True,
+                   env={**os.environ, **PINNED}, timeout=600)
+    return json.loads(out.read_text())
 
 
 def test_every_recorded_answer_is_bit_identical(today):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -31,6 +30,7 @@ from core.budget import LOAD_BUDGET
 from core.inspect.records import Explanation
 from core.inspect.subject import MAP_BUDGET_BYTES
 from core.inspect.wire import Records, from_wire, pack, to_wire, unpack
+from core.io.atomic import process_folder
 from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
 from core.io.pretrained.load import is_pretrained
 from core.text.child import Child, first_line, serve
@@ -88,7 +88,7 @@ class ExplainWorker:
         self.starts = 0
         self._facts: ModelFacts | None = None
         self._lock = threading.Lock()
-        self._folder = tempfile.mkdtemp(prefix="attnscope-worker-")  # private (0700): the answers' arrays
+        self._folder = process_folder("attnscope-worker-")  # private (0700): the answers' arrays
         self._child = Child(_CHILD.format(module=self.child_module), [ROOT],
                             env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
                             name="attnscope-explain")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -117,6 +118,36 @@ def clean_stale_temp_files(folder: str | os.PathLike) -> list[str]:
     if removed:
         log.warning("removed %d stale temp file(s) in %s: %s", len(removed), folder, ", ".join(removed))
     return removed
+
+
+def process_folder(prefix: str) -> str:
+    """A new private (0700) folder in the system temp folder, named ``<prefix><pid>-XXXXXXXX``, after removing
+    the folders of that prefix whose process no longer runs (a server killed with SIGKILL leaves its own)."""
+    root = Path(tempfile.gettempdir())
+    owned = re.compile(re.escape(prefix) + r"(\d+)-[A-Za-z0-9_]{8}")
+    try:
+        stale = [(p, int(m.group(1))) for p in root.iterdir() if (m := owned.fullmatch(p.name))]
+    except OSError:
+        stale = []
+    for folder, pid in stale:
+        try:
+            if folder.is_symlink() or folder.stat().st_uid != os.getuid() or _process_runs(pid):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        log.warning("removed %s, left by process %d, which no longer runs", folder, pid)
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+
+
+def _process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _default_mode() -> int:

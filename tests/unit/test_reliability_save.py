@@ -8,9 +8,11 @@ import argparse
 import dataclasses
 import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from pathlib import Path
@@ -20,7 +22,7 @@ import pytest
 import torch
 
 from app.services import uploads
-from core.io.atomic import clean_stale_temp_files
+from core.io.atomic import clean_stale_temp_files, process_folder
 from core.io.checkpoint import CheckpointError, load, read_info, save
 from core.io.convert.nn_transformer import load_state_dict_file
 from core.text.tokenizer import Tokenizer
@@ -91,6 +93,32 @@ def test_sigkill_during_save_keeps_the_previous_file_and_the_next_save_cleans_up
     assert sorted(p.name for p in saved.parent.iterdir()) == [saved.name]
     assert read_info(saved).task == "again"
 
+
+def test_a_worker_folder_left_by_a_killed_server_is_removed_by_the_next_one() -> None:
+    """A server killed with SIGKILL cannot remove its explain workers' folders; the next worker folder made
+    removes every folder of a process that no longer runs, and keeps a live process's."""
+    sleeper = subprocess.Popen([sys.executable, "-c", _WORKER_FOLDER + "import time; time.sleep(60)"],
+                               cwd=ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
+    try:
+        live = Path(sleeper.stdout.readline().strip())
+        killed = subprocess.Popen([sys.executable, "-c", _WORKER_FOLDER + "import os; os.kill(os.getpid(), 9)"],
+                                  cwd=ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
+        left = Path(killed.stdout.readline().strip())
+        assert killed.wait(timeout=60) == -signal.SIGKILL and left.is_dir() and live.is_dir()
+        mine = Path(process_folder("attnscope-test-"))
+        assert not left.exists() and live.is_dir() and mine.is_dir()
+        assert mine.stat().st_mode & 0o777 == 0o700 and f"-{os.getpid()}-" in mine.name
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        for folder in Path(tempfile.gettempdir()).glob("attnscope-test-*"):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_WORKER_FOLDER = """
+from core.io.atomic import process_folder
+print(process_folder("attnscope-test-"), flush=True)
+"""
 
 _FILE_TOO_LARGE = """
 import resource, signal, sys

@@ -19,6 +19,7 @@ import torch
 from core.audio.decode import MAX_SECONDS, Audio, load_audio
 from core.audio.mel import frame_labels, frames_filled, log_mel
 from core.generate import decode
+from core.inspect.explainer import GENERATION_CAP
 from core.inspect.records import Explanation, Prediction
 from core.io.pretrained.load import PretrainedModel, load_pretrained
 from core.model.contract import AttentionControls
@@ -97,6 +98,7 @@ def explain_speech(
         task: ``transcribe`` or ``translate`` (into English; multilingual models only).
         language: the spoken language's code (``es``); None: detected (multilingual) or English.
         decoding: ``greedy`` or ``beam`` (``beam_size`` beams).
+        max_new_tokens: generation limit (at most 256, the cap ``core.explain`` and the app keep).
         frames: ``audio``: the encoder frames the audio fills (the rest of the 30 s window is
             silence padding; cropped rows then sum to less than 1) or ``all`` 1,500.
         temperature, hard, causal, head_mask, return_scores: the inference controls.
@@ -113,7 +115,8 @@ def explain_speech(
     config, tokenizer = pretrained.config, pretrained.tokenizer
     device = next(pretrained.model.parameters()).device
     features = torch.from_numpy(log_mel(clip.samples, config.n_mels))[None].to(device)  # (1, M, 3000)
-    notes = []
+    notes = [f"The output was limited to {GENERATION_CAP} new tokens."] if max_new_tokens > GENERATION_CAP else []
+    max_new_tokens = min(max_new_tokens, GENERATION_CAP)
     if language is None and config.multilingual:
         language, probability = detect_language(pretrained, features)
         notes.append(f"Language detected: {language} (probability {probability:.2f}).")

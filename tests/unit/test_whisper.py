@@ -141,3 +141,18 @@ def test_beam_search_drives_whisper_too(tiny, audio):
     # the same words (beam search finds the likelier lower-case spelling: "The black cat sleeps.")
     assert exp.prediction.text.lower() == TRANSCRIPT.strip().lower() and exp.options["decoding"] == "beam"
     assert exp.attention["cross"].shape[2] == len(exp.target_tokens)
+
+
+def test_explain_speech_keeps_the_apps_generation_cap(tiny, audio, monkeypatch):
+    """A caller's max_new_tokens past 256 is held to the cap ``core.explain`` and the app keep, with a note."""
+    from core import explain_speech
+    from core.inspect import speech
+
+    asked = []
+    real = speech._generate
+    monkeypatch.setattr(speech, "_generate", lambda *a: asked.append(a[-1]["max_new_tokens"]) or real(*a))
+    capped = explain_speech(tiny, audio, max_new_tokens=2_000)
+    plain = explain_speech(tiny, audio, max_new_tokens=30)
+    assert asked == [256, 30] and capped.prediction.text == plain.prediction.text
+    assert any("limited to 256 new tokens" in n for n in capped.notes)
+    assert not any("limited to" in n for n in plain.notes)

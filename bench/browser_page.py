@@ -6,7 +6,8 @@ in-page clock that says when a page is drawn.
 is stale (``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts are
 on the page, each with its ``.main-svg`` and, for every heatmap, its ``.hm image``; and after an
 action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew, or (``mode="page"``,
-for pages of Altair charts) the script was seen running and every Vega chart has its canvas: Plotly
+for pages of Altair charts) the script was seen running and every Vega chart has its canvas; ``only`` (a CSS
+selector) limits the charts that count to those inside it. Plotly
 replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before the action is stale.
 A run that ends with an error message on the page instead is reported (:class:`Refused`).
 The check runs on every animation frame in the page and records ``performance.now()`` the first
@@ -36,7 +37,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-network
                   "--no-first-run", "--disable-sync"]
 TIMEOUT_MS = 90_000
 
-DRAWN_JS = """({mode, need}) => {
+DRAWN_JS = """({mode, need, only}) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return false;
@@ -45,7 +46,8 @@ DRAWN_JS = """({mode, need}) => {
     const vega = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
     if (vega.some(v => !v.querySelector('canvas, svg'))) return false;
   }
-  const plots = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')];
+  const plots = [...document.querySelectorAll(only || '[data-testid="stPlotlyChart"]')]
+    .flatMap(box => [...box.querySelectorAll('.js-plotly-plot')]);
   if (plots.length < need) return false;
   const old = window.__bench?.old;
   for (const gd of plots) {
@@ -57,7 +59,7 @@ DRAWN_JS = """({mode, need}) => {
   return mode !== 'any' || !old || plots.some(gd => !old.has(gd._fullLayout));
 }"""
 
-ARM_JS = """({mode, need}) => {
+ARM_JS = """({mode, need, only}) => {
   const drawn = %s;
   const layouts = [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullLayout).filter(Boolean);
   const bench = window.__bench = {old: new WeakSet(layouts), t0: performance.now(), at: null, ran: null, ended: null,
@@ -73,7 +75,7 @@ ARM_JS = """({mode, need}) => {
     const error = document.querySelector('[data-testid="stElementContainer"]:not([data-stale="true"]) '
                                          + '[data-testid="stAlertContentError"]');
     if (bench.ended !== null && error) { bench.error = error.innerText; bench.at = performance.now(); return; }
-    if (drawn({mode, need})) bench.at = performance.now(); else requestAnimationFrame(watch);
+    if (drawn({mode, need, only})) bench.at = performance.now(); else requestAnimationFrame(watch);
   };
   requestAnimationFrame(watch);
 }""" % DRAWN_JS
@@ -175,9 +177,10 @@ def new_page(browser) -> object:
     return browser.new_context(viewport={"width": 1500, "height": 1000}).new_page()
 
 
-def arm(page, mode: str = "all", need: int = 1) -> None:
-    """Start the page's clock and its per-frame "drawn" check (see the module doc)."""
-    page.evaluate(ARM_JS, {"mode": mode, "need": need})
+def arm(page, mode: str = "all", need: int = 1, only: str | None = None) -> None:
+    """Start the page's clock and its per-frame "drawn" check (see the module doc); ``only``: a CSS selector of
+    the elements whose charts count (default: every chart on the page)."""
+    page.evaluate(ARM_JS, {"mode": mode, "need": need, "only": only})
 
 
 class Refused(RuntimeError):
@@ -212,15 +215,16 @@ def load_ms(page, url: str, need: int = 1, mode: str = "load") -> float:
     """Milliseconds from navigation start to the page first drawn (the page's own clock)."""
     page.goto(url)
     check = f"arg => ({DRAWN_JS})(arg) ? performance.now() : false"
-    return page.wait_for_function(check, arg={"mode": mode, "need": need}, timeout=TIMEOUT_MS,
+    return page.wait_for_function(check, arg={"mode": mode, "need": need, "only": None}, timeout=TIMEOUT_MS,
                                   polling="raf").json_value()
 
 
-def submit_ms(page, text: str, mode: str = "all", need: int = 1) -> float:
-    """Type ``text`` into the page's text area, submit it (Ctrl+Enter) and time it until drawn."""
+def submit_ms(page, text: str, mode: str = "all", need: int = 1, only: str | None = None) -> float:
+    """Type ``text`` into the page's text area, submit it (Ctrl+Enter) and time it until drawn (the charts
+    inside ``only``, a CSS selector, where given)."""
     box = page.locator(".st-key-text textarea")
     box.fill(text)
-    arm(page, mode, need)
+    arm(page, mode, need, only)
     box.press("Control+Enter")
     return drawn_ms(page)
 
@@ -237,7 +241,8 @@ def nudge_ms(page, key: str, mode: str = "any") -> float:
     """Move the slider with widget key ``key`` one step (right, or left at its end) and time it until
     a chart is drawn anew."""
     slider = page.locator(f".st-key-{key}").get_by_role("slider")
-    at_end = slider.evaluate("input => input.value === input.max")  # an <input type="range">
+    at_end = slider.evaluate("s => s.tagName === 'INPUT' ? s.value === s.max"  # an <input type="range">
+                             " : s.getAttribute('aria-valuenow') === s.getAttribute('aria-valuemax')")  # a select slider
     arm(page, mode, need=0 if mode == "page" else 1)
     slider.press("ArrowLeft" if at_end else "ArrowRight")
     return drawn_ms(page)

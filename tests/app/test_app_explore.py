@@ -448,9 +448,10 @@ def test_language_model_next_token_and_continuation(calls, tiny_runs):
     assert codes(at)[0] == expected.text
     assert frames(charts(at)[0])[0]["label"].iloc[0] == expected.labels[0]
     at.segmented_control(key="view").set_value("generation").run()
-    assert not at.exception and len(charts(at)) == 2  # the view switch redraws the head view and the decoder row
+    # the view switch reruns the view's fragment alone: the candidates and the head view stay, the decoder row joins
+    assert not at.exception and len(charts(at)) == 3
     at.run()
-    assert len(charts(at)) == 3  # the whole page: the candidates too
+    assert len(charts(at)) == 3  # the whole page draws the same three
     opened(at, experiments.INTERVENTIONS_OPEN)
     at.text_input(key="second_text").input("ab").run()  # a batch cannot continue: the page drops it
     at.toggle(key="padding").set_value(False).run()

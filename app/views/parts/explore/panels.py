@@ -1,14 +1,14 @@
 """The Explore page's fragments: each part a control touches reruns alone (issue 23).
 
-* :func:`head_panel` — the kind, view, layer and head controls (in the input column) and the chosen
+* :func:`head_panel` — the kind, layer and head controls (in the input column) and the chosen
   head's map (written into the chart column): a layer or head slider move reruns this, not the page;
-* :func:`view_panel` — the chosen view below (model grid, lines, summary, generation), whose own
-  controls (grid page, overlaid heads, step) rerun it alone;
+* :func:`view_panel` — the view chooser and the chosen view below (model grid, lines, summary, generation),
+  whose own controls (the chooser, grid page, overlaid heads, step) rerun it alone, in one round trip;
 * the interventions and compare panels (``experiments``), each a fragment of its own.
 
 A layer or head move reruns the slider's own fragment, the head view; the chosen view and the panels that
 draw the chosen head (:func:`followers`) are rerun with it by name (``st.rerun([...])`` from the callback)
-only when there are any. A view change reruns the view too, a kind change every panel; the text and
+only when there are any. A kind change reruns every panel; the text and
 decoding options rerun the page, as everything depends on them. Each fragment keeps the arguments of the
 last full run: the cached :class:`~core.Explanation`, so no fragment runs the model for a selection change.
 """
@@ -45,11 +45,6 @@ def followers(state: Mapping[str, Any]) -> list[str]:
     return ([VIEW] if state.get("view", "head") != "head" else []) + experiments.drawing(state)
 
 
-def follow_view() -> None:
-    """The view changed: the chosen view below reruns (drawn, replaced or cleared) with the head view."""
-    st.rerun([HEAD, VIEW, *experiments.drawing(st.session_state)])
-
-
 def follow_kind() -> None:
     """The kind changed: every fragment that draws the chosen head reruns (the knock-out list names its heads)."""
     st.rerun(FOLLOWERS)
@@ -59,8 +54,7 @@ def follow_kind() -> None:
 def head_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], chart_side: Any) -> None:
     """The selection controls here, the chosen head's map in ``chart_side``, and the share link."""
     fs = widgets.font_scale()
-    kind, layer, head, _ = views.attention_controls(exp, on_change=follow_selection, on_kind=follow_kind,
-                                                    on_view=follow_view)
+    kind, layer, head = views.attention_controls(exp, on_change=follow_selection, on_kind=follow_kind)
     with chart_side:
         views.head_view(entry, exp, options, kind, layer, head, fs)
     w.share(exp.text)
@@ -68,8 +62,10 @@ def head_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], 
 
 @st.fragment(key=VIEW)
 def view_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]) -> None:
-    """The chosen view, when it is not the head view (nothing is built for a view that is not shown)."""
+    """The view chooser and the chosen view, when it is not the head view (nothing is built for a view that is
+    not shown)."""
     fs = widgets.font_scale()
+    views.view_control(exp)
     kind, layer, head, view = views.selection(exp)
     if view == "model":
         views.model_view(entry, exp, options, kind, layer, head, fs, on_pick=follow_selection)

@@ -35,32 +35,35 @@ def _views(exp: Explanation) -> list[str]:
 
 
 def attention_controls(exp: Explanation, on_change: Callable[[], None] | None = None,
-                       on_kind: Callable[[], None] | None = None,
-                       on_view: Callable[[], None] | None = None) -> tuple[str, int, int, str]:
-    """Kind, layer and head (0-based; the sliders count from 1) and view, clamped to this explanation;
-    ``on_change`` runs when the layer or head moves, ``on_kind`` and ``on_view`` (else ``on_change``) when the
-    kind or the view does."""
+                       on_kind: Callable[[], None] | None = None) -> tuple[str, int, int]:
+    """Kind, layer and head (0-based; the sliders count from 1), clamped to this explanation; ``on_change``
+    runs when the layer or head moves, ``on_kind`` (else ``on_change``) when the kind does."""
     kinds = list(exp.kinds)
     widgets.choose("kind", kinds)
-    views = _views(exp)
-    widgets.choose("view", views, "head")
     kind = st.segmented_control("Attention", kinds, key="kind", required=True, format_func=KIND_LABELS.get,
                                 on_change=on_kind or on_change)
-    view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get,
-                                on_change=on_view or on_change)
     layers, heads = exp.shape(kind)
     first, second = st.columns(2, gap="large")
     with first:
         layer = widgets.index_slider("Layer", layers, "layer", first=1, on_change=on_change)
     with second:
         head = widgets.index_slider("Head", heads, "head", first=1, on_change=on_change)
+    return kind, layer, head
+
+
+def view_control(exp: Explanation) -> str:
+    """The view chooser (head, model grid, lines, summary, generation), drawn in the view's own fragment so
+    that a switch reruns that fragment alone, in one round trip."""
+    views = _views(exp)
+    widgets.choose("view", views, "head")
+    view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get)
     if view != "head":
-        st.caption(f"The chosen head stays in the head view; the {VIEWS[view].lower()} is drawn below it.")
-    return kind, layer, head, view
+        st.caption(f"The chosen head stays in the head view above; the {VIEWS[view].lower()} is drawn here.")
+    return view
 
 
 def selection(exp: Explanation) -> tuple[str, int, int, str]:
-    """The kind, layer and head (0-based) and view :func:`attention_controls` chose, clamped to ``exp``
+    """The kind, layer and head (0-based) :func:`attention_controls` chose and the view :func:`view_control` did, clamped to ``exp``
     (read from the session, no widget drawn)."""
     kinds, views = list(exp.kinds), _views(exp)
     state = st.session_state

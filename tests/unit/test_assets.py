@@ -26,7 +26,7 @@ TARGETS = {
     "sort": [("test", "exact_match", 0.99)],
     "dates": [("test", "exact_match", 0.99)],
     "addition": [("test", "exact_match", 0.97)],
-    "translation": [("test", "exact_match", 0.93)],  # everyday English since issue 27: 93.2 % measured (goal 97 %)
+    "translation": [("test", "exact_match", 0.955)],  # everyday English since issue 27: 95.63 % measured (goal 97 %)
     "sentiment": [("test", "accuracy", 0.97), ("negation", "accuracy", 0.95), ("short", "accuracy", 0.95)],
 }
 MAX_TOTAL_BYTES = 30 * 1024 * 1024
@@ -98,7 +98,7 @@ def test_beam_search_is_at_least_as_good_as_greedy_on_held_out_data(task_name, b
     greedy = exact_match_by_bucket(ckpt, examples, max_new_tokens=tokens)["all"]
     beam = exact_match_by_bucket(ckpt, examples, decoding="beam", beam_size=4, max_new_tokens=tokens)["all"]
     assert beam[0] >= greedy[0], f"{task_name}: beam {beam} < greedy {greedy}"
-    assert beam[0] >= (0.9 if task_name == "translation" else 0.95) * len(examples)  # translation: 93.3 % beam
+    assert beam[0] >= (0.9 if task_name == "translation" else 0.95) * len(examples)  # translation: 95.67 % beam on the whole split
 
 
 # ---------------------------------------------------------------- per bucket (issue 12)
@@ -202,9 +202,8 @@ EVERYDAY = {  # twelve sentences written before looking at the model's vocabular
     "Today is Monday.": "hoy es lunes .",
     "She is my friend and she is very happy.": "ella es mi amiga y ella está muy contenta .",
 }
-# measured on the shipped checkpoint, greedy = beam (README lists all twelve outputs): 10 of 12
-EVERYDAY_RIGHT = [typed for typed in EVERYDAY if typed not in (
-    "The teacher writes on the board.", "She is my friend and she is very happy.")]
+# measured on the shipped checkpoint, greedy = beam (README lists all twelve outputs): 12 of 12
+EVERYDAY_RIGHT = list(EVERYDAY)
 
 
 def test_everyday_sentences_translate():
@@ -226,8 +225,8 @@ def test_unseen_names_and_numbers_are_copied_through():
                  for name in names)
     numbers = [str(rng.randint(10 ** (n - 1), 10 ** n - 1)) for n in (2, 3, 4) for _ in range(10)]
     counted = sum(explain(ckpt, f"i have {k} cats").prediction.text == f"yo tengo {k} gatos" for k in numbers)
-    # measured: 38 of 39 names and 28 of 30 numbers (every 2- and 3-digit one, 8 of 10 with 4 digits)
-    assert copied >= 38 and counted >= 28, (copied, len(names), counted, len(numbers))
+    # measured: every one of the 39 names and of the 30 numbers
+    assert copied == len(names) == 39 and counted == len(numbers) == 30, (copied, len(names), counted, len(numbers))
 
 
 @pytest.mark.parametrize(("english", "noun", "adjective", "spanish"), [

@@ -149,8 +149,12 @@ def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> Non
     page.wait_for_timeout(500)  # Plotly's relayout to the column's width
 
 
-# Both themes at both sizes in both modes.
-MODES = [(size, presentation, theme) for theme in ("light", "dark") for size in SIZES for presentation in (False, True)]
+# Both themes at both sizes in both modes. Each page takes about 2 minutes on CI's 2 cores: CI checks every size and
+# mode once, in alternating themes (each theme twice); the other four run with ``-m slow``.
+MODES = [pytest.param(size, presentation, theme, id=f"{size[0]}x{size[1]}-{'presentation' if presentation else 'normal'}-"
+                      f"{theme}", marks=[pytest.mark.slow] if (i + j + k) % 2 else [])
+         for k, theme in enumerate(("light", "dark")) for i, size in enumerate(SIZES)
+         for j, presentation in enumerate((False, True))]
 DARK_JS = """paths => { for (const path of paths)
   localStorage.setItem(`stActiveTheme-${path}-v2`, JSON.stringify('Dark')); }"""  # what the ⋮ menu's "Dark" stores
 
@@ -161,8 +165,7 @@ def _dark(page) -> None:
     page.add_init_script(f"({DARK_JS})({paths!r})")
 
 
-@pytest.mark.parametrize(("size", "presentation", "theme"), MODES,
-                         ids=[f"{w}x{h}-{'presentation' if p else 'normal'}-{t}" for (w, h), p, t in MODES])
+@pytest.mark.parametrize(("size", "presentation", "theme"), MODES)
 def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation, theme):
     url, chromium = browser
     page = chromium.new_page(viewport={"width": size[0], "height": size[1]})

@@ -266,7 +266,7 @@ def test_head_view_labels_every_token_of_a_12_token_input(browser_page):
 
 def test_typed_lecture_sentences_translate_and_the_cross_attention_swaps_adjective_and_noun(browser_page):
     url, page, _ = browser_page
-    page.goto(f"{url}/?ckpt=shipped:translation&view=head&kind=cross&layer=2&head=1")
+    page.goto(f"{url}/?ckpt=shipped:translation&view=head&kind=cross&layer=3&head=1")
     wait_until_idle(page)
     text = page.locator(".st-key-text textarea")
     for typed, spanish in (("I have cats", "yo tengo gatos"), ("The black cat", "el gato negro")):

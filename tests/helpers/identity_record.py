@@ -23,7 +23,8 @@ TEXTS = {  # task → input (each checkpoint's own kind of text)
     "copy": "hello", "reverse": "abcdef", "sort": "dcba", "dates": "3/14/2015", "addition": "12+34",
     "translation": "the black cat", "sentiment": "i love this film", "lm": "the cat",
 }
-PINNED = {"OMP_NUM_THREADS": "1", "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+PINNED = {"OMP_NUM_THREADS": "1", "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
+          "ONEDNN_MAX_CPU_ISA": "SSE41"}
 """Environment that makes float32 results independent of the CPU's vector units (set before torch is imported)."""
 OPTION_SETS = {"default": {}, "beam": {"decoding": "beam", "beam_size": 3},
                "controls": {"temperature": 2.0, "causal": False, "return_scores": True}}

@@ -2,11 +2,13 @@
 
 ``tests/data/identity.json`` was recorded on commit 046f37b (before anything moved) by
 ``tests/helpers/identity_record.py``; this recomputes it with today's code, under the same pinned kernels
-(``identity_record.PINNED``: one thread, ATen's portable kernels, MKL's compatible code path), so the record does
-not depend on the CPU it runs on: an AVX2 machine and an AVX-512 one round float32 sums differently. The record
+(``identity_record.PINNED``: one thread, ATen's portable kernels, MKL's compatible code path, oneDNN's SSE4.1
+kernels, which MiniLM's layers reach), so the record does not depend on the CPU it runs on: an AVX2 machine and an
+AVX-512 one round float32 sums differently. The record
 was made again on 2026-11-28 with 046f37b's code and the shipped checkpoints of that day under those pins (the sort
 and translation checkpoints were retrained in issue 27); today's code gave every hash identically. The translation
-checkpoint was retrained once more that day (issue 27), so its four entries were recorded again, with this code.
+checkpoint was retrained once more that day (issue 27); the whole record was then made again with 046f37b's code
+on that checkpoint too, oneDNN pinned as well, and today's code gave every hash identically.
 """
 
 from __future__ import annotations

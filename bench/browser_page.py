@@ -241,8 +241,9 @@ def nudge_ms(page, key: str, mode: str = "any") -> float:
     """Move the slider with widget key ``key`` one step (right, or left at its end) and time it until
     a chart is drawn anew."""
     slider = page.locator(f".st-key-{key}").get_by_role("slider")
-    at_end = slider.evaluate("s => s.tagName === 'INPUT' ? s.value === s.max"  # an <input type="range">
-                             " : s.getAttribute('aria-valuenow') === s.getAttribute('aria-valuemax')")  # a select slider
+    # an <input type="range">, or a select slider's aria values
+    at_end = slider.evaluate("s => s.tagName === 'INPUT' ? s.value === s.max"
+                             " : s.getAttribute('aria-valuenow') === s.getAttribute('aria-valuemax')")
     arm(page, mode, need=0 if mode == "page" else 1)
     slider.press("ArrowLeft" if at_end else "ArrowRight")
     return drawn_ms(page)

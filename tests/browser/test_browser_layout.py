@@ -151,8 +151,9 @@ def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> Non
 
 # Both themes at both sizes in both modes. Each page takes about 2 minutes on CI's 2 cores: CI checks every size and
 # mode once, in alternating themes (each theme twice); the other four run with ``-m slow``.
-MODES = [pytest.param(size, presentation, theme, id=f"{size[0]}x{size[1]}-{'presentation' if presentation else 'normal'}-"
-                      f"{theme}", marks=[pytest.mark.slow] if (i + j + k) % 2 else [])
+MODES = [pytest.param(size, presentation, theme,
+                      id=f"{size[0]}x{size[1]}-{'presentation' if presentation else 'normal'}-{theme}",
+                      marks=[pytest.mark.slow] if (i + j + k) % 2 else [])
          for k, theme in enumerate(("light", "dark")) for i, size in enumerate(SIZES)
          for j, presentation in enumerate((False, True))]
 DARK_JS = """paths => { for (const path of paths)

@@ -63,8 +63,8 @@ def view_control(exp: Explanation) -> str:
 
 
 def selection(exp: Explanation) -> tuple[str, int, int, str]:
-    """The kind, layer and head (0-based) :func:`attention_controls` chose and the view :func:`view_control` did, clamped to ``exp``
-    (read from the session, no widget drawn)."""
+    """The kind, layer and head (0-based) :func:`attention_controls` chose and the view :func:`view_control` did,
+    clamped to ``exp`` (read from the session, no widget drawn)."""
     kinds, views = list(exp.kinds), _views(exp)
     state = st.session_state
     kind = state.get("kind") if state.get("kind") in kinds else kinds[0]

@@ -29,6 +29,7 @@ from core.text.inputs import TextInput, normalized, prepare, tokenize
 #: The most tokens one explanation generates, whatever ``max_new_tokens`` or ``continuation`` asks (the app's cap
 #: too): a longer request is cut here with a note.
 GENERATION_CAP = 256
+CAP_NOTE = f"The output was limited to {GENERATION_CAP} new tokens."
 Source = Checkpoint | PretrainedModel | Subject | str | os.PathLike
 
 
@@ -127,7 +128,7 @@ def _seq2seq(subject: Subject, inputs: list[TextInput], opts: ExplainOptions) ->
     results = []
     for row, item in enumerate(inputs):
         if (opts.max_new_tokens or 0) > GENERATION_CAP:
-            item.notes.append(f"The output was limited to {GENERATION_CAP} new tokens.")
+            item.notes.append(CAP_NOTE)
         ids = gen.ids[row].tolist()
         queries = ids[:-1]  # the decoder inputs; row t produced ids[t + 1]
         finished = bool(gen.finished[row])

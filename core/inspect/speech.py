@@ -19,7 +19,7 @@ import torch
 from core.audio.decode import MAX_SECONDS, Audio, load_audio
 from core.audio.mel import frame_labels, frames_filled, log_mel
 from core.generate import decode
-from core.inspect.explainer import GENERATION_CAP
+from core.inspect.explainer import CAP_NOTE, GENERATION_CAP
 from core.inspect.records import Explanation, Prediction
 from core.io.pretrained.load import PretrainedModel, load_pretrained
 from core.model.contract import AttentionControls
@@ -115,7 +115,7 @@ def explain_speech(
     config, tokenizer = pretrained.config, pretrained.tokenizer
     device = next(pretrained.model.parameters()).device
     features = torch.from_numpy(log_mel(clip.samples, config.n_mels))[None].to(device)  # (1, M, 3000)
-    notes = [f"The output was limited to {GENERATION_CAP} new tokens."] if max_new_tokens > GENERATION_CAP else []
+    notes = [CAP_NOTE] if max_new_tokens > GENERATION_CAP else []
     max_new_tokens = min(max_new_tokens, GENERATION_CAP)
     if language is None and config.multilingual:
         language, probability = detect_language(pretrained, features)

@@ -145,8 +145,8 @@ def _process_runs(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # it runs, as another user
+        pass
     return True
 
 

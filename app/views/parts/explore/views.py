@@ -51,7 +51,7 @@ def attention_controls(exp: Explanation, on_change: Callable[[], None] | None = 
     return kind, layer, head
 
 
-def view_control(exp: Explanation) -> str:
+def view_control(exp: Explanation) -> None:
     """The view chooser (head, model grid, lines, summary, generation), drawn in the view's own fragment so
     that a switch reruns that fragment alone, in one round trip."""
     views = _views(exp)
@@ -59,7 +59,6 @@ def view_control(exp: Explanation) -> str:
     view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get)
     if view != "head":
         st.caption(f"The chosen head stays in the head view above; the {VIEWS[view].lower()} is drawn here.")
-    return view
 
 
 def selection(exp: Explanation) -> tuple[str, int, int, str]:

@@ -16,7 +16,7 @@ from app.ui import presentation, widgets
 from app import resources
 from app.ui.import_form import import_form
 from app.services.uploads import NeedsImport
-from core import CheckpointError
+from core import CheckpointError, device
 
 PROJECTOR_CSS = widgets.PROJECTOR_CSS  # the projector look lives beside the charts it must match
 
@@ -77,6 +77,15 @@ def _upload() -> None:
             st.error(f"This file cannot be opened: {widgets.plain(st.session_state['_upload_error'])}")
 
 
+def compute_note() -> str:
+    """Where this server computes: training on its GPU when it has one; maps always on the CPU, where
+    models of this size answer sooner (``python -m bench gpu`` measures both)."""
+    gpu = device.gpu_name()
+    if gpu is None:
+        return f":material/memory: No GPU on this server: everything runs on the CPU ({device.thread_count()} threads)."
+    return f":material/memory: GPU: {gpu} (CUDA) — training runs use it; attention maps are computed on the CPU."
+
+
 def sidebar() -> None:
     """Draw the sidebar; the choice lives in ``st.session_state["ckpt"]`` and the share link."""
     widgets.restore_from_url({"ckpt": str, "projector": widgets.parse_bool,
@@ -109,5 +118,6 @@ def sidebar() -> None:
                   help="The Learn pages open their first section and build the others when you open them; this "
                        "opens all of them, to read a page from top to bottom (it takes longer to draw).")
         st.caption("Light or dark theme: the ⋮ menu at the top right → Light, Dark or System.")
+        st.caption(compute_note())
     presentation.apply()
     widgets.write_to_url(["ckpt", "projector", presentation.ALL_SECTIONS])

@@ -6,7 +6,8 @@ Hugging Face folders: our forward with every map against transformers' eager one
 BERT-base), ``decoders`` (GPT-2-small), ``seq2seq`` (a Marian-sized model, greedy decoding), ``whisper``
 (a 5 s clip: features, encoder, greedy decoding with every map), ``training`` (reverse to 99 % and tokens/s
 against an nn.Transformer trainer) and ``soak`` (16 sessions sharing the app's gate, one of them
-hostile: p95 and mismatches), ``soak_fair`` (a translation session beside three SmolLM2 sessions:
+hostile: p95 and mismatches), ``gpu`` (CUDA only: explain on the GPU against the CPU, the long input there,
+a 1 B-parameter Llama-shaped folder, training tokens/s, MFU and memory of the base model in bf16), ``soak_fair`` (a translation session beside three SmolLM2 sessions:
 p95 ratio under the cost-weighted gate), ``soak_hostile`` (honest sessions beside hostile uploads: a
 GGUF bomb, a zip bomb, a backtracking tokenizer) and ``browser`` (the app served and timed in Chromium: page drawn,
 edits, slider moves, long and deep models, 8 sessions; skipped with a line saying why where Chromium
@@ -22,14 +23,14 @@ import sys
 
 import torch
 
-from bench import (browser, browser_learn, families, families_decoders, families_seq2seq, inference, pretrained, soak, soak_fair,
-                   soak_hostile, train_speed, whisper)
+from bench import (browser, browser_learn, families, families_decoders, families_seq2seq, gpu, inference, pretrained,
+                   soak, soak_fair, soak_hostile, train_speed, whisper)
 from bench.table import markdown
 
 SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "families": families.run,
             "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "soak_fair": soak_fair.run,
-            "soak_hostile": soak_hostile.run, "browser": browser.run,
+            "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,
             "browser_learn": browser_learn.run}
 
 

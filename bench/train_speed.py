@@ -2,7 +2,8 @@
 
 Run from anywhere: ``python bench/train_speed.py`` (time to 99% on reverse and tokens/s, both
 contenders), ``--quick`` (smoke run), ``--threads 2 --device cpu``, ``--gpu-mfu`` (CUDA only: also
-tokens/s and MFU of the "base" size, 6+6 layers, d_model 512, in bf16 autocast).
+tokens/s, MFU and peak memory of the "base" size, 6+6 layers, d_model 512, in bf16 autocast, eager and
+compiled: ``bench/gpu_training.py``).
 
 Both contenders have the "small" preset's sizes (2+2 layers, d_model 64, 4 heads, d_ff 256, dropout
 0.1, post-norm, sinusoids, xavier-uniform matrices, untied output layer: equal parameter counts) and are
@@ -40,17 +41,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as a sc
 
 import torch  # noqa: E402
 
-from bench.table import Row  # noqa: E402
+from bench.table import markdown, Row  # noqa: E402
 from torch import nn  # noqa: E402
 
 from bench.contenders import Contender, exact_match  # noqa: E402
-from core.config import ModelConfig  # noqa: E402
 from core.device import resolve_device  # noqa: E402
 from core.tasks import get_task  # noqa: E402
 from core.training.config import TrainConfig  # noqa: E402
 from core.training.data import Batch, Batcher  # noqa: E402
 from core.training.evaluation import evaluate  # noqa: E402
-from core.training.setup import PRESETS, build_tokenizers, model_config  # noqa: E402
+from core.training.setup import build_tokenizers, model_config  # noqa: E402
 from core.training.step import StepRecipe, train_step  # noqa: E402
 
 # nn.TransformerEncoder's eval fast path packs padded sources into (prototype) nested tensors.
@@ -122,33 +122,6 @@ def train_flops(model: nn.Module, b: int, s: int, t: int) -> int:
     c = model.config
     attention = 12 * c.d_model * b * (c.n_encoder_layers * s * s + c.n_decoder_layers * (t * t + t * s))
     return 6 * (n_enc * b * s + n_dec * b * t) + attention
-
-
-def gpu_mfu(args, device, preset: str = "base", b: int = 64, s: int = 64, t: int = 64, steps: int = 30) -> None:
-    """Tokens/s and MFU of a ``preset``-sized model in bf16 autocast on one synthetic batch, for both contenders."""
-    sizes, vocab = PRESETS[preset], 8000
-    config = ModelConfig(src_vocab_size=vocab, tgt_vocab_size=vocab, max_len=max(s, t) + 1,
-                         n_encoder_layers=sizes["n_layers"], n_decoder_layers=sizes["n_layers"],
-                         d_model=sizes["d_model"], n_heads=sizes["n_heads"], d_ff=sizes["d_ff"])
-    gen = torch.Generator().manual_seed(args.seed)
-    src, seq = (torch.randint(4, vocab, shape, generator=gen).to(device) for shape in ((b, s), (b, t + 1)))
-    batch = Batch(src, seq[:, :-1], seq[:, 1:], b * (s + t))
-    recipe = TrainConfig(lr=args.lr, warmup=args.warmup).recipe(config.d_model, config.pad_id)
-    print(f"\n{device} ({machine_gpu(device)}), '{preset}' size in bf16 autocast, batch {b} x ({s} src + {t} tgt) "
-          f"tokens, {steps} timed steps, peak {args.peak_tflops:g} TFLOP/s")
-    print("| contender | params | tokens/s | TFLOP/s | MFU |\n|---|---:|---:|---:|---:|")
-    for name in ("attnscope", "nn.Transformer"):
-        c = Contender(name, config, args.seed, device)
-        flops = train_flops(c.model, b, s, t)
-        for i in range(5):
-            take_step(c, batch, i + 1, recipe)
-        start = sync(device)
-        for i in range(steps):
-            take_step(c, batch, 6 + i, recipe)
-        per_step = (sync(device) - start) / steps
-        print(f"| {name} | {c.params():,} | {batch.tokens / per_step:,.0f} | {flops / per_step / 1e12:.1f} "
-              f"| {flops / per_step / (args.peak_tflops * 1e12):.1%} |")
-        del c
 
 
 def machine_gpu(device: torch.device) -> str:
@@ -252,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     names, results, rates, device = measure(args)
     report(names, results, rates)
     if args.gpu_mfu and device.type == "cuda":
-        gpu_mfu(args, device)
+        from bench import gpu_training  # it builds on this module's step and FLOP count
+        print(markdown(gpu_training.mfu_rows(peak_tflops=args.peak_tflops)))
     elif args.gpu_mfu:
         print("\n--gpu-mfu skipped: no CUDA device in use.")
     return 0

@@ -49,6 +49,11 @@ def gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+def gpu_name() -> str | None:
+    """The first CUDA GPU's name (``"NVIDIA H200"``), or None on a machine without one."""
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
 def thread_count() -> int:
     """Intra-op threads torch uses in this thread."""
     return torch.get_num_threads()

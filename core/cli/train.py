@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
+import threading
 from dataclasses import Field, fields, replace
 from typing import Any, Callable
 
@@ -48,12 +50,29 @@ def _coercer(annotation: str) -> Callable[[str], Any]:
     return parse
 
 
+def stop_on_signals() -> Callable[[], bool]:
+    """Make the first Ctrl-C (SIGINT) or SIGTERM ask the run to stop after its current step, so it validates and
+    writes its checkpoint as a finished run does; a second signal ends the process at once."""
+    asked = threading.Event()
+
+    def ask(signum: int, _frame: object) -> None:
+        log.warning("stopping after this step (%s): the checkpoint will be written; again to end at once",
+                    signal.Signals(signum).name)
+        asked.set()
+        for name in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(name, signal.SIG_DFL)
+
+    for name in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(name, ask)
+    return asked.is_set
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: ``python -m core train --task=reverse --steps=2000 …`` (``--help`` lists every flag)."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         config, resume = parse_args(argv)
-        result = train(config, resume=resume)
+        result = train(config, resume=resume, should_stop=stop_on_signals())
     except (ValueError, CheckpointError) as error:
         log.error("error: %s", error)
         return 2

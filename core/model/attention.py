@@ -219,7 +219,7 @@ class MultiHeadAttention(nn.Module):
             )  # (B, H, Tq, dk)
             if mask is not None:
                 dead = ~mask.any(dim=-1, keepdim=True)  # (B|1, 1, Tq|1, 1)
-                if dead.device.type != "cpu" or bool(dead.any()):
+                if dead.device.type != "cpu" or torch.compiler.is_compiling() or bool(dead.any()):
                     out = out.masked_fill(dead, 0.0)  # a query row with no key attends to nothing
         if head_mask is not None:
             if head_mask.shape != (self.n_heads,):

@@ -78,6 +78,10 @@ class Transformer(nn.Module):
             raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
         if start + ids.size(1) > self.config.max_len:
             raise ValueError(f"sequence of {start + ids.size(1)} tokens exceeds max_len {self.config.max_len}")
+        if torch.compiler.is_compiling():  # reading the ids back would break the graph: the dtype is checked
+            if ids.dtype != torch.long:
+                raise ValueError(f"token ids must be int64 in [0, {vocab})")
+            return
         bounds = torch.aminmax(ids) if ids.dtype == torch.long else None  # one pass for both ends
         if bounds is None or int(bounds.min) < 0 or int(bounds.max) >= vocab:
             raise ValueError(f"token ids must be int64 in [0, {vocab})")
@@ -244,5 +248,8 @@ class Transformer(nn.Module):
 
 
 def _unless_all(mask: Tensor) -> Tensor | None:
-    """None when ``mask`` allows everything (no padding): the kernels then skip masking."""
+    """None when ``mask`` allows everything (no padding): the kernels then skip masking. Under
+    ``torch.compile`` the mask is kept: reading it back would break the graph for the same numbers."""
+    if torch.compiler.is_compiling():
+        return mask
     return None if bool(mask.all()) else mask

@@ -192,6 +192,26 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
     assert load(out).info.metrics == load(reference.checkpoint).info.metrics
 
 
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_signal_stops_the_cli_run_after_its_step_with_a_full_checkpoint(tmp_path, sent):
+    out = tmp_path / "signalled.safetensors"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(_cli(out, "--steps=100000"), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not resume_state_path(out).exists():  # training has started and taken 10 steps
+        assert time.monotonic() < deadline and proc.poll() is None, "the run never saved a resume state"
+        time.sleep(0.05)
+    proc.send_signal(sent)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr[-2000:]
+    assert "stopping after this step" in stderr
+    info = read_info(out)
+    history = info.extra["history"]
+    assert 10 <= history[-1]["step"] < 100000  # validated at the step it stopped, as a finished run does
+    assert info.metrics["test"] and load(out).model is not None
+
+
 def test_ddp_with_two_cpu_processes(tmp_path):
     out = tmp_path / "ddp.safetensors"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}

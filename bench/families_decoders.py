@@ -30,21 +30,28 @@ TOKENS = 32
 THREADS = 1
 
 
-def _write_folder(folder: Path) -> None:
-    """A random GPT-2-small folder (config.json, model.safetensors, tokenizer.json)."""
-    import transformers
+def small_byte_bpe():
+    """A byte-level BPE ``tokenizers.Tokenizer`` trained on one sentence (about 300 tokens): enough to feed a
+    random model real ids."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    torch.manual_seed(0)
-    model = transformers.GPT2LMHeadModel(transformers.GPT2Config())  # 124 M parameters, vocabulary 50257
-    model.save_pretrained(folder, safe_serialization=True)
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>"], show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tokenizer.train_from_iterator(["The animal didn't cross the street because it was too tired."] * 8, trainer)
-    tokenizer.save(str(folder / "tokenizer.json"))
+    return tokenizer
+
+
+def _write_folder(folder: Path) -> None:
+    """A random GPT-2-small folder (config.json, model.safetensors, tokenizer.json)."""
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config())  # 124 M parameters, vocabulary 50257
+    model.save_pretrained(folder, safe_serialization=True)
+    small_byte_bpe().save(str(folder / "tokenizer.json"))
 
 
 def _measure(folder: str, queue, repeats: int) -> None:

@@ -83,18 +83,24 @@ def _write_llama(folder: Path) -> None:
     """A random :data:`LLAMA_1B` folder (bf16 safetensors) with a small byte-level tokenizer.json."""
     import transformers
 
-    from bench.families_decoders import _write_folder
+    from bench.families_decoders import small_byte_bpe
 
-    from tokenizers import Tokenizer
-
-    _write_folder(folder)  # GPT-2 weights and the tokenizer; the weights are replaced below
-    for stale in folder.glob("*.safetensors*"):
-        stale.unlink()
+    tokenizer = small_byte_bpe()
+    tokenizer.save(str(folder / "tokenizer.json"))
     torch.manual_seed(0)
-    vocab = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size()
-    config = transformers.LlamaConfig(vocab_size=vocab, **LLAMA_1B)
+    config = transformers.LlamaConfig(vocab_size=tokenizer.get_vocab_size(), **LLAMA_1B)
     model = transformers.LlamaForCausalLM(config).to(torch.bfloat16)
     model.save_pretrained(folder, safe_serialization=True)
+
+
+def _words_for(tokenizer, n_tokens: int) -> tuple[str, int]:
+    """(a text of the tokenizer's training sentence repeated, its token count), about ``n_tokens`` tokens."""
+    words = "The animal didn't cross the street because it was too tired.".split()
+    text, length, i = "", 0, 0
+    while length < n_tokens:
+        text, i = f"{text} {words[i % len(words)]}".strip(), i + 1
+        length = len(tokenizer.encode(text).ids)
+    return text, length
 
 
 def pretrained_rows(tokens: tuple[int, ...] = (32, 512)) -> list[Row]:
@@ -115,8 +121,7 @@ def pretrained_rows(tokens: tuple[int, ...] = (32, 512)) -> list[Row]:
                         "CPU)", "report", gpu_load_s * 1000, "ms", cpu_load_s * 1000))
         threads = torch.get_num_threads()
         for n in tokens:
-            text = " ".join(["attention"] * n)
-            length = len(on_cpu.tokenizer.encode(text).ids)
+            text, length = _words_for(on_cpu.tokenizer, n)
             gpu_ms = median_ms(lambda: explain(on_gpu, text), 5)
             cpu_ms = median_ms(lambda: explain(on_cpu, text), 2, warmup=1)
             rows.append(Row("gpu", f"same, explain {length} tokens, every map of 16 layers × 32 heads (baseline: "

@@ -5,14 +5,15 @@ SmolLM2: load time and a 32-token forward with every map), ``families`` (random 
 Hugging Face folders: our forward with every map against transformers' eager one, load time and memory:
 BERT-base), ``decoders`` (GPT-2-small), ``seq2seq`` (a Marian-sized model, greedy decoding), ``whisper``
 (a 5 s clip: features, encoder, greedy decoding with every map), ``training`` (reverse to 99 % and tokens/s
-against an nn.Transformer trainer) and ``soak`` (16 sessions sharing the app's gate, one of them
+against an nn.Transformer trainer), ``soak`` (16 sessions sharing the app's gate, one of them
 hostile: p95 and mismatches), ``gpu`` (CUDA only: explain on the GPU against the CPU, the long input there,
-a 1 B-parameter Llama-shaped folder, training tokens/s, MFU and memory of the base model in bf16), ``soak_fair`` (a translation session beside three SmolLM2 sessions:
-p95 ratio under the cost-weighted gate), ``soak_hostile`` (honest sessions beside hostile uploads: a
-GGUF bomb, a zip bomb, a backtracking tokenizer) and ``browser`` (the app served and timed in Chromium: page drawn,
-edits, slider moves, long and deep models, 8 sessions; skipped with a line saying why where Chromium
-or Playwright is missing); ``browser_learn`` runs the browser section's Learn-page rows alone. With no argument every section runs. The table is Markdown, ready for
-the README; the machine is printed above it.
+a 1 B-parameter Llama-shaped folder, training tokens/s, MFU and memory of the base model in bf16),
+``soak_fair`` (a translation session beside three SmolLM2 sessions: p95 ratio under the cost-weighted gate),
+``soak_hostile`` (honest sessions beside hostile uploads: a GGUF bomb, a zip bomb, a backtracking tokenizer)
+and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider moves, long and deep models,
+8 sessions; skipped with a line saying why where Chromium or Playwright is missing); ``browser_learn`` runs
+the browser section's Learn-page rows alone. With no argument every section runs. The table is Markdown, ready
+for the README; the machine is printed above it.
 """
 
 from __future__ import annotations

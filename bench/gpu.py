@@ -117,8 +117,8 @@ def pretrained_rows(tokens: tuple[int, ...] = (32, 512)) -> list[Row]:
         start = time.perf_counter()
         on_cpu = load_pretrained(folder, device="cpu", use_cache=False)
         cpu_load_s = time.perf_counter() - start
-        rows.append(Row("gpu", "Llama-3.2-1B-shaped folder, 0.97 B parameters (bf16 file): load to the GPU (baseline: to the "
-                        "CPU)", "report", gpu_load_s * 1000, "ms", cpu_load_s * 1000))
+        rows.append(Row("gpu", "Llama-3.2-1B-shaped folder, 0.97 B parameters (bf16 file): load to the GPU "
+                        "(baseline: to the CPU)", "report", gpu_load_s * 1000, "ms", cpu_load_s * 1000))
         threads = torch.get_num_threads()
         for n in tokens:
             text, length = _words_for(on_cpu.tokenizer, n)

@@ -82,7 +82,7 @@ def compute_note() -> str:
     models of this size answer sooner (``python -m bench gpu`` measures both)."""
     gpu = device.gpu_name()
     if gpu is None:
-        return f":material/memory: No GPU on this server: everything runs on the CPU ({device.thread_count()} threads)."
+        return ":material/memory: No GPU on this server: training and attention maps run on the CPU."
     return f":material/memory: GPU: {gpu} (CUDA) — training runs use it; attention maps are computed on the CPU."
 
 

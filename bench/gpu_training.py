@@ -25,7 +25,7 @@ import torch
 
 from bench.contenders import Contender
 from bench.table import Row
-from bench.train_speed import sync, take_step, train_flops
+from bench.train_speed import sync, train_flops
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,11 +55,10 @@ def _time_steps(contender: Contender, batch, recipe, net, steps: int = 30) -> tu
 
 
 def train_step_with(contender: Contender, batch, step: int, recipe, net) -> float:
-    """One step of core's ``train_step`` through ``net`` (the model, or its compiled wrapper)."""
+    """One step of core's ``train_step`` (the one ``python -m core train`` takes) through ``net``: the model,
+    or its compiled wrapper."""
     from core.training.step import train_step
 
-    if net is contender.model:
-        return take_step(contender, batch, step, recipe)
     return train_step(contender.model, contender.optimizer, [batch], step, recipe, net=net).loss
 
 
@@ -126,14 +125,15 @@ def _train_task(task: str, flags: list[str], out: str, device: str, queue) -> No
                      "validation": record.get("validation", {})})
         print(f"{task} step {record['step']} {seen[-1]['s']} s {seen[-1]['validation']}", flush=True)
 
+    outcome: dict = {"steps": 0, "stopped": "failed", "test": {}}
     try:
         result = train(config, on_eval=on_eval, should_stop=stop_on_signals())
+        outcome = {"steps": result.step, "stopped": result.stopped, "test": result.metrics.get("test", {})}
     except Exception as error:  # noqa: BLE001 - the parent reports it beside the other tasks' figures
-        queue.put((task, {"error": repr(error), "wall_s": time.perf_counter() - start, "steps": 0,
-                          "stopped": "failed", "validations": seen, "test": {}}))
+        outcome["error"] = repr(error)
         raise
-    queue.put((task, {"wall_s": time.perf_counter() - start, "steps": result.step, "stopped": result.stopped,
-                      "validations": seen, "test": result.metrics.get("test", {})}))
+    finally:
+        queue.put((task, {**outcome, "wall_s": time.perf_counter() - start, "validations": seen}))
 
 
 def time_to_shipped(task: str, record: dict) -> tuple[str, float | None, int | None]:
@@ -149,13 +149,13 @@ def time_to_shipped(task: str, record: dict) -> tuple[str, float | None, int | N
     return f"{metric} {shipped[metric]:.4g}", None, None
 
 
-def train_tasks(tasks: list[str], out: Path, device: str = "cuda") -> dict[str, dict]:
+def train_tasks(tasks: list[str], flags: dict[str, list[str]], out: Path, device: str = "cuda") -> dict[str, dict]:
     """Train ``tasks`` at once, one process each, on ``device``; their records (also written to out/tasks.json).
     Ctrl-C or SIGTERM stops every run after its current step, and the table is still printed."""
     out.mkdir(parents=True, exist_ok=True)
     for name in (signal.SIGINT, signal.SIGTERM):  # a signal stops the children after their step; they report
         signal.signal(name, signal.SIG_IGN)
-    flags, context = shipped_flags(), multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     children = [context.Process(target=_train_task, args=(t, flags[t], str(out), device, queue)) for t in tasks]
     for child in children:
@@ -180,16 +180,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         print("no CUDA GPU on this machine: nothing measured")
         return 1
-    records = train_tasks(args.tasks or list(shipped_flags()), args.out, args.device)
+    flags = shipped_flags()
+    records = train_tasks(args.tasks or list(flags), flags, args.out, args.device)
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "CPU, one thread per task"
     print(f"\n{where}, {len(records)} tasks at once, torch {torch.__version__}")
     print("| task | flags | steps | wall s | target (shipped validation) | s to target | step | test |")
     print("|---|---|---:|---:|---|---:|---:|---|")
-    flags = shipped_flags()
     for task, r in records.items():
         print(f"| {task} | `{' '.join(flags[task])}` | {r['steps']} | {r['wall_s']:.0f} | {r['target']} | "
               f"{r['target_s'] if r['target_s'] is not None else 'not reached'} | {r['target_step'] or '—'} | "
-              f"{r['test']} |")
+              f"{', '.join(f'{k} {v:.4g}' for k, v in r['test'].items()) or r.get('error', '—')} |")
     return 0
 
 

@@ -78,12 +78,12 @@ class Transformer(nn.Module):
             raise ValueError(f"token ids must be (batch, length >= 1), got shape {tuple(ids.shape)}")
         if start + ids.size(1) > self.config.max_len:
             raise ValueError(f"sequence of {start + ids.size(1)} tokens exceeds max_len {self.config.max_len}")
-        if torch.compiler.is_compiling():  # reading the ids back would break the graph: the dtype is checked
-            if ids.dtype != torch.long:
-                raise ValueError(f"token ids must be int64 in [0, {vocab})")
+        if ids.dtype != torch.long:
+            raise ValueError(f"token ids must be int64 in [0, {vocab})")
+        if torch.compiler.is_compiling():  # reading the range back would break the graph
             return
-        bounds = torch.aminmax(ids) if ids.dtype == torch.long else None  # one pass for both ends
-        if bounds is None or int(bounds.min) < 0 or int(bounds.max) >= vocab:
+        bounds = torch.aminmax(ids)  # one pass for both ends
+        if int(bounds.min) < 0 or int(bounds.max) >= vocab:
             raise ValueError(f"token ids must be int64 in [0, {vocab})")
 
     def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:

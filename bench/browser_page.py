@@ -6,13 +6,15 @@ in-page clock that says when a page is drawn.
 is stale (``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts are
 on the page, each with its ``.main-svg`` and, for every heatmap, its ``.hm image``; and after an
 action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew, or (``mode="page"``,
-for pages of Altair charts) the script was seen running and every Vega chart has its canvas; ``only`` (a CSS
+for a page whose charts an action may or may not change) the script was seen running, every Vega chart has its
+canvas, and the main area has then been unchanged for ``SETTLE_MS`` (the figure: its last change); ``only`` (a CSS
 selector) limits the charts that count to those inside it. Plotly
 replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before the action is stale.
 A run that ends with an error message on the page instead is reported (:class:`Refused`).
 The check runs on every animation frame in the page and records ``performance.now()`` the first
 frame it holds, so the figure is the page's own clock, not a Playwright round trip; it also notes
-the frames at which the script was first seen running and then done, and the page's long tasks
+when the script was first seen running (a ``MutationObserver`` on the script state, so that a run shorter
+than a frame is not missed) and the frame it was seen done, and the page's long tasks
 (Chrome's ``longtask`` entries: its main thread busy for 50 ms or more at a time; :func:`phases`).
 """
 
@@ -63,10 +65,20 @@ ARM_JS = """({mode, need, only}) => {
   const drawn = %s;
   const layouts = [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullLayout).filter(Boolean);
   const bench = window.__bench = {old: new WeakSet(layouts), t0: performance.now(), at: null, ran: null, ended: null,
-                                   error: null, tasks: []};
+                                   error: null, tasks: [], last: null};
+  window.__benchChanges?.disconnect();  // the main area's last change (mode "page" waits for it to settle)
+  window.__benchChanges = new MutationObserver(() => { bench.last = performance.now(); });
+  window.__benchChanges.observe(document.querySelector('[data-testid="stMain"]') || document.body,
+                                {subtree: true, childList: true, attributes: true, characterData: true});
   window.__benchTasks?.disconnect();
   window.__benchTasks = new PerformanceObserver(list => bench.tasks.push(...list.getEntries()));
   window.__benchTasks.observe({type: 'longtask'});
+  window.__benchRuns?.disconnect();  // a run shorter than a frame is still seen starting
+  const app = document.querySelector('[data-testid="stApp"]');
+  window.__benchRuns = new MutationObserver(() => {
+    if (app.getAttribute('data-test-script-state') === 'running' && bench.ran === null) bench.ran = performance.now();
+  });
+  if (app) window.__benchRuns.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
   const watch = () => {
     if (window.__bench !== bench) return;
     const state = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state');
@@ -79,6 +91,24 @@ ARM_JS = """({mode, need, only}) => {
   };
   requestAnimationFrame(watch);
 }""" % DRAWN_JS
+
+
+SETTLE_MS = 150  # mode "page": the main area unchanged this long after the script ended → settled
+# The time of the main area's last change once it has been quiet for ``quiet`` ms (changes are watched from the
+# action on, or from now on after a navigation; 0 when there was none).
+SETTLE_JS = """(quiet) => new Promise(resolve => {
+  const bench = window.__bench;
+  let last = bench ? bench.last || 0 : 0;
+  const observer = bench ? null : new MutationObserver(() => { last = performance.now(); });
+  observer?.observe(document.querySelector('[data-testid="stMain"]') || document.body,
+                    {subtree: true, childList: true, attributes: true, characterData: true});
+  const check = () => {
+    if (bench) last = bench.last || 0;
+    if (performance.now() - last >= quiet) { observer?.disconnect(); resolve(last); }
+    else requestAnimationFrame(check);
+  };
+  requestAnimationFrame(check);
+})"""
 
 
 def chromium_missing() -> str | None:
@@ -187,8 +217,10 @@ class Refused(RuntimeError):
     """The page answered the action with an error message (e.g. the app's gate asking to wait)."""
 
 
-def drawn_ms(page) -> float:
-    """Milliseconds from :func:`arm` to the first frame the page was drawn (waits for it).
+def drawn_ms(page, settle: bool = False) -> float:
+    """Milliseconds from :func:`arm` to the first frame the page was drawn (waits for it); with ``settle``, to
+    the main area's last change once it has been quiet for :data:`SETTLE_MS` (a chart drawn a frame after the
+    script ended counts).
 
     Raises:
         Refused: the script ended with an error message on the page instead.
@@ -197,7 +229,10 @@ def drawn_ms(page) -> float:
     error = page.evaluate("() => window.__bench.error")
     if error:
         raise Refused(error)
-    return page.evaluate("() => window.__bench.at - window.__bench.t0")
+    at, t0 = page.evaluate("() => [window.__bench.at, window.__bench.t0]")
+    if settle:
+        at = max(at, page.evaluate(SETTLE_JS, SETTLE_MS))
+    return at - t0
 
 
 def phases(page) -> tuple[float, float, float, float] | None:
@@ -215,8 +250,9 @@ def load_ms(page, url: str, need: int = 1, mode: str = "load") -> float:
     """Milliseconds from navigation start to the page first drawn (the page's own clock)."""
     page.goto(url)
     check = f"arg => ({DRAWN_JS})(arg) ? performance.now() : false"
-    return page.wait_for_function(check, arg={"mode": mode, "need": need, "only": None}, timeout=TIMEOUT_MS,
-                                  polling="raf").json_value()
+    drawn = page.wait_for_function(check, arg={"mode": mode, "need": need, "only": None}, timeout=TIMEOUT_MS,
+                                   polling="raf").json_value()
+    return max(drawn, page.evaluate(SETTLE_JS, SETTLE_MS)) if mode == "page" else drawn
 
 
 def submit_ms(page, text: str, mode: str = "all", need: int = 1, only: str | None = None) -> float:
@@ -234,7 +270,7 @@ def click_ms(page, key: str, label: str, mode: str = "any") -> float:
     button = page.locator(f".st-key-{key} button", has_text=label).first
     arm(page, mode, need=0 if mode == "page" else 1)
     button.click()
-    return drawn_ms(page)
+    return drawn_ms(page, settle=mode == "page")
 
 
 def nudge_ms(page, key: str, mode: str = "any") -> float:
@@ -246,5 +282,5 @@ def nudge_ms(page, key: str, mode: str = "any") -> float:
                              " : s.getAttribute('aria-valuenow') === s.getAttribute('aria-valuemax')")
     arm(page, mode, need=0 if mode == "page" else 1)
     slider.press("ArrowLeft" if at_end else "ArrowRight")
-    return drawn_ms(page)
+    return drawn_ms(page, settle=mode == "page")
 

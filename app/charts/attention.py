@@ -165,33 +165,47 @@ def lines_chart(rows: dict[str, np.ndarray], queries: Sequence[str], keys: Seque
 
 STAT_TITLES = {"entropy_bits": "entropy (bits)", "mean_distance": "mean distance |i − j|",
                "max_weight": "largest weight (0–1 scale)"}
+STATS_WIDTH = 800  # (px, times the font scale) the statistics figure fits the page's main column at 1280 px
 
 
-def stats_heatmaps(records: list[dict[str, Any]], *, font_scale: float = 1.0) -> alt.HConcatChart:
-    """One layer × head heatmap per statistic in ``records`` (from ``core.head_statistics``)."""
+def stats_figure(records: list[dict[str, Any]], *, font_scale: float = 1.0) -> go.Figure:
+    """One layer × head heatmap per statistic in ``records`` (from ``core.head_statistics``, layers and heads
+    counted from 1), side by side in one Plotly figure: each on its own colour scale (a horizontal colour bar
+    under it; the largest weight on a fixed 0–1 scale), layer 1 on top, every statistic on hover."""
     frame = pd.DataFrame(records)
-    charts = []
-    for column, label in STAT_TITLES.items():
-        if column not in frame or frame[column].isna().all():
-            continue
-        charts.append(
-            alt.Chart(frame, title=alt.Title(label, fontSize=13 * font_scale)).mark_rect().encode(
-                x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, labelFontSize=11 * font_scale,
-                                                             titleFontSize=12 * font_scale)),
-                y=alt.Y("layer:O", title="layer", axis=alt.Axis(labelFontSize=11 * font_scale,
-                                                               titleFontSize=12 * font_scale)),
-                color=alt.Color(f"{column}:Q", scale=alt.Scale(scheme=base.SEQUENTIAL,  # a weight: fixed 0–1
-                                                               **({"domain": [0, 1]} if column == "max_weight" else {})),
-                                legend=alt.Legend(title=label, orient="bottom", direction="horizontal",
-                                                  gradientLength=int(40 * frame["head"].nunique() * font_scale))),
-                tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
-                         *(alt.Tooltip(f"{c}:Q", title=t, format=".3f") for c, t in STAT_TITLES.items()
-                           if c in frame and not frame[c].isna().all())],
-            ).properties(width=int(40 * frame["head"].nunique() * font_scale) + 40,
-                         height=int(40 * frame["layer"].nunique() * font_scale) + 20)
-        )
-    return alt.hconcat(*charts).resolve_scale(color="independent").properties(
-        title=alt.Title("Per-head statistics", fontSize=14 * font_scale))
+    shown = [(column, title) for column, title in STAT_TITLES.items()
+             if column in frame and not frame[column].isna().all()]
+    layers, heads = sorted(frame["layer"].unique()), sorted(frame["head"].unique())
+    gap, left, bottom, top = 60 * font_scale, 60 * font_scale, 110 * font_scale, 80 * font_scale
+    room = STATS_WIDTH * font_scale - left - 20 * font_scale - (len(shown) - 1) * gap  # (px) for the panels
+    cell = max(8.0, min(40 * font_scale, (room / len(shown) - 40 * font_scale) / len(heads)))  # (px) square cells
+    panel = cell * len(heads) + 40 * font_scale  # (px) one statistic's heatmap
+    plot_w, plot_h = len(shown) * panel + (len(shown) - 1) * gap, cell * len(layers) + 20 * font_scale
+    traces, layout = [], {}
+    for i, (column, title) in enumerate(shown):
+        grid = frame.pivot(index="layer", columns="head", values=column).reindex(index=layers, columns=heads)  # (L, H)
+        start = i * (panel + gap) / plot_w
+        domain, axis = [start, start + panel / plot_w], "" if i == 0 else str(i + 1)
+        traces.append(dict(
+            type="heatmap", z=grid.to_numpy(dtype=float), x=[str(h) for h in heads], y=[str(n) for n in layers],
+            xaxis=f"x{axis}", yaxis=f"y{axis}", name=title, colorscale=maps.SEQUENTIAL,
+            **({"zmin": 0.0, "zmax": 1.0} if column == "max_weight" else {}),
+            colorbar=dict(orientation="h", x=sum(domain) / 2, xanchor="center", len=panel / plot_w, thickness=10,
+                          y=-60 * font_scale / plot_h, yanchor="top", tickfont=dict(size=11 * font_scale)),
+            hovertemplate=f"layer %{{y}}, head %{{x}}<br>{title}: %{{z:.3f}}<extra></extra>"))
+        tick = dict(size=11 * font_scale)
+        layout[f"xaxis{axis}"] = dict(domain=domain, anchor=f"y{axis}", type="category", tickfont=tick,
+                                      title=dict(text="head", font=dict(size=12 * font_scale)))
+        layout[f"yaxis{axis}"] = dict(anchor=f"x{axis}", type="category", autorange="reversed", tickfont=tick,
+                                      title=dict(text="layer" if i == 0 else "", font=dict(size=12 * font_scale)))
+    layout.update(
+        title=dict(text="Per-head statistics", font=dict(size=14 * font_scale)),
+        annotations=[dict(text=title, x=sum(layout[f"xaxis{'' if i == 0 else i + 1}"]["domain"]) / 2, y=1,
+                          xref="paper", yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
+                          font=dict(size=13 * font_scale)) for i, (_, title) in enumerate(shown)],
+        width=int(plot_w + left + 20 * font_scale), height=int(plot_h + top + bottom),
+        margin=dict(l=int(left), r=int(20 * font_scale), t=int(top), b=int(bottom)), font=dict(size=12 * font_scale))
+    return maps.lean_figure(traces, layout)
 
 
 def probability_bars(labels: Sequence[str], probabilities: np.ndarray, *, title: str, x_title: str,

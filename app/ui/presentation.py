@@ -96,6 +96,14 @@ def section(title: str, key: str, draw: Callable[..., T], *args: Any, first: boo
         return draw(*args, **kwargs)
 
 
+def opened(label: str, key: str, **kwargs: Any) -> Any | None:
+    """An expander whose content is built only while it is open: the expander to draw into, or None while it is
+    closed (nothing inside is built, sent or laid out; opening or closing it reruns the fragment it sits in, or the
+    page). ``kwargs`` go to ``st.expander`` (``icon``, ``expanded``)."""
+    box = st.expander(label, key=key, on_change="rerun", **kwargs)
+    return box if box.open else None
+
+
 def style(on: bool) -> str:
     """Every page's style, with presentation mode's on top when ``on``."""
     return widgets.page_css(on) + FIT_CSS + (PRESENTATION_CSS if on else "")

@@ -153,9 +153,8 @@ def add_norm_section() -> None:
 
 
 # ----------------------------------------------------------------------------- FFN
-@st.fragment(key="arch_ffn")
 def ffn_section() -> None:
-    """Section 4: the FFN token by token and as two kernel-1 convolutions (its tokens and seed rerun it alone)."""
+    """Section 4: the FFN token by token and as two kernel-1 convolutions (:func:`ffn_demo`), after its prose."""
     st.markdown(
         "After attention has mixed information *between* tokens, the FFN processes each token *on its own*: the "
         "same two-layer network with a ReLU, applied at every position with the same weights. Each of its two "
@@ -164,6 +163,13 @@ def ffn_section() -> None:
         "d_ff is usually 4 × d_model.")
     st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2, \qquad W_1 \in \mathbb{R}^{d_{model}\times d_{ff}},"
              r"\; W_2 \in \mathbb{R}^{d_{ff}\times d_{model}}")
+    ffn_demo()
+
+
+@st.fragment(key="arch_ffn")
+def ffn_demo() -> None:
+    """The FFN of a random sequence, token by token and as convolutions: its tokens and seed rerun this alone (the
+    prose and formula above stay as they are)."""
     f1, f2 = st.columns(2)
     with f1:
         st.slider("Tokens in the sequence", 1, 12, key="ffn_tokens")

@@ -37,9 +37,9 @@ with presentation.opening("Masks", (
              r"\quad\Longleftrightarrow\quad s_{ij} \leftarrow -\infty \text{ where } m_{ij} = \text{False}")
 
 # ----------------------------------------------------------------------------- look-ahead
-@st.fragment(key="masks_look_ahead")
 def look_ahead_section() -> None:
-    """Section 1: the look-ahead mask, what goes wrong without it, and the masked softmax's exact zeros."""
+    """Section 1: why the decoder needs a look-ahead mask and what goes wrong without it (both fixed, folded in
+    presentation mode), then the mask itself (:func:`look_ahead_demo`)."""
     with presentation.folded("Why a look-ahead mask"):
         st.markdown(
             "During training the decoder reads the whole target sentence at once (shifted right, starting with "
@@ -53,6 +53,23 @@ def look_ahead_section() -> None:
         st.caption("The Annotated Transformer fills masked scores with −1e9 (`masked_fill(mask == 0, -1e9)`) instead of "
                    "−∞: e^(−1e9) is 0 in floating point, so the weights are the same; Attnscope fills with the dtype's "
                    "smallest number, so a fully masked row gives zeros instead of NaN.")
+        st.subheader("What goes wrong without it")
+        example = ["<bos>", "Yo", "tengo", "gatos"]  # the decoder writes "I have cats" in Spanish
+        targets = ["Yo", "tengo", "gatos", "<eos>"]
+        st.dataframe(pd.DataFrame({
+            "position": range(4), "decoder input": example, "must predict": targets,
+            "sees with the mask": [" ".join(example[: i + 1]) for i in range(4)],
+            "sees without the mask": [" ".join(example) for _ in range(4)],
+            "answer visible without the mask?": ["yes — it is input " + str(i + 1) if i < 3
+                                                 else "no (<eos> is not an input)" for i in range(4)],
+        }), hide_index=True, width="content")
+    look_ahead_demo()
+
+
+@st.fragment(key="masks_look_ahead")
+def look_ahead_demo() -> None:
+    """The look-ahead mask of the chosen length and the masked softmax's exact zeros (the length reruns this
+    alone)."""
     st.slider("Sequence length", 1, 24, key="mask_len")
     n = st.session_state["mask_len"]
     look_ahead = lessons.look_ahead_mask(n)
@@ -61,19 +78,10 @@ def look_ahead_section() -> None:
                                    x_title="key position", y_title="query position", font_scale=fs)
     widgets.plot(sub_chart, name="look-ahead-mask", key="mask_look_ahead_map")
     export.export_chart(sub_chart, "look-ahead-mask", "mask_sub_chart")
-    with st.expander("The mask as numbers (1 = may attend)"):
-        st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
-
-    st.subheader("What goes wrong without it")
-    example = ["<bos>", "Yo", "tengo", "gatos"]  # the decoder writes the Spanish of "I have cats" (English → Spanish)
-    targets = ["Yo", "tengo", "gatos", "<eos>"]
-    st.dataframe(pd.DataFrame({
-        "position": range(4), "decoder input": example, "must predict": targets,
-        "sees with the mask": [" ".join(example[: i + 1]) for i in range(4)],
-        "sees without the mask": [" ".join(example) for _ in range(4)],
-        "answer visible without the mask?": ["yes — it is input " + str(i + 1) if i < 3 else "no (<eos> is not an input)"
-                                             for i in range(4)],
-    }), hide_index=True, width="content")
+    numbers = presentation.opened("The mask as numbers (1 = may attend)", "mask_numbers_open")
+    if numbers:
+        with numbers:
+            st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
 
     masked_softmax(lessons.look_ahead_mask(n), positions)
     widgets.write_to_url(["mask_len"])
@@ -103,11 +111,13 @@ def masked_softmax(look_ahead, positions: list[str]) -> None:
     future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))
     st.success(f"{n_zero} of the {n_masked} masked cells are exactly 0.0, and every row still sums to 1. "
                f"Without the mask, on average {future:.0%} of each row's weight would go to future positions.")
-    with st.expander("Scores and masked weights as numbers"):
-        st.caption("Random scores")
-        st.dataframe(pd.DataFrame(demo.scores, index=positions, columns=positions), width="content")
-        st.caption("Weights with the mask")
-        st.dataframe(pd.DataFrame(demo.masked, index=positions, columns=positions), width="content")
+    numbers = presentation.opened("Scores and masked weights as numbers", "mask_softmax_numbers_open")
+    if numbers:
+        with numbers:
+            st.caption("Random scores")
+            st.dataframe(pd.DataFrame(demo.scores, index=positions, columns=positions), width="content")
+            st.caption("Weights with the mask")
+            st.dataframe(pd.DataFrame(demo.masked, index=positions, columns=positions), width="content")
     export.export_data({"scores": demo.scores, "unmasked": demo.unmasked, "masked": demo.masked,
                         "mask": look_ahead}, pd.DataFrame(demo.masked, columns=positions), "masked-softmax",
                        "mask_softmax_data")
@@ -144,9 +154,11 @@ def batch_section() -> None:
     st.caption("The padded batch (token strings and ids):")
     token_table = pd.DataFrame(tokens, index=sentence_names, columns=[str(j) for j in range(width)])
     st.dataframe(token_table, width="content")
-    with st.expander("Token ids (0 = <pad>)"):
-        st.dataframe(pd.DataFrame(ids, index=sentence_names, columns=[str(j) for j in range(width)]),
-                     width="content")
+    id_box = presentation.opened("Token ids (0 = <pad>)", "mask_ids_open")
+    if id_box:
+        with id_box:
+            st.dataframe(pd.DataFrame(ids, index=sentence_names, columns=[str(j) for j in range(width)]),
+                         width="content")
     pad_chart = grids.mask_heatmap(masks.padding, sentence_names, [str(j) for j in range(width)],
                                    title="Padding mask: which keys are real tokens", x_title="key position",
                                    y_title="sentence", font_scale=fs)
@@ -208,12 +220,14 @@ def combined_section() -> None:
     st.markdown("**What about the rows of `<pad>` queries?** They still have ✓ cells (a pad query may see the real "
                 "tokens before it), so they still compute a row of weights and an output. Nothing uses it: the target "
                 "at a pad position is pad, and the loss ignores those positions, so pad rows never affect training.")
-    with st.expander("The combined masks as numbers (1 = may attend)"):
-        for b, name in enumerate(sentence_names):
-            st.caption(name)
-            labels = label_tokens(tokens[b])
-            st.dataframe(pd.DataFrame(masks.combined[b].astype(int), index=labels, columns=labels),
-                         width="content")
+    numbers = presentation.opened("The combined masks as numbers (1 = may attend)", "mask_combined_numbers_open")
+    if numbers:
+        with numbers:
+            for b, name in enumerate(sentence_names):
+                st.caption(name)
+                labels = label_tokens(tokens[b])
+                st.dataframe(pd.DataFrame(masks.combined[b].astype(int), index=labels, columns=labels),
+                             width="content")
 
 
 presentation.section("1 · The look-ahead (subsequent) mask", "masks-look-ahead", look_ahead_section, first=True)

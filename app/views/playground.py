@@ -206,11 +206,13 @@ def score_functions_section(vectors, query, seed: int) -> None:
         rows[f"{name} score"] = result.scores
         rows[f"{name} weight"] = result.weights
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")
-    with st.expander("The random parameters"):
-        for name, result in functions.items():
-            for pname, value in result.params.items():
-                st.caption(f"{name}: {pname}")
-                st.dataframe(pd.DataFrame(np.atleast_2d(value)), width="content")
+    parameters = presentation.opened("The random parameters", "pg_parameters_open")
+    if parameters:
+        with parameters:
+            for name, result in functions.items():
+                for pname, value in result.params.items():
+                    st.caption(f"{name}: {pname}")
+                    st.dataframe(pd.DataFrame(np.atleast_2d(value)), width="content")
 
 
 # ----------------------------------------------------------------------------- key-value store

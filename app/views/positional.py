@@ -170,8 +170,10 @@ def rotation_section(length: int, d_model: int, base: float) -> None:
     vega.draw(charts.rotation_chart, check, k, i, font_scale=fs)
     st.success(f"R_{k}·PE(pos) = PE(pos+{k}) for all {length} positions: the largest difference is {worst:.1e} "
                "(float32 rounding).")
-    with st.expander("The numbers for every position"):
-        st.dataframe(check, hide_index=True)
+    numbers = presentation.opened("The numbers for every position", "pe_rotation_numbers_open")
+    if numbers:
+        with numbers:
+            st.dataframe(check, hide_index=True)
     export.export_data({"rotation": rotation, "check": check.to_numpy()}, check, "pe-rotation", "pe_rotation_data")
     widgets.write_to_url(["pe_k", "pe_pair"])
 

@@ -23,6 +23,7 @@ from tests.helpers.apptest_helpers import charts as every_chart
 from tests.helpers.tiny import TINY_MODEL
 
 TOKENS_OPEN = "tokens_open"  # the key of Explore's "Tokens and model" expander (app/views/explore.py)
+SUMMARY_NUMBERS_OPEN = "summary_numbers_open"  # the summary view's statistics table (views.summary_view)
 
 
 def opened(at: AppTest, *keys: str) -> AppTest:
@@ -208,6 +209,9 @@ def test_every_view_renders(calls):
     assert "layer" in spec(lines)
     at.segmented_control(key="view").set_value("summary").run()
     assert len(charts(at)) == 4  # the head view; mean over heads, rollout, statistics
+    assert not at.dataframe  # the statistics as numbers are built only once their expander is opened
+    at.session_state[SUMMARY_NUMBERS_OPEN] = True
+    at.run()
     assert len(at.dataframe[-1].value) == np.prod(expected.shape("encoder"))  # one row per head
     at.segmented_control(key="view").set_value("generation").run()
     assert len(charts(at)) == 3  # the head view; cross-attention and decoder rows
@@ -221,9 +225,18 @@ def test_summary_numbers_match_core_analysis(calls):
 
     at = start(view="summary")
     expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"]
-    _head, _, rolled, _ = charts(at)
+    _head, _, rolled, statistics = charts(at)
     assert np.allclose(frames(rolled)[0]["weight"], rollout(expected).ravel(), atol=1e-6)
-    table = at.dataframe[-1].value
+    by_head = pd.DataFrame(analysis.head_statistics(expected))  # one row per (layer, head), layer-major
+    drawn = dict(zip(titles(statistics), frames(statistics)))  # each statistic: a layer × head heatmap
+    assert list(drawn) == ["entropy (bits)", "mean distance |i − j|", "largest weight (0–1 scale)"]
+    for (title, frame), column in zip(drawn.items(), ["entropy_bits", "mean_distance", "max_weight"]):
+        assert list(frame["row"]) == [str(r["layer"] + 1) for r in by_head.to_dict("records")]  # layer 1 first
+        assert list(frame["col"]) == [str(r["head"] + 1) for r in by_head.to_dict("records")]
+        np.testing.assert_allclose(frame[title], by_head[column], atol=1e-6)
+    assert spec(statistics)["data"][2]["zmin"] == 0 and spec(statistics)["data"][2]["zmax"] == 1
+    at.session_state[SUMMARY_NUMBERS_OPEN] = True
+    table = at.run().dataframe[-1].value
     stats = pd.DataFrame(analysis.head_statistics(expected))
     assert np.allclose(table["entropy (bits)"], stats["entropy_bits"].round(3), atol=1e-3)
     at.segmented_control(key="kind").set_value("cross").run()

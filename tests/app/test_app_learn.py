@@ -119,6 +119,9 @@ def test_rotation_maps_pe_pos_to_pe_pos_plus_k(runs):
     at = open_page("positional")
     at.slider(key="pe_k").set_value(5).run()
     at.slider(key="pe_pair").set_value(2).run()
+    assert not frames_with(at, "max |difference|")  # the numbers for every position: built only once opened
+    at.session_state["pe_rotation_numbers_open"] = True
+    at.run()
     angle = 5 / 10000 ** (4 / 128)
     matrix = frames_with(at, "col 1", "col 2")[0].to_numpy(dtype=float)
     np.testing.assert_allclose(matrix, [[math.cos(angle), math.sin(angle)], [-math.sin(angle), math.cos(angle)]])
@@ -206,6 +209,22 @@ def playground_table(at: AppTest) -> pd.DataFrame:
 def core_weights(scores, beta: float, hard: bool = False) -> np.ndarray:
     scores_t = torch.tensor(np.asarray(scores, dtype=np.float64)).float()[None, :]
     return attention_weights(scores_t, temperature=beta, hard=hard)[0].numpy()
+
+
+def test_score_functions_random_parameters_are_built_when_opened_and_equal_core(runs):
+    from core.lessons.attention import score_functions
+
+    at = open_page("playground")
+    captions = lambda: [c.value for c in at.caption if c.value.startswith(("additive:", "general:"))]  # noqa: E731
+    assert not captions()  # closed: nothing of it is built
+    at.session_state["pg_parameters_open"] = True
+    at.run()
+    assert captions() == ["additive: W_q", "additive: W_k", "additive: v", "general: W"]
+    table = playground_table(at)
+    vectors, query = table[["dim 1", "dim 2"]].to_numpy(), random_vectors(6, 2, 0)[5]
+    expected = score_functions(query, vectors, 0)["general"].params["W"]
+    shown = [df.value.to_numpy() for df in at.dataframe if df.value.shape == expected.shape]
+    assert any(np.array_equal(frame, expected) for frame in shown)
 
 
 def test_playground_weights_equal_core_for_any_beta_and_hard(runs):
@@ -332,7 +351,9 @@ def test_projections_use_the_translation_models_learned_weights(runs, mode):
 # ----------------------------------------------------------------------------- masks
 def test_subsequent_mask_equals_core_and_follows_the_slider(runs):
     at = open_page("masks")
-    mask = frames_with(at, "0", "5")[0]
+    assert not [f for f in frames_with(at, "0", "5") if f.shape == (6, 6)]  # the mask as numbers: built once opened
+    at.session_state["mask_numbers_open"] = True
+    mask = frames_with(at.run(), "0", "5")[0]
     np.testing.assert_array_equal(mask.to_numpy(dtype=int), subsequent_mask(6).numpy().astype(int))
     at.slider(key="mask_len").set_value(9).run()
     _, frame = chart(at, "Look-ahead mask, 9 × 9")
@@ -343,6 +364,7 @@ def test_subsequent_mask_equals_core_and_follows_the_slider(runs):
 
 def test_masked_softmax_has_exact_zeros(runs):
     at = open_page("masks")
+    at.session_state["mask_numbers_open"] = at.session_state["mask_softmax_numbers_open"] = True
     at.slider(key="mask_len").set_value(7).run()
     scores, weights = frames_with(at, "0", "6")[1:3]
     mask = subsequent_mask(7)
@@ -354,6 +376,7 @@ def test_masked_softmax_has_exact_zeros(runs):
 
 def test_padding_and_combined_masks_equal_core(runs):
     at = open_page("masks")
+    at.session_state["mask_combined_numbers_open"] = True
     at.text_area(key="mask_sentences").input("the cat sat\na b c d e\nhi").run()
     assert not at.exception
     lengths, width = [3, 5, 1], 5

@@ -113,6 +113,7 @@ def test_masks_length_reruns_the_look_ahead_section_only(runs):
     with Calls((lessons, "batch_masks"), (lessons, "masked_softmax_demo")) as calls:
         rerun_fragment(at, "masks_look_ahead")
     assert headers(at) == []  # the section's expander is outside its fragment: not drawn again
+    assert not at.latex and not [df for df in at.dataframe if "must predict" in df.value]  # nor its fixed part
     assert "Look-ahead mask, 9 × 9" in charts_in(at) and not any("combined" in t for t in charts_in(at))
     assert calls == {"batch_masks": 0, "masked_softmax_demo": 1}
     assert at.query_params["mask_len"] == "9"
@@ -124,6 +125,7 @@ def test_architecture_tokens_rerun_the_ffn_section_only(runs):
     with Calls((lessons, "norm_demo"), (lessons, "parameter_table"), (lessons, "ffn_as_convolution")) as calls:
         rerun_fragment(at, "arch_ffn")
     assert headers(at) == [] and len(charts_in(at)) == 3  # x, token by token, as convolutions; no other section
+    assert not at.latex and not at.markdown  # the section's prose and formula stay as they are
     assert calls == {"norm_demo": 0, "parameter_table": 0, "ffn_as_convolution": 1}
     assert at.query_params["ffn_tokens"] == "7"
 

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app.services import catalog
-from app.ui import export, widgets
+from app.ui import export, presentation, widgets
 from app import resources
 from app.charts import attention as charts
 from app.charts import comparison
@@ -242,11 +242,14 @@ def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]
     records = [{**r, "layer": r["layer"] + 1, "head": r["head"] + 1}
                for r in analysis.head_statistics(every, self_attention=square)]
     stats = resources.figure(entry, exp.text, options, ("stats", kind, fs),
-                             lambda: charts.stats_heatmaps(records, font_scale=fs))
-    widgets.chart(stats)
+                             lambda: charts.stats_figure(records, font_scale=fs))
+    widgets.plot(stats, name=f"{kind}-statistics")
     st.caption("The largest weight is drawn on a fixed 0–1 scale, so a head at 0.99999 looks as strong as it is.")
     table = pd.DataFrame(records).dropna(axis=1, how="all")
-    st.dataframe(table.rename(columns=charts.STAT_TITLES).round(3), hide_index=True, width="content")
+    numbers = presentation.opened("Every head's statistics as numbers", "summary_numbers_open")
+    if numbers:  # the chart above shows them; the table is built only when asked for (issue 23)
+        with numbers:
+            st.dataframe(table.rename(columns=charts.STAT_TITLES).round(3), hide_index=True, width="content")
     formula = r"H_{\ell,h} = \operatorname{mean}_i\Big(-\sum_j a_{ij}\log_2 a_{ij}\Big)\ \text{bits}"
     if square:
         formula += r",\qquad d_{\ell,h} = \operatorname{mean}_i \sum_j a_{ij}\,|i-j|"

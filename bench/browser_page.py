@@ -6,7 +6,8 @@ in-page clock that says when a page is drawn.
 is stale (``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts are
 on the page, each with its ``.main-svg`` and, for every heatmap, its ``.hm image``; and after an
 action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew, or (``mode="page"``,
-for a page whose charts an action may or may not change) the script was seen running, every Vega chart has its
+for a page whose charts an action may or may not change) the script was seen running or the main area changed
+outside the acted widget (React may draw a short run's start and end in one render), every Vega chart has its
 canvas, and the main area has then been unchanged for ``SETTLE_MS`` (the figure: its last change); ``only`` (a CSS
 selector) limits the charts that count to those inside it. Plotly
 replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before the action is stale.
@@ -44,7 +45,7 @@ DRAWN_JS = """({mode, need, only}) => {
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return false;
   if (mode === 'page') {
-    if (window.__bench && window.__bench.ran === null) return false;
+    if (window.__bench && window.__bench.ran === null && window.__bench.last === null) return false;
     const vega = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
     if (vega.some(v => !v.querySelector('canvas, svg'))) return false;
   }
@@ -61,13 +62,17 @@ DRAWN_JS = """({mode, need, only}) => {
   return mode !== 'any' || !old || plots.some(gd => !old.has(gd._fullLayout));
 }"""
 
-ARM_JS = """({mode, need, only}) => {
+ARM_JS = """({mode, need, only, skip}) => {
   const drawn = %s;
   const layouts = [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullLayout).filter(Boolean);
   const bench = window.__bench = {old: new WeakSet(layouts), t0: performance.now(), at: null, ran: null, ended: null,
                                    error: null, tasks: [], last: null};
-  window.__benchChanges?.disconnect();  // the main area's last change (mode "page" waits for it to settle)
-  window.__benchChanges = new MutationObserver(() => { bench.last = performance.now(); });
+  window.__benchChanges?.disconnect();  // the main area's last change but the acted widget's own (mode "page")
+  window.__benchChanges = new MutationObserver(records => {
+    const outside = r => { const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+                           return !skip || !el || !el.closest(skip); };
+    if (records.some(outside)) bench.last = performance.now();
+  });
   window.__benchChanges.observe(document.querySelector('[data-testid="stMain"]') || document.body,
                                 {subtree: true, childList: true, attributes: true, characterData: true});
   window.__benchTasks?.disconnect();
@@ -207,10 +212,11 @@ def new_page(browser) -> object:
     return browser.new_context(viewport={"width": 1500, "height": 1000}).new_page()
 
 
-def arm(page, mode: str = "all", need: int = 1, only: str | None = None) -> None:
+def arm(page, mode: str = "all", need: int = 1, only: str | None = None, skip: str | None = None) -> None:
     """Start the page's clock and its per-frame "drawn" check (see the module doc); ``only``: a CSS selector of
-    the elements whose charts count (default: every chart on the page)."""
-    page.evaluate(ARM_JS, {"mode": mode, "need": need, "only": only})
+    the elements whose charts count (default: every chart on the page); ``skip``: the acted widget's container,
+    whose own changes (a slider's thumb moving) are not the page's answer."""
+    page.evaluate(ARM_JS, {"mode": mode, "need": need, "only": only, "skip": skip})
 
 
 class Refused(RuntimeError):
@@ -268,7 +274,7 @@ def submit_ms(page, text: str, mode: str = "all", need: int = 1, only: str | Non
 def click_ms(page, key: str, label: str, mode: str = "any") -> float:
     """Click the button labelled ``label`` inside the widget with key ``key`` and time it until drawn."""
     button = page.locator(f".st-key-{key} button", has_text=label).first
-    arm(page, mode, need=0 if mode == "page" else 1)
+    arm(page, mode, need=0 if mode == "page" else 1, skip=f".st-key-{key}")
     button.click()
     return drawn_ms(page, settle=mode == "page")
 
@@ -280,7 +286,7 @@ def nudge_ms(page, key: str, mode: str = "any") -> float:
     # an <input type="range">, or a select slider's aria values
     at_end = slider.evaluate("s => s.tagName === 'INPUT' ? s.value === s.max"
                              " : s.getAttribute('aria-valuenow') === s.getAttribute('aria-valuemax')")
-    arm(page, mode, need=0 if mode == "page" else 1)
+    arm(page, mode, need=0 if mode == "page" else 1, skip=f".st-key-{key}")
     slider.press("ArrowLeft" if at_end else "ArrowRight")
     return drawn_ms(page, settle=mode == "page")
 

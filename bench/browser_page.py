@@ -98,7 +98,8 @@ ARM_JS = """({mode, need, only, skip}) => {
 }""" % DRAWN_JS
 
 
-SETTLE_MS = 150  # mode "page": the main area unchanged this long after the script ended → settled
+SETTLE_MS = 150  # mode "page": settled once the main area is unchanged this long, checked at animation frames (a
+# chart drawn in a long task is drawn before the next frame can look, so only an idle page counts as quiet)
 # The time of the main area's last change once it has been quiet for ``quiet`` ms (changes are watched from the
 # action on, or from now on after a navigation; 0 when there was none).
 SETTLE_JS = """(quiet) => new Promise(resolve => {
@@ -144,17 +145,17 @@ def events_in(log: str, event: str) -> list[str]:
 
 
 class Server:
-    """A running ``streamlit run`` of ``script`` (relative to the repository root)."""
+    """A running ``streamlit run`` of ``script`` (relative to the checkout ``root``, this one by default)."""
 
-    def __init__(self, script: str, runs: Path, log: Path) -> None:
+    def __init__(self, script: str, runs: Path, log: Path, root: Path = ROOT) -> None:
         self.port, self.log = free_port(), log
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "ATTNSCOPE_RUNS": str(runs), "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "ATTNSCOPE_RUNS": str(runs), "PYTHONPATH": str(root)}
         command = [sys.executable, "-m", "bench.browser_serve", "run", script, "--server.port", str(self.port),
                    "--server.address", "127.0.0.1", "--server.headless", "true",
                    "--browser.gatherUsageStats", "false"]
         with open(log, "wb") as output:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(command, cwd=root, env=env, stdout=output, stderr=subprocess.STDOUT)
 
     def wait_ready(self, timeout_s: float = 120) -> None:
         """Return once ``/_stcore/health`` answers 200 ("server ready")."""
@@ -184,9 +185,9 @@ class Server:
 
 
 @contextmanager
-def served(script: str, runs: Path, log: Path) -> Iterator[Server]:
-    """A ready server of ``script``, stopped on exit."""
-    server = Server(script, runs, log)
+def served(script: str, runs: Path, log: Path, root: Path = ROOT) -> Iterator[Server]:
+    """A ready server of ``script`` in the checkout ``root``, stopped on exit."""
+    server = Server(script, runs, log, root)
     try:
         server.wait_ready()
         yield server

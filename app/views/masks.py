@@ -1,9 +1,10 @@
 """Masks: the decoder's look-ahead mask (and why it is needed), padding masks for a batch of
 sentences of different lengths, their combination, and the exact zeros they leave in the softmax.
 
-Each section is built only while it is open (``presentation.section``: the first is) and is a fragment
-(issue 23): the look-ahead length reruns section 1 alone, its seed the masked softmax alone, the sentences
-and the tokenizer sections 2 and 3; every chart is drawn from its cached spec (:mod:`app.ui.vega`)."""
+Each section is built only while it is open (``presentation.section``: the first is), and its controls rerun
+fragments (issue 23): the look-ahead length reruns section 1's mask and masked softmax (not its fixed prose and
+table), the seed the masked softmax alone, the sentences and the tokenizer sections 2 and 3. The tables of numbers
+under the charts are built only while their expanders are open (``presentation.opened``)."""
 
 from __future__ import annotations
 

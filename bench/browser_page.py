@@ -73,8 +73,9 @@ ARM_JS = """({mode, need, only, skip}) => {
                            return !skip || !el || !el.closest(skip); };
     if (records.some(outside)) bench.last = performance.now();
   });
-  window.__benchChanges.observe(document.querySelector('[data-testid="stMain"]') || document.body,
-                                {subtree: true, childList: true, attributes: true, characterData: true});
+  if (mode === 'page') window.__benchChanges.observe(document.querySelector('[data-testid="stMain"]') || document.body,
+                                                     {subtree: true, childList: true, attributes: true,
+                                                      characterData: true});
   window.__benchTasks?.disconnect();
   window.__benchTasks = new PerformanceObserver(list => bench.tasks.push(...list.getEntries()));
   window.__benchTasks.observe({type: 'longtask'});
@@ -103,18 +104,19 @@ SETTLE_MS = 150  # mode "page": settled once the main area is unchanged this lon
 # The time of the main area's last change once it has been quiet for ``quiet`` ms (changes are watched from the
 # action on, or from now on after a navigation; 0 when there was none).
 SETTLE_JS = """(quiet) => new Promise(resolve => {
-  const bench = window.__bench;
+  const bench = window.__bench, start = performance.now();
   let last = bench ? bench.last || 0 : 0;
   const observer = bench ? null : new MutationObserver(() => { last = performance.now(); });
   observer?.observe(document.querySelector('[data-testid="stMain"]') || document.body,
                     {subtree: true, childList: true, attributes: true, characterData: true});
   const check = () => {
     if (bench) last = bench.last || 0;
-    if (performance.now() - last >= quiet) { observer?.disconnect(); resolve(last); }
+    const now = performance.now();  // a page that never stops changing ends at the bench's timeout
+    if (now - last >= quiet || now - start > %d) { observer?.disconnect(); resolve(last); }
     else requestAnimationFrame(check);
   };
   requestAnimationFrame(check);
-})"""
+})""" % TIMEOUT_MS
 
 
 def chromium_missing() -> str | None:

@@ -84,7 +84,7 @@ def look_ahead_demo() -> None:
         with numbers:
             st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
 
-    masked_softmax(lessons.look_ahead_mask(n), positions)
+    masked_softmax(look_ahead, positions)
     widgets.write_to_url(["mask_len"])
 
 

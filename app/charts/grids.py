@@ -18,6 +18,7 @@ from app.charts.base import SEQUENTIAL
 from app.charts.maps import DIVERGING as DIVERGING_SCALE
 from app.charts.maps import SEQUENTIAL as SEQUENTIAL_SCALE
 from app.charts.maps import lean_figure
+from app.charts.margins import settle
 
 # Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).
 MAY_ATTEND, MASKED = "#0072B2", "#E69F00"
@@ -138,6 +139,7 @@ def grid_heatmap(
     yaxis = _axis(rows, y_title, font_scale, cell_h, across=False, autorange="reversed")
     layout = _layout(title, subtitle, xaxis, yaxis, max(cell_w * n_cols, 120), max(cell_h * n_rows, 60), font_scale,
                      max_width * font_scale)
+    settle([trace], layout)
     return lean_figure([trace], layout)
 
 
@@ -165,6 +167,7 @@ def mask_heatmap(
     xaxis = _axis(cols, x_title, font_scale, size, across=True)
     yaxis = _axis(rows, y_title, font_scale, size, across=False, autorange="reversed")
     layout = _layout(title, subtitle, xaxis, yaxis, size * n_cols, size * n_rows, font_scale, max_width * font_scale)
+    settle([trace], layout)
     return lean_figure([trace], layout)
 
 

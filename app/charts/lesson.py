@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from app.charts.base import DIVERGING, heatmap, label_tokens
 from app.charts.maps import DIVERGING as DIVERGING_SCALE
 from app.charts.maps import lean_figure
+from app.charts.margins import settle
 
 
 def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight: int | None = None,
@@ -105,6 +106,7 @@ def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, tit
         shapes=edges, annotations=labels, width=int((width + 150) * font_scale),
         height=int(height + 150 * font_scale), margin=dict(l=10, r=10, t=int(90 * font_scale), b=10),
         font=dict(size=12 * font_scale))
+    settle([trace], layout)
     return lean_figure([trace], layout)
 
 

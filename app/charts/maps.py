@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from app.charts.margins import settle
+
 SEQUENTIAL = "Viridis"  # perceptually uniform, colour-blind safe
 DIVERGING = [[0.0, "#134b85"], [0.25, "#5e9ad0"], [0.5, "#f4f4f4"], [0.75, "#f0a04a"], [1.0, "#8a4204"]]  # blue-orange
 MAX_LABELLED = 48  # up to this many tokens every one is labelled
@@ -84,12 +86,13 @@ def heatmap(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
                   height=side + int(150 * font_scale) + _label_room(xaxis, slope=0.87),
                   margin=dict(l=10, r=10, t=int(50 * font_scale), b=10), font=dict(size=12 * font_scale),
                   meta={"value": value, "note": _note(matrix, small, x_step, y_step)})
+    settle([trace], layout)
     return lean_figure([trace], layout)
 
 
 def _label_room(axis: dict, slope: float = 1.0) -> int:
     """Pixels to add to the figure for tick labels longer than the ~70 px its margins budget (by ``slope``,
-    the sine of their angle), so that Plotly's automargin does not squeeze the plot until they overlap."""
+    the sine of their angle), so that the room :func:`settle` makes for them comes out of the figure, not the plot."""
     size = axis["tickfont"]["size"]
     longest = 0.6 * size * max((len(label) for label in axis["ticktext"]), default=0)  # ~0.6 em a character
     return int(max(0.0, slope * longest - 6 * size))
@@ -188,6 +191,7 @@ def model_grid(maps: np.ndarray, *, title: str, first_layer: int = 0, chosen: tu
         width=int(cell * heads + 170 * font_scale), height=int(cell * aspect * layers + 130 * font_scale),
         margin=dict(l=10, r=10, t=int(80 * font_scale), b=10), clickmode="event+select", dragmode=False,
         meta={"value": value, "first_layer": first_layer, "layers": layers, "heads": heads, "top": top})
+    settle([mosaic_trace], layout)
     return lean_figure([mosaic_trace, targets], layout)
 
 

@@ -7,7 +7,9 @@ overview and side by side; Train; the Lesson; the Learn pages; MiniLM, SmolLM2 a
 - no chart wider than its container,
 - no error message,
 - in presentation mode, the first chart's top above the first screen's bottom (720 px),
-- in the dark theme, a dark page and no Plotly chart painted on a white background.
+- in the dark theme, a dark page and no Plotly chart painted on a white background,
+- every chart whose margins the app computes (``app.charts.margins.settle``) laid out with those margins: Plotly's
+  automargin found nothing to push, so the chart was drawn once, not twice.
 
 Screenshots (the whole page, its first screen and its last chart) go to ``$ATTNSCOPE_SCREENSHOTS`` (default
 ``screenshots-tmp/layout``, gitignored); the README shows first screens at 1280 × 720.
@@ -114,6 +116,16 @@ TOO_WIDE_JS = """() => {
   return found;
 }"""
 
+# A chart whose margins the app settled (``layout.meta.settled``) that Plotly's automargin still pushed (laid out with
+# margins more than 1 px off those set: drawn a second time).
+PUSHED_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+  .filter(gd => gd.offsetParent !== null && gd._fullLayout && (gd._fullLayout.meta || {}).settled)
+  .flatMap(gd => { const set = gd._fullLayout.margin, drawn = gd._fullLayout._size;
+    const off = ['l', 'r', 't', 'b'].filter(side => Math.abs(drawn[side] - set[side]) > 1);
+    const title = (gd._fullLayout.title.text || '').replace(/<[^>]*>/g, '').slice(0, 40);
+    const moved = off.map(side => `${side} ${set[side]} → ${drawn[side]}`).join(', ');
+    return off.length ? [`[${title}] ${moved}`] : []; })"""
+
 # The topmost chart, a diagram (Architecture's Graphviz drawing of the model) counting as one.
 FIRST_CHART_TOP_JS = """() => {
   const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
@@ -190,6 +202,7 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation, t
                 last.last.screenshot(path=f"{shot}-last-chart.png")
             failures += [f"{name}: text overlaps {overlap}" for overlap in overlaps]
             failures += [f"{name}: too wide {w}" for w in wide]
+            failures += [f"{name}: margins pushed by automargin {pushed}" for pushed in page.evaluate(PUSHED_JS)]
             if presentation and (top is None or top >= 720):
                 failures.append(f"{name}: the first chart starts at {top} px, below the first 720 px")
             if theme == "dark":

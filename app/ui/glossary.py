@@ -10,6 +10,8 @@ from typing import Callable
 
 import streamlit as st
 
+from app.ui import presentation
+
 # One definition of β, used on every page that offers it (Playground, Explore's experiments, Concepts).
 BETA_TEXT = (
     "**β (inverse temperature)** multiplies the *scaled* scores q·k/√dₖ just before the softmax: "
@@ -59,8 +61,6 @@ def show_code(function: Callable, label: str | None = None) -> None:
     """An expander quoting the source of the public ``core`` function that computes this formula; the source
     is sent only once it is opened (a closed one costs the page no code highlighter)."""
     name = f"{function.__module__}.{function.__qualname__}"
-    box = st.expander(label or f"The code: {name}", icon=":material/code:", key=code_key(function),
-                      on_change="rerun")
-    if box.open:
+    if box := presentation.opened(label or f"The code: {name}", code_key(function), icon=":material/code:"):
         with box:
             st.code(inspect.getsource(function), language="python")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import resources
-from app.ui import widgets
+from app.ui import presentation, widgets
 from app.views.parts.explore import experiments, kinds, panels
 from app.views.parts.explore import inputs as w
 
@@ -61,9 +61,9 @@ with view_box:
 kinds.sections(entry, exp)
 
 w.header(entry, ckpt.config)
-tokens_box = st.expander("Tokens: what the model read, and the words it knows", icon=":material/token:",
-                         key=TOKENS_OPEN, on_change="rerun")
-if tokens_box.open:  # built only while open: a text edit redraws what is on screen (issue 23)
+# built only while open: a text edit redraws what is on screen (issue 23)
+if tokens_box := presentation.opened("Tokens: what the model read, and the words it knows", TOKENS_OPEN,
+                                     icon=":material/token:"):
     with tokens_box:
         w.tokens(exp)
         w.vocabulary(ckpt)

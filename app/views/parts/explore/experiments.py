@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 
 from app.services import catalog
-from app.ui import glossary, widgets
+from app.ui import glossary, presentation, widgets
 from app import resources
 from app.ui import compare as sides
 from app.charts import attention as charts
@@ -55,9 +55,9 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) 
     kind, layer, head, _ = views.selection(exp)
     fs = widgets.font_scale()
     layers, heads = exp.shape(kind)
-    box = st.expander("Interventions: change how attention works and re-run the model", icon=":material/tune:",
-                      expanded=inputs.intervened(), key=INTERVENTIONS_OPEN, on_change="rerun")
-    if not box.open:  # nothing is built for a closed panel (issue 23)
+    box = presentation.opened("Interventions: change how attention works and re-run the model", INTERVENTIONS_OPEN,
+                              icon=":material/tune:", expanded=inputs.intervened())
+    if box is None:  # nothing is built for a closed panel (issue 23)
         return
     with box:
         st.caption("Before = the model as trained. After = with your changes, for the layer and head chosen above.")
@@ -147,9 +147,9 @@ def compare(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) -> Non
     """Two sentences, or two checkpoints, side by side on the same kind, layer and head."""
     base = {k: v for k, v in base.items() if k != "return_scores"}
     kind, layer, head, _ = views.selection(exp)
-    box = st.expander("Compare: two sentences or two checkpoints side by side", icon=":material/compare:",
-                      key=COMPARE_OPEN, on_change="rerun")
-    if not box.open:
+    box = presentation.opened("Compare: two sentences or two checkpoints side by side", COMPARE_OPEN,
+                              icon=":material/compare:")
+    if box is None:
         return
     with box:
         widgets.choose("compare_mode", list(COMPARE_MODES))

@@ -176,7 +176,9 @@ def stats_figure(records: list[dict[str, Any]], *, font_scale: float = 1.0) -> g
     shown = [(column, title) for column, title in STAT_TITLES.items()
              if column in frame and not frame[column].isna().all()]
     layers, heads = sorted(frame["layer"].unique()), sorted(frame["head"].unique())
-    gap, left, bottom, top = 60 * font_scale, 60 * font_scale, 110 * font_scale, 80 * font_scale
+    # (px) room for the layer labels, the head labels and colour bars below, the titles above: as much as Plotly's
+    # automargin would take, so it draws the figure once (meta["settled"])
+    gap, left, bottom, top = 60 * font_scale, 26 + 42 * font_scale, 120 * font_scale, 80 * font_scale
     room = STATS_WIDTH * font_scale - left - 20 * font_scale - (len(shown) - 1) * gap  # (px) for the panels
     cell = max(8.0, min(40 * font_scale, (room / len(shown) - 40 * font_scale) / len(heads)))  # (px) square cells
     panel = cell * len(heads) + 40 * font_scale  # (px) one statistic's heatmap
@@ -204,7 +206,8 @@ def stats_figure(records: list[dict[str, Any]], *, font_scale: float = 1.0) -> g
                           xref="paper", yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
                           font=dict(size=13 * font_scale)) for i, (_, title) in enumerate(shown)],
         width=int(plot_w + left + 20 * font_scale), height=int(plot_h + top + bottom),
-        margin=dict(l=int(left), r=int(20 * font_scale), t=int(top), b=int(bottom)), font=dict(size=12 * font_scale))
+        margin=dict(l=int(left), r=int(20 * font_scale), t=int(top), b=int(bottom)), font=dict(size=12 * font_scale),
+        meta={"settled": True})
     return maps.lean_figure(traces, layout)
 
 

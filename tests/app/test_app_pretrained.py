@@ -183,9 +183,10 @@ def test_browser_minilm_finds_a_head_linking_it_to_animal(minilm_path, tmp_path)
         picker = page.locator(".st-key-mini_head input")
         picker.click()
         picker.fill("animal")  # the combo box filters the ranked heads by what they show
-        option = page.get_by_role("option").filter(has_text="→ “animal”").first
-        option.wait_for(timeout=30_000)
-        option.click()
+        page.get_by_role("option").filter(has_text="→ “animal”").first.wait_for(timeout=30_000)
+        # the filtered list's first option has the focus: Enter picks it (a click can chase an option list that
+        # React redraws under the pointer on a loaded machine, as it did on CI)
+        picker.press("Enter")
         wait_until_idle(page, 120_000)
         page.get_by_text("of its attention to “animal”").first.wait_for(timeout=60_000)
         assert "→ “animal”" in picker.input_value()

@@ -111,8 +111,9 @@ def _colorbar_room(trace: dict, plot_width: float, base: float) -> float | None:
         labels = [str(label) for label in bar["ticktext"]]
     else:
         values = np.asarray(trace.get("z"), dtype=float)  # the colour scale spans the data unless told
-        low = trace.get("zmin", np.nanmin(values) if values.size else 0.0)
-        high = trace.get("zmax", np.nanmax(values) if values.size else 1.0)
+        finite = values[np.isfinite(values)]
+        low = trace.get("zmin", finite.min() if finite.size else 0.0)
+        high = trace.get("zmax", finite.max() if finite.size else 1.0)
         labels = _nice_ticks(float(low), float(high))
     title = bar.get("title") or {}
     title_text = title if isinstance(title, str) else title.get("text") or ""

@@ -81,6 +81,9 @@ def test_the_colour_bar_of_a_trace_without_a_range_spans_its_data():
     settle([dict(type="heatmap", z=np.array([[-12345.0, 0.0]]), colorbar={})], wide)
     settle([dict(type="heatmap", z=np.array([[0.0, 1.0]]), colorbar={})], narrow)
     assert wide["margin"]["r"] > narrow["margin"]["r"]
+    empty = _layout(["a"])
+    settle([dict(type="heatmap", z=np.full((2, 2), np.nan), colorbar={})], empty)  # no number: a 0–1 scale's room
+    assert empty["margin"]["r"] == narrow["margin"]["r"]
 
 
 def test_the_apps_heatmaps_are_settled_and_their_margins_follow_their_labels():

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench import browser_page as bp
 from bench.browser import APP, BASE, EXPLORE, sentence
-from bench.browser_learn import CONTROL_SECTIONS, PAGES
+from bench.browser_learn import CONTROL_SECTIONS, PAGES, control_ms
 
 
 def _opened(browser, server: bp.Server, action: str, bare: bool):
@@ -44,8 +44,7 @@ def _act(page, action: str, bare: bool, round_: int) -> float:
         return bp.nudge_ms(page, "layer")
     if action == "view":
         return bp.click_ms(page, "view", "Summary" if round_ % 2 == 0 else "Model view")
-    _, _, key, label = PAGES[action]
-    return bp.nudge_ms(page, key, mode="page") if label is None else bp.click_ms(page, key, label, mode="page")
+    return control_ms(page, action)
 
 
 def compare(before: Path, after: Path, action: str, rounds: int) -> dict[str, list[float]]:

@@ -34,7 +34,9 @@ CONTROL_SECTIONS = {"architecture": "section-arch-ffn", "self-attention": "secti
 LOADS, MOVES = 2, 4
 
 
-def _control_ms(page, key: str, label: str | None) -> float:
+def control_ms(page, path: str) -> float:
+    """Milliseconds of one move of the main control of the Learn page at ``path`` (until the page settles)."""
+    _, _, key, label = PAGES[path]
     if label is None:
         return bp.nudge_ms(page, key, mode="page")
     return bp.click_ms(page, key, label, mode="page")
@@ -45,7 +47,7 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where Chromium runs
     rows = []
     floor = bp.new_page(browser)
-    for path, (title, control, key, label) in PAGES.items():
+    for path, (title, control, _, _) in PAGES.items():
         page = bp.new_page(browser)
         try:
             loads, floor_loads = [], []
@@ -57,7 +59,7 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
             runs_before = len(app.events("run"))
             moves, floor_moves = [], []
             for _ in range(MOVES):
-                moves.append(_control_ms(page, key, label))
+                moves.append(control_ms(page, path))
                 floor_moves.append(bp.nudge_ms(floor, "layer"))
             runs = len(app.events("run")) - runs_before
         except (PlaywrightTimeout, bp.Refused) as error:  # a page that never settles makes a "not drawn" row

@@ -22,7 +22,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.charts import maps
-from app.charts.margins import axis_room
 from core import analysis
 
 KEY_TITLE = "key token (attended to)"
@@ -115,21 +114,20 @@ def figure(panels: Sequence[Panel], *, y_title: str, font_scale: float = 1.0) ->
         result.update_xaxes(x_axis, row=1, col=i + 1)
         y_axis = part.layout.yaxis.to_plotly_json()
         y_axis.pop("domain", None)
-        if i == 0:  # the row labels and title left of the first panel: the figure's left margin
-            label_room = axis_room(y_axis, 12 * fs, across=False) or 10
         if i > 0 and shared:
             y_axis.update(title=None, showticklabels=False)
         elif i > 0:
             y_axis.update(title=None)
         result.update_yaxes(y_axis, row=1, col=i + 1)
-    _decorate(result, panels, parts, groups, fs, label_room)
+    _decorate(result, panels, parts, groups, fs)
     return result
 
 
 def _decorate(result: go.Figure, panels: Sequence[Panel], parts: list[go.Figure],
-              groups: list[tuple[str, list[int]]], fs: float, label_room: float) -> None:
-    """Colour bars above their panels, wrapped titles above them, margins (``label_room``: the row labels') and height
-    in pixels, all set so that Plotly's automargin has nothing to push (``meta["settled"]``)."""
+              groups: list[tuple[str, list[int]]], fs: float) -> None:
+    """Colour bars above their panels, wrapped titles above them, margins (on the left, the first panel's own: the
+    same row labels and title) and height in pixels, all set so that Plotly's automargin has nothing to push
+    (``meta["settled"]``)."""
     domains = [result.layout[f"xaxis{'' if i == 0 else i + 1}"].domain for i in range(len(panels))]
     title_size = 14 * fs
     longest_row = max(len(str(label)) for label in parts[0].data[0].y)
@@ -157,7 +155,7 @@ def _decorate(result: go.Figure, panels: Sequence[Panel], parts: list[go.Figure]
              yshift=top - 4, showarrow=False, font=dict(size=title_size)) for t, d in zip(titles, domains)])
     notes = [maps.note(p) for p in parts]
     result.update_layout(height=side + top + bottom, font=dict(size=12 * fs),
-                         margin=dict(l=int(np.ceil(label_room)), r=10, t=top, b=bottom),
+                         margin=dict(l=parts[0].layout.margin.l, r=10, t=top, b=bottom),
                          meta={"note": " ".join(dict.fromkeys(n for n in notes if n)) or None, "settled": True})
 
 

@@ -75,7 +75,7 @@ def _font_size(part: dict | None, default: float) -> float:
     return float(((part or {}).get("font") or {}).get("size") or default)
 
 
-def axis_room(axis: dict, base: float, across: bool) -> float | None:
+def _axis_room(axis: dict, base: float, across: bool) -> float | None:
     """Pixels beside the plot for an axis' tick labels and title (None when the labels are unknown); also sets
     the title's distance from the labels (``standoff``) so that it lands where the room was made for it."""
     labels = _axis_labels(axis)
@@ -130,9 +130,9 @@ def settle(traces: Sequence[dict], layout: dict) -> None:
     base = float((layout.get("font") or {}).get("size") or 12)
     margin = layout.setdefault("margin", {})
     xaxis, yaxis = layout.get("xaxis") or {}, layout.get("yaxis") or {}
-    if yaxis.get("side", "left") == "left" and (room := axis_room(yaxis, base, across=False)) is not None:
+    if yaxis.get("side", "left") == "left" and (room := _axis_room(yaxis, base, across=False)) is not None:
         margin["l"] = max(int(margin.get("l", 80)), math.ceil(room))
-    if xaxis.get("side", "bottom") == "bottom" and (room := axis_room(xaxis, base, across=True)) is not None:
+    if xaxis.get("side", "bottom") == "bottom" and (room := _axis_room(xaxis, base, across=True)) is not None:
         margin["b"] = max(int(margin.get("b", 80)), math.ceil(room))
     width = float(layout.get("width") or 700)
     for trace in traces:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.charts import base, maps
+from app.charts import base, look, maps
 from core import Explanation
 
 QUERY_TITLE = "query token (attending)"
@@ -208,7 +208,7 @@ def stats_figure(records: list[dict[str, Any]], *, font_scale: float = 1.0) -> g
         width=int(plot_w + left + 20 * font_scale), height=int(plot_h + top + bottom),
         margin=dict(l=int(left), r=int(20 * font_scale), t=int(top), b=int(bottom)), font=dict(size=12 * font_scale),
         meta={"settled": True})
-    return maps.lean_figure(traces, layout)
+    return look.lean_figure(traces, layout)
 
 
 def probability_bars(labels: Sequence[str], probabilities: np.ndarray, *, title: str, x_title: str,

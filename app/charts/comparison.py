@@ -21,7 +21,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts import maps
+from app.charts import look, maps
 from core import analysis
 
 KEY_TITLE = "key token (attended to)"
@@ -120,7 +120,7 @@ def figure(panels: Sequence[Panel], *, y_title: str, font_scale: float = 1.0) ->
             y_axis.update(title=None)
         result.update_yaxes(y_axis, row=1, col=i + 1)
     _decorate(result, panels, parts, groups, fs)
-    return result
+    return look.restyled(result)
 
 
 def _decorate(result: go.Figure, panels: Sequence[Panel], parts: list[go.Figure],

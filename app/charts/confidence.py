@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.base import visible
-from app.charts.maps import lean_figure
+from app.charts.look import lean_figure
 
 UNSURE = 0.5  # a token the model gave less than this probability is called unsure
 SURE_COLOR, UNSURE_COLOR = "#1f4e79", "#b8562d"
@@ -29,7 +29,7 @@ def token_confidence(tokens: Sequence[str], probabilities: np.ndarray, *, font_s
     shown = [visible(t) for t in tokens]
     labels = [f"{i}:{t}" for i, t in enumerate(shown)]  # unique categories: a repeated token keeps its own bar
     step = -(-len(labels) // MAX_LABELS)  # a long output: every step-th token labelled (hover names each one)
-    trace = dict(type="bar", x=labels, y=probs, customdata=shown, name="probability",
+    trace = dict(type="bar", x=labels, y=probs.tolist(), customdata=shown, name="probability",
                  marker=dict(color=np.where(probs >= UNSURE, SURE_COLOR, UNSURE_COLOR).tolist(),
                              opacity=(0.3 + 0.7 * probs).tolist()),
                  hovertemplate="%{customdata}: %{y:.1%}<extra></extra>")

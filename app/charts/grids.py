@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from app.charts.base import SEQUENTIAL
 from app.charts.maps import DIVERGING as DIVERGING_SCALE
 from app.charts.maps import SEQUENTIAL as SEQUENTIAL_SCALE
-from app.charts.maps import lean_figure
+from app.charts.look import lean_figure
 from app.charts.margins import settle
 
 # Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from app.charts.base import DIVERGING, heatmap, label_tokens
 from app.charts.maps import DIVERGING as DIVERGING_SCALE
-from app.charts.maps import lean_figure
+from app.charts.look import lean_figure
 from app.charts.margins import settle
 
 

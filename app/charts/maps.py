@@ -4,7 +4,7 @@ the layer × head grid as one mosaic trace of downsampled thumbnails.
 
 Pure functions (numpy in, ``go.Figure`` out), no Streamlit calls. Orientation: rows = query tokens,
 columns = key tokens. Layers and heads are numbered from 1 on screen (0-based in code). A figure's
-``layout.meta["note"]`` says what is not shown in full (thinned labels, averaged blocks).
+``look.meta(figure)["note"]`` says what is not shown in full (thinned labels, averaged blocks).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from app.charts.look import lean_figure, meta
 from app.charts.margins import settle
 
 SEQUENTIAL = "Viridis"  # perceptually uniform, colour-blind safe
@@ -98,13 +99,6 @@ def _label_room(axis: dict, slope: float = 1.0) -> int:
     return int(max(0.0, slope * longest - 6 * size))
 
 
-def lean_figure(traces: list[dict], layout: dict) -> go.Figure:
-    """A figure of plain-dict ``traces`` and ``layout``, built without Plotly's per-property validation
-    (tens of ms per figure; these are built from known-good settings, and Streamlit checks the figure
-    once more when it sends it)."""
-    return go.Figure({"data": traces, "layout": layout}, _validate=False)
-
-
 def _note(matrix: np.ndarray, small: np.ndarray, x_step: int, y_step: int) -> str | None:
     notes = []
     if small.shape != np.shape(matrix):
@@ -119,8 +113,7 @@ def _note(matrix: np.ndarray, small: np.ndarray, x_step: int, y_step: int) -> st
 
 def note(figure: go.Figure) -> str | None:
     """What the figure does not show in full (None when it shows everything)."""
-    meta = figure.layout.meta
-    return meta.get("note") if isinstance(meta, dict) else None
+    return meta(figure).get("note")
 
 
 def block_mass(matrix: np.ndarray, max_rows: int, max_cols: int) -> np.ndarray:

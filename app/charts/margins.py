@@ -5,7 +5,7 @@ whole figure again: every chart with margins set too small was drawn twice on ea
 the room from the labels' text (the width of each character in the app's chart font, Source Sans) and sets each
 margin to at least that; ``automargin`` stays on as a safety net for a font that draws wider than estimated.
 
-Pure functions on the plain-dict layouts of :func:`app.charts.maps.lean_figure`; no Streamlit calls.
+Pure functions on the plain-dict layouts of :func:`app.charts.look.lean_figure`; no Streamlit calls.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.charts.look import restyled
 from app.charts.maps import SEQUENTIAL
 
 COLUMN_S, FRAME_S = 0.01, 0.02
@@ -67,4 +68,4 @@ def spectrogram_and_cross(features: np.ndarray, cross: np.ndarray, rows: Sequenc
     figure.update_layout(title=dict(text=title, font=dict(size=15 * font_scale)), showlegend=False,
                          height=int((260 + 18 * len(rows) + (160 if step is not None else 0)) * font_scale),
                          margin=dict(l=10, r=10, t=int(50 * font_scale), b=10), font=dict(size=12 * font_scale))
-    return figure
+    return restyled(figure)

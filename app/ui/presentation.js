@@ -5,6 +5,8 @@
 // 2. Turning presentation mode on folds the sidebar away once, so the page has the whole screen.
 // 3. The theme chosen in the ⋮ menu is kept on reload of any page: Streamlit stores it under a key named
 //    after the path the app was first opened at, so it is copied to every page's key.
+// 4. The html element's data-attnscope-theme says whether the theme is light or dark (the charts' dark colours
+//    hang on it).
 (() => {
   const state = window.__attnscope = Object.assign(window.__attnscope || {}, __CONFIG__);
   if (state.installed) {
@@ -52,9 +54,15 @@
       else if (localStorage.getItem(key(path)) !== value) localStorage.setItem(key(path), value);
     }
   };
-  const background = () => {  // the sticky Next row takes the theme's background, light or dark
+  // The sticky Next row takes the theme's background, and the html element says whether it is dark (the charts' text is
+  // painted for the light theme: app/charts/look.py's DARK_CSS repaints it).
+  const background = () => {
     const app = document.querySelector('[data-testid="stApp"]');
-    if (app) document.documentElement.style.setProperty('--attnscope-background', getComputedStyle(app).backgroundColor);
+    if (!app) return;
+    const colour = getComputedStyle(app).backgroundColor;
+    document.documentElement.style.setProperty('--attnscope-background', colour);
+    const [r, g, b] = (colour.match(/[\d.]+/g) || [255, 255, 255]).map(Number);
+    document.documentElement.dataset.attnscopeTheme = 0.299 * r + 0.587 * g + 0.114 * b < 128 ? 'dark' : 'light';
   };
   const tick = () => { sync(); background(); state.fold(); };
   tick();

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from app import routes
+from app.charts import look
 from app.ui import widgets
 
 SCRIPT = Path(__file__).with_name("presentation.js")
@@ -106,7 +107,7 @@ def opened(label: str, key: str, **kwargs: Any) -> Any | None:
 
 def style(on: bool) -> str:
     """Every page's style, with presentation mode's on top when ``on``."""
-    return widgets.page_css(on) + FIT_CSS + (PRESENTATION_CSS if on else "")
+    return widgets.page_css(on) + FIT_CSS + look.DARK_CSS + (PRESENTATION_CSS if on else "")
 
 
 def script(on: bool) -> str:

@@ -16,6 +16,7 @@ import streamlit as st
 from app.services import catalog
 from app import resources
 from app.charts import attention as charts
+from app.charts import look
 from core import Checkpoint, CheckpointError, KIND_LABELS, PretrainedModel, training
 
 log = logging.getLogger(__name__)
@@ -271,16 +272,20 @@ def snapshot_map(tl: training.SnapshotTimeline, step: int, prefix: str) -> None:
                          font_scale=font_scale()), name=f"{prefix}-{kind}-L{layer + 1}H{head + 1}-step{step}")
 
 
-def plot(figure: Any, *, name: str, key: str | None = None, stretch: bool = False, **kwargs: Any) -> Any:
-    """Draw a Plotly figure: a notice above it when it does not show everything, Plotly's own
-    client-side "download as SVG" (vector, for slides) in its toolbar (named ``name``), and no logo or network calls."""
-    meta = figure.layout.meta
-    note = meta.get("note") if isinstance(meta, dict) else None
+def plot(figure: Any, *, name: str, key: str | None = None, stretch: bool = False, toolbar: bool = True,
+         **kwargs: Any) -> Any:
+    """Draw a Plotly figure built with its look (:mod:`app.charts.look`, drawn once: no Streamlit theme): a notice
+    above it when it does not show everything, Plotly's own client-side "download as SVG" (vector, for slides) in
+    its toolbar (named ``name``; no toolbar without ``toolbar``), and no logo or network calls."""
+    note = look.meta(figure).get("note")
     if note:
         st.info(note, icon=":material/zoom_out_map:")
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": name},
               "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
-    return st.plotly_chart(figure, width="stretch" if stretch else "content", config=config, key=key, **kwargs)
+    if not toolbar:
+        config = {"displayModeBar": False}
+    return st.plotly_chart(figure, width="stretch" if stretch else "content", config=config, key=key, theme=None,
+                           **kwargs)
 
 
 def chart(figure: Any, **kwargs: Any) -> Any:

@@ -115,7 +115,7 @@ with pick_step:
 matrix, what = head_choice(cross, exp.alignment_heads, layer, head)
 figure = spectrogram_and_cross(exp.features, matrix, rows, title=f"Cross-attention over the audio: {what}",
                                step=step, font_scale=widgets.font_scale())
-st.plotly_chart(figure, key="speech_cross")
+widgets.plot(figure, name="whisper-cross-attention", key="speech_cross", stretch=True)
 export.exports(figure, {"cross": cross, "shown": matrix, "features": exp.features},
                lambda: pd.DataFrame([{"step": t + 1, "row": rows[t], "frame_start_s": f * 0.02, "weight": float(w)}
                                      for t in range(matrix.shape[0]) for f, w in enumerate(matrix[t])]),

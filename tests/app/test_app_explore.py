@@ -250,7 +250,7 @@ def test_model_view_grid_and_chosen_head(calls):
     at.slider(key="layer").set_value(2).run()  # layers and heads count from 1 on screen
     at.slider(key="head").set_value(4).run()
     big, grid = charts(at)  # the head view shows the chosen head beside the grid
-    assert "layer 2, head 4" in titles(big)[0] and spec(grid)["layout"]["meta"]["heads"] == 4
+    assert "layer 2, head 4" in titles(big)[0] and spec(grid)["layout"]["meta"][0]["heads"] == 4
     expected = explain(REVERSE, text).attention["encoder"][1, 3]
     assert np.allclose(frames(big)[0]["weight"], expected.ravel(), atol=1e-6)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.charts import maps
+from app.charts import look, maps
 
 
 def _causal_uniform(t: int) -> np.ndarray:
@@ -36,7 +36,7 @@ def test_small_maps_are_drawn_as_they_are_on_the_0_to_1_scale():
     maps_ = np.stack([np.stack([_causal_uniform(12)] * 2)] * 3)  # (L=3, H=2, 12, 12)
     figure = maps.model_grid(maps_, title="grid")
     heat = figure.data[0]
-    assert (heat.zmin, heat.zmax) == (0, 1.0) and figure.layout.meta["value"] == "weight"
+    assert (heat.zmin, heat.zmax) == (0, 1.0) and look.meta(figure)["value"] == "weight"
     grid = np.asarray(heat.z)
     np.testing.assert_array_equal(grid[:12, :12], _causal_uniform(12))
 
@@ -45,9 +45,9 @@ def test_long_thumbnails_share_one_readable_scale():
     t = 352
     maps_ = np.stack([np.stack([_causal_uniform(t), _sink(t)])] * 2)  # (L=2, H=2, 352, 352)
     figure = maps.model_grid(maps_, title="grid")
-    heat, top = figure.data[0], figure.layout.meta["top"]
+    heat, top = figure.data[0], look.meta(figure)["top"]
     grid = np.asarray(heat.z, dtype=np.float32)
-    assert heat.zmax == top and figure.layout.meta["value"] == "weight per block"
+    assert heat.zmax == top and look.meta(figure)["value"] == "weight per block"
     assert 0.01 <= top < 0.5  # on 0–1 the spread-out head's blocks (≈ 1/24 each) were all but black
     spread = grid[:24, :24]  # layer 1, head 1
     lit = np.tril(np.ones((24, 24), dtype=bool))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.charts import grids, maps
+from app.charts import grids, look, maps
 from app.charts.margins import _nice_ticks, settle, text_width
 
 
@@ -91,9 +91,9 @@ def test_the_apps_heatmaps_are_settled_and_their_margins_follow_their_labels():
     head = maps.heatmap(np.full((3, 3), 1 / 3), tokens, tokens, title="t", x_title="key", y_title="query")
     longer = maps.heatmap(np.full((3, 3), 1 / 3), ["an extraordinarily", "cat", "sat"], tokens, title="t",
                           x_title="key", y_title="query")
-    assert head.layout.meta["settled"] and longer.layout.margin.l > head.layout.margin.l + 50
+    assert look.meta(head)["settled"] and longer.layout.margin.l > head.layout.margin.l + 50
     grid = grids.grid_heatmap(np.eye(3), title="t", x_title="x", y_title="y", font_scale=1.5)
     small = grids.grid_heatmap(np.eye(3), title="t", x_title="x", y_title="y")
-    assert grid.layout.margin.l > small.layout.margin.l and grid.layout.meta["settled"]
+    assert grid.layout.margin.l > small.layout.margin.l and look.meta(grid)["settled"]
     mask = grids.mask_heatmap(np.tril(np.ones((3, 3), bool)), tokens, tokens, title="t")
     assert mask.layout.margin.r > small.layout.margin.r  # "may attend" is wider than "1.0"

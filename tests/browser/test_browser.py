@@ -169,7 +169,7 @@ def test_train_page_trains_a_model_that_appears_in_the_picker(browser_page):
 # ----------------------------------------------------------------------------- what a class sees
 ROUTE_PATHS = ["" if r.script == routes.EXPLORE else r.url_path for pages in routes.SECTIONS.values() for r in pages]
 SIZES = [(1280, 720), (1920, 1080)]
-GRID_JS = "() => [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullLayout?.meta?.heads)"
+GRID_JS = "() => [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullLayout?.meta?.[0]?.heads)"
 CLICK_JS = """([layer, head]) => {
   const grid = (%s)();
   const box = grid.querySelector('.nsewdrag').getBoundingClientRect();
@@ -305,7 +305,7 @@ def test_a_30_layer_9_head_grid_and_a_2048_token_head_are_drawn(browser_page, bi
     started = page.evaluate("() => performance.now()")
     _wait_for_plots(page, 2)
     grid_ms = page.evaluate("() => performance.now()") - started
-    layout = page.evaluate(f"() => ({GRID_JS})()._fullLayout.meta")
+    layout = page.evaluate(f"() => ({GRID_JS})()._fullLayout.meta[0]")
     assert (layout["layers"], layout["heads"]) == (12, 9)  # the first page of 30 layers
     assert page.get_by_text("Layers").count() >= 1
     long_text = "ab" * 1023 + "a"  # 2047 characters + <bos> = 2048 tokens
@@ -320,3 +320,58 @@ def test_a_30_layer_9_head_grid_and_a_2048_token_head_are_drawn(browser_page, bi
     head_ms = page.evaluate("() => performance.now()") - started
     print(f"model grid 30×9 drawn in {grid_ms:.0f} ms; 2048-token head in {head_ms:.0f} ms")
     screenshot(page, "explore-2048-head")
+
+
+# ----------------------------------------------------------------------------- each chart drawn once
+# Counts every full Plotly draw (``plotly_beforeplot``: a redraw that changes nothing is not one) of each chart
+# <div> created after this call: its event emitter is caught as Plotly gives it one, before the first draw.
+COUNT_DRAWS_JS = """() => {
+  const kept = new WeakMap(), draws = window.__draws = new Map();
+  Object.defineProperty(HTMLDivElement.prototype, '_ev', {configurable: true, get() { return kept.get(this); },
+    set(emitter) {
+      kept.set(this, emitter);
+      emitter?.on?.('plotly_beforeplot', () => { draws.set(this, (draws.get(this) || 0) + 1); });
+    }});
+}"""
+DRAWS_JS = """() => {
+  const kept = new WeakMap(), draws = window.__draws = new Map();
+  Object.defineProperty(HTMLDivElement.prototype, 'calcdata', {configurable: true, get() { return kept.get(this); },
+    set(value) { kept.set(this, value); if (value) draws.set(this, (draws.get(this) || 0) + 1); }});
+}"""
+DRAWS_JS = """() => {
+  const draws = window.__draws = new Map();
+  const watch = div => {
+    if (div.__watched) return;
+    div.__watched = true;
+    let value = div.calcdata;
+    Object.defineProperty(div, 'calcdata', {configurable: true, get: () => value,
+      set: v => { value = v; if (v) draws.set(div, (draws.get(div) || 0) + 1); }});
+  };
+  new MutationObserver(() => document.querySelectorAll('[data-testid="stPlotlyChart"] div').forEach(watch))
+    .observe(document.body, {childList: true, subtree: true});
+}"""
+# (a chart across its column's width, the Explore output's confidence strip, is drawn once more at that width:
+# Streamlit measures the column after Plotly's first draw; the maps have their own width)
+DRAWS_JS = """() => [...window.__draws].filter(([div]) => div.isConnected && div._fullLayout?.width !== undefined
+  && div._fullData.some(trace => trace.type === 'heatmap')).map(([, n]) => n)"""
+
+
+@pytest.mark.parametrize(("path", "act"), [
+    ("masks", lambda page: page.locator(".st-key-mask_len").get_by_role("slider").press("ArrowRight")),
+    ("?ckpt=shipped:translation", lambda page: (page.locator(".st-key-text textarea").fill("the small dog sees a cat"),
+                                                page.locator(".st-key-text textarea").press("Control+Enter"))),
+], ids=["masks-slider", "explore-edit"])
+def test_each_chart_is_drawn_once_per_rerun(browser_page, path, act):
+    """Streamlit's theme step hands Plotly a restyled copy of every figure after its first draw, which Plotly drew
+    again in full; the app's figures carry their look themselves (app/charts/look.py), so a rerun draws each once."""
+    url, page, _ = browser_page
+    page.goto(f"{url}/{path}")
+    _wait_for_plots(page)
+    wait_until_idle(page)
+    page.evaluate(COUNT_DRAWS_JS)
+    act(page)
+    page.wait_for_function(f"() => ({DRAWS_JS})().length > 0", timeout=60_000)
+    wait_until_idle(page)
+    page.wait_for_timeout(1500)  # a second draw comes a frame or more after the first
+    draws = page.evaluate(DRAWS_JS)
+    assert draws and all(n == 1 for n in draws), f"draws per redrawn chart: {draws}"

@@ -97,6 +97,13 @@ NOT_DARK_JS = """() => {
     if (el.closest('[data-testid="stPlotlyChart"]').offsetParent !== null && light(fill))
       found.push(`chart ${n + 1} is drawn on white`);
   });
+  const dark = c => { const v = (c.match(/[\\d.]+/g) || []).map(Number);
+    return v.length >= 3 && v[0] + v[1] + v[2] < 300; };
+  document.querySelectorAll('[data-testid="stMain"] [data-testid="stPlotlyChart"]').forEach((chart, n) => {
+    const text = chart.querySelector('.main-svg :is(.gtitle, .xtick text, .ytick text, .g-xtitle text)');
+    if (chart.offsetParent !== null && text && dark(getComputedStyle(text).fill))
+      found.push(`chart ${n + 1} writes its title or axes in a dark colour`);  // its light-theme colours kept
+  });
   return found;
 }"""
 
@@ -119,7 +126,7 @@ TOO_WIDE_JS = """() => {
 # A chart whose margins the app settled (``layout.meta.settled``) that Plotly's automargin still pushed (laid out with
 # margins more than 1 px off those set: drawn a second time).
 PUSHED_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
-  .filter(gd => gd.offsetParent !== null && gd._fullLayout && (gd._fullLayout.meta || {}).settled)
+  .filter(gd => gd.offsetParent !== null && gd._fullLayout && ((gd._fullLayout.meta || [])[0] || {}).settled)
   .flatMap(gd => { const set = gd._fullLayout.margin, drawn = gd._fullLayout._size;
     const off = ['l', 'r', 't', 'b'].filter(side => Math.abs(drawn[side] - set[side]) > 1);
     const title = (gd._fullLayout.title.text || '').replace(/<[^>]*>/g, '').slice(0, 40);

@@ -185,8 +185,8 @@ def _confidence(exp: Explanation, font_scale: float) -> None:
     produced = [(t, p) for t, p in zip(exp.generated_tokens, exp.token_probabilities) if p > 0]
     if produced:
         tokens, probs = zip(*produced)
-        st.plotly_chart(confidence.token_confidence(tokens, np.asarray(probs), font_scale=font_scale),
-                        width="stretch", key="confidence_strip", config={"displayModeBar": False})
+        widgets.plot(confidence.token_confidence(tokens, np.asarray(probs), font_scale=font_scale),
+                     name="confidence", key="confidence_strip", stretch=True, toolbar=False)
         st.caption(f"Faint tokens are ones the model was unsure of (below {confidence.UNSURE:.0%}); hover for the "
                    "probability it gave each one.")
 

@@ -17,7 +17,7 @@ from app.services import catalog
 from app.ui import export, presentation, widgets
 from app import resources
 from app.charts import attention as charts
-from app.charts import comparison
+from app.charts import comparison, look
 from app.charts import maps
 from core import analysis, Explanation, KIND_LABELS
 
@@ -143,7 +143,7 @@ def model_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], 
     if max(every.shape[2:]) > maps.THUMB:
         st.caption(f"Thumbnails are drawn in at most {maps.THUMB} × {maps.THUMB} blocks: a block holds the weight "
                    "its keys get together, averaged over its queries. One colour scale for every thumbnail, up to "
-                   f"{grid.layout.meta['top']:g} (blocks above it take the top colour); the head view draws the "
+                   f"{look.meta(grid)['top']:g} (blocks above it take the top colour); the head view draws the "
                    "chosen head in full.")
     _exports(grid, *_data(exp, kind, layer, head), f"{kind}-all-heads")
 

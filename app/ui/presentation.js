@@ -59,10 +59,14 @@
   const background = () => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app) return;
-    const colour = getComputedStyle(app).backgroundColor;
-    document.documentElement.style.setProperty('--attnscope-background', colour);
+    const root = document.documentElement, colour = getComputedStyle(app).backgroundColor;
     const [r, g, b] = (colour.match(/[\d.]+/g) || [255, 255, 255]).map(Number);
-    document.documentElement.dataset.attnscopeTheme = 0.299 * r + 0.587 * g + 0.114 * b < 128 ? 'dark' : 'light';
+    const theme = 0.299 * r + 0.587 * g + 0.114 * b < 128 ? 'dark' : 'light';
+    // set only on a change: each write restyles the whole page
+    if (root.style.getPropertyValue('--attnscope-background') !== colour) {
+      root.style.setProperty('--attnscope-background', colour);
+    }
+    if (root.dataset.attnscopeTheme !== theme) root.dataset.attnscopeTheme = theme;
   };
   const tick = () => { sync(); background(); state.fold(); };
   tick();

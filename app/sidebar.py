@@ -18,8 +18,6 @@ from app.ui.import_form import import_form
 from app.services.uploads import NeedsImport
 from core import CheckpointError, device
 
-PROJECTOR_CSS = widgets.PROJECTOR_CSS  # the projector look lives beside the charts it must match
-
 
 def _chosen(key: str) -> None:
     """Select the new upload ``key`` (on the next run, before the picker is drawn)."""

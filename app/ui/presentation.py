@@ -1,6 +1,6 @@
 """Presentation mode (the sidebar's toggle; ``?projector=1`` in a share link): what a class sees on a projector.
 
-- Large type: the projector style of :mod:`app.ui.widgets` (prose 1.25 rem on a 135 % root), and chart text scaled
+- Large type: :data:`PROJECTOR_CSS` (prose 1.25 rem on a 135 % root), and chart text scaled
   with it (``widgets.font_scale()``: ticks, labels and colour-bar numbers 1.5 × larger).
 - The first screen holds the chart: turning the mode on folds the sidebar away (the header's » button opens
   it again) and the page's padding and title are compact, so on a 1280 × 720 projector the first chart starts
@@ -28,10 +28,48 @@ import streamlit as st
 
 from app import routes
 from app.charts import look
-from app.ui import widgets
 
 SCRIPT = Path(__file__).with_name("presentation.js")
 KEY = "projector"  # the session and share-link key (kept from "projector mode": old links still work)
+
+# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and tables get
+# an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
+# scaled down to fit it (Plotly charts are drawn 1.5× larger by widgets.font_scale()).
+BASE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 3rem; padding-right: 3rem; }
+[data-testid="stButtonGroup"] > [role] { flex-wrap: wrap !important; overflow-x: visible !important; mask-image: none !important; }
+[data-testid="stSidebar"][data-collapsed="false"] { min-width: 336px; }
+[data-testid="stSelectbox"] input[role="combobox"] { padding-right: 0; }
+[data-testid="stSelectbox"] input[role="combobox"] + button { padding-left: 0; padding-right: 4px; }
+[data-testid="stHorizontalBlock"]:has([data-testid="stSelectbox"]) { flex-wrap: wrap; }
+[data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: min(100%, 30rem); }
+[data-testid="stSidebarNav"] a :is(span, div, p) { white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
+[data-testid="stSidebarNav"] a > span:last-child { min-width: 0; flex: 1 1 auto; }
+[data-testid="stSidebarNav"] a { height: auto !important; }
+</style>"""
+PROJECTOR_CSS = """<style>
+html { font-size: 135% !important; }
+:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
+  font-size: 1.25rem !important;
+}
+[data-testid="stMain"] :is(button, [data-testid="stMarkdownContainer"]) p { white-space: normal !important; overflow-wrap: anywhere; }
+[data-testid="stMain"] button { height: auto !important; min-height: 2.5rem; }
+[data-testid="stMain"] :is([data-testid="stCode"] pre, [data-testid="stCode"] code) { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+[data-testid="stMain"] .katex-display { font-size: 0.9em; }
+[data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
+[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }
+[data-testid="stSidebar"][data-collapsed="false"] { min-width: 420px; }
+[data-testid="stSidebar"] input[role="combobox"] { font-size: 0.9rem !important; }
+[data-testid="stMain"] input[role="combobox"] { font-size: 1rem !important; }
+[data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: 100%; }
+.st-key-explore_layout { container-type: inline-size; }
+@container (max-width: 1160px) {
+  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
+    flex: 1 1 100% !important; width: 100% !important; min-width: 100% !important;
+  }
+}
+</style>"""
 
 PRESENTATION_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding: 3.25rem 1.5rem 2rem 1.5rem !important; }
@@ -106,8 +144,9 @@ def opened(label: str, key: str, **kwargs: Any) -> Any | None:
 
 
 def style(on: bool) -> str:
-    """Every page's style, with presentation mode's on top when ``on``."""
-    return widgets.page_css(on) + FIT_CSS + look.DARK_CSS + (PRESENTATION_CSS if on else "")
+    """Every page's style (page names wrap instead of being cut), with presentation mode's large type and
+    compact layout when ``on``."""
+    return BASE_CSS + (PROJECTOR_CSS if on else "") + FIT_CSS + look.DARK_CSS + (PRESENTATION_CSS if on else "")
 
 
 def script(on: bool) -> str:

@@ -1,6 +1,5 @@
-"""Widgets and conventions every page shares: shareable links, the chosen checkpoint, projector
-mode, clear error messages, user text shown as text, index and kind pickers, and drawing a chart
-at its own size.
+"""Widgets and conventions every page shares: shareable links, the chosen checkpoint and the chart text's scale,
+clear error messages, user text shown as text, index and kind pickers, and drawing a chart at its own size.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import streamlit as st
 from app.services import catalog
 from app import resources
 from app.charts import attention as charts
-from app.charts import look
+from app.charts import maps
 from core import Checkpoint, CheckpointError, KIND_LABELS, PretrainedModel, training
 
 log = logging.getLogger(__name__)
@@ -100,52 +99,6 @@ def one_of(options: Any) -> Callable[[str], str]:
             raise ValueError(text)
         return text
     return parse
-
-
-# ----------------------------------------------------------------------------- projector mode
-# Enlarging the root scales everything sized in rem (headings, spacing); body text, widgets and tables get
-# an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
-# scaled down to fit it (Plotly charts are drawn 1.5× larger by font_scale()).
-BASE_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 3rem; padding-right: 3rem; }
-[data-testid="stButtonGroup"] > [role] { flex-wrap: wrap !important; overflow-x: visible !important; mask-image: none !important; }
-[data-testid="stSidebar"][data-collapsed="false"] { min-width: 336px; }
-[data-testid="stSelectbox"] input[role="combobox"] { padding-right: 0; }
-[data-testid="stSelectbox"] input[role="combobox"] + button { padding-left: 0; padding-right: 4px; }
-[data-testid="stHorizontalBlock"]:has([data-testid="stSelectbox"]) { flex-wrap: wrap; }
-[data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: min(100%, 30rem); }
-[data-testid="stSidebarNav"] a :is(span, div, p) { white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
-[data-testid="stSidebarNav"] a > span:last-child { min-width: 0; flex: 1 1 auto; }
-[data-testid="stSidebarNav"] a { height: auto !important; }
-</style>"""
-PROJECTOR_CSS = """<style>
-html { font-size: 135% !important; }
-:is([data-testid="stMain"], [data-testid="stSidebar"]) :is(p, li, label, input, textarea, code, td, th, button) {
-  font-size: 1.25rem !important;
-}
-[data-testid="stMain"] :is(button, [data-testid="stMarkdownContainer"]) p { white-space: normal !important; overflow-wrap: anywhere; }
-[data-testid="stMain"] button { height: auto !important; min-height: 2.5rem; }
-[data-testid="stMain"] :is([data-testid="stCode"] pre, [data-testid="stCode"] code) { white-space: pre-wrap !important; overflow-wrap: anywhere; }
-[data-testid="stMain"] .katex-display { font-size: 0.9em; }
-[data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
-[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }
-[data-testid="stSidebar"][data-collapsed="false"] { min-width: 420px; }
-[data-testid="stSidebar"] input[role="combobox"] { font-size: 0.9rem !important; }
-[data-testid="stMain"] input[role="combobox"] { font-size: 1rem !important; }
-[data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: 100%; }
-.st-key-explore_layout { container-type: inline-size; }
-@container (max-width: 1160px) {
-  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
-  .st-key-explore_layout > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
-    flex: 1 1 100% !important; width: 100% !important; min-width: 100% !important;
-  }
-}
-</style>"""
-
-
-def page_css(projector: bool) -> str:
-    """The style every page gets (page names wrap instead of being cut), and the projector's when on."""
-    return BASE_CSS + (PROJECTOR_CSS if projector else "")
 
 
 # ----------------------------------------------------------------------------- the chosen checkpoint
@@ -274,10 +227,10 @@ def snapshot_map(tl: training.SnapshotTimeline, step: int, prefix: str) -> None:
 
 def plot(figure: Any, *, name: str, key: str | None = None, stretch: bool = False, toolbar: bool = True,
          **kwargs: Any) -> Any:
-    """Draw a Plotly figure built with its look (:mod:`app.charts.look`, drawn once: no Streamlit theme): a notice
+    """Draw a Plotly figure built with its look (:mod:`app.charts.look`: drawn once: no Streamlit theme): a notice
     above it when it does not show everything, Plotly's own client-side "download as SVG" (vector, for slides) in
     its toolbar (named ``name``; no toolbar without ``toolbar``), and no logo or network calls."""
-    note = look.meta(figure).get("note")
+    note = maps.note(figure)
     if note:
         st.info(note, icon=":material/zoom_out_map:")
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": name},

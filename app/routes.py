@@ -12,10 +12,14 @@ import streamlit as st
 
 
 class Route(NamedTuple):
+    """A page; ``preload``: the Streamlit chart modules its controls bring in although its first screen draws no
+    such chart (loaded while the page is idle, :func:`app.ui.presentation.script`)."""
+
     script: str
     title: str
     icon: str
     url_path: str
+    preload: tuple[str, ...] = ()
 
 
 EXPLORE = "views/explore.py"
@@ -38,7 +42,8 @@ SECTIONS: dict[str, list[Route]] = {
         Route(TRAIN, "Train", ":material/model_training:", "train"),
     ],
     "Learn": [
-        Route(LESSON, "Lesson: one sentence, every stage", ":material/school:", "lesson"),
+        Route(LESSON, "Lesson: one sentence, every stage", ":material/school:", "lesson",
+              preload=("ArrowVegaLiteChart",)),  # stage 0 draws no Vega-Lite chart; Next brings one
         Route(POSITIONAL, "Positional encoding", ":material/waves:", "positional"),
         Route(PLAYGROUND, "Attention playground", ":material/science:", "playground"),
         Route(MASKS, "Masks", ":material/grid_on:", "masks"),
@@ -51,6 +56,11 @@ SECTIONS: dict[str, list[Route]] = {
         Route(SPEECH, "Whisper: speech to text", ":material/mic:", "whisper"),
     ],
 }
+
+
+def preloads(url_path: str) -> tuple[str, ...]:
+    """The chart modules the page at ``url_path`` has its browser load ahead (see :class:`Route`)."""
+    return next((r.preload for pages in SECTIONS.values() for r in pages if r.url_path == url_path), ())
 
 
 DEFAULT_PATH = "start"  # reserved by the default page (served at "/"), never shown

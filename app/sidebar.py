@@ -84,8 +84,9 @@ def compute_note() -> str:
     return f":material/memory: GPU: {gpu} (CUDA) — training runs use it; attention maps are computed on the CPU."
 
 
-def sidebar() -> None:
-    """Draw the sidebar; the choice lives in ``st.session_state["ckpt"]`` and the share link."""
+def sidebar(page: str = "") -> None:
+    """Draw the sidebar of the page at URL path ``page``; the choice lives in ``st.session_state["ckpt"]`` and the
+    share link."""
     widgets.restore_from_url({"ckpt": str, "projector": widgets.parse_bool,
                               presentation.ALL_SECTIONS: widgets.parse_bool})
     if "_ckpt_pending" in st.session_state:  # a new upload: chosen before the picker is drawn
@@ -117,5 +118,5 @@ def sidebar() -> None:
                        "opens all of them, to read a page from top to bottom (it takes longer to draw).")
         st.caption("Light or dark theme: the ⋮ menu at the top right → Light, Dark or System.")
         st.caption(compute_note())
-    presentation.apply()
+    presentation.apply(page)
     widgets.write_to_url(["ckpt", "projector", presentation.ALL_SECTIONS])

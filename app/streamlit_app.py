@@ -27,7 +27,7 @@ def main() -> None:
     """One session's run: the page settings, the shared sidebar, then the chosen page."""
     st.set_page_config(page_title="Attnscope", page_icon=FAVICON, layout="wide")
     navigation = st.navigation(routes.navigation())
-    sidebar()
+    sidebar(navigation.url_path)
     navigation.run()
 
 

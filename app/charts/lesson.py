@@ -76,20 +76,22 @@ def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, tit
     or the heads side by side): one diverging Plotly heatmap (a 128 × 384 W_qkv is one image, where a Vega-Lite
     chart drew 49,152 marks) with a line between blocks and each block's name over it.
 
-    Columns are labelled ``name:j`` (j from 0 inside the block) on hover; the size is in the subtitle, and
-    ``size`` (the array's size in symbols and numbers) on every hover too.
+    Columns are the categories ``name:j`` (j from 0 inside the block), so a hover names its column from the
+    axis, not from a per-cell array (a 128 × 384 figure would carry 49,152 strings); the ticks give each block's
+    first column and the last one by number. The size is in the subtitle, and ``size`` (the array's size in
+    symbols and numbers) on every hover too.
     """
     matrix = np.asarray(matrix, dtype=float)  # (rows, columns)
     n_blocks, n_cols = len(names), matrix.shape[1]
     per = n_cols // n_blocks
     limit = float(np.abs(matrix).max()) or 1.0
     shown = size or shape_text(matrix)
-    column = np.array([f"{names[c // per]}:{c % per}" for c in range(n_cols)], dtype=object)
-    trace = dict(type="heatmap", z=matrix, x=np.arange(n_cols), y=[str(r) for r in rows], name="value",
+    columns = [f"{names[c // per]}:{c % per}" for c in range(n_cols)]
+    ticks = sorted({*range(0, n_cols, per), n_cols - 1})  # each block's first column, and the last
+    trace = dict(type="heatmap", z=matrix, x=columns, y=[str(r) for r in rows], name="value",
                  zmin=-limit, zmax=limit, colorscale=DIVERGING_SCALE,
-                 customdata=np.broadcast_to(column, matrix.shape).tolist(),
                  colorbar=dict(title=dict(text="value", side="right"), thickness=14),
-                 hovertemplate=f"%{{customdata}} · {y_title} %{{y}}<br>value %{{z:.3f}}<br>{shown}<extra></extra>")
+                 hovertemplate=f"%{{x}} · {y_title} %{{y}}<br>value %{{z:.3f}}<br>{shown}<extra></extra>")
     edges = [dict(type="line", x0=b * per - 0.5, x1=b * per - 0.5, y0=0, y1=1, yref="paper",
                   line=dict(color="black", width=2)) for b in range(1, n_blocks)]
     labels = [dict(x=(b + 0.5) * per - 0.5, y=1, yref="paper", yanchor="bottom", text=name, showarrow=False,
@@ -99,8 +101,9 @@ def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, tit
     layout = dict(
         title=dict(text=title if size is None else f"{title} · {shape_text(matrix)}", x=0, xanchor="left",
                    font=dict(size=14 * font_scale), subtitle=dict(text=subtitle, font=dict(size=12 * font_scale))),
-        xaxis=dict(title=dict(text=x_title), tickvals=[b * per for b in range(n_blocks + 1)], showgrid=False,
-                   range=[-0.5, n_cols - 0.5], tickfont=dict(size=11 * font_scale)),
+        xaxis=dict(title=dict(text=x_title), type="category", tickvals=[columns[c] for c in ticks],
+                   ticktext=[str(c) for c in ticks], showgrid=False, range=[-0.5, n_cols - 0.5],
+                   tickfont=dict(size=11 * font_scale)),
         yaxis=dict(title=dict(text=y_title), type="category", autorange="reversed", showgrid=False,
                    tickfont=dict(size=11 * font_scale), automargin=True),
         shapes=edges, annotations=labels, width=int((width + 150) * font_scale),

@@ -7,8 +7,22 @@
 //    after the path the app was first opened at, so it is copied to every page's key.
 // 4. The html element's data-attnscope-theme says whether the theme is light or dark (the charts' dark colours
 //    hang on it).
+// 5. The chart modules a page names (its controls bring a kind of chart its first screen does not draw) are
+//    imported from this server once the page is idle, so the first such chart does not wait for its code; the app
+//    imports the same module later and finds it loaded.
 (() => {
   const state = window.__attnscope = Object.assign(window.__attnscope || {}, __CONFIG__);
+  state.warm = () => {
+    const index = document.querySelector('script[src*="/static/js/index."]');
+    state.warmed = state.warmed || new Set();
+    const wanted = (state.preload || []).filter(name => !state.warmed.has(name));
+    if (!index || !wanted.length) return;
+    wanted.forEach(name => state.warmed.add(name));
+    const load = () => wanted.forEach(name => import(new URL(name, index.src).href)
+      .catch(() => state.warmed.delete(name)));
+    if (window.requestIdleCallback) requestIdleCallback(load, {timeout: 3000}); else setTimeout(load, 1000);
+  };
+  state.warm();
   if (state.installed) {
     setTimeout(state.fold, 50);
     return;

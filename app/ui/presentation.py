@@ -149,16 +149,26 @@ def style(on: bool) -> str:
     return BASE_CSS + (PROJECTOR_CSS if on else "") + FIT_CSS + look.DARK_CSS + (PRESENTATION_CSS if on else "")
 
 
-def script(on: bool) -> str:
-    """The page script (clicker keys when ``on``; the theme kept on reload always), as a <script> element."""
+@lru_cache(maxsize=None)
+def chart_modules(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The file names of the Streamlit frontend modules called ``names`` (``ArrowVegaLiteChart``: its Vega-Lite
+    charts), as this Streamlit serves them beside its ``index`` module; a name it does not ship is left out."""
+    served = Path(st.__file__).parent / "static" / "static" / "js"
+    return tuple(found.name for name in names for found in sorted(served.glob(f"{name}.*.js"))[:1])
+
+
+def script(on: bool, preload: tuple[str, ...] = ()) -> str:
+    """The page script (clicker keys when ``on``; the theme kept on reload always; the chart modules named in
+    ``preload`` loaded once the page is idle), as a <script> element."""
     paths = [r.url_path for pages in routes.SECTIONS.values() for r in pages]
-    config = json.dumps({"clicker": on, "paths": paths})
+    config = json.dumps({"clicker": on, "paths": paths, "preload": chart_modules(preload)})
     return "<script>" + _script_source().replace("__CONFIG__", config) + "</script>"
 
 
-def apply() -> None:
-    """Style this page for the current mode and run the page script (call once per run, from the sidebar)."""
+def apply(page: str = "") -> None:
+    """Style this page (``page``: its URL path) for the current mode and run the page script (call once per run,
+    from the sidebar)."""
     on = enabled()
     st.html(style(on))
     with st.sidebar:
-        st.html(script(on), unsafe_allow_javascript=True)
+        st.html(script(on, routes.preloads(page)), unsafe_allow_javascript=True)

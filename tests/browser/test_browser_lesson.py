@@ -104,3 +104,23 @@ def test_clicking_a_map_block_jumps_to_its_stage(lesson_page):
                            ".some(h => h.innerText.trim().startsWith('14. '))", timeout=60_000)
     wait_until_idle(page)
     assert page.locator('.st-key-lesson_map_cross [data-testid="stBaseButton-primary"]').count() >= 1
+
+
+MODULES_JS = """() => performance.getEntriesByType('resource').map(r => r.name.split('/').pop())
+  .filter(n => n.startsWith('ArrowVegaLiteChart.'))"""
+
+
+def test_the_first_stage_loads_the_next_stages_chart_module_while_idle(lesson_page):
+    """Stage 1 draws no Vega-Lite chart; its page script imports Streamlit's Vega-Lite module while the page is
+    idle, so Next draws stage 2's chart without fetching it (the module is fetched once, before the click)."""
+    url, page, _ = lesson_page
+    page.goto(f"{url}/lesson?lesson_stage=0")
+    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    wait_until_idle(page)
+    assert page.locator('[data-testid="stMain"] [data-testid="stVegaLiteChart"]').count() == 0
+    page.wait_for_function(f"() => ({MODULES_JS})().length === 1", timeout=30_000)
+    page.locator('.st-key-lesson_next button').first.click()
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stVegaLiteChart\"]"
+                           " :is(svg, canvas)')", timeout=60_000)
+    assert page.evaluate(MODULES_JS) == [page.evaluate("() => [...window.__attnscope.warmed][0]")]
+    assert problems_on(page) == []

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app.ui import glossary, widgets
+from app.ui import glossary, vega, widgets
 from app.charts import attention as attention_charts
 from app.charts import lesson as charts
-from app.views.parts.lesson_stages import View, num, sized, tex, weights_map
+from app.views.parts.lesson_stages import View, num, tex, weights_map
 from core import attention, lessons
 
 
@@ -20,8 +20,8 @@ def masked_self(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown("The decoder reads `<bos>` and the translation so far. Its self-attention is masked: step t may "
                 "look only at steps 0…t, never at words not yet produced — the weights above the diagonal are "
                 "exactly 0. Each row is labelled by the token it reads and the token it goes on to predict.")
-    st.altair_chart(weights_map(dec.weights, trace.row_labels, tgt, f"decoder layer 1, head {v.h + 1} (masked)",
-                                v.fs, v.sizes.get("A_dec")), width="content")
+    vega.draw(weights_map, dec.weights, trace.row_labels, tgt, f"decoder layer 1, head {v.h + 1} (masked)", v.fs,
+              v.sizes.get("A_dec"))
     st.latex(rf"a_{{{t}j}} = 0 \ \text{{for}}\ j > {t},\qquad \textstyle\sum_{{j \le {t}}} a_{{{t}j}} = "
              rf"{num(dec.weights[t, : t + 1].sum())}")
 
@@ -38,8 +38,8 @@ def cross(trace: lessons.LessonTrace, v: View) -> None:
     mean = st.session_state["lesson_cross"] == "mean"
     weights = trace.cross_mean if mean else trace.cross_weights
     name = f"mean of {trace.n_heads} heads" if mean else f"head {v.h + 1}"
-    st.altair_chart(weights_map(weights, trace.row_labels, src, f"cross-attention, last layer, {name}", v.fs,
-                                v.sizes.get("A_cross")), width="content")
+    vega.draw(weights_map, weights, trace.row_labels, src, f"cross-attention, last layer, {name}", v.fs,
+              v.sizes.get("A_cross"))
     j = int(np.argmax(weights[t]))
     st.latex(rf"\text{{row {t} (after {tex(tgt[t])} → predicts {tex(trace.generated_tokens[t])}) attends most to "
              rf"{tex(src[j])}}}: a = {num(weights[t, j])}")
@@ -59,10 +59,9 @@ def _reading(trace: lessons.LessonTrace, v: View) -> None:
                 "encoder's value vectors, mixed again by W^O — is a new d_model vector: a representation that "
                 "carries source meaning into the target position, before the decoder adds it to its own stream. "
                 "Its cosine similarity with each encoder output shows which source tokens it resembles.")
-    st.altair_chart(attention_charts.signed_heatmap(similarity, list(trace.row_labels), list(src), font_scale=v.fs,
-                                                    title="cos(cross-attention output at step t, encoder output j), last "
-                                                    "layer", value="cosine", size=min(60 * len(src) + 40, 420)),
-                    width="content")
+    vega.draw(attention_charts.signed_heatmap, similarity, list(trace.row_labels), list(src), font_scale=v.fs,
+              title="cos(cross-attention output at step t, encoder output j), last layer", value="cosine",
+              size=min(60 * len(src) + 40, 420))
     j = int(np.argmax(similarity[t]))
     st.latex(rf"\cos(c_{{{t}}}, m_{{{j}}}) = \frac{{c_{{{t}}} \cdot m_{{{j}}}}}{{\lVert c_{{{t}}} \rVert\,"
              rf"\lVert m_{{{j}}} \rVert}} = {num(similarity[t, j])}\quad(\text{{row {t}'s closest source token: "
@@ -72,14 +71,19 @@ def _reading(trace: lessons.LessonTrace, v: View) -> None:
                "point where the attention weights above peak — measured, not assumed.")
 
 
+def candidates_chart(candidates: list[tuple[str, float]], title: str, fs: float, size_text: str | None = None):
+    """The most likely next tokens as bars; ``size_text`` (the array's size) on hover and as subtitle."""
+    chart = charts.candidates_bar(candidates, title=title, font_scale=fs)
+    return chart if size_text is None else charts.with_size(chart, size_text, fs)
+
+
 def output(trace: lessons.LessonTrace, v: View, greedy: bool) -> None:
     t, tgt = v.t, trace.target_tokens
     candidates = trace.top_candidates(t, k=5)
     st.markdown("Greedy decoding takes the most likely token at every step." if greedy else
                 "A linear layer and a softmax turn the last decoder layer's vector at this step into a "
                 "probability for every output token" + (" (Spanish)." if trace.family == "attnscope" else "."))
-    st.altair_chart(sized(charts.candidates_bar(candidates, title=f"after {tgt[t]} → predicts", font_scale=v.fs),
-                          v, "P"), width="content")
+    vega.draw(candidates_chart, candidates, f"after {tgt[t]} → predicts", v.fs, v.sizes.get("P"))
     best, p = candidates[0]
     bias = " + b" if trace.output_bias else ""
     st.latex(rf"\hat y_{{{t + 1}}} = \arg\max_w P(w \mid y_0 \dots y_{{{t}}},\, x) = \text{{{tex(best)}}}"

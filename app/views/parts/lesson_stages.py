@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from app.ui import glossary, widgets
+from app.ui import glossary, vega, widgets
 from app.charts import attention
 from app.charts import lesson as charts
 from app.charts import grids
@@ -89,8 +89,8 @@ def embeddings(trace: lessons.LessonTrace, v: View) -> None:
         st.markdown(f"Each token's embedding row is multiplied by {num(trace.embed_scale)} (this model's own scale) "
                     "and what the model adds for its position (PE below; zero when it adds none) is added.")
     title = "x = embedding·√d_model + PE" if trace.embed_scale is None else "x = embedding·scale + PE"
-    st.altair_chart(charts.vectors(trace.embedded, src, title=title, highlight=i,
-                                   font_scale=v.fs, size=v.sizes.get("x")), width="content")
+    vega.draw(charts.vectors, trace.embedded, src, title=title, highlight=i,
+                                   font_scale=v.fs, size=v.sizes.get("x"))
     lhs, rhs = (r"\mathrm{LN}(", ")") if trace.embedding_norm else ("", "")
     st.latex(chain(rf"x_{{{i}}}", rf"{lhs}E[\text{{{tex(src[i])}}}]\,{scale} + PE_{{{i}}}{rhs}",
                    rf"{lhs}{vec(trace.token_embedding[i])} + {vec(trace.positional[i])}{rhs}", vec(trace.embedded[i])))
@@ -116,8 +116,8 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
     st.latex(rf"\underbrace{{(B, T, {d})}}_{{XW^Q + b^Q}} \xrightarrow{{\text{{view}}}} (B, T, {H}, {dk}) "
              rf"\xrightarrow{{\text{{transpose}}}} (B, {H}, T, {dk})")
     for name, matrix in zip("QKV", (head.q, head.k, head.v)):  # one under another: each keeps its labels
-        st.altair_chart(charts.vectors(matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=16,
-                                       font_scale=v.fs, size=v.sizes.get(name)), width="content")
+        vega.draw(charts.vectors, matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=16,
+                                       font_scale=v.fs, size=v.sizes.get(name))
     xw = head.q[i] - trace.q_bias
     st.latex(chain(rf"q_{{{i}}}", rf"x_{{{i}}} W^Q_{{{h + 1}}} + b^Q_{{{h + 1}}}",
                    rf"{vec(xw)} + {vec(trace.q_bias)}", vec(head.q[i])))
@@ -126,9 +126,12 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
              rf"Q, K, V \in \mathbb{{R}}^{{{len(src)} \times {dk}}}")
 
 
-def sized(chart, v: View, name: str):
-    """``chart`` with the size of the array ``name`` on hover and as its subtitle (when known)."""
-    return charts.with_size(chart, v.sizes[name], v.fs) if name in v.sizes else chart
+def scores_map(matrix: np.ndarray, tokens, title: str, fs: float, size_text: str | None = None):
+    """The signed scores of the sentence's tokens against themselves, sized to the lesson's few tokens;
+    ``size_text`` (the array's size) on hover and as subtitle."""
+    chart = attention.signed_heatmap(matrix, tokens, tokens, title=title, value="score", font_scale=fs,
+                                     size=min(60 * len(tokens) + 40, 420))
+    return chart if size_text is None else charts.with_size(chart, size_text, fs)
 
 
 def scores(trace: lessons.LessonTrace, v: View, scaled: bool) -> None:
@@ -141,8 +144,7 @@ def scores(trace: lessons.LessonTrace, v: View, scaled: bool) -> None:
                    if bias is not None else
                    "Dividing by √d_k keeps the scores in a range where the softmax does not saturate as d_k grows."))
     title = ("q·k + relative bias" if bias is not None else "q·k / √d_k") if scaled else "q·k (raw dot products)"
-    st.altair_chart(sized(attention.signed_heatmap(matrix, src, src, title=title, value="score", font_scale=v.fs,
-                                                   size=min(60 * S + 40, 420)), v, "QKᵀ"), width="content")
+    vega.draw(scores_map, matrix, src, title, v.fs, v.sizes.get("QKᵀ"))
     j = int(np.argmax(head.dot[i]))
     if scaled and bias is not None:
         st.latex(rf"s_{{{i}{j}}} = q_{{{i}}} \cdot k_{{{j}}} + b({j} - {i}) = {num(head.dot[i, j])} + "
@@ -170,8 +172,7 @@ def mask(trace: lessons.LessonTrace, v: View) -> None:
 def softmax(trace: lessons.LessonTrace, v: View) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
     st.markdown("The softmax turns each row of scores into weights that are positive and sum to 1.")
-    st.altair_chart(weights_map(head.weights, src, src, f"encoder layer 1, head {v.h + 1}", v.fs, v.sizes.get("A")),
-                    width="content")
+    vega.draw(weights_map, head.weights, src, src, f"encoder layer 1, head {v.h + 1}", v.fs, v.sizes.get("A"))
     j = int(np.argmax(head.weights[i]))
     denominator = " + ".join(f"e^{{{num(s)}}}" for s in head.scaled[i][:4]) + (" + \\dots" if S > 4 else "")
     st.latex(rf"a_{{{i}{j}}} = \frac{{e^{{{num(head.scaled[i, j])}}}}}{{{denominator}}} = {num(head.weights[i, j])}"
@@ -183,8 +184,8 @@ def weighted_sum(trace: lessons.LessonTrace, v: View) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
     st.markdown("The head's output for each token is the average of all value vectors, weighted by its row "
                 "of attention weights.")
-    st.altair_chart(charts.vectors(head.output, src, title=f"head {v.h + 1} output z = A V", highlight=i,
-                                   max_dims=16, font_scale=v.fs, size=v.sizes.get("Z")), width="content")
+    vega.draw(charts.vectors, head.output, src, title=f"head {v.h + 1} output z = A V", highlight=i,
+                                   max_dims=16, font_scale=v.fs, size=v.sizes.get("Z"))
     parts = " + ".join(f"{num(a)}\\,v_{{{j}}}" for j, a in enumerate(head.weights[i][:4]))
     more = r" + \dots" if S > 4 else ""
     st.latex(rf"z_{{{i}}} = {parts}{more} = {vec(head.output[i])},\qquad Z = AV \in \mathbb{{R}}^{{{S} \times "
@@ -203,8 +204,8 @@ def concatenated(trace: lessons.LessonTrace, v: View) -> None:
                                [f"head {n + 1}" for n in range(H)], title="[z¹; …; zᴴ]: the heads side by side",
                                x_title="column", y_title="token", font_scale=v.fs, size=v.sizes.get("Concat")),
                  name="heads-concatenated", key="lesson_heads_concat")
-    st.altair_chart(charts.vectors(trace.attention_out, src, title="MultiHead(X) = [z¹; …; zᴴ] Wᴼ + bᴼ",
-                                   highlight=i, font_scale=v.fs, size=v.sizes.get("MultiHead")), width="content")
+    vega.draw(charts.vectors, trace.attention_out, src, title="MultiHead(X) = [z¹; …; zᴴ] Wᴼ + bᴼ",
+                                   highlight=i, font_scale=v.fs, size=v.sizes.get("MultiHead"))
     st.latex(chain(rf"\mathrm{{MultiHead}}_{{{i}}}", rf"[z^1_{{{i}}}; \dots; z^{{{H}}}_{{{i}}}]\,W^O + b^O",
                    rf"{vec(trace.heads_concat[i])}\,W^O + {vec(trace.out_bias)}", vec(trace.attention_out[i])))
     st.latex(rf"[z^1; \dots; z^{{{H}}}] \in \mathbb{{R}}^{{{len(src)} \times {H}\cdot{dk}}},\quad "
@@ -216,8 +217,8 @@ def _add_norm_chart(trace: lessons.LessonTrace, v: View, title: str) -> None:
     """The Add & Norm stage's vectors (one row per source token, the highlighted one marked) and the residual
     width's shapes under them."""
     src = trace.source_tokens
-    st.altair_chart(charts.vectors(trace.add_norm1, src, title=title, highlight=v.i, font_scale=v.fs,
-                                   size=v.sizes.get("AddNorm")), width="content")
+    vega.draw(charts.vectors, trace.add_norm1, src, title=title, highlight=v.i, font_scale=v.fs,
+                                   size=v.sizes.get("AddNorm"))
     _residual_width(len(src), trace.d_model)
 
 
@@ -265,8 +266,8 @@ def ffn(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown(f"The same two-layer network is applied to every position separately: widen to d_ff = {F}, "
                 f"{act}{' (gated)' if trace.gated else ''}, and back to {d}. For the highlighted token {active} of "
                 f"{F} hidden units are positive. Then comes a second Add & Norm, which gives the layer's output.")
-    st.altair_chart(charts.vectors(trace.ffn_out, src, title="FFN(x)", highlight=i, font_scale=v.fs,
-                                   size=v.sizes.get("FFN")), width="content")
+    vega.draw(charts.vectors, trace.ffn_out, src, title="FFN(x)", highlight=i, font_scale=v.fs,
+                                   size=v.sizes.get("FFN"))
     b1, b2 = (" + b_1", " + b_2") if trace.projection_bias else ("", "")
     inner, name = rf"x_{{{i}}}W_1{b1}", tex(trace.activation)
     hidden = rf"\max(0, {inner})" if trace.activation == "relu" else rf"\mathrm{{{name}}}({inner})"
@@ -288,7 +289,7 @@ def encoder_output(trace: lessons.LessonTrace, v: View) -> None:
              "one after each stack)." if trace.final_norm else "")
     st.markdown("After every encoder layer, each source token is a vector that has mixed in what it attended to." +
                 final + " The result is the encoder output (the memory) that every decoder layer will read.")
-    st.altair_chart(charts.vectors(trace.memory, src, title="encoder output (memory)", highlight=i,
-                                   font_scale=v.fs, size=v.sizes.get("memory")), width="content")
+    vega.draw(charts.vectors, trace.memory, src, title="encoder output (memory)", highlight=i,
+                                   font_scale=v.fs, size=v.sizes.get("memory"))
     st.latex(rf"\mathrm{{memory}}_{{{i}}} = {vec(trace.memory[i])},\qquad \mathrm{{memory}} \in "
              rf"\mathbb{{R}}^{{{len(src)} \times {trace.d_model}}}")

@@ -6,7 +6,8 @@ a shared machine hits them alike. Prints each one's median and after ÷ before. 
 folders (``git worktree add /tmp/before main``). ACTION: ``edit`` (an Explore text edit, every chart redrawn),
 ``view`` (Explore's view switched between the model view and the summary), or a Learn page's main control by its
 path in :data:`bench.browser_learn.PAGES` (``masks``, ``architecture``, …; timed until the page settles).
-Example: ``python -m bench.ab_browser /tmp/before . masks --rounds 8``.
+Example: ``python -m bench.ab_browser /tmp/before . masks --rounds 8``; ``--fresh 2`` times each round's action on a
+page just opened and read for 2 s (the Lesson's first Next).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -47,8 +49,10 @@ def _act(page, action: str, bare: bool, round_: int) -> float:
     return control_ms(page, action)
 
 
-def compare(before: Path, after: Path, action: str, rounds: int) -> dict[str, list[float]]:
-    """The milliseconds of ``rounds`` alternating actions on the before and after apps and the bare page."""
+def compare(before: Path, after: Path, action: str, rounds: int, fresh: float | None = None) -> dict[str, list[float]]:
+    """The milliseconds of ``rounds`` alternating actions on the before and after apps and the bare page; with
+    ``fresh``, each round acts once on a page just opened (a new session), ``fresh`` seconds after it was drawn
+    (a reader's pause: what the page does while idle counts, as a first move after opening it)."""
     times: dict[str, list[float]] = {"before": [], "after": [], "bare page": []}
     with tempfile.TemporaryDirectory(prefix="attnscope-ab-") as folder, ExitStack() as stack:
         runs = Path(folder)
@@ -59,6 +63,10 @@ def compare(before: Path, after: Path, action: str, rounds: int) -> dict[str, li
         pages = {name: _opened(browser, server, action, name == "bare page") for name, server in servers.items()}
         for round_ in range(rounds):
             for name, page in pages.items():
+                if fresh is not None:
+                    page.context.close()
+                    page = pages[name] = _opened(browser, servers[name], action, name == "bare page")
+                    time.sleep(fresh)
                 times[name].append(_act(page, action, name == "bare page", round_))
     return times
 
@@ -69,11 +77,13 @@ def main() -> None:
     parser.add_argument("after", type=Path)
     parser.add_argument("action", choices=["edit", "view", *PAGES])
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--fresh", type=float, default=None, metavar="SECONDS",
+                        help="act once per round on a page just opened, SECONDS after it was drawn")
     args = parser.parse_args()
     missing = bp.chromium_missing()
     if missing:
         raise SystemExit(f"cannot run: {missing}")
-    times = compare(args.before, args.after, args.action, args.rounds)
+    times = compare(args.before, args.after, args.action, args.rounds, args.fresh)
     medians = {name: statistics.median(samples) for name, samples in times.items()}
     for name, samples in times.items():
         print(f"{name:10s} median {medians[name]:7.1f} ms  ({', '.join(f'{t:.0f}' for t in samples)})")

@@ -90,7 +90,7 @@ def embeddings(trace: lessons.LessonTrace, v: View) -> None:
                     "and what the model adds for its position (PE below; zero when it adds none) is added.")
     title = "x = embedding·√d_model + PE" if trace.embed_scale is None else "x = embedding·scale + PE"
     vega.draw(charts.vectors, trace.embedded, src, title=title, highlight=i,
-                                   font_scale=v.fs, size=v.sizes.get("x"))
+              font_scale=v.fs, size=v.sizes.get("x"))
     lhs, rhs = (r"\mathrm{LN}(", ")") if trace.embedding_norm else ("", "")
     st.latex(chain(rf"x_{{{i}}}", rf"{lhs}E[\text{{{tex(src[i])}}}]\,{scale} + PE_{{{i}}}{rhs}",
                    rf"{lhs}{vec(trace.token_embedding[i])} + {vec(trace.positional[i])}{rhs}", vec(trace.embedded[i])))
@@ -117,7 +117,7 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
              rf"\xrightarrow{{\text{{transpose}}}} (B, {H}, T, {dk})")
     for name, matrix in zip("QKV", (head.q, head.k, head.v)):  # one under another: each keeps its labels
         vega.draw(charts.vectors, matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=16,
-                                       font_scale=v.fs, size=v.sizes.get(name))
+                  font_scale=v.fs, size=v.sizes.get(name))
     xw = head.q[i] - trace.q_bias
     st.latex(chain(rf"q_{{{i}}}", rf"x_{{{i}}} W^Q_{{{h + 1}}} + b^Q_{{{h + 1}}}",
                    rf"{vec(xw)} + {vec(trace.q_bias)}", vec(head.q[i])))
@@ -185,7 +185,7 @@ def weighted_sum(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown("The head's output for each token is the average of all value vectors, weighted by its row "
                 "of attention weights.")
     vega.draw(charts.vectors, head.output, src, title=f"head {v.h + 1} output z = A V", highlight=i,
-                                   max_dims=16, font_scale=v.fs, size=v.sizes.get("Z"))
+              max_dims=16, font_scale=v.fs, size=v.sizes.get("Z"))
     parts = " + ".join(f"{num(a)}\\,v_{{{j}}}" for j, a in enumerate(head.weights[i][:4]))
     more = r" + \dots" if S > 4 else ""
     st.latex(rf"z_{{{i}}} = {parts}{more} = {vec(head.output[i])},\qquad Z = AV \in \mathbb{{R}}^{{{S} \times "
@@ -205,7 +205,7 @@ def concatenated(trace: lessons.LessonTrace, v: View) -> None:
                                x_title="column", y_title="token", font_scale=v.fs, size=v.sizes.get("Concat")),
                  name="heads-concatenated", key="lesson_heads_concat")
     vega.draw(charts.vectors, trace.attention_out, src, title="MultiHead(X) = [z¹; …; zᴴ] Wᴼ + bᴼ",
-                                   highlight=i, font_scale=v.fs, size=v.sizes.get("MultiHead"))
+              highlight=i, font_scale=v.fs, size=v.sizes.get("MultiHead"))
     st.latex(chain(rf"\mathrm{{MultiHead}}_{{{i}}}", rf"[z^1_{{{i}}}; \dots; z^{{{H}}}_{{{i}}}]\,W^O + b^O",
                    rf"{vec(trace.heads_concat[i])}\,W^O + {vec(trace.out_bias)}", vec(trace.attention_out[i])))
     st.latex(rf"[z^1; \dots; z^{{{H}}}] \in \mathbb{{R}}^{{{len(src)} \times {H}\cdot{dk}}},\quad "
@@ -218,7 +218,7 @@ def _add_norm_chart(trace: lessons.LessonTrace, v: View, title: str) -> None:
     width's shapes under them."""
     src = trace.source_tokens
     vega.draw(charts.vectors, trace.add_norm1, src, title=title, highlight=v.i, font_scale=v.fs,
-                                   size=v.sizes.get("AddNorm"))
+              size=v.sizes.get("AddNorm"))
     _residual_width(len(src), trace.d_model)
 
 
@@ -267,7 +267,7 @@ def ffn(trace: lessons.LessonTrace, v: View) -> None:
                 f"{act}{' (gated)' if trace.gated else ''}, and back to {d}. For the highlighted token {active} of "
                 f"{F} hidden units are positive. Then comes a second Add & Norm, which gives the layer's output.")
     vega.draw(charts.vectors, trace.ffn_out, src, title="FFN(x)", highlight=i, font_scale=v.fs,
-                                   size=v.sizes.get("FFN"))
+              size=v.sizes.get("FFN"))
     b1, b2 = (" + b_1", " + b_2") if trace.projection_bias else ("", "")
     inner, name = rf"x_{{{i}}}W_1{b1}", tex(trace.activation)
     hidden = rf"\max(0, {inner})" if trace.activation == "relu" else rf"\mathrm{{{name}}}({inner})"
@@ -290,6 +290,6 @@ def encoder_output(trace: lessons.LessonTrace, v: View) -> None:
     st.markdown("After every encoder layer, each source token is a vector that has mixed in what it attended to." +
                 final + " The result is the encoder output (the memory) that every decoder layer will read.")
     vega.draw(charts.vectors, trace.memory, src, title="encoder output (memory)", highlight=i,
-                                   font_scale=v.fs, size=v.sizes.get("memory"))
+              font_scale=v.fs, size=v.sizes.get("memory"))
     st.latex(rf"\mathrm{{memory}}_{{{i}}} = {vec(trace.memory[i])},\qquad \mathrm{{memory}} \in "
              rf"\mathbb{{R}}^{{{len(src)} \times {trace.d_model}}}")

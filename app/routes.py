@@ -43,7 +43,7 @@ SECTIONS: dict[str, list[Route]] = {
     ],
     "Learn": [
         Route(LESSON, "Lesson: one sentence, every stage", ":material/school:", "lesson",
-              preload=("ArrowVegaLiteChart",)),  # stage 0 draws no Vega-Lite chart; Next brings one
+              preload=("ArrowVegaLiteChart", "PlotlyChart")),  # stage 0 draws neither kind; Next brings both
         Route(POSITIONAL, "Positional encoding", ":material/waves:", "positional"),
         Route(PLAYGROUND, "Attention playground", ":material/science:", "playground"),
         Route(MASKS, "Masks", ":material/grid_on:", "masks"),

@@ -2,21 +2,21 @@
 model loads and runs the app logs can be counted), Debian's Chromium through Playwright, and the
 in-page clock that says when a page is drawn.
 
-"Drawn" (``DRAWN_JS``): Streamlit's ``stApp`` reports the script state ``notRunning``, no element
-is stale (``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts are
-on the page, each with its ``.main-svg`` and, for every heatmap, its ``.hm image``; and after an
-action, every chart (``mode="all"``) or at least one (``mode="any"``) has been drawn anew, or (``mode="page"``,
-for a page whose charts an action may or may not change) the script was seen running or the main area changed
-outside the acted widget (React may draw a short run's start and end in one render), every Vega chart has its
-canvas, and the main area has then been unchanged for ``SETTLE_MS`` (the figure: its last change); ``only`` (a CSS
-selector) limits the charts that count to those inside it. Plotly
-replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before the action is stale.
-A run that ends with an error message on the page instead is reported (:class:`Refused`).
-The check runs on every animation frame in the page and records ``performance.now()`` the first
-frame it holds, so the figure is the page's own clock, not a Playwright round trip; it also notes
-when the script was first seen running (a ``MutationObserver`` on the script state, so that a run shorter
-than a frame is not missed) and the frame it was seen done, and the page's long tasks
-(Chrome's ``longtask`` entries: its main thread busy for 50 ms or more at a time; :func:`phases`).
+"Drawn" (``DRAWN_JS``): Streamlit's ``stApp`` reports the script state ``notRunning``, no element is stale
+(``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts are on the page, each with its
+``.main-svg`` and, for every heatmap, its ``.hm image``; and after an action, every chart (``mode="all"``) or at
+least one (``mode="any"``) has been drawn anew, or (``mode="page"``, for a page whose charts an action may or may
+not change) the script was seen running or the main area changed outside the acted widget (React may draw a short
+run's start and end in one render), every Vega chart has its canvas, no element is still a skeleton (``stSkeleton``:
+Streamlit's place-holder while it loads the code of a kind of chart the page had not drawn yet), and the main area
+has then been unchanged for ``SETTLE_MS`` (the figure: its last change); ``only`` (a CSS selector) limits the charts
+that count to those inside it. Plotly replaces a chart's ``_fullLayout`` on every (re)draw, so a layout seen before
+the action is stale. A run that ends with an error message on the page instead is reported (:class:`Refused`). The
+check runs on every animation frame in the page and records ``performance.now()`` the first frame it holds, so the
+figure is the page's own clock, not a Playwright round trip; it also notes when the script was first seen running (a
+``MutationObserver`` on the script state, so that a run shorter than a frame is not missed) and the frame it was
+seen done, and the page's long tasks (Chrome's ``longtask`` entries: its main thread busy for 50 ms or more at a
+time; :func:`phases`).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ DRAWN_JS = """({mode, need, only}) => {
   if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return false;
   if (mode === 'page') {
     if (window.__bench && window.__bench.ran === null && window.__bench.last === null) return false;
+    if (document.querySelector('[data-testid="stMain"] [data-testid="stSkeleton"]')) return false;
     const vega = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
     if (vega.some(v => !v.querySelector('canvas, svg'))) return false;
   }

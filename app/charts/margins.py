@@ -62,12 +62,16 @@ def _nice_ticks(low: float, high: float) -> list[str]:
     return [f"{first + i * step:.{digits}f}".replace("-", "−") for i in range(int((high - first) / step + 1e-9) + 1)]
 
 
-def _axis_labels(axis: dict) -> list[str] | None:
-    """The tick labels an axis shows, when the layout says which (None: Plotly picks them)."""
+def _axis_labels(axis: dict, traces: Sequence[dict], letter: str) -> list[str] | None:
+    """The tick labels an axis shows, when the layout says which, or at most the categories of a category axis
+    (``letter``: "x" or "y"; Plotly may show only some of them, so their widest bounds the room); None: Plotly
+    picks numbers."""
     if axis.get("ticktext") is not None:
         return [str(label) for label in axis["ticktext"]]
     if axis.get("tickvals") is not None:
         return [f"{value:g}" if isinstance(value, float) else str(value) for value in axis["tickvals"]]
+    if axis.get("type") == "category" and axis.get("showticklabels", True):
+        return [str(label) for trace in traces if trace.get(letter) is not None for label in trace[letter]]
     return None
 
 
@@ -75,10 +79,9 @@ def _font_size(part: dict | None, default: float) -> float:
     return float(((part or {}).get("font") or {}).get("size") or default)
 
 
-def _axis_room(axis: dict, base: float, across: bool) -> float | None:
-    """Pixels beside the plot for an axis' tick labels and title (None when the labels are unknown); also sets
+def _axis_room(axis: dict, labels: list[str] | None, base: float, across: bool) -> float | None:
+    """Pixels beside the plot for an axis' tick ``labels`` and title (None when the labels are unknown); also sets
     the title's distance from the labels (``standoff``) so that it lands where the room was made for it."""
-    labels = _axis_labels(axis)
     if labels is None or axis.get("tickangle") == "auto" and across:
         return None
     tick_size = float((axis.get("tickfont") or {}).get("size") or base)
@@ -130,9 +133,10 @@ def settle(traces: Sequence[dict], layout: dict) -> None:
     base = float((layout.get("font") or {}).get("size") or 12)
     margin = layout.setdefault("margin", {})
     xaxis, yaxis = layout.get("xaxis") or {}, layout.get("yaxis") or {}
-    if yaxis.get("side", "left") == "left" and (room := _axis_room(yaxis, base, across=False)) is not None:
+    y_labels, x_labels = _axis_labels(yaxis, traces, "y"), _axis_labels(xaxis, traces, "x")
+    if yaxis.get("side", "left") == "left" and (room := _axis_room(yaxis, y_labels, base, across=False)) is not None:
         margin["l"] = max(int(margin.get("l", 80)), math.ceil(room))
-    if xaxis.get("side", "bottom") == "bottom" and (room := _axis_room(xaxis, base, across=True)) is not None:
+    if xaxis.get("side", "bottom") == "bottom" and (room := _axis_room(xaxis, x_labels, base, across=True)) is not None:
         margin["b"] = max(int(margin.get("b", 80)), math.ceil(room))
     width = float(layout.get("width") or 700)
     for trace in traces:

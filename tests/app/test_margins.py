@@ -4,6 +4,8 @@ the labels' text, so Plotly's automargin has nothing to push (the browser check 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -97,3 +99,20 @@ def test_the_apps_heatmaps_are_settled_and_their_margins_follow_their_labels():
     assert grid.layout.margin.l > small.layout.margin.l and look.meta(grid)["settled"]
     mask = grids.mask_heatmap(np.tril(np.ones((3, 3), bool)), tokens, tokens, title="t")
     assert mask.layout.margin.r > small.layout.margin.r  # "may attend" is wider than "1.0"
+
+
+def test_a_category_axis_without_ticks_gets_room_for_its_widest_category():
+    """Plotly shows some of a category axis' labels when none are set (W_qkv's 128 rows): the widest of them all
+    bounds the room; a numeric axis without ticks is still left alone."""
+    rows = [str(r) for r in range(128)]
+    trace = dict(type="heatmap", z=np.zeros((128, 4)), x=[0, 1, 2, 3], y=rows, showscale=False)
+    layout = dict(width=600, font=dict(size=12), margin=dict(l=10, r=10, t=40, b=10),
+                  xaxis=dict(title=dict(text="column")), yaxis=dict(type="category", title=dict(text="input")))
+    settle([trace], layout)
+    assert layout["margin"]["b"] == 10  # numbers Plotly picks: unknown
+    room = layout["margin"]["l"]
+    wider = dict(layout, margin=dict(l=10, r=10, t=40, b=10), yaxis=dict(type="category", title=dict(text="input")))
+    settle([dict(trace, y=rows[:-1] + ["a much longer row name"])], wider)
+    assert 10 < room < wider["margin"]["l"]
+    # pad, the widest label, automargin's edge, the title's standoff (0.6 em) and its line
+    assert room == math.ceil(4 + text_width("127", 12) + 17 + round(0.6 * 12) + 1.36 * 12)

@@ -18,11 +18,12 @@ def _config(html: str) -> dict:
     return json.loads(re.search(r"Object\.assign\(window\.__attnscope \|\| \{\}, (\{.*?\})\);", html).group(1))
 
 
-def test_the_lesson_names_streamlits_vega_lite_module_as_this_streamlit_serves_it():
-    assert routes.preloads("lesson") == ("ArrowVegaLiteChart",)
-    (name,) = presentation.chart_modules(routes.preloads("lesson"))
-    assert re.fullmatch(r"ArrowVegaLiteChart\.[\w-]+\.js", name) and (SERVED / name).is_file()
-    assert _config(presentation.script(False, routes.preloads("lesson")))["preload"] == [name]
+def test_the_lesson_names_streamlits_chart_modules_as_this_streamlit_serves_them():
+    assert routes.preloads("lesson") == ("ArrowVegaLiteChart", "PlotlyChart")
+    vega, plotly = presentation.chart_modules(routes.preloads("lesson"))
+    assert re.fullmatch(r"ArrowVegaLiteChart\.[\w-]+\.js", vega) and (SERVED / vega).is_file()
+    assert re.fullmatch(r"PlotlyChart\.[\w-]+\.js", plotly) and (SERVED / plotly).is_file()
+    assert _config(presentation.script(False, routes.preloads("lesson")))["preload"] == [vega, plotly]
 
 
 def test_other_pages_and_unknown_modules_preload_nothing():

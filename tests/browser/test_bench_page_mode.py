@@ -49,6 +49,18 @@ def test_the_figure_is_the_last_change_of_the_main_area(page, batched):
     assert 390 <= took < 400 + bp.SETTLE_MS  # the late chart counts; "script done" at 60 ms would not
 
 
+def test_a_chart_still_loading_its_code_is_not_drawn(page):
+    """Streamlit shows a skeleton where a chart goes while it loads the chart's code (the page quiet meanwhile)."""
+    page.set_content(PAGE)
+    bp.arm(page, "page", need=0, skip=".st-key-knob")
+    page.evaluate("""() => {
+      const chart = document.getElementById('chart');
+      setTimeout(() => { chart.innerHTML = '<div data-testid="stSkeleton"></div>'; }, 60);
+      setTimeout(() => { chart.textContent = 'new'; }, 600);
+    }""")
+    assert 590 <= bp.drawn_ms(page, settle=True) < 600 + bp.SETTLE_MS
+
+
 def test_the_acted_widgets_own_change_is_not_the_answer(page, monkeypatch):
     monkeypatch.setattr(bp, "TIMEOUT_MS", 2000)
     from playwright.sync_api import TimeoutError as PlaywrightTimeout

@@ -333,23 +333,6 @@ COUNT_DRAWS_JS = """() => {
       emitter?.on?.('plotly_beforeplot', () => { draws.set(this, (draws.get(this) || 0) + 1); });
     }});
 }"""
-DRAWS_JS = """() => {
-  const kept = new WeakMap(), draws = window.__draws = new Map();
-  Object.defineProperty(HTMLDivElement.prototype, 'calcdata', {configurable: true, get() { return kept.get(this); },
-    set(value) { kept.set(this, value); if (value) draws.set(this, (draws.get(this) || 0) + 1); }});
-}"""
-DRAWS_JS = """() => {
-  const draws = window.__draws = new Map();
-  const watch = div => {
-    if (div.__watched) return;
-    div.__watched = true;
-    let value = div.calcdata;
-    Object.defineProperty(div, 'calcdata', {configurable: true, get: () => value,
-      set: v => { value = v; if (v) draws.set(div, (draws.get(div) || 0) + 1); }});
-  };
-  new MutationObserver(() => document.querySelectorAll('[data-testid="stPlotlyChart"] div').forEach(watch))
-    .observe(document.body, {childList: true, subtree: true});
-}"""
 # (a chart across its column's width, the Explore output's confidence strip, is drawn once more at that width:
 # Streamlit measures the column after Plotly's first draw; the maps have their own width)
 DRAWS_JS = """() => [...window.__draws].filter(([div]) => div.isConnected && div._fullLayout?.width !== undefined

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import app_in_chromium, problems_on, wait_until_idle
+from tests.helpers.browser import PUSHED_JS, app_in_chromium, problems_on, wait_until_idle
 from tests.helpers.pretrained_files import write_tiny_bert
 
 SIZES = [(1280, 720), (1920, 1080)]
@@ -122,16 +122,6 @@ TOO_WIDE_JS = """() => {
   });
   return found;
 }"""
-
-# A chart whose margins the app settled (``layout.meta.settled``) that Plotly's automargin still pushed (laid out with
-# margins more than 1 px off those set: drawn a second time).
-PUSHED_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
-  .filter(gd => gd.offsetParent !== null && gd._fullLayout && ((gd._fullLayout.meta || [])[0] || {}).settled)
-  .flatMap(gd => { const set = gd._fullLayout.margin, drawn = gd._fullLayout._size;
-    const off = ['l', 'r', 't', 'b'].filter(side => Math.abs(drawn[side] - set[side]) > 1);
-    const title = (gd._fullLayout.title.text || '').replace(/<[^>]*>/g, '').slice(0, 40);
-    const moved = off.map(side => `${side} ${set[side]} → ${drawn[side]}`).join(', ');
-    return off.length ? [`[${title}] ${moved}`] : []; })"""
 
 # The topmost chart, a diagram (Architecture's Graphviz drawing of the model) counting as one.
 FIRST_CHART_TOP_JS = """() => {

@@ -1,7 +1,8 @@
 """The Lesson in Chromium at 1280 × 720 in presentation mode (issues 22 and 24): the model map and the stage's
-first chart both on the first screen (bounding boxes, page unscrolled), no sideways scroll, the current
-stage's block highlighted, and a click on a block jumps to its stage. The same for a pre-norm T5 model
-(tiny, random, saved by ``transformers`` into the app's models folder), whose notes fold into one line.
+first chart both on the first screen (bounding boxes, page unscrolled), no sideways scroll, every chart laid out
+with the margins it was sent with (drawn once), the current stage's block highlighted, and a click on a block
+jumps to its stage. The same for a pre-norm T5 model (tiny, random, saved by ``transformers`` into the app's models
+folder), whose notes fold into one line.
 
 Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/lesson``, gitignored).
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import app_in_chromium, overflowing, problems_on, wait_until_idle
+from tests.helpers.browser import PUSHED_JS, app_in_chromium, overflowing, problems_on, wait_until_idle
 
 SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "screenshots-tmp" / "lesson")
 STAGES_SHOWN = range(1, 17)  # 0-based: every stage with a chart (1 and 18 show tables)
@@ -74,6 +75,7 @@ def _fits(page, name: str) -> None:
     assert lesson_map["right"] <= chart["left"], "the map is not beside the chart"
     assert page.evaluate(SIDEWAYS_JS) <= 0, "the page scrolls sideways"
     assert overflowing(page) == []
+    assert page.evaluate(PUSHED_JS) == [], "a chart was drawn again with the margins automargin found"
     highlighted = page.locator('.st-key-lesson_map [class*="st-key-lesson_map_"]:has([data-testid="stBaseButton-primary"])')
     assert highlighted.count() == 1 and highlighted.first.inner_text().strip().startswith("▶")
 
@@ -107,20 +109,26 @@ def test_clicking_a_map_block_jumps_to_its_stage(lesson_page):
 
 
 MODULES_JS = """() => performance.getEntriesByType('resource').map(r => r.name.split('/').pop())
-  .filter(n => n.startsWith('ArrowVegaLiteChart.'))"""
+  .filter(n => n.startsWith('ArrowVegaLiteChart.') || n.startsWith('PlotlyChart.')).sort()"""
 
 
-def test_the_first_stage_loads_the_next_stages_chart_module_while_idle(lesson_page):
-    """Stage 1 draws no Vega-Lite chart; its page script imports Streamlit's Vega-Lite module while the page is
-    idle, so Next draws stage 2's chart without fetching it (the module is fetched once, before the click)."""
+def test_the_first_stage_loads_the_next_stages_chart_modules_while_idle(lesson_page):
+    """Stage 1 draws neither a Vega-Lite nor a Plotly chart; its page script imports Streamlit's modules for both
+    while the page is idle, so Next (stage 2: Vega-Lite; stage 3: Plotly) draws without fetching them: each module is
+    fetched once, before the clicks."""
     url, page, _ = lesson_page
     page.goto(f"{url}/lesson?lesson_stage=0")
     page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
     wait_until_idle(page)
-    assert page.locator('[data-testid="stMain"] [data-testid="stVegaLiteChart"]').count() == 0
-    page.wait_for_function(f"() => ({MODULES_JS})().length === 1", timeout=30_000)
-    page.locator('.st-key-lesson_next button').first.click()
-    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stVegaLiteChart\"]"
-                           " :is(svg, canvas)')", timeout=60_000)
-    assert page.evaluate(MODULES_JS) == [page.evaluate("() => [...window.__attnscope.warmed][0]")]
+    charts = '[data-testid="stMain"] :is([data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"])'
+    assert page.locator(charts).count() == 0
+    page.wait_for_function(f"() => ({MODULES_JS})().length === 2", timeout=30_000)
+    fetched = page.evaluate(MODULES_JS)
+    assert fetched == sorted(page.evaluate("() => [...window.__attnscope.warmed]"))
+    for drawn in ('[data-testid="stVegaLiteChart"] :is(svg, canvas)', '.js-plotly-plot .main-svg'):
+        page.locator('.st-key-lesson_next button').first.click()
+        page.wait_for_function("selector => document.querySelector(selector)", arg=f'[data-testid="stMain"] {drawn}',
+                               timeout=60_000)
+        wait_until_idle(page)
+    assert page.evaluate(MODULES_JS) == fetched
     assert problems_on(page) == []

@@ -123,3 +123,14 @@ OVERFLOW_JS = """() => {
 def overflowing(page) -> list[str]:
     """Elements of the page whose content is wider than their box (see OVERFLOW_JS for what is measured)."""
     return page.evaluate(OVERFLOW_JS)
+
+
+# A chart whose margins the app settled (``layout.meta.settled``) that Plotly's automargin still pushed (laid out with
+# margins more than 1 px off those set: drawn a second time).
+PUSHED_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+  .filter(gd => gd.offsetParent !== null && gd._fullLayout && ((gd._fullLayout.meta || [])[0] || {}).settled)
+  .flatMap(gd => { const set = gd._fullLayout.margin, drawn = gd._fullLayout._size;
+    const off = ['l', 'r', 't', 'b'].filter(side => Math.abs(drawn[side] - set[side]) > 1);
+    const title = (gd._fullLayout.title.text || '').replace(/<[^>]*>/g, '').slice(0, 40);
+    const moved = off.map(side => `${side} ${set[side]} → ${drawn[side]}`).join(', ');
+    return off.length ? [`[${title}] ${moved}`] : []; })"""

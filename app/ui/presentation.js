@@ -8,8 +8,9 @@
 // 4. The html element's data-attnscope-theme says whether the theme is light or dark (the charts' dark colours
 //    hang on it).
 // 5. The chart modules a page names (its controls bring a kind of chart its first screen does not draw) are
-//    imported from this server once the page is idle, so the first such chart does not wait for its code; the app
-//    imports the same module later and finds it loaded.
+//    imported from this server while the page is idle, one after another in the page's order (the one the next
+//    control needs first), so the first such chart does not wait for its code; the app imports the same module
+//    later and finds it loaded.
 (() => {
   const state = window.__attnscope = Object.assign(window.__attnscope || {}, __CONFIG__);
   state.warm = () => {
@@ -18,9 +19,11 @@
     const wanted = (state.preload || []).filter(name => !state.warmed.has(name));
     if (!index || !wanted.length) return;
     wanted.forEach(name => state.warmed.add(name));
-    const load = () => wanted.forEach(name => import(new URL(name, index.src).href)
-      .catch(() => state.warmed.delete(name)));
-    if (window.requestIdleCallback) requestIdleCallback(load, {timeout: 3000}); else setTimeout(load, 1000);
+    const idle = then => window.requestIdleCallback ? requestIdleCallback(then, {timeout: 3000})
+      : setTimeout(then, 1000);
+    const load = ([name, ...rest]) => name && import(new URL(name, index.src).href)
+      .catch(() => state.warmed.delete(name)).finally(() => idle(() => load(rest)));
+    idle(() => load(wanted));
   };
   state.warm();
   if (state.installed) {

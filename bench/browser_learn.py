@@ -3,7 +3,9 @@ main control, against the bare page's first draw and slider move in the same run
 
 A page's first draw is timed from navigation to the page settled (``mode="page"`` in
 :mod:`bench.browser_page`: the script done, nothing stale, every Altair chart with its canvas or
-SVG); its main control is a slider nudged one step, or the button that moves it on, timed the same
+SVG), each load of the page alternating with one of the bare page, both in a fresh browser context of their
+own (the first load of each is cold, nothing cached, the others warm: the bare page used to be timed warm
+against each Learn page's cold first load); its main control is a slider nudged one step, or the button that moves it on, timed the same
 way. The model runs ``app.resources`` logs during the control moves are counted: a control that does
 not touch a model must not run one. ``python -m bench browser_learn`` runs these rows alone (a few minutes
 less than the whole ``browser`` section).
@@ -31,7 +33,7 @@ PAGES = {
     "self-attention": ("Strengths and limits", "longest length", "cc_max", None),
 }
 CONTROL_SECTIONS = {"architecture": "section-arch-ffn", "self-attention": "section-cc-cost"}
-LOADS, MOVES = 2, 4
+LOADS, MOVES = 3, 4  # a fresh context's first load is cold (nothing cached), the others warm
 
 
 def control_ms(page, path: str) -> float:
@@ -46,9 +48,8 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
     """Two rows per Learn page (first draw, main control), each against the bare page in the same run."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where Chromium runs
     rows = []
-    floor = bp.new_page(browser)
     for path, (title, control, _, _) in PAGES.items():
-        page = bp.new_page(browser)
+        page, floor = bp.new_page(browser), bp.new_page(browser)  # both fresh: the same cache, cold then warm
         try:
             loads, floor_loads = [], []
             for _ in range(LOADS):
@@ -69,12 +70,12 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
             continue
         finally:
             page.context.close()
+            floor.context.close()
         rows.append(goal_row(f"{title}: first draw (median of {LOADS})", loads, floor_loads))
         rows.append(goal_row(f"{title}: {control} moved (median of {MOVES}; model runs: {runs})", moves,
                              floor_moves, holds=runs == 0))
         sys.stderr.write(f"browser: {title}: first draw {statistics.median(loads):.0f} ms, {control} "
                          f"{statistics.median(moves):.0f} ms\n")
-    floor.context.close()
     return rows
 
 

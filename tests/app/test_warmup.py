@@ -43,3 +43,14 @@ def test_the_post_run_collection_is_off_only_because_the_heap_is_frozen() -> Non
     assert config["runner"]["postScriptGC"] is False
     source = (ROOT / "app" / "streamlit_app.py").read_text()
     assert "lifespan=lifespan" in source  # the App's start-up is what freezes (app/warmup.py)
+
+
+def test_no_session_watches_the_source_files() -> None:
+    """Streamlit's source watcher rescans every imported module (torch's ~2,000) on each new session's first run,
+    on the event loop every session's messages wait behind; the app is served, not edited, so it is off."""
+    from streamlit import config as streamlit_config
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
+    streamlit_config.get_config_options(force_reparse=True)  # the file as Streamlit itself reads it (cwd: the root)
+    assert streamlit_config.get_option("server.fileWatcherType") == "none"

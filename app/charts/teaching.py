@@ -69,18 +69,29 @@ def rotation_chart(table: pd.DataFrame, k: int, i: int, *, font_scale: float = 1
 
 
 # ----------------------------------------------------------------------------- attention playground
-def vectors_plot(vectors: np.ndarray, labels: Sequence[str], query: np.ndarray, weights: np.ndarray,
-                 output: np.ndarray, *, font_scale: float = 1.0) -> alt.LayerChart:
-    """2-D picture: the vectors (dot size = attention weight), the query and the output h = Σ aᵢ xᵢ."""
-    frame = pd.DataFrame({
+def vectors_rows(vectors: np.ndarray, labels: Sequence[str], query: np.ndarray, weights: np.ndarray,
+                 output: np.ndarray) -> pd.DataFrame:
+    """The points of :func:`vectors_plot`: the vectors with their weights, the query q and the output h."""
+    return pd.DataFrame({
         "x": np.r_[vectors[:, 0], query[0], output[0]], "y": np.r_[vectors[:, 1], query[1], output[1]],
         "name": [*labels, "q", "h"], "role": ["vector"] * len(labels) + ["query", "output h"],
         "weight": np.r_[weights, np.nan, np.nan],
     })
-    bound = float(np.abs(frame[["x", "y"]].to_numpy()).max()) * 1.15 or 1.0
+
+
+def vectors_bound(rows: pd.DataFrame) -> float:
+    """The half-width of :func:`vectors_plot`'s square axes: every point inside, with a margin. h is a
+    weighted mean of the vectors, so β moves it without moving the bound."""
+    return float(np.abs(rows[["x", "y"]].to_numpy()).max()) * 1.15 or 1.0
+
+
+def vectors_plot(rows: pd.DataFrame | str, *, bound: float, font_scale: float = 1.0) -> alt.LayerChart:
+    """2-D picture: the vectors (dot area ∝ attention weight), the query and the output h = Σ aᵢ xᵢ, from the
+    rows of :func:`vectors_rows` (or the name of the dataset holding them: :func:`app.ui.vega.draw_rows`) on axes
+    from −``bound`` to ``bound``."""
     scale = alt.Scale(domain=[-bound, bound])
-    base = alt.Chart(frame, title=_title("The vectors, the query q and the output h", font_scale,
-                                         "dot area ∝ attention weight"))
+    base = alt.Chart(_source(rows), title=_title("The vectors, the query q and the output h", font_scale,
+                                                 "dot area ∝ attention weight"))
     colour = alt.Color("role:N", scale=alt.Scale(domain=["vector", "query", "output h"],
                                                  range=[MAY_ATTEND, MASKED, "#009E73"]),
                        legend=_legend("", font_scale))
@@ -102,26 +113,35 @@ def vectors_plot(vectors: np.ndarray, labels: Sequence[str], query: np.ndarray, 
         width=360, height=360))
 
 
-def weights_bar(labels: Sequence[str], weights: np.ndarray, *, title: str, scores: np.ndarray | None = None,
-                value: str = "weight", font_scale: float = 1.0, subtitle: str | None = None,
-                width: int = 320) -> alt.LayerChart:
-    """Bars of one query's weights over the keys, each labelled with its value (scores on hover)."""
-    frame = pd.DataFrame({"key": list(labels), value: np.asarray(weights, dtype=float)})
-    tooltip = [alt.Tooltip("key:N"), alt.Tooltip(f"{value}:Q", format=".4f")]
+def weight_rows(labels: Sequence[str], weights: np.ndarray, scores: np.ndarray | None = None) -> pd.DataFrame:
+    """The bars of :func:`weights_bar`: each key's weight, its label text and (given) its score."""
+    rows = pd.DataFrame({"key": list(labels), "weight": np.asarray(weights, dtype=float)})
     if scores is not None:
-        frame["score"] = np.asarray(scores, dtype=float)
+        rows["score"] = np.asarray(scores, dtype=float)
+    rows["text"] = [cell_text(v) for v in rows["weight"]]
+    return rows
+
+
+def weights_bar(rows: pd.DataFrame | str, labels: Sequence[str], *, title: str, scores: bool = False,
+                font_scale: float = 1.0, subtitle: str | None = None, width: int = 320) -> alt.LayerChart:
+    """Bars of one query's weights (0 to 1) over the keys ``labels``, each labelled with its value (the scores on
+    hover where ``scores``), from the rows of :func:`weight_rows` or the name of the dataset holding them."""
+    tooltip = [alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".4f")]
+    if scores:
         tooltip.append(alt.Tooltip("score:Q", format=".4f"))
-    frame["text"] = [cell_text(v) for v in frame[value]]
-    low = min(0.0, float(frame[value].min()))
-    high = max(1.0, float(frame[value].max())) if value == "weight" else max(0.0, float(frame[value].max()))
-    base = alt.Chart(frame, title=_title(title, font_scale, subtitle))
+    base = alt.Chart(_source(rows), title=_title(title, font_scale, subtitle))
     bars = base.mark_bar(color=MAY_ATTEND).encode(
         x=alt.X("key:N", sort=list(labels), title="key", axis=_axis(font_scale, labelAngle=0)),
-        y=alt.Y(f"{value}:Q", title=value, scale=alt.Scale(domain=[low, high * 1.08]), axis=_axis(font_scale)),
+        y=alt.Y("weight:Q", title="weight", scale=alt.Scale(domain=[0, 1.08]), axis=_axis(font_scale)),
         tooltip=tooltip)
     text = base.mark_text(dy=-8 * font_scale, fontSize=11 * font_scale).encode(
-        x=alt.X("key:N", sort=list(labels)), y=f"{value}:Q", text="text:N")
+        x=alt.X("key:N", sort=list(labels)), y="weight:Q", text="text:N")
     return _pad(alt.layer(bars, text).properties(width=width, height=220))
+
+
+def _source(rows: pd.DataFrame | str) -> pd.DataFrame | alt.NamedData:
+    """A chart's data: its rows, or the named dataset the page sends them in."""
+    return alt.NamedData(rows) if isinstance(rows, str) else rows
 
 
 def saturation_chart(frame: pd.DataFrame, *, font_scale: float = 1.0) -> alt.HConcatChart:

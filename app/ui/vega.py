@@ -12,6 +12,11 @@ the data and the sizes, so they are converted without it.
 
 The chart function must be a named module-level function (its ``module.qualname`` is part of the cache key)
 taking plain data: numpy arrays, lists, numbers, strings, small DataFrames.
+
+A chart whose numbers move with a control (a slider's every step) is drawn by :func:`draw_rows`: its rows travel
+apart from its spec, as the named dataset :data:`ROWS`, so a new step costs no Altair build at all (the spec is
+cached by everything but the rows), and as the spec sent is then the same, the page keeps the chart's Vega view
+and changes its data in place (Streamlit builds a new view only when the spec changes).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import streamlit as st
 # here is sent exactly as st.altair_chart sends it).
 from streamlit.elements.vega_charts import _altair_globals_lock, _to_arrow_dataset
 
+ROWS = "rows"  # the dataset a chart drawn by draw_rows reads (alt.NamedData(ROWS))
 MAX_SPECS = 256  # specs kept per server (a big one, a 100 × 512 encoding table, is about 1 MB of Arrow)
 _validated: set[str] = set()  # the chart functions whose spec Altair has validated once in this server
 
@@ -72,3 +78,13 @@ def draw(build: Callable[..., Any], *args: Any, **kwargs: Any) -> Drawn:
     chart's exports need."""
     st.vega_lite_chart(spec=spec(build, *args, **kwargs), width="content")
     return Drawn(build, args, kwargs)
+
+
+def draw_rows(build: Callable[..., Any], rows: Any, *args: Any, **kwargs: Any) -> Drawn:
+    """Draw the chart ``build(rows, *args, **kwargs)``, its spec that of ``build(ROWS, *args, **kwargs)`` (the
+    chart reading the named dataset :data:`ROWS`: ``build`` takes the dataset's name in place of its rows), cached
+    by ``args`` and ``kwargs`` alone, and ``rows`` (a DataFrame) sent as that dataset. Returns what the chart's
+    exports need (built with the rows inline)."""
+    cached = spec(build, ROWS, *args, **kwargs)
+    st.vega_lite_chart(spec={**cached, "datasets": {**cached.get("datasets", {}), ROWS: rows}}, width="content")
+    return Drawn(build, (rows, *args), kwargs)

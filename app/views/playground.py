@@ -133,24 +133,26 @@ def _weights(vectors: np.ndarray, query: np.ndarray, beta: float, hard: bool, ed
     # core scales the scores by β before the argmax; at β = 0 every score would tie, so hard uses β = 1 there.
     weights = lessons.attention_row(scores, beta if (beta > 0 or not hard) else 1.0, hard)
     output = weights @ vectors
-    mode = "hard (argmax)" if hard else f"soft, β = {beta:g}"
+    mode = "hard, argmax" if hard else "soft"  # β is the slider's: the chart's spec stays, its rows move
     table = pd.DataFrame({"vector": names, "dim 1": vectors[:, 0], "dim 2": vectors[:, 1], "q·x": dots,
                           "q·x/√d": scores, "weight": weights})
     # presentation mode: the editors are a popover, so the weights chart fills the rest of the controls' row
     left, right = (editors, st.container()) if presentation.enabled() else st.columns(2)
     with left:
-        weight_chart = vega.draw(charts.weights_bar, names, weights, scores=scores,
-                                 title=f"Attention weights ({mode})", font_scale=fs, subtitle="they always sum to 1")
+        weight_chart = vega.draw_rows(charts.weights_bar, charts.weight_rows(names, weights, scores), names,
+                                      scores=True, title=f"Attention weights ({mode})", font_scale=fs,
+                                      subtitle="they always sum to 1")
         st.dataframe(table, hide_index=True, width="content")
         st.latex(rf"h = \sum_i a_i x_i = ({output[0]:.3f},\; {output[1]:.3f})")
     with right:
-        vega.draw(charts.vectors_plot, vectors, names, query, weights, output, font_scale=fs)
+        points = charts.vectors_rows(vectors, names, query, weights, output)
+        vega.draw_rows(charts.vectors_plot, points, bound=charts.vectors_bound(points), font_scale=fs)
     e1, e2 = st.columns(2)
     with e1:
         export.export_chart(weight_chart, "attention-weights", "pg_weights_chart")
     with e2:
-        export.export_data({"vectors": vectors, "query": query, "dot": dots, "scaled": scores, "weights": weights,
-                            "output": output},
+        export.export_data({"vectors": vectors, "query": query, "dot": dots, "scaled": scores, "beta": np.asarray(beta),
+                            "hard": np.asarray(hard), "weights": weights, "output": output},
                            table, "attention-weights", "pg_weights_data")
 
 
@@ -201,8 +203,8 @@ def score_functions_section(vectors, query, seed: int) -> None:
         with grid[n % 2]:
             st.subheader(name.capitalize())
             st.latex(latex)
-            vega.draw(charts.weights_bar, names, result.weights, scores=result.scores, title=text, font_scale=fs,
-                      width=300)
+            vega.draw(charts.weights_bar, charts.weight_rows(names, result.weights, result.scores), names,
+                      scores=True, title=text, font_scale=fs, width=300)
         rows[f"{name} score"] = result.scores
         rows[f"{name} weight"] = result.weights
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")

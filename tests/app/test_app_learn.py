@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tests.helpers.apptest_helpers import as_matrix, open_page, sections
+from tests.helpers.apptest_helpers import as_matrix, frames_with, open_page, sections
 from tests.helpers.paths import SHIPPED
 from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import build_checkpoint, tiny_model
@@ -36,10 +36,6 @@ PE_COLUMNS = ["0 (sin)", "1 (cos)", "2 (sin)", "3 (cos)"]
 
 
 # ----------------------------------------------------------------------------- helpers
-def frames_with(at: AppTest, *columns: str) -> list[pd.DataFrame]:
-    return [df.value for df in at.dataframe if all(c in df.value.columns for c in columns)]
-
-
 def shipped_checkpoint(at: AppTest):
     key = at.session_state["ckpt"]
     assert key.startswith("shipped:")
@@ -245,7 +241,7 @@ def test_playground_weights_equal_core_for_any_beta_and_hard(runs):
     assert sorted(hard["weight"]) == [0, 0, 0, 0, 1]
     np.testing.assert_array_equal(hard["weight"], core_weights(hard["q·x/√d"], 6.0, hard=True))
     assert hard["weight"].idxmax() == hard["q·x/√d"].idxmax()
-    _, bars = chart(at, "Attention weights (hard (argmax))")
+    _, bars = chart(at, "Attention weights (hard, argmax)")
     assert sorted(bars["weight"]) == [0, 0, 0, 0, 1]
     assert at.slider(key="pg_beta").disabled  # hard attention is the β → ∞ limit
     at.toggle(key="pg_hard").set_value(False).run()

@@ -9,10 +9,12 @@ wrapping the core functions they call.
 from __future__ import annotations
 
 import functools
+import json
 from unittest import mock
 
 import altair as alt
 import pandas as pd
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest, app_test, local_script_runner
 
@@ -20,7 +22,7 @@ from app import resources
 from app.charts import teaching
 from app.ui import export, vega
 from core import lessons
-from tests.helpers.apptest_helpers import charts, charts_in, open_page, sections
+from tests.helpers.apptest_helpers import chart, charts, charts_in, frames_with, is_plotly, open_page, sections
 
 
 def rerun_fragment(at: AppTest, key: str) -> AppTest:
@@ -92,7 +94,9 @@ def test_playground_beta_reruns_the_sections_that_read_it(runs):
                (lessons, "kv_lookup")) as calls:
         rerun_fragment(at, "pg_weights")
     assert [h[:2] for h in headers(at)] == ["1 ", "3 ", "4 "]
-    assert any("β = 2.5" in t for t in charts_in(at))
+    scores = frames_with(at, "q·x/√d", "weight")[0]["q·x/√d"].to_numpy()
+    bars = chart(at, "Attention weights (soft)")[0]
+    assert bars["weight"].tolist() == pytest.approx(lessons.attention_row(scores, 2.5, False).tolist())
     assert calls == {"saturation": 0, "qkv_projection": 0, "model_lesson": 0, "kv_lookup": 1}
     assert at.query_params["pg_beta"] == "2.5"
 
@@ -158,10 +162,53 @@ def test_a_full_rerun_with_the_same_inputs_builds_no_altair_chart(runs):
         at.run()
     assert not at.exception
     assert calls == {"weights_bar": 0, "vectors_plot": 0}
-    at.slider(key="pg_beta").set_value(3.7)  # a β no other test draws: its charts are not cached yet
+    at.slider(key="pg_beta").set_value(3.7)  # a β no other test draws: new rows, the same two specs
     with Calls((teaching, "weights_bar"), (teaching, "vectors_plot")) as calls:
         at.run()
-    assert calls == {"weights_bar": 1, "vectors_plot": 1}  # section 1's two charts (section 3's scores use β = 1)
+    assert calls == {"weights_bar": 0, "vectors_plot": 0}
+    vega._spec.clear()  # from here on, only the specs this test draws are cached
+    at.run()
+    at.toggle(key="pg_hard").set_value(True)  # the weights chart's title says "hard": its spec is new
+    with Calls((teaching, "weights_bar"), (teaching, "vectors_plot")) as calls:
+        at.run()
+    assert calls == {"weights_bar": 1, "vectors_plot": 0}
+
+
+def _beta_charts(at) -> list:
+    """The page's Vega-Lite charts whose rows travel apart from their spec (vega.draw_rows)."""
+    return [node.proto for node in charts(at) if not is_plotly(node)
+            and any(d.name == vega.ROWS for d in node.proto.datasets)]
+
+
+def _rows(proto) -> bytes:
+    return next(d.data.data for d in proto.datasets if d.name == vega.ROWS)
+
+
+def test_a_beta_move_sends_the_same_specs_with_new_rows(runs):
+    """The page keeps each chart's Vega view (Streamlit builds a new one only for a new spec) and the rows
+    sent are the numbers the page shows."""
+    at = open_page("playground")
+    before = _beta_charts(at)
+    at.slider(key="pg_beta").set_value(6.1).run()
+    after = _beta_charts(at)
+    assert len(before) == len(after) == 2 and not at.exception
+    for old, new in zip(before, after):
+        assert old.spec == new.spec and '{"name": "rows"}' in json.dumps(json.loads(new.spec))
+        assert _rows(old) != _rows(new)
+    bars = pa.ipc.open_stream(_rows(after[0])).read_pandas()
+    table = frames_with(at, "q·x/√d", "weight")[0]
+    assert list(bars["key"]) == list(table["vector"])
+    assert bars["weight"].tolist() == pytest.approx(table["weight"].tolist(), abs=0)
+    assert bars["weight"].sum() == pytest.approx(1.0)
+    assert bars["weight"].tolist() == pytest.approx(lessons.attention_row(table["q·x/√d"].to_numpy(), 6.1, False))
+
+
+def test_a_chart_drawn_with_its_rows_apart_exports_them_inline():
+    rows = teaching.weight_rows(["a", "b"], [0.25, 0.75], [0.1, 0.2])
+    drawn = vega.Drawn(teaching.weights_bar, (rows, ["a", "b"]), {"title": "w", "scores": True})
+    assert drawn.chart().to_dict() == teaching.weights_bar(rows, ["a", "b"], title="w", scores=True).to_dict()
+    html = export._html(drawn)
+    assert '"weight":0.75' in html.replace(" ", "") and '"name":"rows"' not in html.replace(" ", "")
 
 
 def _weights_chart(weights: list[float]):

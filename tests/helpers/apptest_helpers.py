@@ -156,6 +156,11 @@ def charts(at: AppTest) -> list:
     return [node for node in at._tree if getattr(node, "type", None) in CHART_TYPES]
 
 
+def frames_with(at: AppTest, *columns: str) -> list[pd.DataFrame]:
+    """The page's tables (``st.dataframe``) that have every one of ``columns``."""
+    return [df.value for df in at.dataframe if all(c in df.value.columns for c in columns)]
+
+
 def charts_in(at: AppTest) -> dict[str, list[pd.DataFrame]]:
     """Every titled view on the page → its data frames (a concatenated chart's views one by one)."""
     found: dict[str, list[pd.DataFrame]] = {}

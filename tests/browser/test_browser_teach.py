@@ -53,3 +53,30 @@ def test_the_lesson_walks_every_stage_with_the_keyboard(browser_page):
             next_button.focus()
             page.keyboard.press("Enter")
     screenshot(page, "lesson-last-stage")
+
+
+def test_a_beta_move_redraws_the_playgrounds_charts_in_place(browser_page):
+    """β moves only the numbers: the page keeps both charts' Vega views (the same SVG elements) and draws the new
+    weights on them (vega.draw_rows); hard attention changes the weights chart's title, so that view is new."""
+    url, page = browser_page
+    page.goto(f"{url}/playground")
+    views = "[...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"] svg.marks')]"  # Vega's SVG renderer
+    page.wait_for_function(f"() => {views}.length === 2", timeout=90_000)
+    wait_until_idle(page)
+    drawn = page.evaluate_handle(views)
+    marks = "views => views.map(v => v.outerHTML)"
+    before = drawn.evaluate(marks)
+    assert len(before) == 2
+    slider = page.locator(".st-key-pg_beta").get_by_role("slider")
+    for _ in range(30):
+        slider.press("ArrowRight")  # β 1.0 → 4.0
+    page.wait_for_function("() => new URLSearchParams(location.search).get('pg_beta') === '4.0'", timeout=30_000)
+    wait_until_idle(page)
+    assert drawn.evaluate("views => views.map(v => v.isConnected)") == [True, True]
+    after = drawn.evaluate(marks)
+    assert after[0] != before[0] and after[1] != before[1]  # the bars and the dots' areas moved
+    page.locator(".st-key-pg_hard label").click()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('pg_hard') === '1'", timeout=30_000)
+    wait_until_idle(page)
+    assert drawn.evaluate("views => views.map(v => v.isConnected)") == [False, True]
+    assert problems_on(page) == []

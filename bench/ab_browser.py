@@ -5,7 +5,9 @@ this checkout is served beside them; one Chromium drives all three in alternatio
 a shared machine hits them alike. Prints each one's median and after ÷ before. BEFORE and AFTER are checkout
 folders (``git worktree add /tmp/before main``). ACTION: ``edit`` (an Explore text edit, every chart redrawn),
 ``view`` (Explore's view switched between the model view and the summary), or a Learn page's main control by its
-path in :data:`bench.browser_learn.PAGES` (``masks``, ``architecture``, …; timed until the page settles).
+path in :data:`bench.browser_learn.PAGES` (``masks``, ``architecture``, …; timed until the page settles), or
+``open:PATH``, a Learn page opened anew each round (a new session, the browser's cache warm) and timed until it
+settles, against the bare page opened the same way.
 Example: ``python -m bench.ab_browser /tmp/before . masks --rounds 8``; ``--fresh 2`` times each round's action on a
 page just opened and read for 2 s (the Lesson's first Next).
 """
@@ -32,6 +34,8 @@ def _opened(browser, server: bp.Server, action: str, bare: bool):
     elif action in ("edit", "view"):
         bp.load_ms(page, server.url + EXPLORE)
         bp.submit_ms(page, sentence(200))  # the first edit loads nothing the timed ones need
+    elif action.startswith("open:"):
+        bp.load_ms(page, f"{server.url}/{action.removeprefix('open:')}", need=0, mode="page")
     else:
         section = f"?{CONTROL_SECTIONS[action]}=true" if action in CONTROL_SECTIONS else ""
         bp.load_ms(page, f"{server.url}/{action}{section}", need=0, mode="page")
@@ -42,6 +46,8 @@ def _act(page, action: str, bare: bool, round_: int) -> float:
     """Milliseconds of one ``action`` on ``page`` (the bare page: its text or its slider, timed the same way)."""
     if action == "edit":
         return bp.submit_ms(page, sentence(210 + round_))
+    if action.startswith("open:"):  # the same address again: a new session
+        return bp.load_ms(page, page.url) if bare else bp.load_ms(page, page.url, need=0, mode="page")
     if bare:
         return bp.nudge_ms(page, "layer")
     if action == "view":
@@ -75,7 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
-    parser.add_argument("action", choices=["edit", "view", *PAGES])
+    parser.add_argument("action", choices=["edit", "view", *PAGES, *(f"open:{path}" for path in PAGES)])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--fresh", type=float, default=None, metavar="SECONDS",
                         help="act once per round on a page just opened, SECONDS after it was drawn")

@@ -165,10 +165,12 @@ def saturation_chart(frame: pd.DataFrame, *, font_scale: float = 1.0) -> alt.HCo
     return _pad(alt.hconcat(*panels).resolve_scale(color="independent"))
 
 
-def grouped_bars(frame: pd.DataFrame, *, title: str, font_scale: float = 1.0) -> alt.Chart:
-    """Bars of (component, series, value): e.g. the soft retrieval next to the hard lookup."""
-    series = list(dict.fromkeys(frame["series"]))
-    return _pad(alt.Chart(frame, title=_title(title, font_scale)).mark_bar().encode(
+def grouped_bars(rows: pd.DataFrame | str, series: Sequence[str], *, title: str,
+                 font_scale: float = 1.0) -> alt.Chart:
+    """Bars of (component, series, value), the ``series`` side by side in that order: e.g. the soft retrieval
+    next to the hard lookup (the rows, or the name of the dataset holding them)."""
+    series = list(series)
+    return _pad(alt.Chart(_source(rows), title=_title(title, font_scale)).mark_bar().encode(
         x=alt.X("component:N", title="value component", axis=_axis(font_scale, labelAngle=0)),
         xOffset=alt.XOffset("series:N", sort=series),
         y=alt.Y("value:Q", title="value", axis=_axis(font_scale)),

@@ -240,12 +240,10 @@ def key_value_section(vectors, query, seed: int, beta: float) -> None:
         "hard lookup": ["← best match" if i == best else "" for i in range(N_VECTORS)],
     })
     st.dataframe(kv_table, hide_index=True, width="content")
-    kv_frame = pd.concat([
-        pd.DataFrame({"component": ["1", "2", "3"], "series": f"soft retrieval (β = {beta:g})",
-                      "value": lookup.retrieved}),
-        pd.DataFrame({"component": ["1", "2", "3"], "series": f"hard lookup (v{best + 1})", "value": lookup.hard}),
-    ], ignore_index=True)
-    vega.draw(charts.grouped_bars, kv_frame, title="What the query retrieves", font_scale=fs)
+    series = ["soft retrieval", f"hard lookup (v{best + 1})"]  # β is the slider's: a move sends new rows only
+    kv_frame = pd.concat([pd.DataFrame({"component": ["1", "2", "3"], "series": name, "value": value})
+                          for name, value in zip(series, (lookup.retrieved, lookup.hard))], ignore_index=True)
+    vega.draw_rows(charts.grouped_bars, kv_frame, series, title="What the query retrieves", font_scale=fs)
     st.caption("Move β in section 1: at 0 the store returns the plain average of all values; as β grows the "
                "soft retrieval converges to the hard lookup.")
 

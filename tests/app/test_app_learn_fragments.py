@@ -191,7 +191,7 @@ def test_a_beta_move_sends_the_same_specs_with_new_rows(runs):
     before = _beta_charts(at)
     at.slider(key="pg_beta").set_value(6.1).run()
     after = _beta_charts(at)
-    assert len(before) == len(after) == 2 and not at.exception
+    assert len(before) == len(after) == 3 and not at.exception  # section 1's two charts, section 4's store
     for old, new in zip(before, after):
         assert old.spec == new.spec and '{"name": "rows"}' in json.dumps(json.loads(new.spec))
         assert _rows(old) != _rows(new)

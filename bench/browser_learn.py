@@ -2,11 +2,11 @@
 main control, against the bare page's first draw and slider move in the same run.
 
 A page's first draw is timed from navigation to the page settled (``mode="page"`` in
-:mod:`bench.browser_page`: the script done, nothing stale, every Altair chart with its canvas or
-SVG), each load of the page alternating with one of the bare page, both in a fresh browser context of their
-own (the first load of each is cold, nothing cached, the others warm: the bare page used to be timed warm
-against each Learn page's cold first load); its main control is a slider nudged one step, or the button that moves it on, timed the same
-way. The model runs ``app.resources`` logs during the control moves are counted: a control that does
+:mod:`bench.browser_page`: the script done, nothing stale, every Altair chart with its canvas or SVG), each
+load of the page alternating with one of the bare page, both in a fresh browser context of their own (the first
+load of each is cold, nothing cached, the others warm: the bare page used to be timed warm against each Learn
+page's cold first load); its main control is a slider nudged one step, or the button that moves it on, timed
+the same way. The model runs ``app.resources`` logs during the control moves are counted: a control that does
 not touch a model must not run one. ``python -m bench browser_learn`` runs these rows alone (a few minutes
 less than the whole ``browser`` section).
 """

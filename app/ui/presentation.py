@@ -57,7 +57,9 @@ html { font-size: 135% !important; }
 [data-testid="stMain"] :is([data-testid="stCode"] pre, [data-testid="stCode"] code) { white-space: pre-wrap !important; overflow-wrap: anywhere; }
 [data-testid="stMain"] .katex-display { font-size: 0.9em; }
 [data-testid="stMain"] table :is(td, th) { white-space: nowrap; }
-[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { white-space: nowrap !important; overflow-wrap: normal !important; }
+[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] *,
+[data-testid="stMain"] :is([data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"]) [data-testid="stMarkdownContainer"] p {
+  white-space: nowrap !important; overflow-wrap: normal !important; }
 [data-testid="stSidebar"][data-collapsed="false"] { min-width: 420px; }
 [data-testid="stSidebar"] input[role="combobox"] { font-size: 0.9rem !important; }
 [data-testid="stMain"] input[role="combobox"] { font-size: 1rem !important; }

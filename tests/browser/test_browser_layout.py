@@ -7,6 +7,8 @@ overview and side by side; Train; the Lesson; the Learn pages; MiniLM, SmolLM2 a
 - no chart wider than its container,
 - no error message,
 - in presentation mode, the first chart's top above the first screen's bottom (720 px),
+- every slider's value (above its thumb, and its ends) on one line, whole (in presentation mode the wrapping rule for
+  prose once broke "3.50" into a column of characters, three of them hidden),
 - in the dark theme, a dark page and no Plotly chart painted on a white background,
 - every chart whose margins the app computes (``app.charts.margins.settle``) laid out with those margins: Plotly's
   automargin found nothing to push, so the chart was drawn once, not twice.
@@ -124,6 +126,13 @@ TOO_WIDE_JS = """() => {
 }"""
 
 # The topmost chart, a diagram (Architecture's Graphviz drawing of the model) counting as one.
+# A slider value (over the thumb or at the ends of the bar) taller than one line: wrapped, partly hidden.
+BROKEN_VALUES_JS = """() => [...document.querySelectorAll(
+    '[data-testid="stMain"] :is([data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"] > div)')]
+  .filter(el => el.offsetParent !== null && el.innerText.trim())
+  .filter(el => el.getBoundingClientRect().height
+    > 1.8 * parseFloat(getComputedStyle(el.querySelector("p") || el).fontSize))
+  .map(el => `${el.innerText.replace(/\\s+/g, ' ')} (${Math.round(el.getBoundingClientRect().height)} px tall)`)"""
 FIRST_CHART_TOP_JS = """() => {
   const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
     + '[data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"])')]
@@ -200,6 +209,7 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation, t
             failures += [f"{name}: text overlaps {overlap}" for overlap in overlaps]
             failures += [f"{name}: too wide {w}" for w in wide]
             failures += [f"{name}: margins pushed by automargin {pushed}" for pushed in page.evaluate(PUSHED_JS)]
+            failures += [f"{name}: slider value broken over lines: {v}" for v in page.evaluate(BROKEN_VALUES_JS)]
             if presentation and (top is None or top >= 720):
                 failures.append(f"{name}: the first chart starts at {top} px, below the first 720 px")
             if theme == "dark":

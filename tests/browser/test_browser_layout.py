@@ -125,7 +125,6 @@ TOO_WIDE_JS = """() => {
   return found;
 }"""
 
-# The topmost chart, a diagram (Architecture's Graphviz drawing of the model) counting as one.
 # A slider value (over the thumb or at the ends of the bar) taller than one line: wrapped, partly hidden.
 BROKEN_VALUES_JS = """() => [...document.querySelectorAll(
     '[data-testid="stMain"] :is([data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"] > div)')]
@@ -133,6 +132,7 @@ BROKEN_VALUES_JS = """() => [...document.querySelectorAll(
   .filter(el => el.getBoundingClientRect().height
     > 1.8 * parseFloat(getComputedStyle(el.querySelector("p") || el).fontSize))
   .map(el => `${el.innerText.replace(/\\s+/g, ' ')} (${Math.round(el.getBoundingClientRect().height)} px tall)`)"""
+# The topmost chart, a diagram (Architecture's Graphviz drawing of the model) counting as one.
 FIRST_CHART_TOP_JS = """() => {
   const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
     + '[data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"])')]

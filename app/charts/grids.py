@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from app.charts.base import SEQUENTIAL
 from app.charts.maps import DIVERGING as DIVERGING_SCALE
 from app.charts.maps import SEQUENTIAL as SEQUENTIAL_SCALE
-from app.charts.look import lean_figure
+from app.charts.look import HEADING, lean_figure
 from app.charts.margins import settle
 
 # Two colours told apart by every common colour-vision deficiency (Okabe–Ito blue and orange).
@@ -27,6 +27,7 @@ LEGEND_ROOM = 75  # pixels right of the plot for the colour bar, times the font 
 # pixels a figure in a third or a half of the page may take (1280 px wide, beside the sidebar), times the font scale
 THIRD, HALF = 260, 390
 TEXT_WIDTH = 28  # pixels a cell needs for its number ("-0.25" at 10 px), times the font scale
+PANEL_GAP = 28  # pixels between the two panels of one figure, times the font scale
 
 
 def _axis(labels: list[str], title: str, font_scale: float, cell: float, across: bool, **extra) -> dict:
@@ -141,6 +142,65 @@ def grid_heatmap(
                      max_width * font_scale)
     settle([trace], layout)
     return lean_figure([trace], layout)
+
+
+def paired_heatmaps(
+    matrices: tuple[np.ndarray, np.ndarray], titles: tuple[str, str], *, x_title: str, y_title: str,
+    value: str = "weight", rows: Sequence[str], cols: Sequence[str], domain: tuple[float, float] = (0.0, 1.0),
+    annotate: bool = False, max_width: int = 2 * HALF, max_height: int = 440, font_scale: float = 1.0,
+    fmt: str = ".4f",
+) -> go.Figure:
+    """Two matrices of one shape side by side in ONE figure (one chart for the browser to lay out, where two
+    figures were two): a panel each, titled ``titles``, the rows labelled once on the left, one sequential colour
+    scale over ``domain`` with its bar on the right. The traces are named ``value``."""
+    left, right = (np.asarray(matrix, dtype=float) for matrix in matrices)  # (rows, cols) each
+    if left.shape != right.shape:
+        raise ValueError(f"the two matrices differ in shape: {left.shape} and {right.shape}")
+    n_rows, n_cols = left.shape
+    rows, cols = [str(r) for r in rows], [str(c) for c in cols]
+    if (len(rows), len(cols)) != left.shape:
+        raise ValueError(f"matrix shape {left.shape} does not match {len(rows)} rows × {len(cols)} columns")
+    gap, largest = PANEL_GAP * font_scale, 44 * font_scale
+    room = _room(rows, font_scale, 6.5) + LEGEND_ROOM * font_scale + gap
+    cell_w = float(np.clip((max_width * font_scale - room) / (2 * max(n_cols, 1)), 3, largest))
+    cell_h = float(np.clip(max_height * font_scale / max(n_rows, 1), 3, largest))
+    cell = min(cell_w, cell_h)  # square cells: a triangular mask looks triangular
+    annotate = annotate and cell >= TEXT_WIDTH * font_scale
+    panel = max(cell * n_cols, 60)
+    share = panel / (2 * panel + gap)  # of the plot area's width
+    traces = [dict(_panel_trace(matrix, title, value, x_title, y_title, domain, annotate, font_scale, fmt),
+                   x=cols, y=rows, xaxis=axis, yaxis="y") for matrix, title, axis in ((left, titles[0], "x"), (right, titles[1], "x2"))]
+    traces[0]["showscale"] = False
+    xaxis = _axis(cols, x_title, font_scale, cell, across=True, domain=[0, share], anchor="y")
+    layout = _layout("", None, xaxis, _axis(rows, y_title, font_scale, cell, across=False, autorange="reversed"),
+                     2 * panel + gap, max(cell * n_rows, 60), font_scale, max_width * font_scale)
+    layout["xaxis2"] = dict(xaxis, domain=[1 - share, 1])
+    lines = [_wrapped(title, 14 * font_scale, panel) for title in titles]
+    layout["annotations"] = [dict(text="<br>".join(text), x=start, y=1, xref="paper", yref="paper", xanchor="left",
+                                  yanchor="bottom", yshift=6 * font_scale, align="left", showarrow=False,
+                                  font=dict(size=14 * font_scale, color=HEADING, weight=700))
+                             for text, start in zip(lines, (0, 1 - share))]
+    layout.pop("title")
+    top = int((14 + 18 * max(len(text) for text in lines)) * font_scale)
+    layout["height"] += top - layout["margin"]["t"]
+    layout["margin"]["t"] = top
+    settle(traces, layout)
+    return lean_figure(traces, layout)
+
+
+def _panel_trace(matrix: np.ndarray, title: str, value: str, x_title: str, y_title: str,
+                 domain: tuple[float, float], annotate: bool, font_scale: float, fmt: str) -> dict:
+    """One panel of :func:`paired_heatmaps` (its axes and labels are set by the caller)."""
+    trace = dict(type="heatmap", z=matrix, name=value,
+                 zmin=float(domain[0]), zmax=float(domain[1]), colorscale=SEQUENTIAL_SCALE,
+                 xgap=1 if annotate else 0, ygap=1 if annotate else 0,
+                 colorbar=dict(title=dict(text=value, side="right"), thickness=14, tickfont=dict(size=11 * font_scale)),
+                 hovertemplate=f"{title}<br>{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}"
+                               "<extra></extra>")
+    if annotate:
+        trace.update(text=[[cell_text(v) for v in row] for row in matrix], texttemplate="%{text}",
+                     textfont=dict(size=10 * font_scale))
+    return trace
 
 
 def mask_heatmap(

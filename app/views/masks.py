@@ -97,16 +97,11 @@ def masked_softmax(look_ahead, positions: list[str]) -> None:
     with seed_col:
         st.number_input("Random seed for the scores", 0, 9999, step=1, key="mask_seed")
     demo = lessons.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))  # (n, n) each
-    w_left, w_right = st.columns(2)
-    annotate = n <= 10
-    for side, title, weights in ((w_left, "Without the mask: weight leaks to the future", demo.unmasked),
-                                 (w_right, "With the look-ahead mask", demo.masked)):
-        with side:
-            widgets.plot(grids.grid_heatmap(weights, title=title, x_title="key position", y_title="query position",
-                                            value="weight", rows=positions, cols=positions, scheme=SEQUENTIAL,
-                                            domain=(0, 1), annotate=annotate, max_width=grids.HALF,
-                                            max_height=440, font_scale=fs),
-                         name="masked-softmax", key=f"mask_softmax_map_{side is w_right:d}")
+    pair = grids.paired_heatmaps((demo.unmasked, demo.masked), ("Without the mask: weight leaks to the future",
+                                                                 "With the look-ahead mask"),
+                                 x_title="key position", y_title="query position", rows=positions, cols=positions,
+                                 annotate=n <= 10, font_scale=fs)
+    widgets.plot(pair, name="masked-softmax", key="mask_softmax_maps")
     n_masked = int((~look_ahead).sum())
     n_zero = int((demo.masked[~look_ahead] == 0.0).sum())
     future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tests.helpers.apptest_helpers import as_matrix, frames_with, open_page, sections
+from tests.helpers.apptest_helpers import as_matrix, charts_in, frames_with, open_page, sections
 from tests.helpers.paths import SHIPPED
 from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import build_checkpoint, tiny_model
@@ -368,6 +368,13 @@ def test_masked_softmax_has_exact_zeros(runs):
     np.testing.assert_array_equal(weights.to_numpy(dtype=np.float32), expected)
     assert (weights.to_numpy()[~mask.numpy()] == 0.0).all()
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-6)
+    # the one figure's two panels: the plain softmax of the scores, and the table's masked weights
+    panels = charts_in(at)
+    unmasked, masked = (as_matrix(panels[title][0]) for title in ("Without the mask: weight leaks to the future",
+                                                                  "With the look-ahead mask"))
+    np.testing.assert_array_equal(masked.astype(np.float32), expected)
+    plain = torch.softmax(torch.tensor(scores.to_numpy(dtype=np.float32)), dim=-1).numpy()
+    np.testing.assert_allclose(unmasked, plain, atol=1e-7)
 
 
 def test_padding_and_combined_masks_equal_core(runs):

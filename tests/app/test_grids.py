@@ -1,0 +1,33 @@
+"""The Learn pages' matrices (``app.charts.grids``) as figures: what each panel holds and where it is drawn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.charts import grids, look
+
+
+def test_two_matrices_side_by_side_are_one_figure_with_one_row_axis_and_one_colour_bar():
+    unmasked, masked = np.full((3, 3), 1 / 3), np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None]
+    positions = ["0", "1", "2"]
+    pair = grids.paired_heatmaps((unmasked, masked), ("Without the mask", "With the look-ahead mask"),
+                                 x_title="key position", y_title="query position", rows=positions, cols=positions,
+                                 annotate=True)
+    left, right = pair.data
+    np.testing.assert_array_equal(left.z, unmasked)
+    np.testing.assert_array_equal(right.z, masked)
+    assert (left.xaxis, right.xaxis, left.yaxis, right.yaxis) == ("x", "x2", "y", "y")  # rows labelled once
+    assert left.showscale is False and right.showscale is not False  # one colour bar, for both
+    assert (left.zmin, left.zmax) == (right.zmin, right.zmax) == (0.0, 1.0)  # one colour scale
+    first, second = pair.layout.xaxis.domain, pair.layout.xaxis2.domain
+    assert first[0] == 0 and second[1] == 1 and first[1] < second[0]  # a gap between the panels
+    assert second[1] - second[0] == pytest.approx(first[1] - first[0])
+    assert [a.text.replace("<br>", " ") for a in pair.layout.annotations] == ["Without the mask",
+                                                                             "With the look-ahead mask"]
+    assert [a.x for a in pair.layout.annotations] == [first[0], second[0]]  # each title over its panel
+    assert list(left.text[2]) == ["0.33", "0.33", "0.33"] and list(right.text[0]) == ["1.00", "0", "0"]
+    assert look.meta(pair)["settled"] and pair.layout.margin.r >= 75  # the colour bar's room
+    with pytest.raises(ValueError, match="differ in shape"):
+        grids.paired_heatmaps((unmasked, masked[:2]), ("a", "b"), x_title="k", y_title="q", rows=positions,
+                              cols=positions)

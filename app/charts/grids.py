@@ -168,8 +168,9 @@ def paired_heatmaps(
     annotate = annotate and cell >= TEXT_WIDTH * font_scale
     panel = max(cell * n_cols, 60)
     share = panel / (2 * panel + gap)  # of the plot area's width
+    panels = ((left, titles[0], "x"), (right, titles[1], "x2"))
     traces = [dict(_panel_trace(matrix, title, value, x_title, y_title, domain, annotate, font_scale, fmt),
-                   x=cols, y=rows, xaxis=axis, yaxis="y") for matrix, title, axis in ((left, titles[0], "x"), (right, titles[1], "x2"))]
+                   x=cols, y=rows, xaxis=axis, yaxis="y") for matrix, title, axis in panels]
     traces[0]["showscale"] = False
     xaxis = _axis(cols, x_title, font_scale, cell, across=True, domain=[0, share], anchor="y")
     layout = _layout("", None, xaxis, _axis(rows, y_title, font_scale, cell, across=False, autorange="reversed"),

@@ -17,7 +17,7 @@ import streamlit as st
 from app import resources
 from app.ui import export, glossary, presentation, tables, widgets
 from app.charts import grids
-from app.charts.base import SEQUENTIAL, label_tokens
+from app.charts.base import label_tokens
 from core import lessons, subsequent_mask
 
 TOKENIZERS = {"whitespace": "Split on spaces", "checkpoint": "The loaded checkpoint's tokenizer"}

@@ -211,15 +211,21 @@ def stats_figure(records: list[dict[str, Any]], *, font_scale: float = 1.0) -> g
     return look.lean_figure(traces, layout)
 
 
-def probability_bars(labels: Sequence[str], probabilities: np.ndarray, *, title: str, x_title: str,
-                     font_scale: float = 1.0) -> alt.Chart:
-    """Horizontal bars of probabilities, most likely first, the value on hover and as text."""
-    frame = pd.DataFrame({"label": [visible(str(label)) for label in labels],
-                          "probability": np.asarray(probabilities, dtype=float)})
-    order = list(frame["label"])
-    bars = alt.Chart(frame, title=alt.Title(title, fontSize=14 * font_scale)).encode(
-        y=alt.Y("label:N", sort=order, title=x_title, axis=alt.Axis(labelFontSize=12 * font_scale,
-                                                                    titleFontSize=12 * font_scale)),
+def candidate_rows(labels: Sequence[str], probabilities: np.ndarray) -> pd.DataFrame:
+    """The bars of :func:`probability_bars`: each candidate's rank (0: the most likely), its label as it reads
+    on screen, and its probability."""
+    return pd.DataFrame({"rank": np.arange(len(labels)), "label": [visible(str(label)) for label in labels],
+                         "probability": np.asarray(probabilities, dtype=float)})
+
+
+def probability_bars(rows: pd.DataFrame | str, *, count: int, title: str, x_title: str,
+                     font_scale: float = 1.0) -> alt.LayerChart:
+    """Horizontal bars of ``count`` probabilities in rank order (most likely first), the value on hover and as
+    text, from the rows of :func:`candidate_rows` or the name of the dataset holding them (the spec then holds
+    no candidate: a new text changes the rows only)."""
+    bars = alt.Chart(base.rows_or_named(rows), title=alt.Title(title, fontSize=14 * font_scale)).encode(
+        y=alt.Y("label:N", sort=alt.EncodingSortField("rank", op="min"), title=x_title,
+                axis=alt.Axis(labelFontSize=12 * font_scale, titleFontSize=12 * font_scale)),
         x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability",
                 axis=alt.Axis(format="%", labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
         tooltip=[alt.Tooltip("label:N", title=x_title), alt.Tooltip("probability:Q", format=".1%")],
@@ -227,7 +233,7 @@ def probability_bars(labels: Sequence[str], probabilities: np.ndarray, *, title:
     text = bars.mark_text(align="left", dx=4, fontSize=11 * font_scale).encode(
         text=alt.Text("probability:Q", format=".1%"))
     return (bars.mark_bar(color="#4c78a8") + text).properties(width=int(380 * font_scale),
-                                                               height=int(28 * len(frame) * font_scale) + 10)
+                                                               height=int(28 * count * font_scale) + 10)
 
 
 def row_bars(weights: np.ndarray, keys: Sequence[str], *, title: str, font_scale: float = 1.0,

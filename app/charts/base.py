@@ -16,6 +16,11 @@ DIVERGING = "blueorange"  # for signed values (differences, encodings); colour-b
 CATEGORY = "tableau10"
 
 
+def rows_or_named(rows: pd.DataFrame | str) -> pd.DataFrame | alt.NamedData:
+    """A chart's data: its rows, or the name of the dataset the page sends them in (``app.ui.vega.draw_rows``)."""
+    return alt.NamedData(rows) if isinstance(rows, str) else rows
+
+
 def title(text: str, font_scale: float = 1.0, subtitle: str | None = None, **kwargs) -> alt.Title:
     """A chart title (and optional subtitle) sized for the screen or the projector."""
     # the padding keeps the subtitle's glyphs clear of the title's descenders (a caller may ask for more)
@@ -44,11 +49,14 @@ def pad(chart):
     return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
 
 
+# Whitespace and control characters as the symbols :func:`visible` draws them (U+2400 on: the control pictures).
+_PICTURES = str.maketrans({**{chr(c): chr(0x2400 + c) for c in range(0x20)},
+                           " ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"})
+
+
 def visible(token: str) -> str:
     """A token as it should be read on screen: whitespace and control characters drawn as symbols."""
-    pictures = {" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"}
-    shown = "".join(pictures.get(c) or (chr(0x2400 + ord(c)) if ord(c) < 0x20 else c) for c in token)
-    return shown or "∅"
+    return token.translate(_PICTURES) or "∅"
 
 
 def label_tokens(tokens: Sequence[str]) -> list[str]:

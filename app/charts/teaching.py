@@ -14,7 +14,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import CATEGORY, SEQUENTIAL, matrix_frame
+from app.charts.base import CATEGORY, SEQUENTIAL, matrix_frame, rows_or_named
 from app.charts.base import axis as _axis
 from app.charts.base import legend as _legend
 from app.charts.base import pad as _pad
@@ -90,7 +90,7 @@ def vectors_plot(rows: pd.DataFrame | str, *, bound: float, font_scale: float = 
     rows of :func:`vectors_rows` (or the name of the dataset holding them: :func:`app.ui.vega.draw_rows`) on axes
     from −``bound`` to ``bound``."""
     scale = alt.Scale(domain=[-bound, bound])
-    base = alt.Chart(_source(rows), title=_title("The vectors, the query q and the output h", font_scale,
+    base = alt.Chart(rows_or_named(rows), title=_title("The vectors, the query q and the output h", font_scale,
                                                  "dot area ∝ attention weight"))
     colour = alt.Color("role:N", scale=alt.Scale(domain=["vector", "query", "output h"],
                                                  range=[MAY_ATTEND, MASKED, "#009E73"]),
@@ -129,7 +129,7 @@ def weights_bar(rows: pd.DataFrame | str, labels: Sequence[str], *, title: str, 
     tooltip = [alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".4f")]
     if scores:
         tooltip.append(alt.Tooltip("score:Q", format=".4f"))
-    base = alt.Chart(_source(rows), title=_title(title, font_scale, subtitle))
+    base = alt.Chart(rows_or_named(rows), title=_title(title, font_scale, subtitle))
     bars = base.mark_bar(color=MAY_ATTEND).encode(
         x=alt.X("key:N", sort=list(labels), title="key", axis=_axis(font_scale, labelAngle=0)),
         y=alt.Y("weight:Q", title="weight", scale=alt.Scale(domain=[0, 1.08]), axis=_axis(font_scale)),
@@ -137,11 +137,6 @@ def weights_bar(rows: pd.DataFrame | str, labels: Sequence[str], *, title: str, 
     text = base.mark_text(dy=-8 * font_scale, fontSize=11 * font_scale).encode(
         x=alt.X("key:N", sort=list(labels)), y="weight:Q", text="text:N")
     return _pad(alt.layer(bars, text).properties(width=width, height=220))
-
-
-def _source(rows: pd.DataFrame | str) -> pd.DataFrame | alt.NamedData:
-    """A chart's data: its rows, or the named dataset the page sends them in."""
-    return alt.NamedData(rows) if isinstance(rows, str) else rows
 
 
 def saturation_chart(frame: pd.DataFrame, *, font_scale: float = 1.0) -> alt.HConcatChart:
@@ -170,7 +165,7 @@ def grouped_bars(rows: pd.DataFrame | str, series: Sequence[str], *, title: str,
     """Bars of (component, series, value), the ``series`` side by side in that order: e.g. the soft retrieval
     next to the hard lookup (the rows, or the name of the dataset holding them)."""
     series = list(series)
-    return _pad(alt.Chart(_source(rows), title=_title(title, font_scale)).mark_bar().encode(
+    return _pad(alt.Chart(rows_or_named(rows), title=_title(title, font_scale)).mark_bar().encode(
         x=alt.X("component:N", title="value component", axis=_axis(font_scale, labelAngle=0)),
         xOffset=alt.XOffset("series:N", sort=series),
         y=alt.Y("value:Q", title="value", axis=_axis(font_scale)),

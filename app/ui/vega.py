@@ -80,11 +80,15 @@ def draw(build: Callable[..., Any], *args: Any, **kwargs: Any) -> Drawn:
     return Drawn(build, args, kwargs)
 
 
-def draw_rows(build: Callable[..., Any], rows: Any, *args: Any, **kwargs: Any) -> Drawn:
+def draw_rows(build: Callable[..., Any], rows: Any, *args: Any, across: bool = False, **kwargs: Any) -> Drawn:
     """Draw the chart ``build(rows, *args, **kwargs)``, its spec that of ``build(ROWS, *args, **kwargs)`` (the
     chart reading the named dataset :data:`ROWS`: ``build`` takes the dataset's name in place of its rows), cached
-    by ``args`` and ``kwargs`` alone, and ``rows`` (a DataFrame) sent as that dataset. Returns what the chart's
+    by ``args`` and ``kwargs`` alone, and ``rows`` (a DataFrame) sent as that dataset; ``across``: as wide as its
+    column, its height kept (as :func:`app.ui.widgets.bars` draws an Altair chart). Returns what the chart's
     exports need (built with the rows inline)."""
     cached = spec(build, ROWS, *args, **kwargs)
-    st.vega_lite_chart(spec={**cached, "datasets": {**cached.get("datasets", {}), ROWS: rows}}, width="content")
+    sent = {**cached, "datasets": {**cached.get("datasets", {}), ROWS: rows}}
+    if across:
+        sent["autosize"] = {"type": "fit-x", "contains": "padding"}
+    st.vega_lite_chart(spec=sent, width="stretch" if across else "content")
     return Drawn(build, (rows, *args), kwargs)

@@ -16,6 +16,7 @@ from app.services import catalog
 from app import resources
 from app.charts import attention as charts
 from app.charts import maps
+from app.ui import vega
 from core import Checkpoint, CheckpointError, KIND_LABELS, PretrainedModel, training
 
 log = logging.getLogger(__name__)
@@ -247,6 +248,14 @@ def chart(figure: Any, **kwargs: Any) -> Any:
     if isinstance(figure, (alt.Chart, alt.LayerChart)):
         figure = figure.properties(autosize=alt.AutoSizeParams(type="pad"))
     return st.altair_chart(figure, width="content", **kwargs)
+
+
+def candidate_bars(labels: Any, probabilities: Any, *, title: str, x_title: str, font_scale: float = 1.0) -> None:
+    """A prediction's candidates and their probabilities as bars across the column, most likely first. A new text
+    sends new rows only: the chart's spec is cached by its title, axis and number of bars, so nothing is built and
+    the page keeps its Vega view (:func:`app.ui.vega.draw_rows`)."""
+    vega.draw_rows(charts.probability_bars, charts.candidate_rows(labels, probabilities), across=True,
+                   count=len(labels), title=title, x_title=x_title, font_scale=font_scale)
 
 
 def bars(figure: Any) -> Any:

@@ -36,8 +36,8 @@ for note in exp.notes:
 pred = exp.prediction
 st.text(f"Most likely next token: “{attention_charts.visible(pred.labels[0])}” "
         f"({float(pred.probabilities[0]):.1%})")
-widgets.bars(attention_charts.probability_bars(pred.labels, pred.probabilities, title="Next-token candidates (top 10)",
-                                               x_title="next token", font_scale=fs))
+widgets.candidate_bars(pred.labels, pred.probabilities, title="Next-token candidates (top 10)", x_title="next token",
+                       font_scale=fs)
 
 # ----------------------------------------------------------------------------- continuation
 st.header("2 · Let it write, one step at a time")

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import resources
 from app.charts import maps
+from app.charts.base import visible
 from app.views.parts.explore import experiments, panels, views
 from core import (explain, get_task, input_vocabulary, load_checkpoint, ModelConfig, save_checkpoint, Tokenizer,
                   Transformer)
@@ -469,6 +470,24 @@ def test_language_model_next_token_and_continuation(calls, tiny_runs):
     at.text_input(key="second_text").input("ab").run()  # a batch cannot continue: the page drops it
     at.toggle(key="padding").set_value(False).run()
     assert not at.error and change_chart(at)
+
+
+def test_a_new_text_sends_the_candidates_new_rows_under_the_same_spec(calls, tiny_runs):
+    """The next-token bars keep their Vega view on the page (the spec is the same) and the rows sent are core's
+    candidates, most likely first."""
+    at = start("run:tiny-lm")
+    before = charts(at)[0].proto
+    set_text(at, "the cat sat")
+    after = charts(at)[0].proto
+    assert before.spec == after.spec and '{"name": "rows"}' in json.dumps(json.loads(after.spec))
+    assert [d.data.data for d in before.datasets] != [d.data.data for d in after.datasets]
+    expected = explain(tiny_runs / "tiny-lm.safetensors", "the cat sat").prediction
+    shown = frames(charts(at)[0])[0]
+    assert list(shown["label"]) == [visible(label) for label in expected.labels]
+    assert list(shown["rank"]) == list(range(len(expected.labels)))
+    np.testing.assert_allclose(shown["probability"], expected.probabilities, atol=1e-6)
+    bars = json.loads(after.spec)["layer"][0]["encoding"]["y"]
+    assert bars["sort"] == {"field": "rank", "op": "min"}  # drawn in rank order, whatever the labels
 
 
 def test_two_sentences_of_equal_length_need_no_padding(calls):

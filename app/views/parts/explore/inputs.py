@@ -154,8 +154,7 @@ def prediction(exp: Explanation, font_scale: float) -> None:
         widgets.output_text(pred.text, key=PREDICTION)
         title, axis = ("Class probabilities", "class") if pred.kind == "class" else ("Candidates for the first "
                                                                                      "mask", "token")
-        widgets.bars(charts.probability_bars(pred.labels, pred.probabilities, title=title, x_title=axis,
-                                             font_scale=font_scale))
+        widgets.candidate_bars(pred.labels, pred.probabilities, title=title, x_title=axis, font_scale=font_scale)
         return
     if pred.kind in ("tokens", "embedding"):
         st.caption("A label for every token" if pred.kind == "tokens" else "Sentence embedding")
@@ -166,8 +165,8 @@ def prediction(exp: Explanation, font_scale: float) -> None:
         return
     st.caption("Most likely next token" + (" and continuation" if exp.options.get("continuation") else ""))
     widgets.output_text(charts.visible(pred.text), key=PREDICTION)  # a space or newline must not look like nothing
-    widgets.bars(charts.probability_bars(pred.labels, pred.probabilities, title="Next-token candidates",
-                                         x_title="next token", font_scale=font_scale))
+    widgets.candidate_bars(pred.labels, pred.probabilities, title="Next-token candidates", x_title="next token",
+                           font_scale=font_scale)
 
 
 def _unknown_token(exp: Explanation) -> str:

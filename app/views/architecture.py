@@ -178,15 +178,12 @@ def ffn_demo() -> None:
     ffn = lessons.ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
     token_names = [f"t{t}" for t in range(st.session_state["ffn_tokens"])]
     dims = [f"d{j}" for j in range(4)]
-    ffn_cols = st.columns(3)
-    for n, (col, (title, matrix)) in enumerate(zip(ffn_cols, (("x (tokens × d_model)", ffn.x),
-                                                            ("FFN applied token by token", ffn.per_token),
-                                                            ("two Conv1d, kernel 1, ReLU between", ffn.conv)))):
-        with col:
-            widgets.plot(grids.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token",
-                                            rows=token_names, cols=dims, symmetric=True, cell=44, font_scale=fs,
-                                            max_width=grids.THIRD),
-                         name=f"ffn-{n + 1}", key=f"arch_ffn_map_{n}")
+    panels = grids.side_by_side((ffn.x, ffn.per_token, ffn.conv),
+                                ("x (tokens × d_model)", "FFN applied token by token",
+                                 "two Conv1d, kernel 1, ReLU between"),
+                                x_title="dimension", y_title="token", value="value", rows=token_names, cols=dims,
+                                scheme="diverging", annotate=True, max_width=3 * grids.THIRD, font_scale=fs)
+    widgets.plot(panels, name="ffn", key="arch_ffn_maps")
     st.success(f"Both give the same output (largest difference {ffn.max_error:.1e}); d_model = 4, "
                "d_ff = 16.")
     widgets.write_to_url(["ffn_tokens", "ffn_seed"])

@@ -97,10 +97,10 @@ def masked_softmax(look_ahead, positions: list[str]) -> None:
     with seed_col:
         st.number_input("Random seed for the scores", 0, 9999, step=1, key="mask_seed")
     demo = lessons.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))  # (n, n) each
-    pair = grids.paired_heatmaps((demo.unmasked, demo.masked), ("Without the mask: weight leaks to the future",
-                                                                 "With the look-ahead mask"),
-                                 x_title="key position", y_title="query position", rows=positions, cols=positions,
-                                 annotate=n <= 10, font_scale=fs)
+    pair = grids.side_by_side((demo.unmasked, demo.masked), ("Without the mask: weight leaks to the future",
+                                                             "With the look-ahead mask"),
+                              x_title="key position", y_title="query position", rows=positions, cols=positions,
+                              domain=(0.0, 1.0), annotate=n <= 10, font_scale=fs)
     widgets.plot(pair, name="masked-softmax", key="mask_softmax_maps")
     n_masked = int((~look_ahead).sum())
     n_zero = int((demo.masked[~look_ahead] == 0.0).sum())

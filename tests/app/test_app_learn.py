@@ -24,7 +24,8 @@ from app.ui import tables
 from app.charts import grids
 from app.charts.architecture import architecture_dot
 from core import attention, load_checkpoint, sinusoidal_encoding, subsequent_mask
-from core.lessons import norm_demo, parameter_table, pe_curves, qkv_projection, random_vectors, rotation_check
+from core.lessons import (ffn_as_convolution, norm_demo, parameter_table, pe_curves, qkv_projection, random_vectors,
+                          rotation_check)
 from core.model.attention import attention_weights
 from core.model.masks import combine_masks, padding_mask
 
@@ -469,8 +470,13 @@ def test_layernorm_rows_and_batchnorm_columns(runs):
 def test_ffn_is_a_one_by_one_convolution(runs):
     at = open_page("architecture")
     at.slider(key="ffn_tokens").set_value(7).run()
-    _, frame = chart(at, "two Conv1d, kernel 1, ReLU between")
-    assert frame["row_index"].max() + 1 == 7
+    panels = charts_in(at)  # one figure, a panel each
+    x, per_token, conv = (as_matrix(panels[title][0], "value") for title in (
+        "x (tokens × d_model)", "FFN applied token by token", "two Conv1d, kernel 1, ReLU between"))
+    expected = ffn_as_convolution(7, 4, 16, 0)
+    np.testing.assert_array_equal(x, expected.x)
+    np.testing.assert_array_equal(per_token, expected.per_token)
+    np.testing.assert_allclose(conv, per_token, atol=1e-5)
     assert any("Both give the same output" in s.value for s in at.success)
 
 

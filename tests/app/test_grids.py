@@ -11,9 +11,9 @@ from app.charts import grids, look
 def test_two_matrices_side_by_side_are_one_figure_with_one_row_axis_and_one_colour_bar():
     unmasked, masked = np.full((3, 3), 1 / 3), np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None]
     positions = ["0", "1", "2"]
-    pair = grids.paired_heatmaps((unmasked, masked), ("Without the mask", "With the look-ahead mask"),
-                                 x_title="key position", y_title="query position", rows=positions, cols=positions,
-                                 annotate=True)
+    pair = grids.side_by_side((unmasked, masked), ("Without the mask", "With the look-ahead mask"),
+                              x_title="key position", y_title="query position", rows=positions, cols=positions,
+                              domain=(0.0, 1.0), annotate=True)
     left, right = pair.data
     np.testing.assert_array_equal(left.z, unmasked)
     np.testing.assert_array_equal(right.z, masked)
@@ -28,6 +28,19 @@ def test_two_matrices_side_by_side_are_one_figure_with_one_row_axis_and_one_colo
     assert [a.x for a in pair.layout.annotations] == [first[0], second[0]]  # each title over its panel
     assert list(left.text[2]) == ["0.33", "0.33", "0.33"] and list(right.text[0]) == ["1.00", "0", "0"]
     assert look.meta(pair)["settled"] and pair.layout.margin.r >= 75  # the colour bar's room
-    with pytest.raises(ValueError, match="differ in shape"):
-        grids.paired_heatmaps((unmasked, masked[:2]), ("a", "b"), x_title="k", y_title="q", rows=positions,
-                              cols=positions)
+    with pytest.raises(ValueError, match="must be 3 × 3"):
+        grids.side_by_side((unmasked, masked[:2]), ("a", "b"), x_title="k", y_title="q", rows=positions,
+                           cols=positions)
+
+
+def test_three_signed_matrices_share_one_scale_symmetric_about_zero_over_all_of_them():
+    x, y = np.array([[-0.5, 0.25]]), np.array([[2.0, -1.0]])
+    figure = grids.side_by_side((x, y, y), ("x", "f(x)", "g(x)"), x_title="d", y_title="t", value="value",
+                                rows=["t0"], cols=["d0", "d1"], scheme="diverging", annotate=True)
+    assert [t.xaxis for t in figure.data] == ["x", "x2", "x3"] and {t.yaxis for t in figure.data} == {"y"}
+    assert [t.showscale for t in figure.data] == [False, False, True]
+    assert {(t.zmin, t.zmax) for t in figure.data} == {(-2.0, 2.0)}  # the largest |value| of all three
+    domains = [figure.layout[name].domain for name in ("xaxis", "xaxis2", "xaxis3")]
+    assert domains[0][0] == 0 and domains[-1][1] == pytest.approx(1)
+    assert all(a[1] < b[0] for a, b in zip(domains, domains[1:]))  # in order, apart
+    assert [a.x for a in figure.layout.annotations] == [d[0] for d in domains]

@@ -43,6 +43,8 @@ BASE_CSS = """<style>
 [data-testid="stSelectbox"] input[role="combobox"] + button { padding-left: 0; padding-right: 4px; }
 [data-testid="stHorizontalBlock"]:has([data-testid="stSelectbox"]) { flex-wrap: wrap; }
 [data-testid="stColumn"]:has([data-testid="stSelectbox"]):not(:has([data-testid="stHorizontalBlock"])) { min-width: min(100%, 30rem); }
+/* the Lesson's pickers hold short values: two and three to a row, so its stage starts on the first screen */
+.st-key-lesson_pickers [data-testid="stHorizontalBlock"] > [data-testid="stColumn"]:has([data-testid="stSelectbox"]) { min-width: min(100%, 13rem); }
 [data-testid="stSidebarNav"] a :is(span, div, p) { white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
 [data-testid="stSidebarNav"] a > span:last-child { min-width: 0; flex: 1 1 auto; }
 [data-testid="stSidebarNav"] a { height: auto !important; }

@@ -81,7 +81,8 @@ def lesson_body() -> None:
     st.session_state["lesson_step"] = int(np.clip(st.session_state["lesson_step"], 0, T - 1))
     st.session_state["lesson_head"] = int(np.clip(st.session_state["lesson_head"], 0, trace.n_heads - 1))
     if show:
-        _pickers(entry, trace, columns=True)
+        with st.container(key="lesson_pickers"):
+            _pickers(entry, trace, columns=True)
     stage = st.session_state["lesson_stage"]
     side, main = st.columns([1, 3.3], gap="medium")
     with side:
@@ -102,11 +103,14 @@ def lesson_body() -> None:
 
 
 def _pickers(entry, trace: lessons.LessonTrace, columns: bool) -> None:
-    """The model, sentence, stage, head, token and step pickers (two to a row when ``columns``)."""
+    """The model, sentence, stage, head, token and step pickers: when ``columns``, the sentence and the stage in
+    one row and the other three in the next (narrow selects: their values are short), so that the stage starts on
+    a 1280 × 720 screen's first view."""
     S, T = len(trace.source_tokens), len(trace.target_tokens)
     st.caption(f"Model: {entry.label}")
-    st.text_input("Sentence", key="lesson_text", max_chars=200)
-    cells = [*st.columns([3, 1]), *st.columns(2)] if columns else [st.container() for _ in range(4)]
+    top = st.columns([3, 2]) if columns else [st.container(), st.container()]
+    top[0].text_input("Sentence", key="lesson_text", max_chars=200)
+    cells = [top[1], *st.columns(3)] if columns else [top[1], *(st.container() for _ in range(3))]
     cells[0].selectbox("Stage", range(len(STAGES)), key="lesson_stage",
                        format_func=lambda i: f"{i + 1}. {STAGES[i][0]}")
     cells[1].selectbox("Head", range(trace.n_heads), key="lesson_head", format_func=lambda h: f"head {h + 1}")

@@ -132,3 +132,25 @@ def test_the_first_stage_loads_the_next_stages_chart_modules_while_idle(lesson_p
         wait_until_idle(page)
     assert page.evaluate(MODULES_JS) == fetched
     assert problems_on(page) == []
+
+
+PICKER_TOPS_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stTextInput"], '
+                                                          + '[data-testid="stSelectbox"])')]
+  .slice(0, 5).map(e => Math.round(e.getBoundingClientRect().top))"""
+STAGE_HEADER_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] h2')]
+  .filter(h => /^\\d+\\. /.test(h.innerText.trim())).map(h => h.getBoundingClientRect().top)[0] ?? null"""
+
+
+def test_without_presentation_mode_the_pickers_take_two_rows_and_the_stage_starts_on_the_first_screen(lesson_page):
+    """The sentence beside the stage, head, token and step in the next row (they used to stack, one per row, and
+    push the stage below the first screen at 1280 × 720)."""
+    url, page, _ = lesson_page
+    page.goto(f"{url}/lesson?lesson_stage=13")
+    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    wait_until_idle(page)
+    sentence, stage, head, token, step = page.evaluate(PICKER_TOPS_JS)
+    assert sentence == stage and head == token == step and head > stage, "the pickers are not in two rows"
+    header = page.evaluate(STAGE_HEADER_JS)
+    assert header is not None and 0 <= header < 720, f"the stage's header starts at {header} px"
+    assert problems_on(page) == [] and overflowing(page) == []
+    page.screenshot(path=str(SHOTS / "lesson-stage14-1280x720.png"))

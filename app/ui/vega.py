@@ -34,6 +34,7 @@ import streamlit as st
 from streamlit.elements.vega_charts import _altair_globals_lock, _to_arrow_dataset
 
 ROWS = "rows"  # the dataset a chart drawn by draw_rows reads (alt.NamedData(ROWS))
+ACROSS = {"type": "fit-x", "contains": "padding"}  # a chart as wide as its column, its height kept
 MAX_SPECS = 256  # specs kept per server (a big one, a 100 × 512 encoding table, is about 1 MB of Arrow)
 _validated: set[str] = set()  # the chart functions whose spec Altair has validated once in this server
 
@@ -89,6 +90,6 @@ def draw_rows(build: Callable[..., Any], rows: Any, *args: Any, across: bool = F
     cached = spec(build, ROWS, *args, **kwargs)
     sent = {**cached, "datasets": {**cached.get("datasets", {}), ROWS: rows}}
     if across:
-        sent["autosize"] = {"type": "fit-x", "contains": "padding"}
+        sent["autosize"] = ACROSS
     st.vega_lite_chart(spec=sent, width="stretch" if across else "content")
     return Drawn(build, (rows, *args), kwargs)

@@ -260,5 +260,5 @@ def candidate_bars(labels: Any, probabilities: Any, *, title: str, x_title: str,
 
 def bars(figure: Any) -> Any:
     """Draw a bar chart across its column (its height kept: ``fit-x``)."""
-    figure = figure.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    figure = figure.properties(autosize=alt.AutoSizeParams(**vega.ACROSS))
     return st.altair_chart(figure, width="stretch")

@@ -27,7 +27,7 @@ LEGEND_ROOM = 75  # pixels right of the plot for the colour bar, times the font 
 # pixels a figure in a third or a half of the page may take (1280 px wide, beside the sidebar), times the font scale
 THIRD, HALF = 260, 390
 TEXT_WIDTH = 28  # pixels a cell needs for its number ("-0.25" at 10 px), times the font scale
-PANEL_GAP = 28  # pixels between the two panels of one figure, times the font scale
+PANEL_GAP = 28  # pixels between the panels of one figure (side_by_side), times the font scale
 
 
 def _axis(labels: list[str], title: str, font_scale: float, cell: float, across: bool, **extra) -> dict:
@@ -126,16 +126,8 @@ def grid_heatmap(
     cell_w, cell_h = _cell_sides(n_rows, n_cols, rows, font_scale, cell, max_width * font_scale,
                                  max_height * font_scale, annotate or n_rows == n_cols)
     annotate = annotate and cell_w >= TEXT_WIDTH * font_scale  # a cell too narrow for its number shows it on hover
-    trace = dict(type="heatmap", z=matrix, x=cols, y=rows, name=value, xgap=1 if annotate else 0,
-                 ygap=1 if annotate else 0,
-                 colorscale=SEQUENTIAL_SCALE if scheme == SEQUENTIAL else DIVERGING_SCALE,
-                 colorbar=dict(title=dict(text=value, side="right"), thickness=14, tickfont=dict(size=11 * font_scale)),
-                 hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}<extra></extra>")
-    if domain is not None:
-        trace.update(zmin=float(domain[0]), zmax=float(domain[1]))
-    if annotate:
-        trace.update(text=[[cell_text(v) for v in row] for row in matrix], texttemplate="%{text}",
-                     textfont=dict(size=10 * font_scale))
+    trace = dict(_value_trace(matrix, value, f"{y_title}: %{{y}}<br>{x_title}: %{{x}}", scheme, domain, annotate,
+                              font_scale, fmt), x=cols, y=rows)
     xaxis = _axis(cols, x_title, font_scale, cell_w, across=True)
     yaxis = _axis(rows, y_title, font_scale, cell_h, across=False, autorange="reversed")
     layout = _layout(title, subtitle, xaxis, yaxis, max(cell_w * n_cols, 120), max(cell_h * n_rows, 60), font_scale,
@@ -147,14 +139,13 @@ def grid_heatmap(
 def side_by_side(
     matrices: Sequence[np.ndarray], titles: Sequence[str], *, x_title: str, y_title: str, value: str = "weight",
     rows: Sequence[str], cols: Sequence[str], scheme: str = SEQUENTIAL, domain: tuple[float, float] | None = None,
-    annotate: bool = False, cell: int | None = None, max_width: int = 2 * HALF, max_height: int = 440,
-    font_scale: float = 1.0, fmt: str = ".4f",
+    annotate: bool = False, max_width: int = 2 * HALF, max_height: int = 440, font_scale: float = 1.0,
 ) -> go.Figure:
     """Matrices of one shape side by side in ONE figure (one chart for the browser to lay out where there were as
     many as matrices): a panel each, titled ``titles``, the rows labelled once on the left, and one colour scale for
     them all with its bar on the right: ``scheme`` as in :func:`grid_heatmap`, over ``domain`` (by default their
-    whole range, symmetric about 0 on the diverging scale). A cell is at most ``cell`` (44) pixels and written in
-    where ``annotate`` and it is wide enough. The traces are named ``value``."""
+    whole range, symmetric about 0 on the diverging scale). A cell is at most 44 pixels (times the font scale) and
+    written in where ``annotate`` and it is wide enough. The traces are named ``value``."""
     matrices = [np.asarray(matrix, dtype=float) for matrix in matrices]  # (rows, cols) each
     n_rows, n_cols = matrices[0].shape
     rows, cols = [str(r) for r in rows], [str(c) for c in cols]
@@ -164,14 +155,15 @@ def side_by_side(
         bound = max(float(np.abs(matrix).max()) for matrix in matrices) or 1.0
         domain = (-bound, bound) if scheme != SEQUENTIAL else (min(float(m.min()) for m in matrices),
                                                               max(float(m.max()) for m in matrices))
-    n, gap, largest = len(matrices), PANEL_GAP * font_scale, (cell or 44) * font_scale
+    n, gap, largest = len(matrices), PANEL_GAP * font_scale, 44 * font_scale
     room = _room(rows, font_scale, 6.5) + LEGEND_ROOM * font_scale + (n - 1) * gap
     cell_w = float(np.clip((max_width * font_scale - room) / (n * max(n_cols, 1)), 3, largest))
     side = min(cell_w, float(np.clip(max_height * font_scale / max(n_rows, 1), 3, largest)))  # square cells
     annotate = annotate and side >= TEXT_WIDTH * font_scale
     panel = max(side * n_cols, 60)
-    traces = [dict(_panel_trace(matrix, title, value, x_title, y_title, scheme, domain, annotate, font_scale, fmt),
-                   x=cols, y=rows, xaxis=f"x{k + 1 if k else ''}", yaxis="y", showscale=k == n - 1)
+    traces = [dict(_value_trace(matrix, value, f"{title}<br>{y_title}: %{{y}}<br>{x_title}: %{{x}}", scheme, domain,
+                                annotate, font_scale), x=cols, y=rows, xaxis=f"x{k + 1 if k else ''}", yaxis="y",
+                   showscale=k == n - 1)
               for k, (matrix, title) in enumerate(zip(matrices, titles))]
     xaxis = _axis(cols, x_title, font_scale, side, across=True, anchor="y")
     layout = _layout("", None, xaxis, _axis(rows, y_title, font_scale, side, across=False, autorange="reversed"),
@@ -199,15 +191,17 @@ def _panels(layout: dict, titles: Sequence[str], panel: float, gap: float, font_
     layout["margin"]["t"] = top
 
 
-def _panel_trace(matrix: np.ndarray, title: str, value: str, x_title: str, y_title: str, scheme: str,
-                 domain: tuple[float, float], annotate: bool, font_scale: float, fmt: str) -> dict:
-    """One panel of :func:`side_by_side` (its axes and labels are set by the caller)."""
-    trace = dict(type="heatmap", z=matrix, name=value, zmin=float(domain[0]), zmax=float(domain[1]),
+def _value_trace(matrix: np.ndarray, value: str, where: str, scheme: str, domain: tuple[float, float] | None,
+                 annotate: bool, font_scale: float, fmt: str = ".4f") -> dict:
+    """A heatmap trace of ``matrix`` named ``value``: ``scheme``'s colours over ``domain`` (None: the data's range),
+    its colour bar, a hover of ``where`` (the cell's place) and the value, and each value written in its cell when
+    ``annotate``; the caller gives its axes and labels."""
+    trace = dict(type="heatmap", z=matrix, name=value, xgap=1 if annotate else 0, ygap=1 if annotate else 0,
                  colorscale=SEQUENTIAL_SCALE if scheme == SEQUENTIAL else DIVERGING_SCALE,
-                 xgap=1 if annotate else 0, ygap=1 if annotate else 0,
                  colorbar=dict(title=dict(text=value, side="right"), thickness=14, tickfont=dict(size=11 * font_scale)),
-                 hovertemplate=f"{title}<br>{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value}: %{{z:{fmt}}}"
-                               "<extra></extra>")
+                 hovertemplate=f"{where}<br>{value}: %{{z:{fmt}}}<extra></extra>")
+    if domain is not None:
+        trace.update(zmin=float(domain[0]), zmax=float(domain[1]))
     if annotate:
         trace.update(text=[[cell_text(v) for v in row] for row in matrix], texttemplate="%{text}",
                      textfont=dict(size=10 * font_scale))

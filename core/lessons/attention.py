@@ -27,7 +27,7 @@ def random_vectors(n: int, d: int, seed: int) -> np.ndarray:
 
 def attention_row(scores: np.ndarray, beta: float, hard: bool) -> np.ndarray:
     """(Tk,) weights of one query's scores (Tk,): softmax(β·scores), or one-hot argmax when ``hard``."""
-    scores_t = torch.from_numpy(np.array(scores, dtype=np.float32))[None, :]  # (1, Tk), a copy: a read-only input is fine
+    scores_t = torch.from_numpy(np.array(scores, dtype=np.float32))[None, :]  # (1, Tk), copied: may be read-only
     return attention_weights(scores_t, temperature=beta, hard=hard)[0].double().numpy()
 
 

@@ -4,6 +4,8 @@ clear error messages, user text shown as text, index and kind pickers, and drawi
 
 from __future__ import annotations
 
+import base64
+import html
 import logging
 import math
 import re
@@ -16,11 +18,13 @@ from app.services import catalog
 from app import resources
 from app.charts import attention as charts
 from app.charts import maps
+from app.charts import diagram as diagrams
 from app.ui import vega
 from core import Checkpoint, CheckpointError, KIND_LABELS, PretrainedModel, training
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+DIAGRAM_CLASS = "attnscope-diagram"  # a block diagram's image in the page (the browser tests find it by it)
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~$])")
 
 
@@ -262,3 +266,12 @@ def bars(figure: Any) -> Any:
     """Draw a bar chart across its column (its height kept: ``fit-x``)."""
     figure = figure.properties(autosize=alt.AutoSizeParams(**vega.ACROSS))
     return st.altair_chart(figure, width="stretch")
+
+
+def diagram(drawing: diagrams.Diagram, *, key: str, font_scale: float = 1.0) -> None:
+    """Draw a block diagram as one SVG image the server laid out (no script
+    in the page): its natural size, or its column's width where that is narrower; in a container keyed ``key``."""
+    data = base64.b64encode(diagrams.svg(drawing, font_scale).encode()).decode()
+    with st.container(key=key):
+        st.html(f'<img class="{DIAGRAM_CLASS}" src="data:image/svg+xml;base64,{data}" style="max-width: 100%" '
+                f'alt="{html.escape(diagrams.describe(drawing))}">')

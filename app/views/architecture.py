@@ -12,7 +12,7 @@ import streamlit as st
 
 from app.ui import export, glossary, presentation, tables, vega, widgets
 from app.charts import grids
-from app.charts.architecture import architecture_dot, has_final_norm, parameter_chart
+from app.charts.architecture import architecture_diagram, has_final_norm, parameter_chart
 from app.views.parts.architecture_whisper import whisper_section
 from app.views.parts.training_recipe import recipe_section
 from core import lessons
@@ -90,8 +90,11 @@ def model_section() -> None:
             ("tied embeddings", cfg.tie_embeddings),
         ], columns=["setting", "value"]).astype(str).set_index("setting"))
     with diagram:
-        st.graphviz_chart(architecture_dot(cfg, None if view == "checkpoint" else view, fs))
-        st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back).")
+        widgets.diagram(architecture_diagram(cfg, None if view == "checkpoint" else view), key="arch_diagram",
+                        font_scale=fs)
+        st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back)"
+                   + ("; the orange arrow carries the encoder's output into every decoder layer's cross-attention."
+                      if cfg.has_encoder and cfg.has_decoder else "."))
     st.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
                            view == "checkpoint"))
     widgets.write_to_url(["arch_norm"])

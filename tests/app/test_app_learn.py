@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tests.helpers.apptest_helpers import as_matrix, charts_in, frames_with, open_page, sections
+from tests.helpers.apptest_helpers import (as_matrix, charts_in, diagram_lines, diagrams, frames_with, open_page,
+                                          sections)
 from tests.helpers.paths import SHIPPED
 from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import build_checkpoint, tiny_model
@@ -22,7 +23,8 @@ from streamlit.testing.v1 import AppTest
 from app import resources
 from app.ui import tables
 from app.charts import grids
-from app.charts.architecture import architecture_dot
+from app.charts.architecture import architecture_diagram
+from app.charts.diagram import svg
 from core import attention, load_checkpoint, sinusoidal_encoding, subsequent_mask
 from core.lessons import (ffn_as_convolution, norm_demo, parameter_table, pe_curves, qkv_projection, random_vectors,
                           rotation_check)
@@ -432,20 +434,20 @@ def test_parameter_counts_equal_the_models(runs):
 def test_diagram_reflects_config_and_norm_choice(runs, char_tokenizer):
     at = open_page("architecture")
     cfg = shipped_checkpoint(at).config
-    dot = at.get("graphviz_chart")[0].proto.spec
-    assert f"Encoder layer × {cfg.n_encoder_layers}" in dot and "cross-attention" in dot
-    assert f"{cfg.n_heads} heads × d_k={cfg.head_dim}" in dot and f"{cfg.d_model} → {cfg.d_ff}" in dot
-    assert "post-norm" in dot and "Add & Norm" in dot
+    text = "\n".join(diagram_lines(diagrams(at)[0]))
+    assert f"Encoder layer × {cfg.n_encoder_layers}" in text and "cross-attention" in text
+    assert f"{cfg.n_heads} heads × d_k={cfg.head_dim}" in text and f"{cfg.d_model} → {cfg.d_ff}" in text
+    assert "post-norm" in text and "Add & Norm" in text
     at.radio(key="arch_norm").set_value("pre").run()
-    dot = at.get("graphviz_chart")[0].proto.spec
-    assert "pre-norm" in dot and "Add & Norm" not in dot
+    text = "\n".join(diagram_lines(diagrams(at)[0]))
+    assert "pre-norm" in text and "Add & Norm" not in text
     lm = add_run(runs, "lm", "decoder", char_tokenizer, norm="pre", n_decoder_layers=3)
     at.radio(key="arch_norm").set_value("checkpoint").run()
     at.selectbox(key="ckpt").set_value(lm).run()
     assert not at.exception
-    dot = at.get("graphviz_chart")[0].proto.spec
-    assert "Decoder layer × 3" in dot and "Encoder" not in dot and "cross-attention" not in dot
-    assert "pre-norm" in dot
+    text = "\n".join(diagram_lines(diagrams(at)[0]))
+    assert "Decoder layer × 3" in text and "Encoder" not in text and "cross-attention" not in text
+    assert "pre-norm" in text
 
 
 def test_layernorm_rows_and_batchnorm_columns(runs):
@@ -502,16 +504,15 @@ def test_parameter_formulas_match_every_configuration(architecture, overrides):
 
 
 @pytest.mark.parametrize("architecture", ["encoder-decoder", "encoder", "decoder"])
-def test_architecture_dot_names_the_blocks(architecture):
+def test_architecture_diagram_names_the_blocks(architecture):
     config = tiny_model(architecture).config
-    dot = architecture_dot(config)
-    assert dot.startswith("digraph") and dot.rstrip().endswith("}")
-    assert dot.count("{") == dot.count("}")
-    assert ("Encoder layer" in dot) == config.has_encoder
-    assert ("masked self-attention" in dot) == config.has_decoder
-    assert ("cross-attention" in dot) == (architecture == "encoder-decoder")
+    text = "\n".join(diagram_lines(svg(architecture_diagram(config))))
+    assert ("Encoder layer" in text) == config.has_encoder
+    assert ("masked self-attention" in text) == config.has_decoder
+    assert ("cross-attention" in text) == (architecture == "encoder-decoder")
+    assert ("class scores" in text) == (architecture == "encoder")
     with pytest.raises(ValueError):
-        architecture_dot(config, norm="middle")
+        architecture_diagram(config, norm="middle")
 
 
 def test_grid_heatmap_is_one_trace_written_in_its_cells_when_small():

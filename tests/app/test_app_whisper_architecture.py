@@ -16,17 +16,23 @@ TINY = WhisperConfig(vocab_size=40, d_model=16, n_encoder_layers=2, n_decoder_la
 
 
 def test_the_diagram_names_whispers_blocks():
-    from app.charts.architecture import whisper_dot
+    from app.charts.architecture import whisper_diagram
+    from app.charts.diagram import svg
+    from tests.helpers.apptest_helpers import diagram_lines
 
-    dot = whisper_dot(TINY)
-    for text in ("Conv1d 8 → 16", "stride 2", "sinusoidal positions", "learned positions (12)",
-                 "Encoder layer × 2", "Decoder layer × 3", "masked self-attention", "K, V: the 20 frames",
-                 "GELU", "wmem -> wdec_cross"):
-        assert text in dot, text
+    drawing = whisper_diagram(TINY)
+    text = "\n".join(diagram_lines(svg(drawing)))
+    for line in ("Conv1d 8 → 16", "stride 2", "sinusoidal positions", "learned positions (12)",
+                 "Encoder layer × 2", "Decoder layer × 3", "masked self-attention", "K, V: the 20 frames", "GELU"):
+        assert line in text, line
+    assert drawing.cross == ("memory", "cross")  # the frames' memory into the decoder's cross-attention
+    column_of = {box.key: n for n, column in enumerate(drawing.columns)
+                 for box in (*column.above, *(b for s in column.sublayers for b in s.boxes)) if box.key}
+    assert column_of == {"memory": 0, "cross": 1}
 
 
 def test_the_architecture_page_shows_whisper_with_the_installed_models_counts():
-    from tests.helpers.apptest_helpers import open_page, sections
+    from tests.helpers.apptest_helpers import diagrams, open_page, sections
 
     at = open_page("architecture", timeout=300)
     assert "7 · A real encoder-decoder: Whisper" in sections(at)
@@ -39,7 +45,7 @@ def test_the_architecture_page_shows_whisper_with_the_installed_models_counts():
         column = next(c for c in table.columns if c.startswith(entry.name + " ("))
         assert list(table[column]) == [f"{p.whisper:,}" for p in counted.parts] + [f"{counted.total:,}"]
     assert table["paper's base model"].iloc[-1] == "63,082,496"
-    assert at.get("graphviz_chart") and not at.error
+    assert len(diagrams(at)) == 2 and not at.error  # the loaded model's, then Whisper's
 
 
 def test_the_architecture_page_says_how_to_install_whisper(monkeypatch):

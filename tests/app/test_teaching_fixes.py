@@ -10,14 +10,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from tests.helpers.apptest_helpers import open_page
+from tests.helpers.apptest_helpers import diagram_lines, open_page
 from tests.helpers.paths import SHIPPED
 from tests.helpers.apptest_helpers import find_chart as chart
 from tests.helpers.tiny import tiny_model
 
 from app.ui import glossary
 from app.charts import teaching as charts
-from app.charts.architecture import architecture_dot, has_final_norm
+from app.charts.architecture import architecture_diagram, has_final_norm
+from app.charts.diagram import svg
 from core import attention, load_checkpoint, training
 from core.lessons import (kl_check, lecture_comparison, other_share, pe_table, smoothing_example,
                           trace_translation, wavelength_range)
@@ -135,18 +136,22 @@ def test_train_page_shows_the_guard_the_classifier_case_and_the_kl_check(runs):
 
 
 # ----------------------------------------------------------------------------- LayerNorm placement
+def _final_norms(config, norm: str | None = None) -> int:
+    """How many boxes of the drawn diagram are a final LayerNorm (a line starting so)."""
+    return sum(line.startswith("final LayerNorm") for line in diagram_lines(svg(architecture_diagram(config, norm))))
+
+
 def test_post_norm_has_no_final_layernorm_and_pre_norm_has_one():
     post = tiny_model("encoder-decoder").config
     pre = replace(post, norm="pre")
-    textbook_post = architecture_dot(post, norm="post")
-    assert '"final LayerNorm' not in textbook_post and "Add & Norm" in textbook_post
-    assert "no final LayerNorm" in textbook_post
-    textbook_pre = architecture_dot(post, norm="pre")
-    assert textbook_pre.count("final LayerNorm") == 2  # after the encoder stack and after the decoder stack
+    textbook_post = diagram_lines(svg(architecture_diagram(post, norm="post")))
+    assert _final_norms(post, "post") == 0 and "Add & Norm" in textbook_post
+    assert "no final LayerNorm)" in textbook_post
+    assert _final_norms(post, "pre") == 2  # after the encoder stack and after the decoder stack
     assert has_final_norm(pre) is True
-    assert has_final_norm(post) is False and '"final LayerNorm' not in architecture_dot(post)
+    assert has_final_norm(post) is False and _final_norms(post) == 0
     legacy = replace(post, final_norm=True)  # a post-norm checkpoint trained with a closing LayerNorm
-    assert has_final_norm(legacy) is True and '"final LayerNorm' in architecture_dot(legacy)
+    assert has_final_norm(legacy) is True and _final_norms(legacy) == 2
 
 
 def test_architecture_page_says_where_the_norms_are(runs):

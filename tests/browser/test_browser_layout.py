@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from app.ui.widgets import DIAGRAM_CLASS
 from tests.helpers.browser import PUSHED_JS, app_in_chromium, problems_on, wait_until_idle
 from tests.helpers.pretrained_files import write_tiny_bert
 
@@ -132,13 +133,13 @@ BROKEN_VALUES_JS = """() => [...document.querySelectorAll(
   .filter(el => el.getBoundingClientRect().height
     > 1.8 * parseFloat(getComputedStyle(el.querySelector("p") || el).fontSize))
   .map(el => `${el.innerText.replace(/\\s+/g, ' ')} (${Math.round(el.getBoundingClientRect().height)} px tall)`)"""
-# The topmost chart, a diagram (Architecture's Graphviz drawing of the model) counting as one.
+# The topmost chart, a diagram (Architecture's drawing of the model, app.ui.widgets.diagram) counting as one.
 FIRST_CHART_TOP_JS = """() => {
   const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
-    + '[data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"])')]
+    + '[data-testid="stVegaLiteChart"], img.DIAGRAM)')]
     .filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
   return tops.length ? Math.min(...tops) : null;  // the page is unscrolled: the topmost chart's top on screen
-}"""
+}""".replace("DIAGRAM", DIAGRAM_CLASS)
 
 
 @pytest.fixture(scope="module")

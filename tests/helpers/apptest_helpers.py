@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
+from xml.etree import ElementTree
 
 import numpy as np
 import pandas as pd
@@ -18,9 +20,11 @@ import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from app import routes
+from app.ui.widgets import DIAGRAM_CLASS
 from tests.helpers.paths import ROOT
 
 APP = ROOT / "app" / "streamlit_app.py"
+SVG = "{http://www.w3.org/2000/svg}"  # the SVG namespace, as ElementTree names its tags
 SCRIPTS = {r.url_path: r.script for section in routes.SECTIONS.values() for r in section}
 
 
@@ -210,3 +214,17 @@ def find_chart(at: AppTest, text: str) -> tuple[dict, pd.DataFrame]:
         if text in json.dumps(spec(element), ensure_ascii=False) or any(text in t for t in titles(element)):
             return spec(element), frames(element)[0]
     raise AssertionError(f"no chart mentions {text!r}")
+
+
+def diagrams(at: AppTest) -> list[str]:
+    """The SVG documents of the page's block diagrams (``app.ui.widgets.diagram``'s images), in page order."""
+    assert not at.exception, at.exception
+    found = (re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', html.proto.body) for html in at.get("html")
+             if f'class="{DIAGRAM_CLASS}"' in html.proto.body)
+    return [base64.b64decode(match.group(1)).decode() for match in found if match]
+
+
+def diagram_lines(svg: str) -> list[str]:
+    """Every line of text a block diagram's SVG draws, in drawing order."""
+    return [span.text or "" for span in ElementTree.fromstring(svg).iter(f"{SVG}tspan")] + [
+        text.text for text in ElementTree.fromstring(svg).iter(f"{SVG}text") if text.text]

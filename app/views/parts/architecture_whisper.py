@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import pretrained_resources, routes
 from app.ui import widgets
-from app.charts.architecture import whisper_dot
+from app.charts.architecture import whisper_diagram
 from app.views.parts.pretrained.common import INSTALL
 from core import lessons, PretrainedEntry
 
@@ -74,7 +74,7 @@ def whisper_section(font_scale: float) -> None:
         st.page_link(routes.SPEECH, label="Hear it: the Whisper page",
                      icon=":material/mic:")
     with right:
-        st.graphviz_chart(whisper_dot(counted[drawn].config, font_scale))
+        widgets.diagram(whisper_diagram(counted[drawn].config), key="arch_whisper_diagram", font_scale=font_scale)
         st.caption("Read bottom to top. Dashed arrows are the residual connections; the orange arrow carries the "
                    "frames into every decoder layer's cross-attention.")
     st.markdown("**Parameters, part by part**, counted on each installed model (sum of its tensors' sizes) "

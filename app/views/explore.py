@@ -1,9 +1,9 @@
 """Explore attention: a sentence in, the prediction out, and every head's attention.
 
 The model runs once per (checkpoint, text, options) through ``resources.explain_entry``; the text
-and decoding options rerun this page, everything else reruns only the fragment it touches
-(``panels``): the kind, layer, head and view controls rerun the head view, the chosen view and the
-experiment panels from the cached explanation, never the model.
+and decoding options rerun everything under the title (one fragment: not the sidebar), everything else
+reruns only the fragment it touches (``panels``): the kind, layer, head and view controls rerun the head view,
+the chosen view and the experiment panels from the cached explanation, never the model.
 
 Layout: the chosen head's map is the first chart and lands above the fold. In normal mode the
 input, the prediction and the controls fill a left column and the head view the right one; in
@@ -31,41 +31,49 @@ st.title("Explore attention")
 st.caption("Type a sentence and see how the model splits it into tokens, what it predicts, and where every "
            "attention head looks. Rows are the tokens doing the attending, columns the tokens attended to.")
 
-loaded = widgets.current_checkpoint(pretrained=True)
-if loaded is None:
-    st.info("Pick a checkpoint in the sidebar, or train one on the Train page, to see its attention.")
-    st.stop()
-entry, ckpt = loaded
-with st.container(key="explore_layout"):  # projector mode stacks the two when the chart would not fit (widgets.py)
-    input_side, chart_side = st.columns([2, 3], gap="medium")
-view_box = st.container()  # the chosen view, below the two columns
 
-with input_side:
-    text = w.text_input(entry)
-    options = w.base_options(ckpt.config.architecture)
-    if not text.strip():
-        st.info("Type some text… (or pick an example above) to see what the model does with it.")
-        w.header(entry, ckpt.config)
-        w.share(text)
-        st.stop()
-    exp = widgets.attempt("run the model", resources.explain_entry, entry, text, **options)
-    if exp is None:
-        st.stop()
-    w.notes(exp)
-    prediction_box = st.container()  # filled after the head view: the chart goes out first
-    panels.head_panel(entry, exp, options, chart_side)
-with prediction_box:
-    w.prediction(exp, widgets.font_scale())
-with view_box:
-    panels.view_panel(entry, exp, options)
-kinds.sections(entry, exp)
+@st.fragment(key="explore_body")
+def explore_body() -> None:
+    """Everything under the title: the model's input, prediction, head view, views and panels. A fragment (issue 23):
+    a text edit or a decoding option reruns it alone, not the sidebar and the page's frame."""
+    loaded = widgets.current_checkpoint(pretrained=True)
+    if loaded is None:
+        st.info("Pick a checkpoint in the sidebar, or train one on the Train page, to see its attention.")
+        return
+    entry, ckpt = loaded
+    with st.container(key="explore_layout"):  # projector mode stacks the two when the chart would not fit
+        input_side, chart_side = st.columns([2, 3], gap="medium")
+    view_box = st.container()  # the chosen view, below the two columns
 
-w.header(entry, ckpt.config)
-# built only while open: a text edit redraws what is on screen (issue 23)
-if tokens_box := presentation.opened("Tokens: what the model read, and the words it knows", TOKENS_OPEN,
-                                     icon=":material/token:"):
-    with tokens_box:
-        w.tokens(exp)
-        w.vocabulary(ckpt)
-experiments.interventions(entry, exp, options)
-experiments.compare(entry, exp, options)
+    with input_side:
+        text = w.text_input(entry)
+        options = w.base_options(ckpt.config.architecture)
+        if not text.strip():
+            st.info("Type some text… (or pick an example above) to see what the model does with it.")
+            w.header(entry, ckpt.config)
+            w.share(text)
+            return
+        exp = widgets.attempt("run the model", resources.explain_entry, entry, text, **options)
+        if exp is None:
+            return
+        w.notes(exp)
+        prediction_box = st.container()  # filled after the head view: the chart goes out first
+        panels.head_panel(entry, exp, options, chart_side)
+    with prediction_box:
+        w.prediction(exp, widgets.font_scale())
+    with view_box:
+        panels.view_panel(entry, exp, options)
+    kinds.sections(entry, exp)
+
+    w.header(entry, ckpt.config)
+    # built only while open: a text edit redraws what is on screen (issue 23)
+    if tokens_box := presentation.opened("Tokens: what the model read, and the words it knows", TOKENS_OPEN,
+                                         icon=":material/token:"):
+        with tokens_box:
+            w.tokens(exp)
+            w.vocabulary(ckpt)
+    experiments.interventions(entry, exp, options)
+    experiments.compare(entry, exp, options)
+
+
+explore_body()

@@ -333,6 +333,30 @@ COUNT_DRAWS_JS = """() => {
       emitter?.on?.('plotly_beforeplot', () => { draws.set(this, (draws.get(this) || 0) + 1); });
     }});
 }"""
+SIDEBAR_WATCH_JS = """() => { window.__sidebarChanges = [];
+  new MutationObserver(records => window.__sidebarChanges.push(...records.map(r => r.type + ' ' + (r.attributeName || ''))))
+    .observe(document.querySelector('[data-testid="stSidebar"]'),
+             {subtree: true, childList: true, attributes: true, characterData: true}); }"""
+
+
+def test_a_text_edit_reruns_the_explore_body_and_leaves_the_sidebar_alone(browser_page):
+    """Explore's body is one fragment (issue 23): a new text reruns it and redraws what it shows; the sidebar (the
+    checkpoint picker, the toggles, the page list) is neither rerun nor redrawn."""
+    url, page, _ = browser_page
+    _open(page, f"{url}/?ckpt=shipped:translation", "Explore attention")
+    text = page.locator(".st-key-text textarea")
+    text.fill("the small cat sees the red car")
+    text.press("Control+Enter")
+    _wait_for_text(page, "el gato pequeño ve el coche rojo")
+    page.evaluate(SIDEBAR_WATCH_JS)
+    text.fill("the red car")
+    text.press("Control+Enter")
+    page.wait_for_function("t => !document.querySelector('[data-testid=\"stMain\"]').innerText.includes(t)",
+                           arg="el gato pequeño", timeout=60_000)  # the body ran again: a new translation
+    wait_until_idle(page)
+    assert page.evaluate("window.__sidebarChanges") == []
+
+
 # (a chart across its column's width, the Explore output's confidence strip, is drawn once more at that width:
 # Streamlit measures the column after Plotly's first draw; the maps have their own width)
 DRAWS_JS = """() => [...window.__draws].filter(([div]) => div.isConnected && div._fullLayout?.width !== undefined

@@ -9,7 +9,8 @@
 A layer or head move reruns the slider's own fragment, the head view; the chosen view and the panels that
 draw the chosen head (:func:`followers`) are rerun with it by name (``st.rerun([...])`` from the callback)
 only when there are any. A kind change reruns every panel; the text and
-decoding options rerun the page, as everything depends on them. Each fragment keeps the arguments of the
+decoding options rerun the page's body (``explore_body``, a fragment: not the sidebar), as everything depends on
+them. Each fragment keeps the arguments of the
 last full run: the cached :class:`~core.Explanation`, so no fragment runs the model for a selection change.
 """
 

@@ -88,6 +88,16 @@ def _wait_for_text(page, text: str, timeout_ms: int = 60_000) -> None:
     wait_until_idle(page)
 
 
+def _translated(page, url: str):
+    """Explore with the shipped translation model, a lecture sentence typed and translated; returns the text area."""
+    _open(page, f"{url}/?ckpt=shipped:translation", "Explore attention")
+    text = page.locator(".st-key-text textarea")
+    text.fill("the small cat sees the red car")
+    text.press("Control+Enter")
+    _wait_for_text(page, "el gato pequeño ve el coche rojo")
+    return text
+
+
 def _open(page, url: str, heading: str) -> None:
     page.goto(url)
     page.locator('[data-testid="stMain"] h1').filter(has_text=heading).first.wait_for(timeout=60_000)
@@ -104,11 +114,7 @@ def test_every_page_opens_without_an_error(browser_page):
 
 def test_explore_reacts_to_text_kind_layer_head_and_the_causal_mask(browser_page):
     url, page, dialogs = browser_page
-    _open(page, f"{url}/?ckpt=shipped:translation", "Explore attention")
-    text = page.locator(".st-key-text textarea")
-    text.fill("the small cat sees the red car")
-    text.press("Control+Enter")
-    _wait_for_text(page, "el gato pequeño ve el coche rojo")
+    text = _translated(page, url)
 
     page.locator(".st-key-kind").get_by_text("Cross-attention").click()
     wait_until_idle(page)
@@ -343,11 +349,7 @@ def test_a_text_edit_reruns_the_explore_body_and_leaves_the_sidebar_alone(browse
     """Explore's body is one fragment (issue 23): a new text reruns it and redraws what it shows; the sidebar (the
     checkpoint picker, the toggles, the page list) is neither rerun nor redrawn."""
     url, page, _ = browser_page
-    _open(page, f"{url}/?ckpt=shipped:translation", "Explore attention")
-    text = page.locator(".st-key-text textarea")
-    text.fill("the small cat sees the red car")
-    text.press("Control+Enter")
-    _wait_for_text(page, "el gato pequeño ve el coche rojo")
+    text = _translated(page, url)
     page.evaluate(SIDEBAR_WATCH_JS)
     text.fill("the red car")
     text.press("Control+Enter")

@@ -47,7 +47,7 @@ def has_final_norm(config, norm: str | None = None) -> bool:
 
 
 def _sublayers(norm: str, parts: list[tuple[str, str, str]]) -> tuple[Sublayer, ...]:
-    """Each sublayer (label, colour, key) in its residual connection: post-norm, the sublayer then Add & Norm;
+    """Each sublayer (label, colour kind, key) in its residual connection: post-norm, the sublayer then Add & Norm;
     pre-norm, a LayerNorm, the sublayer, then the Add."""
     if norm == "pre":
         return tuple(Sublayer((Box("LayerNorm", COLOURS["norm"]), Box(label, COLOURS[kind], key)),
@@ -57,7 +57,7 @@ def _sublayers(norm: str, parts: list[tuple[str, str, str]]) -> tuple[Sublayer, 
 
 
 def _stack_title(kind: str, layers: int, norm: str) -> str:
-    placement = "pre-norm: LayerNorm first" if norm == "pre" else "post-norm: Norm after the Add"
+    placement = "pre-norm: LayerNorm first" if norm == "pre" else "post-norm: LayerNorm after Add"
     return f"{kind} layer × {layers}\n{placement}"
 
 

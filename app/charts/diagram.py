@@ -163,18 +163,17 @@ def _path(path: list[tuple[float, float]], colour: str = INK, width: float = 1.2
     """An arrow along ``path`` (SVG coordinates) in ``colour``, its head a small filled triangle at the end."""
     dx, dy, x, y = _head(path)
     back_x, back_y, side_x, side_y = x - dx * ARROW, y - dy * ARROW, -dy * ARROW / 2, dx * ARROW / 2
-    line = " ".join(f"{px:.1f},{py:.1f}" for px, py in [*path[:-1], (back_x, back_y)])
     head = (f"{x:.1f},{y:.1f} {back_x + side_x:.1f},{back_y + side_y:.1f} "
             f"{back_x - side_x:.1f},{back_y - side_y:.1f}")
-    dash = ' stroke-dasharray="5 4"' if dashed else ""
-    return (f'<g><polyline points="{line}" fill="none" stroke="{colour}" stroke-width="{width}"{dash}/>'
+    return (f'<g>{_line([*path[:-1], (back_x, back_y)], colour, width, dashed)}'
             f'<polygon points="{head}" fill="{colour}"/></g>')
 
 
-def _line(path: list[tuple[float, float]]) -> str:
-    """A plain line along ``path`` (SVG coordinates), in the arrows' colour."""
+def _line(path: list[tuple[float, float]], colour: str = INK, width: float = 1.2, dashed: bool = False) -> str:
+    """A line along ``path`` (SVG coordinates), with no arrowhead."""
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y in path)
-    return f'<polyline points="{points}" fill="none" stroke="{INK}" stroke-width="1.2"/>'
+    dash = ' stroke-dasharray="5 4"' if dashed else ""
+    return f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="{width}"{dash}/>'
 
 
 def _text(text: str, x: float, top: float, font: float, fill: str = INK, weight: str = "normal") -> str:
@@ -183,6 +182,11 @@ def _text(text: str, x: float, top: float, font: float, fill: str = INK, weight:
                     for n, line in enumerate(_lines(text)))
     return (f'<text x="{x:.1f}" y="{top:.1f}" text-anchor="middle" font-size="{font:.1f}" fill="{fill}" '
             f'font-weight="{weight}">{spans}</text>')
+
+
+def _down(y: float, content: float) -> float:
+    """An up coordinate (from the drawing's bottom, ``content`` high) as SVG's (from its top, margin included)."""
+    return MARGIN + content - y
 
 
 def svg(diagram: Diagram, font_scale: float = 1.0) -> str:
@@ -196,12 +200,12 @@ def svg(diagram: Diagram, font_scale: float = 1.0) -> str:
     width, content = x0 - COLUMN_GAP + MARGIN, max(layout.height for layout in layouts)
 
     def flip(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-        return [(x, MARGIN + content - y) for x, y in points]
+        return [(x, _down(y, content)) for x, y in points]
 
     parts = []
     for column, layout in zip(diagram.columns, layouts):
         left, bottom, w, h = layout.frame
-        top = MARGIN + content - bottom - h
+        top = _down(bottom + h, content)
         parts.append(f'<rect x="{left:.1f}" y="{top:.1f}" width="{w:.1f}" height="{h:.1f}" rx="8" fill="none" '
                      f'stroke="{column.colour}" stroke-width="1.5"/>')
         parts.append(_text(column.title, layout.boxes[0].x + layout.boxes[0].w / 2, top + FRAME / 2, font,
@@ -210,7 +214,7 @@ def svg(diagram: Diagram, font_scale: float = 1.0) -> str:
         parts += [_path(flip(arrow)) for arrow in layout.arrows]
         parts += [_path(flip(run), dashed=True) for run in layout.residuals]
         for placed in layout.boxes:
-            y = MARGIN + content - placed.y - placed.h
+            y = _down(placed.y + placed.h, content)
             parts.append(f'<g><rect x="{placed.x:.1f}" y="{y:.1f}" width="{placed.w:.1f}" '
                          f'height="{placed.h:.1f}" rx="6" fill="{placed.box.fill}" stroke="#555555"/>'
                          + _text(placed.box.label, placed.x + placed.w / 2, y + PAD, font, fill=TEXT)
@@ -230,7 +234,7 @@ def _cross(diagram: Diagram, layouts: list[_Layout], content: float, font: float
     (source_column, source), (_, target) = found[diagram.cross[0]], found[diagram.cross[1]]
     frame_left, _, frame_w, _ = layouts[source_column].frame
     run = frame_left + frame_w + COLUMN_GAP / 2
-    start_y, end_y = (MARGIN + content - p.y - p.h / 2 for p in (source, target))
+    start_y, end_y = (_down(p.y + p.h / 2, content) for p in (source, target))
     path = [(source.x + source.w, start_y), (run, start_y), (run, end_y), (target.x, end_y)]
     label = (f'<text x="{(run + target.x) / 2:.1f}" y="{end_y - 5:.1f}" text-anchor="middle" '
              f'font-size="{0.85 * font:.1f}" fill="{CROSS}" font-weight="600">{escape(diagram.cross_label)}</text>')

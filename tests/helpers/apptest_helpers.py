@@ -226,5 +226,6 @@ def diagrams(at: AppTest) -> list[str]:
 
 def diagram_lines(svg: str) -> list[str]:
     """Every line of text a block diagram's SVG draws, in drawing order."""
-    return [span.text or "" for span in ElementTree.fromstring(svg).iter(f"{SVG}tspan")] + [
-        text.text for text in ElementTree.fromstring(svg).iter(f"{SVG}text") if text.text]
+    root = ElementTree.fromstring(svg)
+    return ([span.text or "" for span in root.iter(f"{SVG}tspan")]
+            + [text.text for text in root.iter(f"{SVG}text") if text.text])

@@ -49,8 +49,7 @@ SESSIONS, ROUNDS, STARTS, EDITS, MOVES, BIG = 8, 3, 3, 5, 6, 3
 THINK_S, PACED_ROUNDS = (1.5, 4.0), 6  # a class: seconds each session reads an answer before its next edit
 BURST_FIRST, PACED_FIRST = 500, 540  # their sentences: sentence(first + …), none sent twice (none cached)
 RATIO, SESSIONS_RATIO = 1.3, 2.0  # issue 23: every row within 1.3× the bare page; 8 sessions within 2× one
-MAP_KEYS = ".st-key-head_map, .st-key-grid"  # the big-map rows time the head view or the model grid: an untrained
-# model's output (and so its confidence strip) is the same for every text, and Plotly does not redraw an unchanged chart
+MAP_KEYS = ".st-key-head_map, .st-key-grid"  # the big-map rows time the head view or the model grid (their charts)
 PAUSE_S = 3.0  # between a big model's runs: a run over 1 s earns its session a rest (app.services.limits.Gate)
 
 

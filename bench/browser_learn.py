@@ -6,7 +6,8 @@ A page's first draw is timed from navigation to the page settled (``mode="page"`
 load of the page alternating with one of the bare page, both in a fresh browser context of their own (the first
 load of each is cold, nothing cached, the others warm: the bare page used to be timed warm against each Learn
 page's cold first load); its main control is a slider nudged one step, or the button that moves it on, timed
-the same way. The model runs ``app.resources`` logs during the control moves are counted: a control that does
+the same way. The bare page is timed by the same rule as the Learn page (settled, ``mode="page"``; it used to be
+timed to its chart's first draw, 5-10 % sooner than settled). The model runs ``app.resources`` logs during the control moves are counted: a control that does
 not touch a model must not run one. ``python -m bench browser_learn`` runs these rows alone (a few minutes
 less than the whole ``browser`` section).
 """
@@ -54,14 +55,14 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
             loads, floor_loads = [], []
             for _ in range(LOADS):
                 loads.append(bp.load_ms(page, f"{app.url}/{path}", need=0, mode="page"))
-                floor_loads.append(bp.load_ms(floor, base.url))
+                floor_loads.append(bp.load_ms(floor, base.url, mode="page"))  # settled, as the page is
             if path in CONTROL_SECTIONS:
                 bp.load_ms(page, f"{app.url}/{path}?{CONTROL_SECTIONS[path]}=true", need=0, mode="page")
             runs_before = len(app.events("run"))
             moves, floor_moves = [], []
             for _ in range(MOVES):
                 moves.append(control_ms(page, path))
-                floor_moves.append(bp.nudge_ms(floor, "layer"))
+                floor_moves.append(bp.nudge_ms(floor, "layer", mode="page"))  # timed as the control is
             runs = len(app.events("run")) - runs_before
         except (PlaywrightTimeout, bp.Refused) as error:  # a page that never settles makes a "not drawn" row
             sys.stderr.write(f"browser: {title}: not drawn ({error})\n")

@@ -276,10 +276,14 @@ def submit_ms(page, text: str, mode: str = "all", need: int = 1, only: str | Non
 
 
 def click_ms(page, key: str, label: str, mode: str = "any") -> float:
-    """Click the button labelled ``label`` inside the widget with key ``key`` and time it until drawn."""
+    """Click the button labelled ``label`` inside the widget with key ``key`` and time it until drawn: the clock
+    starts once Playwright finds the button ready and the mouse then clicks its middle at once, as a slider's key
+    press (:func:`nudge_ms`) is sent at once."""
     button = page.locator(f".st-key-{key} button", has_text=label).first
+    button.click(trial=True)  # Playwright's own checks (visible, stable for two frames: 30-70 ms) before the clock
+    box = button.bounding_box()
     arm(page, mode, need=0 if mode == "page" else 1, skip=f".st-key-{key}")
-    button.click()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # as a slider's key press: at once
     return drawn_ms(page, settle=mode == "page")
 
 

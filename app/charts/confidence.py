@@ -1,46 +1,52 @@
-"""How sure the model was of each token it produced: a bar per token, faint and orange where unsure.
+"""How sure the model was of each token it produced: the tokens in a row, each over a bar as long as its
+probability, orange where unsure.
 
-Pure functions: data in, Plotly figure out (tokens are axis labels, never read as markup).
+Pure functions: data in, HTML out (tokens are escaped text, never read as markup).
 """
 
 from __future__ import annotations
 
+import html
 from typing import Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
 from app.charts.base import visible
-from app.charts.look import lean_figure
 
 UNSURE = 0.5  # a token the model gave less than this probability is called unsure
-SURE_COLOR, UNSURE_COLOR = "#1f4e79", "#b8562d"
-MAX_LABELS = 24  # tokens labelled under the strip at most
+SURE_COLOR, UNSURE_COLOR = "#0072B2", "#D55E00"  # Okabe-Ito blue and vermillion: colour-blind safe, both themes
+CLASS = "attnscope-confidence"
+# sizes in rem: presentation mode's larger root font scales them; greys as translucent grey: both themes
+CSS = f"""<style>
+.{CLASS} {{ display: flex; flex-wrap: wrap; gap: 0.5rem 0.6rem; margin: 0.1rem 0 0.2rem 0; }}
+.{CLASS} .token {{ display: inline-flex; flex-direction: column; gap: 0.15rem; min-width: 2.5rem; }}
+.{CLASS} .text {{ white-space: pre; line-height: 1.2; font-size: 1.1rem; }}
+.{CLASS} .meter {{ height: 0.35rem; border-radius: 2px; background: rgba(128, 128, 128, 0.25); }}
+.{CLASS} .meter > span {{ display: block; height: 100%; border-radius: 2px; }}
+.{CLASS} .value {{ font-size: 0.75rem; opacity: 0.75; line-height: 1.1; }}
+.{CLASS}-legend {{ font-size: 0.8rem; opacity: 0.75; line-height: 1.3; }}
+</style>"""
 
 
-def token_confidence(tokens: Sequence[str], probabilities: np.ndarray, *, font_scale: float = 1.0,
-                     title: str = "What the model produced, each token as sure as it was") -> go.Figure:
-    """One bar per produced token, left to right, its height and opacity the probability the model gave it,
-    orange below :data:`UNSURE` (hover: the exact value); the chart takes its column's width.
+def token_confidence(tokens: Sequence[str], probabilities: np.ndarray) -> str:
+    """The produced tokens left to right as HTML, each over a bar as long as the probability the model gave it
+    (blue, orange below :data:`UNSURE`) with that probability in per cent under it, a tenth of a per cent on
+    hover, and a line saying how to read them.
 
-    Plotly, like the head view beside it: the first screen of the Explore page then needs one chart library
-    in the browser, not two (Vega-Lite and its Arrow reader would add 1.5 MB of scripts to the first draw)."""
+    HTML, not a chart: a class reads the numbers without hovering, a long output wraps, and an edit redraws no
+    second chart beside the head view (an HTML block costs the browser a fraction of a Plotly figure)."""
     probs = np.clip(np.asarray(probabilities, dtype=float), 0.0, 1.0)  # (T,)
-    shown = [visible(t) for t in tokens]
-    labels = [f"{i}:{t}" for i, t in enumerate(shown)]  # unique categories: a repeated token keeps its own bar
-    step = -(-len(labels) // MAX_LABELS)  # a long output: every step-th token labelled (hover names each one)
-    trace = dict(type="bar", x=labels, y=probs.tolist(), customdata=shown, name="probability",
-                 marker=dict(color=np.where(probs >= UNSURE, SURE_COLOR, UNSURE_COLOR).tolist(),
-                             opacity=(0.3 + 0.7 * probs).tolist()),
-                 hovertemplate="%{customdata}: %{y:.1%}<extra></extra>")
-    layout = dict(title=dict(text=title, font=dict(size=14 * font_scale)), height=int(110 * font_scale),
-                  margin=dict(l=4, r=4, t=int(30 * font_scale), b=int(28 * font_scale)),
-                  xaxis=dict(type="category", tickmode="array", tickvals=labels[::step], ticktext=shown[::step],
-                             tickangle=0,
-                             tickfont=dict(size=13 * font_scale), showgrid=False, fixedrange=True),
-                  yaxis=dict(range=[0, 1], visible=False, fixedrange=True), bargap=0.15, showlegend=False,
-                  font=dict(size=12 * font_scale))
-    return lean_figure([trace], layout)
+    cells = []
+    for token, p in zip(tokens, probs):
+        shown = html.escape(visible(token))
+        colour = SURE_COLOR if p >= UNSURE else UNSURE_COLOR
+        cells.append(f'<span class="token" role="listitem" title="{shown}: {p:.1%}"><span class="text">{shown}'
+                     f'</span><span class="meter"><span style="width: {p:.1%}; background: {colour}"></span></span>'
+                     f'<span class="value">{p:.0%}</span></span>')
+    legend = (f"The bar under each token is the probability the model gave it; orange below {UNSURE:.0%}, where the "
+              "model was unsure.")
+    return (f'{CSS}<div class="{CLASS}" role="list" aria-label="Each produced token and the probability the model '
+            f'gave it">{"".join(cells)}</div><div class="{CLASS}-legend">{legend}</div>')
 
 
 def unreliable_message(unknown_words: Sequence[tuple[str, Sequence[str]]], unknown_token: str) -> str | None:

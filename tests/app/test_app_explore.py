@@ -18,9 +18,8 @@ from app.charts.base import visible
 from app.views.parts.explore import experiments, panels, views
 from core import (explain, get_task, input_vocabulary, load_checkpoint, ModelConfig, save_checkpoint, Tokenizer,
                   Transformer)
-from tests.helpers.apptest_helpers import APP, frames, is_plotly, open_page, outputs, spec, titles
+from tests.helpers.apptest_helpers import APP, charts, frames, open_page, outputs, spec, titles
 from tests.helpers.paths import REVERSE
-from tests.helpers.apptest_helpers import charts as every_chart
 from tests.helpers.tiny import TINY_MODEL
 
 TOKENS_OPEN = "tokens_open"  # the key of Explore's "Tokens and model" expander (app/views/explore.py)
@@ -93,16 +92,6 @@ def set_text(at: AppTest, text: str) -> AppTest:
 
 
 # ----------------------------------------------------------------------------- reading the page
-def is_confidence_strip(chart) -> bool:
-    return is_plotly(chart) and any(t.get("type") == "bar" and t.get("name") == "probability"
-                                    for t in spec(chart)["data"])
-
-
-def charts(at: AppTest) -> list:
-    """The page's charts but the token-confidence strip under a generated output (test_app_honesty checks it)."""
-    return [c for c in every_chart(at) if not is_confidence_strip(c)]
-
-
 def codes(at: AppTest) -> list[str]:
     """The model outputs on the page (each in its box), in order."""
     return outputs(at)

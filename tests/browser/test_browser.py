@@ -58,8 +58,8 @@ def big_runs():
     return ["run:deep-grid", "run:long-head"]
 
 
-# The attention maps' element containers: every Plotly chart but the prediction's confidence strip.
-MAPS = ".stElementContainer:not(.st-key-confidence_strip)"
+# The attention maps' element containers: on Explore every Plotly chart is one (the prediction's confidence is HTML).
+MAPS = ".stElementContainer"
 
 
 def _first_chart_png(page) -> bytes:
@@ -359,10 +359,8 @@ def test_a_text_edit_reruns_the_explore_body_and_leaves_the_sidebar_alone(browse
     assert page.evaluate("window.__sidebarChanges") == []
 
 
-# (a chart across its column's width, the Explore output's confidence strip, is drawn once more at that width:
-# Streamlit measures the column after Plotly's first draw; the maps have their own width)
-DRAWS_JS = """() => [...window.__draws].filter(([div]) => div.isConnected && div._fullLayout?.width !== undefined
-  && div._fullData.some(trace => trace.type === 'heatmap')).map(([, n]) => n)"""
+DRAWS_JS = """() => [...window.__draws].filter(([div]) => div.isConnected && div._fullLayout?.width !== undefined)
+  .map(([, n]) => n)"""
 
 
 @pytest.mark.parametrize(("path", "act"), [

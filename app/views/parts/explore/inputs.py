@@ -147,7 +147,7 @@ def prediction(exp: Explanation, font_scale: float) -> None:
         widgets.output_text(pred.text or "(empty)", key=PREDICTION)
         if not pred.finished:
             st.caption("The output hit the length limit before an end-of-sequence token.")
-        _confidence(exp, font_scale)
+        _confidence(exp)
         return
     if pred.kind in ("class", "fill"):
         st.caption("Predicted class" if pred.kind == "class" else "The input with every mask filled in")
@@ -177,17 +177,14 @@ def _unknown_token(exp: Explanation) -> str:
     return shown[0] if shown else "an unknown token"
 
 
-def _confidence(exp: Explanation, font_scale: float) -> None:
-    """Each generated token faint or strong as the model's probability for it (end and padding left out)."""
+def _confidence(exp: Explanation) -> None:
+    """Each generated token over a bar of the model's probability for it (end and padding left out)."""
     if exp.token_probabilities is None:
         return
     produced = [(t, p) for t, p in zip(exp.generated_tokens, exp.token_probabilities) if p > 0]
     if produced:
         tokens, probs = zip(*produced)
-        widgets.plot(confidence.token_confidence(tokens, np.asarray(probs), font_scale=font_scale),
-                     name="confidence", key="confidence_strip", stretch=True, toolbar=False)
-        st.caption(f"Faint tokens are ones the model was unsure of (below {confidence.UNSURE:.0%}); hover for the "
-                   "probability it gave each one.")
+        st.html(confidence.token_confidence(tokens, np.asarray(probs)))
 
 
 # ----------------------------------------------------------------------------- share link

@@ -28,6 +28,7 @@ LEGEND_ROOM = 75  # pixels right of the plot for the colour bar, times the font 
 THIRD, HALF = 260, 390
 TEXT_WIDTH = 28  # pixels a cell needs for its number ("-0.25" at 10 px), times the font scale
 PANEL_GAP = 28  # pixels between the panels of one figure (side_by_side), times the font scale
+MARK_CELL = 11  # pixels a mask's cell needs for its ✓ / ✗, times the font scale
 
 
 def _axis(labels: list[str], title: str, font_scale: float, cell: float, across: bool, **extra) -> dict:
@@ -146,6 +147,36 @@ def side_by_side(
     them all with its bar on the right: ``scheme`` as in :func:`grid_heatmap`, over ``domain`` (by default their
     whole range, symmetric about 0 on the diverging scale). A cell is at most 44 pixels (times the font scale) and
     written in where ``annotate`` and it is wide enough. The traces are named ``value``."""
+    traces, layout, _ = _side_by_side_parts(matrices, titles, x_title=x_title, y_title=y_title, value=value,
+                                            rows=rows, cols=cols, scheme=scheme, domain=domain, annotate=annotate,
+                                            max_width=max_width, max_height=max_height, font_scale=font_scale)
+    settle(traces, layout)
+    return lean_figure(traces, layout)
+
+
+def mask_beside(
+    mask: np.ndarray, matrices: Sequence[np.ndarray], titles: Sequence[str], *, mask_title: str, x_title: str,
+    y_title: str, rows: Sequence[str], cols: Sequence[str], annotate: bool = False, font_scale: float = 1.0,
+) -> go.Figure:
+    """A True/False mask as the first panel of ONE figure (as :func:`mask_heatmap` draws it, its colours named in
+    its cells' ✓ / ✗ and hover rather than a bar) and weights in [0, 1] in the panels after it, as
+    :func:`side_by_side` lays them out: the mask and what it does drawn as one chart, where there were two."""
+    allowed = np.asarray(mask, dtype=bool).astype(float)  # (rows, cols)
+    traces, layout, side = _side_by_side_parts((allowed, *matrices), (mask_title, *titles), x_title=x_title,
+                                               y_title=y_title, value="weight", rows=rows, cols=cols,
+                                               scheme=SEQUENTIAL, domain=(0.0, 1.0), annotate=annotate,
+                                               max_width=2 * HALF, max_height=440, font_scale=font_scale)
+    traces[0] = dict(_mask_trace(allowed, side, font_scale, x_title, y_title), x=traces[0]["x"], y=traces[0]["y"],
+                     xaxis="x", yaxis="y", showscale=False)
+    settle(traces, layout)
+    return lean_figure(traces, layout)
+
+
+def _side_by_side_parts(matrices: Sequence[np.ndarray], titles: Sequence[str], *, x_title: str, y_title: str,
+                        value: str, rows: Sequence[str], cols: Sequence[str], scheme: str,
+                        domain: tuple[float, float] | None, annotate: bool, max_width: int, max_height: int,
+                        font_scale: float) -> tuple[list[dict], dict, float]:
+    """:func:`side_by_side`'s traces and layout before they are settled, and a cell's side in pixels."""
     matrices = [np.asarray(matrix, dtype=float) for matrix in matrices]  # (rows, cols) each
     n_rows, n_cols = matrices[0].shape
     rows, cols = [str(r) for r in rows], [str(c) for c in cols]
@@ -169,8 +200,7 @@ def side_by_side(
     layout = _layout("", None, xaxis, _axis(rows, y_title, font_scale, side, across=False, autorange="reversed"),
                      n * panel + (n - 1) * gap, max(side * n_rows, 60), font_scale, max_width * font_scale)
     _panels(layout, titles, panel, gap, font_scale)
-    settle(traces, layout)
-    return lean_figure(traces, layout)
+    return traces, layout, side
 
 
 def _panels(layout: dict, titles: Sequence[str], panel: float, gap: float, font_scale: float) -> None:
@@ -221,19 +251,29 @@ def mask_heatmap(
     n_rows, n_cols = allowed.shape
     size = min(cell or int(np.clip(420 / max(n_rows, n_cols, 1), 12, 40 * font_scale)),
                _cell_sides(n_rows, n_cols, rows, font_scale, None, max_width * font_scale, 10**6, False)[0])
-    words = np.where(allowed > 0, "may attend", "masked")
-    trace = dict(type="heatmap", z=allowed, x=cols, y=rows, name="allowed", zmin=0, zmax=1, xgap=1, ygap=1,
-                 colorscale=[[0.0, MASKED], [0.5, MASKED], [0.5, MAY_ATTEND], [1.0, MAY_ATTEND]],
-                 text=np.where(allowed > 0, "✓", "✗").tolist(), texttemplate="%{text}", customdata=words.tolist(),
-                 textfont=dict(color="white", size=max(8.0, min(14.0, size * 0.45)) * font_scale),
+    trace = dict(_mask_trace(allowed, size, font_scale, x_title, y_title), x=cols, y=rows,
                  colorbar=dict(title=dict(text="cell", side="right"), thickness=14, tickvals=[0.25, 0.75],
-                               ticktext=["masked", "may attend"], tickfont=dict(size=11 * font_scale)),
-                 hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>%{{customdata}}<extra></extra>")
+                               ticktext=["masked", "may attend"], tickfont=dict(size=11 * font_scale)))
     xaxis = _axis(cols, x_title, font_scale, size, across=True)
     yaxis = _axis(rows, y_title, font_scale, size, across=False, autorange="reversed")
     layout = _layout(title, subtitle, xaxis, yaxis, size * n_cols, size * n_rows, font_scale, max_width * font_scale)
     settle([trace], layout)
     return lean_figure([trace], layout)
+
+
+def _mask_trace(allowed: np.ndarray, size: float, font_scale: float, x_title: str, y_title: str) -> dict:
+    """The heatmap trace of a mask (``allowed``: 1 may attend, 0 masked; named ``allowed``): its two colours, ✓ / ✗
+    in every cell at a size that fits a ``size``-pixel cell (none below :data:`MARK_CELL` pixels times the font
+    scale), and "may attend" / "masked" on hover."""
+    words = np.where(allowed > 0, "may attend", "masked")
+    trace = dict(type="heatmap", z=allowed, name="allowed", zmin=0, zmax=1, xgap=1, ygap=1,
+                 colorscale=[[0.0, MASKED], [0.5, MASKED], [0.5, MAY_ATTEND], [1.0, MAY_ATTEND]],
+                 customdata=words.tolist(),
+                 hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>%{{customdata}}<extra></extra>")
+    if size >= MARK_CELL * font_scale:  # a smaller cell shows its colour alone (and its word on hover)
+        trace.update(text=np.where(allowed > 0, "✓", "✗").tolist(), texttemplate="%{text}",
+                     textfont=dict(color="white", size=max(8.0, min(14.0, size * 0.45)) * font_scale))
+    return trace
 
 
 def cell_text(value: float) -> str:

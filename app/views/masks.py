@@ -2,8 +2,8 @@
 sentences of different lengths, their combination, and the exact zeros they leave in the softmax.
 
 Each section is built only while it is open (``presentation.section``: the first is), and its controls rerun
-fragments (issue 23): the look-ahead length reruns section 1's mask and masked softmax (not its fixed prose and
-table), the seed the masked softmax alone, the sentences and the tokenizer sections 2 and 3. The tables of numbers
+fragments (issue 23): the look-ahead length and the scores' seed rerun section 1's one figure of the mask beside the
+masked softmax (not its fixed prose and table), the sentences and the tokenizer sections 2 and 3. The tables of numbers
 under the charts are built only while their expanders are open (``presentation.opened``)."""
 
 from __future__ import annotations
@@ -69,44 +69,43 @@ def look_ahead_section() -> None:
 
 @st.fragment(key="masks_look_ahead")
 def look_ahead_demo() -> None:
-    """The look-ahead mask of the chosen length and the masked softmax's exact zeros (the length reruns this
-    alone)."""
-    st.slider("Sequence length", 1, 24, key="mask_len")
+    """The look-ahead mask of the chosen length beside random scores through the softmax without it and with it,
+    in one figure (the length and the seed rerun this alone)."""
+    st.subheader("The mask and the masked softmax: exact zeros")
+    length_col, seed_col = st.columns([2, 1])
+    with length_col:
+        st.slider("Sequence length", 1, 24, key="mask_len")
+    with seed_col:
+        st.number_input("Random seed for the scores", 0, 9999, step=1, key="mask_seed")
     n = st.session_state["mask_len"]
-    look_ahead = lessons.look_ahead_mask(n)
+    look_ahead = lessons.look_ahead_mask(n)  # (n, n)
     positions = [str(i) for i in range(n)]
-    sub_chart = grids.mask_heatmap(look_ahead, positions, positions, title=f"Look-ahead mask, {n} × {n}",
-                                   x_title="key position", y_title="query position", font_scale=fs)
-    widgets.plot(sub_chart, name="look-ahead-mask", key="mask_look_ahead_map")
-    export.export_chart(sub_chart, "look-ahead-mask", "mask_sub_chart")
+    demo = lessons.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))  # (n, n) each
+    figure = grids.mask_beside(look_ahead, (demo.unmasked, demo.masked),
+                               ("Without the mask: weight leaks to the future", "With the look-ahead mask"),
+                               mask_title=f"Look-ahead mask, {n} × {n}", x_title="key position",
+                               y_title="query position", rows=positions, cols=positions, annotate=n <= 10,
+                               font_scale=fs)
+    widgets.plot(figure, name="masked-softmax", key="mask_softmax_maps")
+    n_masked = int((~look_ahead).sum())
+    n_zero = int((demo.masked[~look_ahead] == 0.0).sum())
+    future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))
+    st.success(f"{n_zero} of the {n_masked} masked cells (✗) are exactly 0.0, and every row still sums to 1. "
+               f"Without the mask, on average {future:.0%} of each row's weight would go to future positions.")
+    _numbers(look_ahead, demo, positions)
+    export.export_chart(figure, "masked-softmax", "mask_softmax_chart")
+    export.export_data({"scores": demo.scores, "unmasked": demo.unmasked, "masked": demo.masked,
+                        "mask": look_ahead}, pd.DataFrame(demo.masked, columns=positions), "masked-softmax",
+                       "mask_softmax_data")
+    widgets.write_to_url(["mask_len", "mask_seed"])
+
+
+def _numbers(look_ahead: np.ndarray, demo: lessons.MaskedSoftmax, positions: list[str]) -> None:
+    """The mask, the random scores and the masked weights as tables, each built only while its expander is open."""
     numbers = presentation.opened("The mask as numbers (1 = may attend)", "mask_numbers_open")
     if numbers:
         with numbers:
             st.dataframe(pd.DataFrame(look_ahead.astype(int), index=positions, columns=positions), width="content")
-
-    masked_softmax(look_ahead, positions)
-    widgets.write_to_url(["mask_len"])
-
-
-@st.fragment(key="masks_softmax")
-def masked_softmax(look_ahead, positions: list[str]) -> None:
-    """Random scores through the softmax with and without the look-ahead mask (its own seed)."""
-    n = len(positions)
-    st.subheader("Masked softmax: exact zeros")
-    seed_col, _ = st.columns([1, 3])
-    with seed_col:
-        st.number_input("Random seed for the scores", 0, 9999, step=1, key="mask_seed")
-    demo = lessons.masked_softmax_demo(look_ahead, int(st.session_state["mask_seed"]))  # (n, n) each
-    pair = grids.side_by_side((demo.unmasked, demo.masked), ("Without the mask: weight leaks to the future",
-                                                             "With the look-ahead mask"),
-                              x_title="key position", y_title="query position", rows=positions, cols=positions,
-                              domain=(0.0, 1.0), annotate=n <= 10, font_scale=fs)
-    widgets.plot(pair, name="masked-softmax", key="mask_softmax_maps")
-    n_masked = int((~look_ahead).sum())
-    n_zero = int((demo.masked[~look_ahead] == 0.0).sum())
-    future = float(demo.unmasked[~look_ahead].sum() / max(n, 1))
-    st.success(f"{n_zero} of the {n_masked} masked cells are exactly 0.0, and every row still sums to 1. "
-               f"Without the mask, on average {future:.0%} of each row's weight would go to future positions.")
     numbers = presentation.opened("Scores and masked weights as numbers", "mask_softmax_numbers_open")
     if numbers:
         with numbers:
@@ -114,10 +113,6 @@ def masked_softmax(look_ahead, positions: list[str]) -> None:
             st.dataframe(pd.DataFrame(demo.scores, index=positions, columns=positions), width="content")
             st.caption("Weights with the mask")
             st.dataframe(pd.DataFrame(demo.masked, index=positions, columns=positions), width="content")
-    export.export_data({"scores": demo.scores, "unmasked": demo.unmasked, "masked": demo.masked,
-                        "mask": look_ahead}, pd.DataFrame(demo.masked, columns=positions), "masked-softmax",
-                       "mask_softmax_data")
-    widgets.write_to_url(["mask_seed"])
 
 
 # ----------------------------------------------------------------------------- padding

@@ -44,3 +44,23 @@ def test_three_signed_matrices_share_one_scale_symmetric_about_zero_over_all_of_
     assert domains[0][0] == 0 and domains[-1][1] == pytest.approx(1)
     assert all(a[1] < b[0] for a, b in zip(domains, domains[1:]))  # in order, apart
     assert [a.x for a in figure.layout.annotations] == [d[0] for d in domains]
+
+
+def test_a_mask_beside_its_weights_is_the_first_panel_of_one_figure_drawn_as_a_mask():
+    mask = np.tril(np.ones((3, 3), dtype=bool))
+    unmasked, masked = np.full((3, 3), 1 / 3), np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None]
+    positions = ["0", "1", "2"]
+    figure = grids.mask_beside(mask, (unmasked, masked), ("Without the mask", "With the mask"),
+                               mask_title="Look-ahead mask, 3 × 3", x_title="key position", y_title="query position",
+                               rows=positions, cols=positions, annotate=True)
+    allowed, left, right = figure.data
+    titles = [a.text.replace("<br>", " ") for a in figure.layout.annotations]
+    assert titles == ["Look-ahead mask, 3 × 3", "Without the mask", "With the mask"]
+    assert (allowed.xaxis, left.xaxis, right.xaxis) == ("x", "x2", "x3") and {t.yaxis for t in figure.data} == {"y"}
+    assert allowed.name == "allowed" and np.array_equal(allowed.z, mask.astype(float))
+    assert [list(row) for row in allowed.text] == [["✓", "✗", "✗"], ["✓", "✓", "✗"], ["✓", "✓", "✓"]]
+    assert allowed.colorscale[0][1] == grids.MASKED and allowed.colorscale[-1][1] == grids.MAY_ATTEND
+    assert allowed.showscale is False and left.showscale is False and right.showscale is not False  # the weights' bar
+    assert (left.zmin, left.zmax) == (right.zmin, right.zmax) == (0.0, 1.0)
+    np.testing.assert_array_equal(right.z, masked)
+    assert list(right.text[0]) == ["1.00", "0", "0"]

@@ -7,9 +7,9 @@ load of the page alternating with one of the bare page, both in a fresh browser 
 load of each is cold, nothing cached, the others warm: the bare page used to be timed warm against each Learn
 page's cold first load); its main control is a slider nudged one step, or the button that moves it on, timed
 the same way. The bare page is timed by the same rule as the Learn page (settled, ``mode="page"``; it used to be
-timed to its chart's first draw, 5-10 % sooner than settled). The model runs ``app.resources`` logs during the control moves are counted: a control that does
-not touch a model must not run one. ``python -m bench browser_learn`` runs these rows alone (a few minutes
-less than the whole ``browser`` section).
+timed to its chart's first draw, 5-10 % sooner than settled). The model runs ``app.resources`` logs during the
+control moves are counted: a control that does not touch a model must not run one. ``python -m bench
+browser_learn`` runs these rows alone (a few minutes less than the whole ``browser`` section).
 """
 
 from __future__ import annotations

@@ -56,8 +56,8 @@ def explore_body() -> None:
         exp = widgets.attempt("run the model", resources.explain_entry, entry, text, **options)
         if exp is None:
             return
-        w.notes(exp)
         prediction_box = st.container()  # filled after the head view: the chart goes out first
+        w.notes(exp)  # how the input was read, under the answer: the prediction stays on the first screen
         panels.head_panel(entry, exp, options, chart_side)
     with prediction_box:
         w.prediction(exp, widgets.font_scale())

@@ -135,7 +135,7 @@ def continuation_start(exp: Explanation) -> int:
 
 
 def prediction(exp: Explanation, font_scale: float) -> None:
-    """What the model predicts, as its kind says: generated text (each token as sure as the model was,
+    """What the model predicts, as its kind says: generated text (each token over its probability,
     marked unreliable when the input had words it does not know), class probabilities, masked-word
     fill-ins, a label per token, a sentence embedding, or the next-token candidates."""
     pred = exp.prediction

@@ -71,7 +71,8 @@ def look_ahead_section() -> None:
 def look_ahead_demo() -> None:
     """The look-ahead mask of the chosen length beside random scores through the softmax without it and with it,
     in one figure (the length and the seed rerun this alone)."""
-    st.subheader("The mask and the masked softmax: exact zeros")
+    if not presentation.enabled():  # presentation mode: the figure on the first screen, under the section's title
+        st.subheader("The mask and what it does to the softmax")
     length_col, seed_col = st.columns([2, 1])
     with length_col:
         st.slider("Sequence length", 1, 24, key="mask_len")

@@ -1,7 +1,7 @@
 """How sure the model was of each token it produced: the tokens in a row, each over a bar as long as its
 probability, orange where unsure.
 
-Pure functions: data in, HTML out (tokens are escaped text, never read as markup).
+Pure functions: data in, HTML (tokens escaped, never read as markup) or one line of text out.
 """
 
 from __future__ import annotations

@@ -198,7 +198,7 @@ def test_every_view_renders(calls):
     _head, lines = charts(at)
     assert "layer" in spec(lines)
     at.segmented_control(key="view").set_value("summary").run()
-    assert len(charts(at)) == 4  # the head view; mean over heads, rollout, statistics
+    assert len(charts(at)) == 3  # the head view; mean over heads beside rollout (one figure), statistics
     assert not at.dataframe  # the statistics as numbers are built only once their expander is opened
     at.session_state[SUMMARY_NUMBERS_OPEN] = True
     at.run()
@@ -215,8 +215,12 @@ def test_summary_numbers_match_core_analysis(calls):
 
     at = start(view="summary")
     expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"]
-    _head, _, rolled, statistics = charts(at)
-    assert np.allclose(frames(rolled)[0]["weight"], rollout(expected).ravel(), atol=1e-6)
+    _head, pair, statistics = charts(at)
+    assert [t.replace("<br>", " ") for t in titles(pair)] == ["Layer 1: mean over heads",
+                                                              "Attention rollout through every layer"]
+    mean, rolled = frames(pair)
+    assert np.allclose(mean["weight"], analysis.mean_over_heads(expected)[0].ravel(), atol=1e-6)
+    assert np.allclose(rolled["weight"], rollout(expected).ravel(), atol=1e-6)
     by_head = pd.DataFrame(analysis.head_statistics(expected))  # one row per (layer, head), layer-major
     drawn = dict(zip(titles(statistics), frames(statistics)))  # each statistic: a layer × head heatmap
     assert list(drawn) == ["entropy (bits)", "mean distance |i − j|", "largest weight (0–1 scale)"]

@@ -213,25 +213,27 @@ def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) ->
 
 def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
                  fs: float) -> None:
-    """Mean over heads and rollout (self-attention), per-head statistics; each figure built once per input,
-    options, kind, layer and scale."""
+    """Mean over heads beside rollout (self-attention: one figure), per-head statistics; each figure built once per
+    input, options, kind, layer and scale."""
     rows, cols, y_title = charts.axes(exp, kind)
     every = exp.attention[kind]
     square = kind in ("encoder", "decoder")
-    left, right = st.columns(2)
-    side = charts.maps.heatmap_side(len(rows), len(cols), fs) * 3 // 4
     mean = analysis.mean_over_heads(every)  # (L, Tq, Tk)
-    with left:
-        widgets.plot(resources.figure(entry, exp.text, options, ("mean", kind, layer, fs), lambda: charts.head_map(
-            mean[layer], rows, cols, title=f"Layer {layer + 1}: mean over heads", font_scale=fs, y_title=y_title,
-            side=side)), name=f"{kind}-L{layer + 1}-mean")
-    with right:
-        if square:
-            flow = analysis.rollout_by_layer(every)  # (L, T, T)
-            widgets.plot(resources.figure(entry, exp.text, options, ("rollout", kind, fs), lambda: charts.head_map(
-                flow[-1], rows, cols, title="Attention rollout through every layer", font_scale=fs, y_title=y_title,
-                side=side)), name=f"{kind}-rollout")
-        else:
+    mean_title = f"Layer {layer + 1}: mean over heads"
+    if square:  # the two maps as one figure on one 0–1 scale: a switch to this view draws one chart, not two
+        flow = analysis.rollout_by_layer(every)  # (L, T, T)
+        pair = resources.figure(entry, exp.text, options, ("mean-rollout", kind, layer, fs), lambda: comparison.figure(
+            [comparison.Panel(mean[layer], rows, cols, title=mean_title),
+             comparison.Panel(flow[-1], rows, cols, title="Attention rollout through every layer")],
+            y_title=y_title, font_scale=fs))
+        widgets.plot(pair, name=f"{kind}-L{layer + 1}-mean-rollout", stretch=True)
+    else:
+        left, right = st.columns(2)
+        with left:
+            widgets.plot(resources.figure(entry, exp.text, options, ("mean", kind, layer, fs), lambda: charts.head_map(
+                mean[layer], rows, cols, title=mean_title, font_scale=fs, y_title=y_title,
+                side=charts.maps.heatmap_side(len(rows), len(cols), fs) * 3 // 4)), name=f"{kind}-L{layer + 1}-mean")
+        with right:
             st.info("Rollout follows one sequence through its own layers, so it is defined for "
                     "self-attention only (cross-attention maps decoder rows onto encoder columns).")
     if square:

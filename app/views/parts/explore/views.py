@@ -220,7 +220,7 @@ def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]
     square = kind in ("encoder", "decoder")
     mean = analysis.mean_over_heads(every)  # (L, Tq, Tk)
     mean_title = f"Layer {layer + 1}: mean over heads"
-    if square:  # the two maps as one figure on one 0–1 scale: a switch to this view draws one chart, not two
+    if square:  # the two maps as one figure on one 0–1 scale: one chart to draw where there were two
         flow = analysis.rollout_by_layer(every)  # (L, T, T)
         pair = resources.figure(entry, exp.text, options, ("mean-rollout", kind, layer, fs), lambda: comparison.figure(
             [comparison.Panel(mean[layer], rows, cols, title=mean_title),

@@ -12,7 +12,8 @@ a 1 B-parameter Llama-shaped folder, training tokens/s, MFU and memory of the ba
 ``soak_hostile`` (honest sessions beside hostile uploads: a GGUF bomb, a zip bomb, a backtracking tokenizer)
 and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider moves, long and deep models,
 8 sessions; skipped with a line saying why where Chromium or Playwright is missing); ``browser_learn`` runs
-the browser section's Learn-page rows alone. With no argument every section runs. The table is Markdown, ready
+the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move against the bare page
+sending as many elements). With no argument every section runs. The table is Markdown, ready
 for the README; the machine is printed above it.
 """
 
@@ -24,15 +25,15 @@ import sys
 
 import torch
 
-from bench import (browser, browser_learn, families, families_decoders, families_seq2seq, gpu, inference, pretrained,
-                   soak, soak_fair, soak_hostile, train_speed, whisper)
+from bench import (browser, browser_floor, browser_learn, families, families_decoders, families_seq2seq, gpu,
+                   inference, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
 from bench.table import markdown
 
 SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "families": families.run,
             "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "soak_fair": soak_fair.run,
             "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,
-            "browser_learn": browser_learn.run}
+            "browser_learn": browser_learn.run, "browser_floor": browser_floor.run}
 
 
 def machine() -> str:

@@ -17,7 +17,8 @@ main control (``bench.browser_learn``); a 512-token imported ``nn.Transformer`` 
 views; a 2048-token head; SmolLM2's 30 × 9 model grid. Eight sessions at once are timed at the
 server, by websocket clients that do not render (``bench.browser_sessions``; p95 within 2× one
 session alone, the model loaded once) exploring as a class does (a pause to read each answer) and in a burst
-(no pause), and by eight Chromium pages for reference.
+(no pause), and by eight Chromium pages for reference. Last, each move again against the bare page sending as
+many elements per rerun as the app's move does (``bench.browser_floor``: Streamlit's own floor for that page).
 The models' first run (their load) is left out of the big-map rows: the app loads a model once;
 their texts come ``PAUSE_S`` apart, as the app's gate refuses a session's next run for as long as
 its last one ran over a second. A run the page refuses or never draws makes a "not drawn" row.
@@ -33,6 +34,7 @@ import time
 from pathlib import Path
 
 from app.charts.maps import MAX_SIDE
+from bench import browser_floor as floor
 from bench import browser_learn as learn
 from bench import browser_models as models
 from bench import browser_page as bp
@@ -266,6 +268,7 @@ def run() -> list[Row]:
                 rows += _shown(explore_rows(browser, app, base))
                 rows += _shown([*server_sessions_rows(app), concurrent_row(browser, app)])
                 rows += _shown(learn.learn_rows(browser, app, base, goal_row))
+                rows += _shown(floor.floor_rows(browser, app, base, goal_row, sentence, EXPLORE))
                 rows += _shown(big_map_rows(browser, app, base, runs))
     return rows
 

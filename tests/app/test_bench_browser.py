@@ -8,10 +8,16 @@ import logging
 import numpy as np
 import pytest
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.testing.v1 import AppTest
+
 from app import resources
-from bench import browser
+from bench import browser, browser_floor
 from bench.browser_page import events_in
 from bench.browser_serve import LOG_FORMAT
+from tests.helpers.paths import ROOT
+
+BARE_PAGE = str(ROOT / browser.BASE)
 
 
 @pytest.mark.parametrize("samples", [[5.0, 1.0, 3.0, 2.0, 4.0], list(np.linspace(10, 400, 24)), [7.0, 7.0]])
@@ -40,7 +46,8 @@ def test_the_sentences_of_a_run_differ_so_each_is_a_new_model_run():
                                                   browser.BURST_FIRST + 10 + browser.ROUNDS * browser.SESSIONS),
                                            *range(browser.PACED_FIRST, browser.PACED_FIRST + browser.SESSIONS),
                                            *range(browser.PACED_FIRST + 10,
-                                                  browser.PACED_FIRST + 10 + browser.PACED_ROUNDS * browser.SESSIONS)]]
+                                                  browser.PACED_FIRST + 10 + browser.PACED_ROUNDS * browser.SESSIONS),
+                                           *range(browser_floor.FIRST - 1, browser_floor.FIRST + browser_floor.ROUNDS)]]
     assert len(set(used)) == len(used)
 
 
@@ -54,3 +61,41 @@ def test_the_counted_lines_are_the_ones_app_resources_logs(caplog):
     assert events_in(log, "loaded") == ["translation.safetensors"]
     assert events_in(log, "run") == ["explain", "batch"]
     assert events_in("streamlit model loaded: elsewhere.safetensors", "loaded") == []
+
+
+def _frame(kind: str) -> bytes:
+    message = ForwardMsg()
+    if kind == "element":
+        message.delta.new_element.markdown.body = "a line"
+    elif kind == "container":
+        message.delta.add_block.vertical.SetInParent()
+    elif kind == "finished":
+        message.script_finished = ForwardMsg.FINISHED_SUCCESSFULLY
+    else:
+        message.session_status_changed.script_is_running = True
+    return message.SerializeToString()
+
+
+def test_the_floor_counts_the_elements_and_containers_a_rerun_sends_not_its_start_and_end():
+    frames = [_frame(k) for k in ("status", "container", "element", "element", "finished", "status")]
+    assert browser_floor.deltas_in(frames) == 3
+    assert browser_floor.deltas_in([]) == 0
+
+
+def _elements(at: AppTest) -> list[str]:
+    """Every element of the bare page but its chart, as (kind, what it shows)."""
+    return [f"caption:{e.value}" for e in at.caption] + [f"markdown:{e.value}" for e in at.markdown] + \
+        [f"checkbox:{e.label}" for e in at.checkbox]
+
+
+def test_the_bare_page_sends_as_many_more_elements_as_asked_the_same_every_rerun():
+    plain = AppTest.from_file(BARE_PAGE).run()
+    floor = AppTest.from_file(BARE_PAGE)
+    floor.query_params["extra"] = "7"
+    floor.run()
+    assert not plain.exception and not floor.exception
+    added = _elements(floor)
+    assert len(added) == len(_elements(plain)) + 7 and len(floor.get("plotly_chart")) == 1
+    assert [kind.split(":")[0] for kind in added].count("checkbox") == 2  # captions, Markdown, checkboxes in turn
+    floor.text_area(key="text").set_value("another text").run()
+    assert _elements(floor) == added  # unchanged: only the chart differs from one rerun to the next

@@ -1,0 +1,131 @@
+"""Streamlit's own floor under each browser row (issue 23): the bare page sending as many elements as the app's move.
+
+    python -m bench browser_floor
+
+Every rerun re-sends each element of the part of the page it reruns, changed or not, and the browser renders each
+anew: about a millisecond per element on this machine, whatever the app is (the bare page with 30 unchanged
+elements after its chart edits 1.3× slower than without, with 60 1.6×). The goal rows compare every move with the
+bare page, which sends four elements; a move of the app that re-sends 40 pays the framework for 40.
+
+For each move this counts the elements and containers the app's rerun sends (Chromium's websocket frames read as
+Streamlit's ``ForwardMsg`` deltas), counts the bare page's own the same way, and then times the move against the
+bare page sending as many (``bench/trivial_page.py?extra=N``: N unchanged captions, Markdown lines and checkboxes
+after its one chart), in alternation, in the same run. The ratio is what the app adds beyond what Streamlit takes
+to rerun a page of that many elements with one chart redrawn: a move that redraws more charts (the Lesson's next
+stage, the summary view) stands on a higher floor than this one.
+"""
+
+from __future__ import annotations
+
+import base64
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from bench import browser_learn as learn
+from bench import browser_page as bp
+from bench.table import Row
+
+Move = Callable[[object, int], float]  # (page, round) -> milliseconds until drawn
+ROUNDS = 6
+FIRST = 250  # the edits' sentences: browser.sentence(FIRST - 1 …), used by no other row of the run (none cached)
+QUIET_S = 0.4  # after a counted move: the last deltas of a settled page are in
+
+
+def deltas_in(frames: list[bytes]) -> int:
+    """How many of the websocket ``frames`` (Streamlit ``ForwardMsg``s) are deltas: an element or a container
+    sent (not the script's start, end or page messages)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # the bench reads Streamlit's own wire format
+    deltas = 0
+    for frame in frames:
+        message = ForwardMsg()
+        message.ParseFromString(frame)
+        deltas += message.WhichOneof("type") == "delta"
+    return deltas
+
+
+class DeltaCounter:
+    """Counts the Streamlit deltas (elements and containers) ``page`` receives over its websocket."""
+
+    def __init__(self, page) -> None:
+        self._frames: list[bytes] = []
+        session = page.context.new_cdp_session(page)
+        session.send("Network.enable")
+        session.on("Network.webSocketFrameReceived", self._received)
+
+    def _received(self, event: dict) -> None:
+        frame = event["response"]
+        if frame.get("opcode") == 2:  # binary: a ForwardMsg
+            self._frames.append(base64.b64decode(frame["payloadData"]))
+
+    def count(self, act: Callable[[], object]) -> int:
+        """The deltas received while ``act()`` runs and the page then settles."""
+        self._frames.clear()
+        act()
+        time.sleep(QUIET_S)
+        return deltas_in(self._frames)
+
+
+def moves(sentence: Callable[[int], str], explore: str) -> Iterator[tuple[str, str, Move, Move]]:
+    """(name, address, the app's move, the bare page's move) for each browser row with a move: Explore's text edit,
+    slider and view switch, then each Learn page's main control."""
+    yield ("Explore: text edit", explore, lambda page, i: bp.submit_ms(page, sentence(FIRST + i)),
+           lambda page, i: bp.submit_ms(page, sentence(FIRST + i)))
+    yield ("Explore: layer/head slider", explore, lambda page, i: bp.nudge_ms(page, ("layer", "head")[i % 2]),
+           lambda page, i: bp.nudge_ms(page, "layer"))
+    yield ("Explore: view switch (model view / summary)", explore,
+           lambda page, i: bp.click_ms(page, "view", ("Model view", "Summary")[i % 2]),
+           lambda page, i: bp.nudge_ms(page, "layer"))
+    for path, (title, control, _, _) in learn.PAGES.items():
+        section = f"?{learn.CONTROL_SECTIONS[path]}=true" if path in learn.CONTROL_SECTIONS else ""
+        yield (f"{title}: {control}", f"/{path}{section}", lambda page, i, path=path: learn.control_ms(page, path),
+               lambda page, i: bp.nudge_ms(page, "layer", mode="page"))
+
+
+def floor_rows(browser, app: bp.Server, base: bp.Server, goal_row, sentence: Callable[[int], str],
+               explore: str) -> list[Row]:
+    """One row per move: the app's move against the bare page sending as many deltas, alternating."""
+    rows = []
+    for name, address, app_move, base_move in moves(sentence, explore):
+        page, floor = bp.new_page(browser), bp.new_page(browser)
+        try:
+            rows.append(_floor_row(page, floor, app.url + address, base.url, name, app_move, base_move, goal_row))
+        finally:
+            page.context.close()
+            floor.context.close()
+    return rows
+
+
+def _floor_row(page, floor, address: str, base_url: str, name: str, app_move: Move, base_move: Move,
+               goal_row) -> Row:
+    explore = "ckpt=" in address
+    bp.load_ms(page, address, **({} if explore else {"need": 0, "mode": "page"}))
+    if explore:  # the first edit loads nothing the timed moves need
+        bp.submit_ms(page, "the first text of the session")
+    bp.load_ms(floor, base_url)
+    sent = DeltaCounter(page).count(lambda: app_move(page, -1))
+    own = DeltaCounter(floor).count(lambda: base_move(floor, -1))
+    bp.load_ms(floor, f"{base_url}/?extra={max(sent - own, 0)}")
+    times, floor_times = [], []
+    for i in range(ROUNDS):
+        times.append(app_move(page, i))
+        floor_times.append(base_move(floor, i))
+    sys.stderr.write(f"browser floor: {name}: {sent} deltas a move (the bare page {own}): "
+                     f"{statistics.median(times):.0f} vs {statistics.median(floor_times):.0f} ms\n")
+    return goal_row(f"{name} against the bare page sending as many elements, {sent} a rerun (median of {ROUNDS})",
+                    times, floor_times, goal="≤ 1.3× the bare page sending as many elements (Streamlit's floor)")
+
+
+def run() -> list[Row]:
+    """The floor rows alone, the app and the bare page served as ``python -m bench browser`` serves them."""
+    from bench import browser  # the section's servers, sentences and verdicts (it imports this module)
+    if browser.skipped():
+        return []
+    with tempfile.TemporaryDirectory(prefix="attnscope-browser-") as folder:
+        runs = Path(folder)
+        with bp.chromium() as chromium, bp.served(browser.APP, runs, runs / "app.log") as app, \
+                bp.served(browser.BASE, runs, runs / "base.log") as base:
+            return floor_rows(chromium, app, base, browser.goal_row, browser.sentence, browser.EXPLORE)

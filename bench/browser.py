@@ -2,23 +2,22 @@
 
     python -m bench browser
 
-Every figure is the page's own ``performance.now()`` from the action (or navigation) to the first
-animation frame at which the page is *drawn* (:mod:`bench.browser_page` defines it: Streamlit's
-script state ``notRunning``, nothing stale, every Plotly chart with its SVG and heatmap image, and
-the charts the action changes drawn anew). The same-run baseline of each row is
-``bench/trivial_page.py`` (a text area, a slider and one Plotly heatmap, no model) served the same
-way and timed the same way, alternating with the app. The model loads and runs are counted from
-the lines ``app.resources`` logs (``model loaded: …``, ``model run: …``).
+Every figure is the page's own ``performance.now()`` from the action (or navigation) to the first animation frame
+at which the page is *drawn* (:mod:`bench.browser_page` defines it: Streamlit's script state ``notRunning``, nothing
+stale, every Plotly chart with its SVG and heatmap image, and the charts the action changes drawn anew). The same-run
+baseline of each row is ``bench/trivial_page.py`` (a text area, a slider and one Plotly heatmap, no model) served and
+timed the same way, alternating with the app. The model loads and runs are counted from the lines ``app.resources``
+logs (``model loaded: …``, ``model run: …``).
 
 Rows, each met within 1.3× its same-run baseline (issue 23): server ready → Explore drawn (a fresh
 server each time); a text edit → every chart redrawn (the first edit included); a layer or head
 slider moved and a view switched (the model runs counted: none); every Learn page's first draw and
 main control (``bench.browser_learn``); a 512-token imported ``nn.Transformer`` in the head and model
 views; a 2048-token head; SmolLM2's 30 × 9 model grid. Eight sessions at once are timed at the
-server, by websocket clients that do not render (``bench.browser_sessions``; p95 within 2× one
-session alone, the model loaded once) exploring as a class does (a pause to read each answer) and in a burst
-(no pause), and by eight Chromium pages for reference. Last, each move again against the bare page sending as
-many elements per rerun as the app's move does (``bench.browser_floor``: Streamlit's own floor for that page).
+server, by websocket clients that do not render (``bench.browser_sessions``; p95 within 2× one session alone, the
+model loaded once) exploring as a class does (a pause to read each answer) and in a burst (no pause), and by eight
+Chromium pages for reference; last, each move against the bare page sending as many elements per rerun
+(``bench.browser_floor``: Streamlit's own floor for that page).
 The models' first run (their load) is left out of the big-map rows: the app loads a model once;
 their texts come ``PAUSE_S`` apart, as the app's gate refuses a session's next run for as long as
 its last one ran over a second. A run the page refuses or never draws makes a "not drawn" row.
@@ -31,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from app.charts.maps import MAX_SIDE
@@ -271,6 +271,17 @@ def run() -> list[Row]:
                 rows += _shown(floor.floor_rows(browser, app, base, goal_row, sentence, EXPLORE))
                 rows += _shown(big_map_rows(browser, app, base, runs))
     return rows
+
+
+def served_rows(rows_of: Callable[[object, bp.Server, bp.Server], list[Row]]) -> list[Row]:
+    """``rows_of(chromium, app, base)``, the app and the bare page served as :func:`run` serves them (or none)."""
+    if skipped():
+        return []
+    with tempfile.TemporaryDirectory(prefix="attnscope-browser-") as folder:
+        runs = Path(folder)
+        with bp.chromium() as chromium, bp.served(APP, runs, runs / "app.log") as app, \
+                bp.served(BASE, runs, runs / "base.log") as base:
+            return rows_of(chromium, app, base)
 
 
 def _where(what: str, splits: list[tuple[float, float, float, float] | None]) -> None:

@@ -20,10 +20,8 @@ from __future__ import annotations
 import base64
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from bench import browser_learn as learn
 from bench import browser_page as bp
@@ -32,6 +30,7 @@ from bench.table import Row
 Move = Callable[[object, int], float]  # (page, round) -> milliseconds until drawn
 ROUNDS = 6
 FIRST = 250  # the edits' sentences: browser.sentence(FIRST - 1 …), used by no other row of the run (none cached)
+FLOOR_GOAL = "≤ 1.3× the bare page sending as many elements (Streamlit's floor)"
 QUIET_S = 0.4  # after a counted move: the last deltas of a settled page are in
 
 
@@ -87,12 +86,18 @@ def moves(sentence: Callable[[int], str], explore: str) -> Iterator[tuple[str, s
 
 def floor_rows(browser, app: bp.Server, base: bp.Server, goal_row, sentence: Callable[[int], str],
                explore: str) -> list[Row]:
-    """One row per move: the app's move against the bare page sending as many deltas, alternating."""
+    """One row per move: the app's move against the bare page sending as many deltas, alternating (a move that
+    never settles makes a "not drawn" row)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where Chromium runs
     rows = []
     for name, address, app_move, base_move in moves(sentence, explore):
         page, floor = bp.new_page(browser), bp.new_page(browser)
         try:
             rows.append(_floor_row(page, floor, app.url + address, base.url, name, app_move, base_move, goal_row))
+        except (PlaywrightTimeout, bp.Refused) as error:
+            sys.stderr.write(f"browser floor: {name}: not drawn ({error})\n")
+            rows.append(Row("browser", f"{name}: not drawn ({type(error).__name__})", FLOOR_GOAL, bp.TIMEOUT_MS, "ms",
+                            None, False))
         finally:
             page.context.close()
             floor.context.close()
@@ -116,16 +121,11 @@ def _floor_row(page, floor, address: str, base_url: str, name: str, app_move: Mo
     sys.stderr.write(f"browser floor: {name}: {sent} deltas a move (the bare page {own}): "
                      f"{statistics.median(times):.0f} vs {statistics.median(floor_times):.0f} ms\n")
     return goal_row(f"{name} against the bare page sending as many elements, {sent} a rerun (median of {ROUNDS})",
-                    times, floor_times, goal="≤ 1.3× the bare page sending as many elements (Streamlit's floor)")
+                    times, floor_times, goal=FLOOR_GOAL)
 
 
 def run() -> list[Row]:
     """The floor rows alone, the app and the bare page served as ``python -m bench browser`` serves them."""
     from bench import browser  # the section's servers, sentences and verdicts (it imports this module)
-    if browser.skipped():
-        return []
-    with tempfile.TemporaryDirectory(prefix="attnscope-browser-") as folder:
-        runs = Path(folder)
-        with bp.chromium() as chromium, bp.served(browser.APP, runs, runs / "app.log") as app, \
-                bp.served(browser.BASE, runs, runs / "base.log") as base:
-            return floor_rows(chromium, app, base, browser.goal_row, browser.sentence, browser.EXPLORE)
+    return browser.served_rows(lambda chromium, app, base: floor_rows(chromium, app, base, browser.goal_row,
+                                                                      browser.sentence, browser.EXPLORE))

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import tempfile
-from pathlib import Path
 
 from bench import browser_page as bp
 from bench.table import Row
@@ -83,10 +81,4 @@ def learn_rows(browser, app: bp.Server, base: bp.Server, goal_row) -> list[Row]:
 def run() -> list[Row]:
     """The Learn rows alone, the app and the bare page served as ``python -m bench browser`` serves them."""
     from bench import browser  # the whole section's servers and verdicts (it imports this module)
-    if browser.skipped():
-        return []
-    with tempfile.TemporaryDirectory(prefix="attnscope-browser-") as folder:
-        runs = Path(folder)
-        with bp.chromium() as chromium, bp.served(browser.APP, runs, runs / "app.log") as app, \
-                bp.served(browser.BASE, runs, runs / "base.log") as base:
-            return learn_rows(chromium, app, base, browser.goal_row)
+    return browser.served_rows(lambda chromium, app, base: learn_rows(chromium, app, base, browser.goal_row))

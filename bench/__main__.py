@@ -12,8 +12,8 @@ a 1 B-parameter Llama-shaped folder, training tokens/s, MFU and memory of the ba
 ``soak_hostile`` (honest sessions beside hostile uploads: a GGUF bomb, a zip bomb, a backtracking tokenizer)
 and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider moves, long and deep models,
 8 sessions; skipped with a line saying why where Chromium or Playwright is missing); ``browser_learn`` runs
-the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move against the bare page
-sending as many elements). With no argument every section runs. The table is Markdown, ready
+the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move and Learn first draw
+against the bare page sending as many elements). With no argument every section runs. The table is Markdown, ready
 for the README; the machine is printed above it.
 """
 

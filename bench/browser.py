@@ -16,7 +16,7 @@ main control (``bench.browser_learn``); a 512-token imported ``nn.Transformer`` 
 views; a 2048-token head; SmolLM2's 30 × 9 model grid. Eight sessions at once are timed at the
 server, by websocket clients that do not render (``bench.browser_sessions``; p95 within 2× one session alone, the
 model loaded once) exploring as a class does (a pause to read each answer) and in a burst (no pause), and by eight
-Chromium pages for reference; last, each move against the bare page sending as many elements per rerun
+Chromium pages for reference; last, each move and Learn first draw against the bare page sending as many elements
 (``bench.browser_floor``: Streamlit's own floor for that page).
 The models' first run (their load) is left out of the big-map rows: the app loads a model once;
 their texts come ``PAUSE_S`` apart, as the app's gate refuses a session's next run for as long as

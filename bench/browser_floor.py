@@ -1,4 +1,4 @@
-"""Streamlit's own floor under each browser row (issue 23): the bare page sending as many elements as the app's move.
+"""Streamlit's own floor under the browser rows (issue 23): the bare page sending as many elements as the app.
 
     python -m bench browser_floor
 
@@ -7,12 +7,13 @@ anew: about a millisecond per element on this machine, whatever the app is (the 
 elements after its chart edits 1.3× slower than without, with 60 1.6×). The goal rows compare every move with the
 bare page, which sends four elements; a move of the app that re-sends 40 pays the framework for 40.
 
-For each move this counts the elements and containers the app's rerun sends (Chromium's websocket frames read as
-Streamlit's ``ForwardMsg`` deltas), counts the bare page's own the same way, and then times the move against the
-bare page sending as many (``bench/trivial_page.py?extra=N``: N unchanged captions, Markdown lines and checkboxes
-after its one chart), in alternation, in the same run. The ratio is what the app adds beyond what Streamlit takes
-to rerun a page of that many elements with one chart redrawn: a move that redraws more charts (the Lesson's next
-stage, the summary view) stands on a higher floor than this one.
+For each move, and each Learn page's first draw, this counts the elements and containers the app's rerun (or the
+page's load) sends (Chromium's websocket frames read as Streamlit's ``ForwardMsg`` deltas), counts the bare page's
+own the same way, and then times the app against the bare page sending as many (``bench/trivial_page.py?extra=N``:
+N unchanged captions, Markdown lines and checkboxes after its one chart), in alternation, in the same run. The ratio
+is what the app adds beyond what Streamlit takes to draw a page of that many elements with one chart: a move that
+redraws more charts (the Lesson's next stage, the summary view), or a page with formulas and several kinds of chart
+to load, stands on a higher floor than this one.
 """
 
 from __future__ import annotations
@@ -86,14 +87,18 @@ def moves(sentence: Callable[[int], str], explore: str) -> Iterator[tuple[str, s
 
 def floor_rows(browser, app: bp.Server, base: bp.Server, goal_row, sentence: Callable[[int], str],
                explore: str) -> list[Row]:
-    """One row per move: the app's move against the bare page sending as many deltas, alternating (a move that
-    never settles makes a "not drawn" row)."""
+    """One row per Learn page's first draw and per move, each against the bare page sending as many deltas, in
+    alternation (one that never settles makes a "not drawn" row)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where Chromium runs
+    cases = [(f"{title}: first draw", f"/{path}", None, None) for path, (title, *_) in learn.PAGES.items()]
     rows = []
-    for name, address, app_move, base_move in moves(sentence, explore):
+    for name, address, app_move, base_move in [*cases, *moves(sentence, explore)]:
         page, floor = bp.new_page(browser), bp.new_page(browser)
         try:
-            rows.append(_floor_row(page, floor, app.url + address, base.url, name, app_move, base_move, goal_row))
+            if app_move is None:
+                rows.append(_load_row(page, floor, app.url + address, base.url, name, goal_row))
+            else:
+                rows.append(_move_row(page, floor, app.url + address, base.url, name, app_move, base_move, goal_row))
         except (PlaywrightTimeout, bp.Refused) as error:
             sys.stderr.write(f"browser floor: {name}: not drawn ({error})\n")
             rows.append(Row("browser", f"{name}: not drawn ({type(error).__name__})", FLOOR_GOAL, bp.TIMEOUT_MS, "ms",
@@ -104,8 +109,22 @@ def floor_rows(browser, app: bp.Server, base: bp.Server, goal_row, sentence: Cal
     return rows
 
 
-def _floor_row(page, floor, address: str, base_url: str, name: str, app_move: Move, base_move: Move,
-               goal_row) -> Row:
+def _load_row(page, floor, address: str, base_url: str, name: str, goal_row) -> Row:
+    """A Learn page opened again and again (its first, cold load counted, not timed) against the bare page."""
+    sent = DeltaCounter(page).count(lambda: bp.load_ms(page, address, need=0, mode="page"))
+    own = DeltaCounter(floor).count(lambda: bp.load_ms(floor, base_url, mode="page"))
+    extra = f"{base_url}/?extra={max(sent - own, 0)}"
+    bp.load_ms(floor, extra, mode="page")
+    times, floor_times = [], []
+    for _ in range(learn.LOADS):
+        times.append(bp.load_ms(page, address, need=0, mode="page"))
+        floor_times.append(bp.load_ms(floor, extra, mode="page"))
+    return _row(name, sent, own, "a load", times, floor_times, goal_row)
+
+
+def _move_row(page, floor, address: str, base_url: str, name: str, app_move: Move, base_move: Move,
+              goal_row) -> Row:
+    """A move of the page at ``address``: its deltas counted once, then timed against the bare page's."""
     explore = "ckpt=" in address
     bp.load_ms(page, address, **({} if explore else {"need": 0, "mode": "page"}))
     if explore:  # the first edit loads nothing the timed moves need
@@ -118,10 +137,14 @@ def _floor_row(page, floor, address: str, base_url: str, name: str, app_move: Mo
     for i in range(ROUNDS):
         times.append(app_move(page, i))
         floor_times.append(base_move(floor, i))
-    sys.stderr.write(f"browser floor: {name}: {sent} deltas a move (the bare page {own}): "
+    return _row(name, sent, own, "a rerun", times, floor_times, goal_row)
+
+
+def _row(name: str, sent: int, own: int, per: str, times: list[float], floor_times: list[float], goal_row) -> Row:
+    sys.stderr.write(f"browser floor: {name}: {sent} deltas {per} (the bare page {own}): "
                      f"{statistics.median(times):.0f} vs {statistics.median(floor_times):.0f} ms\n")
-    return goal_row(f"{name} against the bare page sending as many elements, {sent} a rerun (median of {ROUNDS})",
-                    times, floor_times, goal=FLOOR_GOAL)
+    return goal_row(f"{name} against the bare page sending as many elements, {sent} {per} (median of "
+                    f"{len(times)})", times, floor_times, goal=FLOOR_GOAL)
 
 
 def run() -> list[Row]:

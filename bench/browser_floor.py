@@ -37,13 +37,14 @@ QUIET_S = 0.4  # after a counted move: the last deltas of a settled page are in
 
 def deltas_in(frames: list[bytes]) -> int:
     """How many of the websocket ``frames`` (Streamlit ``ForwardMsg``s) are deltas: an element or a container
-    sent (not the script's start, end or page messages)."""
+    sent, or a reference to one the browser has cached (a large message sent before), not the script's start, end
+    or page messages."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # the bench reads Streamlit's own wire format
     deltas = 0
     for frame in frames:
         message = ForwardMsg()
         message.ParseFromString(frame)
-        deltas += message.WhichOneof("type") == "delta"
+        deltas += message.WhichOneof("type") in ("delta", "ref_hash")
     return deltas
 
 

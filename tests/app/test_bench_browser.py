@@ -69,6 +69,8 @@ def _frame(kind: str) -> bytes:
         message.delta.new_element.markdown.body = "a line"
     elif kind == "container":
         message.delta.add_block.vertical.SetInParent()
+    elif kind == "cached":  # a large element sent before: the browser draws it from its cache
+        message.ref_hash = "a1b2"
     elif kind == "finished":
         message.script_finished = ForwardMsg.FINISHED_SUCCESSFULLY
     else:
@@ -77,8 +79,8 @@ def _frame(kind: str) -> bytes:
 
 
 def test_the_floor_counts_the_elements_and_containers_a_rerun_sends_not_its_start_and_end():
-    frames = [_frame(k) for k in ("status", "container", "element", "element", "finished", "status")]
-    assert browser_floor.deltas_in(frames) == 3
+    frames = [_frame(k) for k in ("status", "container", "element", "cached", "element", "finished", "status")]
+    assert browser_floor.deltas_in(frames) == 4
     assert browser_floor.deltas_in([]) == 0
 
 

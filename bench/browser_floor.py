@@ -99,7 +99,8 @@ def floor_rows(browser, app: bp.Server, base: bp.Server, goal_row, sentence: Cal
             if app_move is None:
                 rows.append(_load_row(page, floor, app.url + address, base.url, name, goal_row))
             else:
-                rows.append(_move_row(page, floor, app.url + address, base.url, name, app_move, base_move, goal_row))
+                rows.append(_move_row(page, floor, app.url + address, base.url, name, app_move, base_move, goal_row,
+                                      edit_first=address == explore))
         except (PlaywrightTimeout, bp.Refused) as error:
             sys.stderr.write(f"browser floor: {name}: not drawn ({error})\n")
             rows.append(Row("browser", f"{name}: not drawn ({type(error).__name__})", FLOOR_GOAL, bp.TIMEOUT_MS, "ms",
@@ -124,11 +125,11 @@ def _load_row(page, floor, address: str, base_url: str, name: str, goal_row) -> 
 
 
 def _move_row(page, floor, address: str, base_url: str, name: str, app_move: Move, base_move: Move,
-              goal_row) -> Row:
-    """A move of the page at ``address``: its deltas counted once, then timed against the bare page's."""
-    explore = "ckpt=" in address
-    bp.load_ms(page, address, **({} if explore else {"need": 0, "mode": "page"}))
-    if explore:  # the first edit loads nothing the timed moves need
+              goal_row, edit_first: bool) -> Row:
+    """A move of the page at ``address`` (Explore's with ``edit_first``: one untimed edit, then a chart is there):
+    its deltas counted once, then timed against the bare page's."""
+    bp.load_ms(page, address, **({} if edit_first else {"need": 0, "mode": "page"}))
+    if edit_first:  # the first edit loads nothing the timed moves need
         bp.submit_ms(page, "the first text of the session")
     bp.load_ms(floor, base_url)
     sent = DeltaCounter(page).count(lambda: app_move(page, -1))

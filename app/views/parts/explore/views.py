@@ -227,6 +227,10 @@ def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]
              comparison.Panel(flow[-1], rows, cols, title="Attention rollout through every layer")],
             y_title=y_title, font_scale=fs))
         widgets.plot(pair, name=f"{kind}-L{layer + 1}-mean-rollout", stretch=True)
+        st.latex(r"\tilde A_\ell = \operatorname{rownorm}\Big(\tfrac{1}{H}\textstyle\sum_h A_{\ell,h} + I\Big),"
+                 r"\qquad R = \tilde A_L \cdots \tilde A_2\,\tilde A_1")
+        st.caption("Rollout (Abnar & Zuidema, 2020): the identity stands for the residual connection; row i of R "
+                   "says how much the last layer's token i draws on each input token.")
     else:
         left, right = st.columns(2)
         with left:
@@ -236,11 +240,6 @@ def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]
         with right:
             st.info("Rollout follows one sequence through its own layers, so it is defined for "
                     "self-attention only (cross-attention maps decoder rows onto encoder columns).")
-    if square:
-        st.latex(r"\tilde A_\ell = \operatorname{rownorm}\Big(\tfrac{1}{H}\textstyle\sum_h A_{\ell,h} + I\Big),"
-                 r"\qquad R = \tilde A_L \cdots \tilde A_2\,\tilde A_1")
-        st.caption("Rollout (Abnar & Zuidema, 2020): the identity stands for the residual connection; row i of R "
-                   "says how much the last layer's token i draws on each input token.")
     records = [{**r, "layer": r["layer"] + 1, "head": r["head"] + 1}
                for r in analysis.head_statistics(every, self_attention=square)]
     stats = resources.figure(entry, exp.text, options, ("stats", kind, fs),

@@ -50,6 +50,14 @@ def summary(explanation) -> dict:
     return out
 
 
+def changed_answers(recorded: dict, today: dict) -> dict[str, list[str]]:
+    """Each recorded answer whose fields differ from ``today`` 's (answer → the differing field names); an
+    answer missing from ``today`` is not compared here."""
+    changed = {key: sorted(k for k in recorded[key] if recorded[key][k] != today[key].get(k))
+               for key in recorded if key in today}
+    return {key: fields for key, fields in changed.items() if fields}
+
+
 def record() -> dict:
     """Every shipped checkpoint under each option set, and the installed pretrained models."""
     import core

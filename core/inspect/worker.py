@@ -28,7 +28,7 @@ from safetensors.numpy import load_file, save_file
 
 from core.budget import LOAD_BUDGET
 from core.inspect.records import Explanation
-from core.inspect.subject import MAP_BUDGET_BYTES
+from core.inspect.subject import MAP_BUDGET_BYTES, TRACE_BUDGET_BYTES
 from core.inspect.wire import Records, from_wire, pack, to_wire, unpack
 from core.io.atomic import process_folder
 from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
@@ -62,9 +62,9 @@ class ModelFacts:
 def memory_budget(path: str | os.PathLike) -> int:
     """Bytes a worker for the model at ``path`` may address beyond the interpreter's own: its format's
     load budget for weights twice (the file's tensors and the built model, while loading), the
-    activation budget, and the maps of one explanation twice (the run's and the answer's copy)."""
+    activation budget, and one explanation's trace or held maps twice (the run's and the answer's copy)."""
     weights = WEIGHT_BUDGET_BYTES if is_pretrained(path) else 4 * LOAD_BUDGET.max_parameters
-    return 2 * weights + LOAD_BUDGET.max_activation_bytes + 2 * MAP_BUDGET_BYTES
+    return 2 * weights + LOAD_BUDGET.max_activation_bytes + 2 * max(MAP_BUDGET_BYTES, TRACE_BUDGET_BYTES)
 
 
 class ExplainWorker:

@@ -19,6 +19,7 @@ from torch import Tensor, nn
 
 from core.model.kv_cache import AttentionCache
 from core.model.scores import ScoreFunction, make_score
+from core.model.trace import Site
 
 __all__ = ["AttentionResult", "MultiHeadAttention", "ScoreFunction", "attention", "attention_weights", "make_score"]
 
@@ -187,6 +188,7 @@ class MultiHeadAttention(nn.Module):
         need_scores: bool | None = None,
         weights_out: Tensor | None = None,
         cache: AttentionCache | None = None,
+        site: Site | None = None,
     ) -> AttentionResult:
         """Attend from ``x`` (B, Tq, D) to itself, or to ``memory`` (B, Tk, D) when cross.
 
@@ -202,12 +204,17 @@ class MultiHeadAttention(nn.Module):
             cache: incremental decoding: ``x`` holds only the new positions; self-attention
                 appends their keys and values and attends over every position so far, and
                 cross-attention projects ``memory`` once. The mask then covers every key.
+            site: where to record q, k, v and the mask (the scale too when the score is a scaled dot
+                product, from which a map can be computed again).
         """
         _check_temperature(temperature)
         need_scores = need_weights if need_scores is None else need_scores
         q, k, v = self._project(x, memory, cache)  # (B, H, T, dk)
         if mask is not None and mask.dim() == 3:
             mask = mask.unsqueeze(1)  # (B, 1, Tq|1, Tk), broadcast over heads
+        if site is not None:
+            dot = self.score.fused_scale is not None and type(self.score).fused_query is ScoreFunction.fused_query
+            site.attention(q, k, v, mask, self.score.fused_scale if dot else None)
         drop = self.dropout if self.training else 0.0
         weights = scores = None
         if need_weights or need_scores or hard or self.score.fused_scale is None:

@@ -57,12 +57,14 @@ class ModelOutput:
         attention: kind → (L, B, H, Tq, Tk) float32 weights, when asked for.
         scores: kind → (L, B, H, Tq, Tk) float32 pre-softmax scores (β-scaled,
             unmasked), when asked for.
+        trace: the named intermediates ``record=`` asked for (:data:`core.model.trace.TRACE_NAMES`), else None.
     """
 
     logits: Tensor
     loss: Tensor | None = None
     attention: dict[str, Tensor] | None = None
     scores: dict[str, Tensor] | None = None
+    trace: dict[str, Tensor] | None = None
 
 
 
@@ -100,7 +102,7 @@ class AttentionModel(Protocol):
 
     def forward(self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
                 controls: AttentionControls = ..., return_attention: bool = False,
-                return_scores: bool = False) -> ModelOutput: ...
+                return_scores: bool = False, record: list[str] | None = None) -> ModelOutput: ...
 
 
 class FamilySpec:

@@ -23,6 +23,7 @@ from core.model.attention import AttentionResult, attention_weights
 from core.model.contract import check_positive
 from core.model.families.grouped import HeadCall, merged_heads
 from core.model.kv_cache import AttentionCache
+from core.model.trace import of_kind, put
 
 ACTIVATIONS = {
     "gelu": F.gelu,
@@ -156,6 +157,8 @@ def biased_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias:
         raise ValueError(f"temperature must be a finite number >= 0, got {call.temperature}")
     batch, n_heads, length, head_dim = q.shape
     weights = scores = None
+    if call.site is not None:
+        call.site.attention(q, k, v, mask, scale, bias)
     if call.need_weights or call.hard:
         raw = (q @ k.transpose(-2, -1)).float() * scale  # (B, H, Tq, Tk)
         if bias is not None:
@@ -240,10 +243,11 @@ class Seq2SeqLayer(nn.Module):
         self.cross_norm = make_norm(c) if cross else None
         self.ffn, self.ffn_norm = FeedForward(c), make_norm(c)
 
-    def _residual(self, x: Tensor, norm: nn.Module, sublayer) -> tuple[Tensor, AttentionResult | None]:
+    def _residual(self, x: Tensor, norm: nn.Module, sublayer, call: HeadCall, out_name: str,
+                  resid_name: str) -> tuple[Tensor, AttentionResult | None]:
         out, result = sublayer(norm(x) if self.pre_norm else x)
-        x = x + out  # (B, T, D)
-        return (x if self.pre_norm else norm(x)), result
+        x = x + put(call, out_name, out)  # (B, T, D)
+        return put(call, resid_name, x if self.pre_norm else norm(x)), result
 
     def forward(self, x: Tensor, self_mask: Tensor | None, self_bias: Tensor | None, memory: Tensor | None,
                 memory_mask: Tensor | None, call: HeadCall, heads: tuple[Tensor | None, Tensor | None],
@@ -252,10 +256,12 @@ class Seq2SeqLayer(nn.Module):
         ``cache``: this layer's (self, cross) key/value caches when decoding incrementally."""
         self_cache, cross_cache = (None, None) if cache is None else cache
         x, self_result = self._residual(
-            x, self.self_norm, lambda h: self.self_attn(h, h, self_mask, self_bias, call, heads[0], self_cache))
+            x, self.self_norm, lambda h: self.self_attn(h, h, self_mask, self_bias, call, heads[0], self_cache),
+            call, "attn_out", "resid_mid")
         cross_result = None
         if self.cross_attn is not None:
+            cross = of_kind(call, "cross")
             x, cross_result = self._residual(x, self.cross_norm, lambda h: self.cross_attn(
-                h, memory, memory_mask, None, call, heads[1], cross_cache, fixed=True))
-        x, _ = self._residual(x, self.ffn_norm, lambda h: (self.ffn(h), None))
+                h, memory, memory_mask, None, cross, heads[1], cross_cache, fixed=True), cross, "attn_out", "resid_mid")
+        x, _ = self._residual(x, self.ffn_norm, lambda h: (self.ffn(h), None), call, "ffn_out", "resid_out")
         return x, self_result, cross_result

@@ -1,6 +1,7 @@
 """``python -m bench [SECTION …]``: run the benchmark sections and print one table.
 
-Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs), ``pretrained`` (MiniLM and
+Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs), ``long`` (SmolLM2 on 512–8,192
+tokens through the trace: explain, one head, a pooled layer, against transformers' SDPA floor and eager maps), ``pretrained`` (MiniLM and
 SmolLM2: load time and a 32-token forward with every map), ``families`` (random models of real sizes as
 Hugging Face folders: our forward with every map against transformers' eager one, load time and memory:
 BERT-base), ``decoders`` (GPT-2-small), ``seq2seq`` (a Marian-sized model, greedy decoding), ``whisper``
@@ -26,10 +27,10 @@ import sys
 import torch
 
 from bench import (browser, browser_floor, browser_learn, families, families_decoders, families_seq2seq, gpu,
-                   inference, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
+                   inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
 from bench.table import markdown
 
-SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "families": families.run,
+SECTIONS = {"inference": inference.run, "long": long.run, "pretrained": pretrained.run, "families": families.run,
             "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "soak_fair": soak_fair.run,
             "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,

@@ -32,6 +32,8 @@ from core.text.inputs import TextInput, normalized, prepare, tokenize
 GENERATION_CAP = 256
 CAP_NOTE = f"The output was limited to {GENERATION_CAP} new tokens."
 Source = Checkpoint | PretrainedModel | Subject | str | os.PathLike
+#: Rows of (T, V) logits turned into probabilities at once (a long input's whole softmax would copy them twice).
+ROWS_AT_ONCE = 256
 #: What the fast pass records for maps on demand: each layer's queries, keys and how its scores are formed.
 MAP_RECORD = ("*.q", "*.k", "*.mask", "*.bias", "*.scale", "*.softcap")
 
@@ -120,9 +122,10 @@ def _maps(subject: Subject, opts: ExplainOptions, output: ModelOutput, row: int,
 def produced_probabilities(subject: Subject, logits: Tensor, produced: list[int]) -> np.ndarray:
     """float32 (T,): the probability the model gave each produced token at its row of ``logits`` (T, V), the
     ids decoding never produces ruled out as when decoding; 0 for padding rows."""
-    allowed = logits.float() + stepwise.banned_bias(subject.model, logits.size(-1), logits.device)  # (T, V)
+    bias = stepwise.banned_bias(subject.model, logits.size(-1), logits.device)  # (V,)
     ids = torch.tensor(produced[: logits.size(0)], device=logits.device)  # (T,)
-    probs = allowed.softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # (T,)
+    probs = torch.cat([(part.float() + bias).softmax(-1).gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
+                       for part, chosen in zip(logits.split(ROWS_AT_ONCE), ids.split(ROWS_AT_ONCE))])  # (T,)
     return torch.where(ids == subject.spec.pad_id, 0.0, probs).cpu().numpy().astype(np.float32)
 
 

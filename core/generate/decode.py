@@ -17,10 +17,8 @@ from torch import Tensor
 
 from core.generate import filters, stepwise
 from core.model.layers import stack_maps
-from core.model.contract import AttentionControls, ModelOutput
+from core.model.contract import AttentionControls, AttentionModel, ModelOutput
 from core.model.trace import Recorder, recorder_of
-from core.model.transformer import Transformer
-from core.text.tokenizer import BOS_ID, PAD_ID
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,8 @@ class Generation:
     finished: Tensor
     output: ModelOutput
     scores: Tensor
-    pad_id: int = PAD_ID
+    pad_id: int
+    never_generated: tuple[int, ...] = ()
 
     @property
     def inputs(self) -> Tensor:
@@ -59,9 +58,9 @@ class Generation:
 
     def step_log_probs(self) -> Tensor:
         """(B, T-1) log-probability the model gave each predicted token at its step (0 where it is ``pad``
-        after the end), from the final forward pass; ``<pad>`` and ``<bos>`` excluded as in decoding."""
+        after the end), from the final forward pass; the ids decoding never produces excluded as in decoding."""
         logits = self.output.logits.float().clone()  # (B, T-1, V)
-        logits[..., [self.pad_id, BOS_ID]] = float("-inf")
+        logits[..., list(self.never_generated)] = float("-inf")
         predicted = self.predicted.clamp(min=0)
         logp = logits.log_softmax(-1).gather(-1, predicted.unsqueeze(-1)).squeeze(-1)
         return torch.where(self.predicted == self.pad_id, torch.zeros_like(logp), logp)
@@ -71,14 +70,14 @@ class Generation:
 Picker = stepwise.Picker  # (B, V) logits → (B,) chosen ids
 
 
-def _allowed(model: Transformer, logits: Tensor) -> Tensor:
+def _allowed(model: AttentionModel, logits: Tensor) -> Tensor:
     """Logits (B, V) with the ids decoding never produces ruled out (:func:`stepwise.banned_bias`)."""
     return logits.float() + stepwise.banned_bias(model, logits.size(-1), logits.device)
 
 
 @torch.inference_mode()
 def greedy(
-    model: Transformer, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
+    model: AttentionModel, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
     controls: AttentionControls = AttentionControls(), return_scores: bool = False,
     record: list[str] | None = None,
 ) -> Generation:
@@ -99,7 +98,7 @@ def greedy(
 
 @torch.inference_mode()
 def sample(
-    model: Transformer, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
+    model: AttentionModel, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
     generator: torch.Generator, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
     controls: AttentionControls = AttentionControls(), return_scores: bool = False,
     record: list[str] | None = None,
@@ -123,13 +122,13 @@ def sample(
     return _decode(model, src, prefix, pick, eos_id, max_new_tokens, controls, return_scores, record)
 
 
-def _room(model: Transformer, prefix: Tensor, max_new_tokens: int) -> int:
+def _room(model: AttentionModel, prefix: Tensor, max_new_tokens: int) -> int:
     if prefix.dim() != 2 or prefix.size(1) < 1:
         raise ValueError(f"prefix must be (batch, length >= 1), got shape {tuple(prefix.shape)}")
     return max(0, min(max_new_tokens, model.config.max_len - prefix.size(1)))
 
 
-def _encoded(model: Transformer, src: Tensor | None, controls: AttentionControls, return_scores: bool,
+def _encoded(model: AttentionModel, src: Tensor | None, controls: AttentionControls, return_scores: bool,
              recorder: Recorder | None = None):
     """The encoder's (memory, source mask, per-layer results with maps, or with the trace in ``recorder``),
     or None without an encoder."""
@@ -141,7 +140,7 @@ def _encoded(model: Transformer, src: Tensor | None, controls: AttentionControls
 
 
 def _decode(
-    model: Transformer, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int,
+    model: AttentionModel, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int,
     max_new_tokens: int, controls: AttentionControls, return_scores: bool, record: list[str] | None = None,
 ) -> Generation:
     room = _room(model, prefix, max_new_tokens)
@@ -152,11 +151,11 @@ def _decode(
     output = _final_pass(model, encoded, seq, prefix, controls, return_scores, recorder)
     start = prefix.size(1)
     total = stepwise.total_log_prob(model, output.logits[:, start - 1 :], seq[:, start:], eos_id)
-    return Generation(seq, finished, output, total, model.config.pad_id)
+    return Generation(seq, finished, output, total, model.config.pad_id, model.config.never_generated)
 
 
 def _final_pass(
-    model: Transformer, encoded: tuple | None, seq: Tensor, prefix: Tensor, controls: AttentionControls,
+    model: AttentionModel, encoded: tuple | None, seq: Tensor, prefix: Tensor, controls: AttentionControls,
     return_scores: bool, recorder: Recorder | None = None,
 ) -> ModelOutput:
     """Forward over the inputs that produced each generated token (``seq`` without its last column);
@@ -181,7 +180,7 @@ def _final_pass(
 
 @torch.inference_mode()
 def beam_search(
-    model: Transformer, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
+    model: AttentionModel, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
     beam_size: int = 4, length_penalty: float = 0.6, min_new_tokens: int = 1,
     controls: AttentionControls = AttentionControls(), return_scores: bool = False,
     record: list[str] | None = None,
@@ -246,7 +245,7 @@ def beam_search(
 
 
 def _beam_generation(
-    model: Transformer, encoded: tuple | None, best: list[tuple[Tensor, float, bool]], prefix: Tensor,
+    model: AttentionModel, encoded: tuple | None, best: list[tuple[Tensor, float, bool]], prefix: Tensor,
     controls: AttentionControls, return_scores: bool, recorder: Recorder | None,
 ) -> Generation:
     """Each row's picked hypothesis (ids, log-probability, finished), padded into one batch, with its maps."""
@@ -257,7 +256,7 @@ def _beam_generation(
     output = _final_pass(model, encoded, seq, prefix, controls, return_scores, recorder)
     finished = torch.tensor([done for _, _, done in best], device=prefix.device)
     totals = torch.tensor([score for _, score, _ in best], device=prefix.device)
-    return Generation(seq, finished, output, totals, model.config.pad_id)
+    return Generation(seq, finished, output, totals, model.config.pad_id, model.config.never_generated)
 
 
 def _expand(seqs: Tensor, scores: Tensor, logp: Tensor, done: list[list[tuple[Tensor, float]]],

@@ -4,7 +4,7 @@ The fast forward pass keeps no map: it records each layer's queries and keys and
 (:mod:`core.model.trace`: scale, mask, additive bias, softcap). :class:`OnDemandMaps` holds those as plain
 arrays and computes exactly what is asked, with the same softmax as the model (:func:`core.attention_weights`):
 ``maps[l, h]`` one head (Tq, Tk), ``maps[l]`` a layer, ``maps[:, :, q]`` one query row of every head,
-:meth:`OnDemandMaps.pooled` a max-pooled overview of a layer whose peaks survive. ``np.asarray(maps)``
+:meth:`OnDemandMaps.pooled` an overview of a layer (max-pooled, so its peaks survive, or as block mass). ``np.asarray(maps)``
 materialises everything, refused past :data:`MATERIALISE_LIMIT_BYTES` with a message saying what to index.
 
 Glossary: L layers, H query heads, Hkv key/value heads, Tq/Tk query/key length, dk head width.
@@ -136,9 +136,12 @@ class OnDemandMaps:
                                                                              heads, rows))
         return attention_weights(raw, mask, temperature=self.temperature, hard=self.hard).numpy()
 
-    def pooled(self, layer: int, size: int = 512) -> np.ndarray:
-        """float32 (H, P, P') overview of ``layer``: each cell the maximum over its block of about
-        Tq/size × Tk/size cells (a sharp peak survives pooling); the maps themselves when they fit ``size``."""
+    def pooled(self, layer: int, size: int = 512, reduce: str = "max") -> np.ndarray:
+        """float32 (H, P, P') overview of ``layer`` in blocks of about Tq/size × Tk/size cells (the maps
+        themselves when they fit ``size``): ``max``, each block's largest weight (a sharp peak survives), or
+        ``mass``, the weight a block's keys hold together averaged over its queries (rows still sum to 1)."""
+        if reduce not in ("max", "mass"):
+            raise ValueError(f"reduce must be 'max' or 'mass', got {reduce!r}")
         _, heads, queries, keys = self.shape
         row_step, col_step = math.ceil(queries / size), math.ceil(keys / size)
         every = np.arange(heads)
@@ -148,17 +151,23 @@ class OnDemandMaps:
         for start in range(0, queries, block):
             rows = np.arange(start, min(start + block, queries))
             part = self._block(layer, every, rows, keys_of)  # (H, r, Tk)
-            out[:, start // row_step: start // row_step + math.ceil(len(rows) / row_step)] = _max_pool(
-                part, row_step, col_step)
+            out[:, start // row_step: start // row_step + math.ceil(len(rows) / row_step)] = _pool(
+                part, row_step, col_step, reduce)
         return out
 
 
-def _max_pool(maps: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    """(H, R, C) → (H, ⌈R/rows⌉, ⌈C/cols⌉) maxima of the blocks (the last ones may be smaller)."""
+def _pool(maps: np.ndarray, rows: int, cols: int, reduce: str) -> np.ndarray:
+    """(H, R, C) → (H, ⌈R/rows⌉, ⌈C/cols⌉): block maxima, or the mean over a block's rows of its column sums
+    (the last blocks may be smaller)."""
     heads, r, c = maps.shape
-    padded = np.full((heads, math.ceil(r / rows) * rows, math.ceil(c / cols) * cols), -np.inf, np.float32)
+    fill = -np.inf if reduce == "max" else 0.0
+    padded = np.full((heads, math.ceil(r / rows) * rows, math.ceil(c / cols) * cols), fill, np.float32)
     padded[:, :r, :c] = maps
-    return padded.reshape(heads, padded.shape[1] // rows, rows, padded.shape[2] // cols, cols).max(axis=(2, 4))
+    blocks = padded.reshape(heads, padded.shape[1] // rows, rows, padded.shape[2] // cols, cols)
+    if reduce == "max":
+        return blocks.max(axis=(2, 4))
+    counts = np.minimum(rows, r - np.arange(0, r, rows)).astype(np.float32)  # real rows per block
+    return blocks.sum(axis=(2, 4)) / counts[None, :, None]
 
 
 def _select(array: np.ndarray, heads: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -206,6 +206,19 @@ def test_the_pooled_overview_keeps_every_peak():
                 np.testing.assert_allclose(pooled[h, i, j], whole[h, i * 5:(i + 1) * 5, j * 4:(j + 1) * 4].max(),
                                            rtol=1e-6)
     np.testing.assert_allclose(maps.pooled(0, size=64), whole, rtol=1e-6)  # small enough: the maps themselves
+    mass = maps.pooled(0, size=8, reduce="mass")  # the weight a block's keys hold, averaged over its rows
+    np.testing.assert_allclose(mass[1, 7, 2], whole[1, 35:37, 8:12].sum(-1).mean(), rtol=1e-5)
+    np.testing.assert_allclose(mass.sum(-1), 1.0, atol=1e-5)
+
+
+def test_the_analysis_reads_on_demand_maps_layer_by_layer():
+    from core import analysis
+    maps, _ = _maps()
+    whole = np.asarray(maps)
+    for name in ("mean_over_heads", "rollout_by_layer", "head_entropy", "mean_distance", "max_weight"):
+        np.testing.assert_allclose(getattr(analysis, name)(maps), getattr(analysis, name)(whole), rtol=1e-12)
+    assert analysis.head_finder(maps, 3) == analysis.head_finder(whole, 3)
+    assert analysis.head_statistics(maps) == analysis.head_statistics(whole)
 
 
 def test_materialising_past_the_limit_says_what_to_index(monkeypatch):

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from core.model.contract import masked_heads
 from core.model.kv_cache import AttentionCache
 from core.model.scores import ScoreFunction, make_score
 from core.model.trace import Site
@@ -196,7 +197,7 @@ class MultiHeadAttention(nn.Module):
             mask: bool (Tq, Tk), (B, Tq, Tk) or (B, 1, Tk); ``True`` = may attend.
             temperature: inverse temperature β on the scores.
             hard: one-hot argmax attention.
-            head_mask: (H,) multiplier per head output; 0 knocks a head out.
+            head_mask: (H,) multiplier per head output, or (B, H) per batch row; 0 knocks a head out.
             need_weights: return the weights (runs the explicit softmax path).
             need_scores: return the pre-softmax scores too (default: as ``need_weights``).
             weights_out: float32 (B, H, Tq, Tk) to write the weights into (a caller stacking
@@ -228,10 +229,7 @@ class MultiHeadAttention(nn.Module):
                 dead = ~mask.any(dim=-1, keepdim=True)  # (B|1, 1, Tq|1, 1)
                 if dead.device.type != "cpu" or torch.compiler.is_compiling() or bool(dead.any()):
                     out = out.masked_fill(dead, 0.0)  # a query row with no key attends to nothing
-        if head_mask is not None:
-            if head_mask.shape != (self.n_heads,):
-                raise ValueError(f"head_mask must have shape ({self.n_heads},), got {tuple(head_mask.shape)}")
-            out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)
+        out = masked_heads(out, head_mask)
         batch, _, length, _ = out.shape
         out = out.transpose(1, 2).reshape(batch, length, -1)  # (B, Tq, D)
         return AttentionResult(self.out_proj(out), weights if need_weights else None, scores)

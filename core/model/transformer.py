@@ -22,7 +22,7 @@ from core.model.kv_cache import KVCache, decoding_step, positions_from
 from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, LayerResults, stack_maps
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import make_positional
-from core.model.contract import AttentionControls, ModelOutput
+from core.model.contract import AttentionControls, ModelOutput, stack_head_mask
 from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 
@@ -88,16 +88,7 @@ class Transformer(nn.Module):
             raise ValueError(f"token ids must be int64 in [0, {vocab})")
 
     def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
-        unknown = sorted(set(controls.head_mask) - set(self.config.attention_kinds))
-        if unknown:
-            raise ValueError(f"head_mask has kinds {unknown} that a {self.config.architecture!r} model does not have")
-        mask = controls.head_mask.get(kind)
-        if mask is None:
-            return None
-        expected = (self.config.n_layers(kind), self.config.n_heads)
-        if tuple(mask.shape) != expected:
-            raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
-        return mask
+        return stack_head_mask(controls, self.config, kind)
 
     def encode(
         self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
@@ -245,6 +236,10 @@ class Transformer(nn.Module):
     def kv_cache(self) -> KVCache:
         """A fresh key/value cache for ONE decoding call (never stored on the model)."""
         return KVCache(len(self.decoder_layers))
+
+    def unembed(self, resid: Tensor) -> Tensor:
+        """Logits (…, V) of a decoder residual stream (…, D): the stack's final norm, then the output layer."""
+        return self.lm_head(self.decoder_norm(resid))
 
     def parameter_counts(self) -> dict[str, int]:
         """Parameters per top-level block (embeddings, encoder, decoder, heads), tied weights counted once."""

@@ -138,6 +138,10 @@ class DecoderLM(nn.Module):
         """A fresh key/value cache for ONE decoding call (never stored on the model)."""
         return KVCache(self.config.n_decoder_layers)
 
+    def unembed(self, resid: Tensor) -> Tensor:
+        """Logits (…, V) of a residual stream (…, D): the final norm (when there is one), then the output layer."""
+        return self.lm_head(resid if self.norm is None else self.norm(resid))
+
     def _head_mask(self, controls: AttentionControls) -> Tensor | None:
         return single_stack_head_mask(controls, "decoder", self.config.n_decoder_layers, self.config.n_heads,
                                       "a decoder-only model")

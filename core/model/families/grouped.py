@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, attention_weights
+from core.model.contract import masked_heads
 from core.model.trace import Site
 
 
@@ -100,13 +101,10 @@ def causal_mask(queries: int, keys: int, device: torch.device, call: HeadCall) -
 
 def merged_heads(out: Tensor, head_mask: Tensor | None, call: HeadCall, weights: Tensor | None,
                  scores: Tensor | None) -> AttentionResult:
-    """The heads' outputs (B, H, Tq, dk), knocked out where ``head_mask`` (H,) is 0, concatenated into
+    """The heads' outputs (B, H, Tq, dk), knocked out where ``head_mask`` (H,) or (B, H) is 0, concatenated into
     (B, Tq, H·dk), with the maps kept only when the call asked for them."""
     batch, n_heads, length, head_dim = out.shape
-    if head_mask is not None:
-        if head_mask.shape != (n_heads,):
-            raise ValueError(f"head_mask must have shape ({n_heads},), got {tuple(head_mask.shape)}")
-        out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)
+    out = masked_heads(out, head_mask)
     out = out.transpose(1, 2).reshape(batch, length, n_heads * head_dim)  # (B, Tq, H·dk)
     keep = call.need_weights
     return AttentionResult(out, weights if keep else None, scores if keep else None)

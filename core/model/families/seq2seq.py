@@ -143,6 +143,12 @@ class Seq2SeqModel(nn.Module):
         heads = (self._head_mask(controls, "decoder"), self._head_mask(controls, "cross"))
         return self.decoder(self._ids(tgt, start), mask, memory, cross_mask, call, heads, cache, start)
 
+    def unembed(self, resid: Tensor) -> Tensor:
+        """Logits (…, V) of a decoder residual stream (…, D): the decoder's final norm (when there is one), then
+        :meth:`lm_head`."""
+        norm = self.decoder.final_norm
+        return self.lm_head(resid if norm is None else norm(resid))
+
     def lm_head(self, hidden: Tensor) -> Tensor:
         """Next-token logits (…, V) of decoder states (…, D)."""
         logits = self.head(hidden * self.config.logits_scale if self.config.logits_scale != 1.0 else hidden)

@@ -184,6 +184,10 @@ class WhisperModel(nn.Module):
             cross_results.append(cross_result if need_scores else cross_result._replace(scores=None))
         return put(call, "final", self.decoder_norm(x)), self_results, cross_results
 
+    def unembed(self, resid: Tensor) -> Tensor:
+        """Logits (…, V) of a decoder residual stream (…, D): the decoder's final LayerNorm, then :meth:`lm_head`."""
+        return self.lm_head(self.decoder_norm(resid))
+
     def lm_head(self, hidden: Tensor) -> Tensor:
         """Logits (B, T, V) of hidden states (B, T, D): the output is tied to the token embedding."""
         return hidden @ self.embed.weight.t()

@@ -51,6 +51,7 @@ RESULT_BYTES, RESULT_ITEM_BYTES = 256 * 2**20, 32 * 2**20
 FIGURES = 256  # built charts kept (each at most a 400 × 400 heatmap or a grid of 24 × 24 thumbnails)
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
 WORKER_GRACE_S = 5.0  # the gate waits this much past RUN_S for a worker process to be stopped and say so
+WORKER_IDLE_S = 300.0  # a worker process nobody asked for this long ends (its model's facts stay known)
 HEAVY_COST = 5e8  # parameters × tokens from which a request is a large-model one (SmolLM2, Whisper, GPT-2)
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S, heavy_cost=HEAVY_COST)
 THREADS = max(1, min(2, device.thread_count()))  # intra-op threads of one model run
@@ -145,8 +146,13 @@ def pretrained_model(path: str, version: str) -> PretrainedModel:
     return load_pretrained(path)
 
 
-def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
-    """The entry's loaded model: a checkpoint, or a pretrained model."""
+def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel | ModelFacts:
+    """The entry's model as the pages read it: a shipped or trained checkpoint or an installed pretrained model,
+    loaded here; an upload or a models folder's model never is: its :class:`core.ModelFacts` (kind, shape, a
+    checkpoint's header and tokenizers), reported by its worker process (raises one ``ValueError`` line when the
+    worker could not load it)."""
+    if e.untrusted:
+        return explain_worker(str(e.path), catalog.version(e)).facts
     if e.pretrained:
         return pretrained_model(str(e.path), catalog.version(e))
     return model(str(e.path), _sha(e.path))
@@ -154,9 +160,10 @@ def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
 
 @st.cache_resource(max_entries=WORKERS, show_spinner="Loading the model in its own process…")
 def explain_worker(path: str, version: str) -> lessons.LessonWorker:
-    """The worker process that runs the uploaded model at ``path`` (one per model version; an evicted one's
-    process ends with it): its explanations, and its lessons' and Learn pages' model maths."""
-    return lessons.LessonWorker(path, deadline_s=GATE.run_s)
+    """The worker process that loads and runs the uploaded model at ``path`` (one per model version; an evicted
+    one's process ends with it, an idle one after ``WORKER_IDLE_S``): its facts, explanations, and its lessons'
+    and Learn pages' model maths."""
+    return lessons.LessonWorker(path, deadline_s=GATE.run_s, idle_s=WORKER_IDLE_S)
 
 
 def runner(e: catalog.Entry) -> tuple[Checkpoint | PretrainedModel | ModelFacts, lessons.LessonWorker | None]:
@@ -253,7 +260,10 @@ def _timeline(path: str, sha: str) -> training.SnapshotTimeline:
 
 
 def timeline(e: catalog.Entry) -> training.SnapshotTimeline:
-    """The attention timeline stored in the checkpoint ``e`` (read once per file version)."""
+    """The attention timeline stored in the checkpoint ``e`` (read once per file version; an upload's or a models
+    folder's by its worker process)."""
+    if e.untrusted:
+        return model_lesson(training.timeline_parts, e).timeline()
     return _timeline(str(e.path), _sha(e.path))
 
 
@@ -278,9 +288,7 @@ def model_lesson(fn: Callable[..., T], model: catalog.Entry | Checkpoint | Pretr
     through the gate (its cost from the text arguments, and the tokens it may generate when it ``generates``):
     a Learn page's widget that does not touch it draws it from the cache. An upload's runs in its worker
     process, stopped at the gate's run time (one ``ValueError`` line), as its explanations."""
-    own = isinstance(model, Checkpoint)
-    e = model if isinstance(model, catalog.Entry) else catalog.entry_at(
-        entries()[0], Path(model.info.path if own else model.path), pretrained=not own)
+    e = _entry_of(model)
     loaded, worker = runner(e)
     key = ("lesson-" + fn.__name__, str(e.path), catalog.version(e), repr(args), repr(sorted(kwargs.items())))
     work = cost(loaded, sum(tokens(loaded, t, {}) if generates else len(t) // 2 for t in args if isinstance(t, str)))
@@ -290,6 +298,19 @@ def model_lesson(fn: Callable[..., T], model: catalog.Entry | Checkpoint | Pretr
                 else worker.lesson(fn.__name__, *args, deadline_s=GATE.run_s, **kwargs))
 
     return cached(key, run, "Running the model…", work, 0.0 if worker is None else WORKER_GRACE_S)
+
+
+def _entry_of(model: catalog.Entry | Checkpoint | PretrainedModel | ModelFacts) -> catalog.Entry:
+    """The catalog entry of ``model`` (an unlisted one taken for an upload)."""
+    if isinstance(model, catalog.Entry):
+        return model
+    if isinstance(model, ModelFacts):
+        path, pretrained = Path(model.path), model.pretrained
+    elif isinstance(model, Checkpoint):
+        path, pretrained = Path(model.info.path), False
+    else:
+        path, pretrained = Path(model.path), True
+    return catalog.entry_at(entries()[0], path, pretrained=pretrained)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Timing attention…")

@@ -38,7 +38,8 @@ from core.inspect.explainer import explain, explain_batch
 from core.inspect.records import Explanation, KIND_LABELS
 from core.inspect.sentences import sentence_similarity
 from core.inspect.speech import explain_speech
-from core.inspect.worker import ExplainWorker, ModelFacts
+from core.inspect.facts import ModelFacts
+from core.inspect.worker import ExplainWorker
 
 # Namespaces for the rest of the flow: ``device.set_threads``, ``convert.import_nn_transformer``,
 # ``analysis.head_finder``, ``training.train`` and the teaching maths ``lessons``.

@@ -20,7 +20,7 @@ from app.charts import attention as charts
 from app.charts import maps
 from app.charts import diagram as diagrams
 from app.ui import vega
-from core import Checkpoint, CheckpointError, KIND_LABELS, PretrainedModel, training
+from core import Checkpoint, CheckpointError, KIND_LABELS, ModelFacts, PretrainedModel, training
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -113,9 +113,12 @@ def current_entry() -> catalog.Entry | None:
     return resources.entry(key) if key else None
 
 
-def current_checkpoint(pretrained: bool = False) -> tuple[catalog.Entry, Checkpoint | PretrainedModel] | None:
-    """The sidebar's checkpoint, loaded; None when none is chosen or it cannot be opened, or when it is a
-    pretrained model and the caller does not take one (``pretrained``: then a clear message has been shown)."""
+def current_checkpoint(pretrained: bool = False
+                       ) -> tuple[catalog.Entry, Checkpoint | PretrainedModel | ModelFacts] | None:
+    """The sidebar's checkpoint, loaded (an upload's or a models folder's: the facts its worker process reports,
+    never loaded here: :func:`app.resources.checkpoint`); None when none is chosen or it cannot be opened, or
+    when it is a pretrained model and the caller does not take one (``pretrained``: then a clear message has
+    been shown)."""
     entry = current_entry()
     if entry is None:
         return None
@@ -125,6 +128,12 @@ def current_checkpoint(pretrained: bool = False) -> tuple[catalog.Entry, Checkpo
         return None
     ckpt = attempt(f"open {entry.name}", resources.checkpoint, entry)
     return None if ckpt is None else (entry, ckpt)
+
+
+def parameter_counts(ckpt: Checkpoint | ModelFacts) -> dict[str, int]:
+    """A checkpoint's parameters per top-level block: counted by the loaded model, or by an upload's worker
+    process (its facts)."""
+    return dict(ckpt.parameter_counts) if isinstance(ckpt, ModelFacts) else ckpt.model.parameter_counts()
 
 
 def font_scale() -> float:

@@ -38,7 +38,8 @@ from core.model.transformer import Transformer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CheckpointError", "CheckpointInfo", "Checkpoint", "save", "read_info", "load",
+__all__ = ["CheckpointError", "CheckpointInfo", "Checkpoint", "save", "read_info", "load", "header_entries",
+           "info_from_header",
            "clean_stale_temp_files", "FORMAT", "FORMAT_VERSION", "EXTRA_PREFIX"]
 
 FORMAT = "attnscope"
@@ -252,6 +253,31 @@ def _open(path: Path, budget: Budget, with_weights: bool, verify: bool) -> tuple
                 raise CheckpointError(f"{name} changed while it was being read; try again")
             _VERIFIED.add(version)
     return info, tensors
+
+
+def header_entries(info: CheckpointInfo) -> dict[str, str]:
+    """The metadata entries of ``info`` as the file's header holds them (text values), for a process that reads
+    a checkpoint it does not load: :func:`info_from_header` rebuilds the same ``info`` from them."""
+    return {"config": info.config.to_json(),
+            "tokenizers": json.dumps({role: tok.to_json() for role, tok in info.tokenizers.items()}),
+            "task": json.dumps(info.task), "metrics": json.dumps(info.metrics), "extra": json.dumps(info.extra),
+            "sha256": info.sha256}
+
+
+def info_from_header(path: str | os.PathLike, entries: dict[str, str], *, budget: Budget = LOAD_BUDGET) -> CheckpointInfo:
+    """The :class:`CheckpointInfo` of a checkpoint at ``path`` from its header's entries (no file is read), with
+    every check :func:`read_info` makes of them: the config's bounds and ``budget``, the tokenizers, the records.
+
+    Raises:
+        CheckpointError: a missing entry or one that fails its check (one line naming the file).
+    """
+    path = Path(path)
+    if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
+        raise CheckpointError(f"{path.name} has invalid metadata: its entries are not text")
+    try:
+        return _parse_info(path, entries, budget)
+    except RecursionError:
+        raise CheckpointError(f"{path.name} has invalid metadata: JSON nested too deeply") from None
 
 
 def _stat_key(path: Path) -> tuple:

@@ -276,6 +276,11 @@ def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
     return entry(catalog.DEFAULT_KEY)
 
 
+def head_count(e: catalog.Entry) -> int:
+    """How many heads each attention layer of ``e``'s model has (an upload's from its worker's facts)."""
+    return int(checkpoint(e).config.n_heads)
+
+
 def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
     """Cached :func:`core.lessons.trace_sentence` of ``text`` by the checkpoint or pretrained model ``e``."""
     return model_lesson(lessons.trace_sentence, e, text, head, generates=True)

@@ -95,6 +95,7 @@ def sidebar(page: str = "") -> None:
     keys = [e.key for e in all_entries]
     if st.session_state.get("ckpt") not in keys:
         st.session_state["ckpt"] = catalog.DEFAULT_KEY if catalog.DEFAULT_KEY in keys else (keys or [None])[0]
+    widgets.link_checked("ckpt", st.session_state["ckpt"])  # a link to a model this session does not list
     with st.sidebar:
         st.subheader("Checkpoint")
         if keys:

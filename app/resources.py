@@ -39,7 +39,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from app.services import catalog, storage
 from app.services.costs import budgeted, cost, tokens
 from app.services.jobs import JobRegistry
-from app.services.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
+from app.services.limits import ByteLRU, Gate, freeze, lower_priority
 from core import (Checkpoint, device, explain, explain_batch, Explanation, lessons,
                   load_checkpoint, load_pretrained, ModelFacts, PretrainedModel, training)
 
@@ -82,12 +82,26 @@ def owner() -> str:
 
 
 def save_upload(filename: str, data: bytes) -> str:
-    """``catalog.save_upload`` for this session (its key; raises its ``CheckpointError``), checked in a thread
-    at a lower CPU priority: a zip bomb inflating to the cap yields to other sessions' model runs."""
-    return at_low_priority(catalog.save_upload, owner(), filename, data)
+    """``catalog.save_upload`` for this session (its key; raises its ``CheckpointError``, or the gate's
+    ``OverBudget``), checked through the gate (:func:`gated_upload`)."""
+    token = owner()
+    return gated_upload(GATE, session(), lambda: catalog.save_upload(token, filename, data))
 
 
-def _session() -> str:
+def gated_upload(gate: Gate, session: str, check: Callable[[], T]) -> T:
+    """``check()`` (an upload's check: its headers read here, its model loaded in a worker process) as one
+    large-model request of ``session`` through ``gate``, at a lower CPU priority: a session uploading again and
+    again checks one file at a time, in the one heavy slot (cheap runs of other sessions never wait for it),
+    rests after a long check as after a long run, and a zip bomb inflating to the cap yields the cores."""
+    def job() -> T:
+        lower_priority()  # this gate thread only; the worker process runs at a lower priority of its own
+        return check()
+
+    return gate.run(session, job, gate.heavy_cost, WORKER_GRACE_S)
+
+
+def session() -> str:
+    """This browser session's id: whose turn the gate counts a request in."""
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else "local"
 
@@ -196,7 +210,7 @@ def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 
         return result
 
     with st.spinner(spinner):
-        return GATE.run(_session(), job, work, grace_s)
+        return GATE.run(session(), job, work, grace_s)
 
 
 def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:

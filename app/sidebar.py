@@ -59,7 +59,7 @@ def _upload() -> None:
                 key = resources.save_upload(uploaded.name, uploaded.getvalue())
             except NeedsImport as needed:  # an nn.Transformer state dict: the form below asks for the rest
                 st.session_state["_import_layout"] = needed.layout
-            except CheckpointError as error:
+            except (CheckpointError, ValueError) as error:  # refused, or the gate's "busy" (OverBudget)
                 st.session_state["_upload_error"] = str(error)
                 _release(uploaded)
                 st.rerun()

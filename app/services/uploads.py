@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 MAX_ZIP_FILES = 64  # a Hugging Face folder: config, tokenizer files, shards and an index, a README…
 MAX_NAME_CHARS = 120
-CHECK_S = 120.0  # seconds an upload's worker process may take to load it
+CHECK_S = 55.0  # seconds an upload's worker process may take to load it: within the gate's run time (60 s)
 FILES, PAYLOAD_FILE, NAME_FILE = "files", "payload.txt", "name.txt"
 
 

@@ -13,11 +13,12 @@ are shared read-only. Every model run goes through one :class:`Gate`, weighted b
 (parameters × tokens): two cheap runs and one large-model run at once across sessions (a large
 model's run uses ``HEAVY_THREADS`` threads at a lower priority, so cheap requests keep the CPU), one per
 session, a bounded wait for a slot and a bounded run time, and generation held to ``DECODE_TOKENS``
-new tokens. An uploaded model (or one from the models folder) is never run in the server: its
-explanations, lesson traces and Learn pages' model maths run in its own worker process
-(``core.lessons.LessonWorker``: loaded once, tokenizing and running there, killed when a run passes the gate's
-``run_s``), one cached per model version for the ``WORKERS`` most recent, still through the gate, which then
-only waits; no upload can hold the server.
+new tokens. An uploaded model (or one from the models folder) is never loaded or run in the server: the pages
+read the facts its worker process reports (``core.ModelFacts``: :func:`checkpoint`), and its explanations, lesson
+traces, timeline and Learn pages' model maths run in that worker (``core.lessons.LessonWorker``: loaded once,
+tokenizing and running there, killed when a run passes the gate's ``run_s``, ended after ``WORKER_IDLE_S`` unused),
+one cached per model version for the ``WORKERS`` most recent, still through the gate, which then only waits; an
+upload's check is a large-model request of its session (:func:`gated_upload`); no upload can hold the server.
 The training job registry is a ``st.cache_resource`` too.
 
 ``MODEL_EVENTS`` counts the models this process loaded and the model runs it made; each count is

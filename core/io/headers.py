@@ -10,6 +10,8 @@ model worker), whose loader checks the rest.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from pathlib import Path
 
@@ -20,8 +22,9 @@ from core.io.pretrained.ct2_whisper import is_ctranslate2_folder
 from core.io.pretrained.ctranslate2 import read_header
 from core.io.pretrained.gguf_config import gguf_config
 from core.io.pretrained.gguf_header import scan_gguf
-from core.io.pretrained.hf_files import FLOAT_DTYPES, WEIGHT_BUDGET_BYTES, folder_config, read_headers
+from core.io.pretrained.hf_files import FLOAT_DTYPES, WEIGHT_BUDGET_BYTES, folder_config, weight_files
 from core.io.pretrained.hf_folder import READERS, supported_model_types
+from core.io.verify import check_header_size
 
 
 def check_header(path: str | os.PathLike) -> ModelFile:
@@ -45,21 +48,45 @@ def check_header(path: str | os.PathLike) -> ModelFile:
 
 
 def _check_folder(folder: Path) -> None:
-    """A Hugging Face folder: a family Attnscope reads, weights files inside the folder with float headers of a
-    bounded size, all of them within the weight budget as float32."""
+    """A Hugging Face folder: a family Attnscope reads, weights files inside the folder whose headers (of a bounded
+    size, read without mapping the files) list float tensors within the weight budget as float32."""
     model_type = folder_config(folder).get("model_type")
     if not isinstance(model_type, str) or model_type not in READERS:
         raise CheckpointError(f"{folder.name}: model_type {str(model_type)[:40]!r} is not supported as a folder; "
                               f"supported: {supported_model_types()}")
     total = 0
-    for _, dtype, shape in read_headers(folder).values():
-        if dtype not in FLOAT_DTYPES:
-            continue  # the family's reader refuses the ones it uses (some folders keep integer buffers)
-        count = 1
-        for size in shape:
-            count *= size
-        total += 4 * count
-        if total > WEIGHT_BUDGET_BYTES:
-            raise CheckpointError(f"{folder.name}: its weights need over {WEIGHT_BUDGET_BYTES / 2**30:.1f} GiB as "
-                                  "float32, over the load budget")
+    for path in weight_files(folder):  # each resolved inside the folder
+        for dtype, shape in _tensor_index(path, folder):
+            if dtype not in FLOAT_DTYPES:
+                continue  # the family's reader refuses the ones it uses (some folders keep integer buffers)
+            total += 4 * math.prod(shape)
+            if total > WEIGHT_BUDGET_BYTES:
+                raise CheckpointError(f"{folder.name}: its weights need over {WEIGHT_BUDGET_BYTES / 2**30:.1f} GiB "
+                                      "as float32, over the load budget")
+
+
+def _tensor_index(path: Path, folder: Path) -> list[tuple[str, tuple[int, ...]]]:
+    """(dtype, shape) of every tensor a safetensors file's header lists, read with plain reads (its 8-byte length,
+    then at most :data:`~core.io.verify.MAX_HEADER_BYTES` of JSON): nothing is mapped.
+
+    Raises:
+        CheckpointError: a header that is too large, runs past the file, or is not a tensor index.
+    """
+    name = f"{folder.name}/{path.name}"
+    try:
+        check_header_size(path)
+        with open(path, "rb") as handle:
+            raw = handle.read(8)
+            size = int.from_bytes(raw, "little") if len(raw) == 8 else -1
+            if not 0 < size <= os.fstat(handle.fileno()).st_size - 8:
+                raise CheckpointError(f"{name} is not readable safetensors (its header runs past the file)")
+            header = json.loads(handle.read(size))
+        entries = [v for k, v in header.items() if k != "__metadata__"]
+        return [(str(v["dtype"]), tuple(int(n) for n in v["shape"])) for v in entries]
+    except CheckpointError as error:
+        raise CheckpointError(str(error) if str(error).startswith(name) else f"{folder.name}/{error}") from None
+    except OSError as error:
+        raise CheckpointError(f"{name} cannot be read ({error.strerror})") from None
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):  # JSON, or not an index of tensors
+        raise CheckpointError(f"{name} is not readable safetensors (its header is not a tensor index)") from None
 

@@ -257,3 +257,16 @@ def test_a_checkpoint_whose_extra_tensors_claim_gigabytes_is_refused_from_its_he
                                                   r"1,024 MiB"):
             read_info(path, verify=verify)
     assert time.perf_counter() - started < 1.0 and _read_bytes() - read < 8 * 2**20
+
+
+def test_a_ctranslate2_folder_is_checked_from_its_header_and_its_model_bin_may_not_leave(tmp_path):
+    from tests.helpers.ct2_craft import model_bin
+
+    folder = tmp_path / "whisper"
+    folder.mkdir()
+    (folder / "model.bin").write_bytes(model_bin())
+    (folder / "config.json").write_text("{}")
+    assert check_header(folder).kind == "pretrained"
+    _linked_out(folder, "model.bin", tmp_path / "elsewhere")
+    with pytest.raises(CheckpointError, match=r"^whisper: model.bin points outside the folder"):
+        check_header(folder)

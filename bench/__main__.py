@@ -10,7 +10,8 @@ against an nn.Transformer trainer), ``soak`` (16 sessions sharing the app's gate
 hostile: p95 and mismatches), ``gpu`` (CUDA only: explain on the GPU against the CPU, the long input there,
 a 1 B-parameter Llama-shaped folder, training tokens/s, MFU and memory of the base model in bf16),
 ``soak_fair`` (a translation session beside three SmolLM2 sessions: p95 ratio under the cost-weighted gate),
-``soak_hostile`` (honest sessions beside hostile uploads: a GGUF bomb, a zip bomb, a backtracking tokenizer)
+``soak_hostile`` (a victim beside 8 busy sessions, then beside them and a hostile uploader: GGUF bombs, a zip bomb,
+a corrupted checkpoint, with a backtracking tokenizer and a slow legal upload)
 and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider moves, long and deep models,
 8 sessions; skipped with a line saying why where Chromium or Playwright is missing); ``browser_learn`` runs
 the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move and Learn first draw

@@ -36,6 +36,7 @@ from core.model.transformer import Transformer
 from core.io.checkpoint import (Checkpoint, CheckpointError, CheckpointInfo, load as load_checkpoint, read_info,
                                 save as save_checkpoint)
 from core.io.identify import find_models, identify, model_version, ModelFile
+from core.io.headers import check_header
 from core.io.pretrained.load import (is_pretrained, load_pretrained, pretrained_models, PretrainedEntry,
                                      PretrainedModel)
 from core.generate.decode import beam_search, greedy, sample
@@ -44,7 +45,8 @@ from core.inspect.maps import OnDemandMaps
 from core.inspect.records import Explanation, KIND_LABELS
 from core.inspect.sentences import sentence_similarity
 from core.inspect.speech import explain_speech
-from core.inspect.worker import ExplainWorker, ModelFacts
+from core.inspect.facts import ModelFacts
+from core.inspect.worker import ExplainWorker
 
 # Namespaces for the rest of the flow: ``device.set_threads``, ``convert.import_nn_transformer``,
 # ``analysis.head_finder``, ``training.train`` and the teaching maths ``lessons``.
@@ -55,7 +57,7 @@ from core import training
 from core import lessons
 
 __all__ = [
-    "analysis", "attention", "AttentionControls", "beam_search", "Checkpoint", "CheckpointError", "CheckpointInfo",
+    "analysis", "attention", "AttentionControls", "beam_search", "check_header", "Checkpoint", "CheckpointError", "CheckpointInfo",
     "convert", "device", "explain", "explain_batch", "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task",
     "greedy", "identify", "input_vocabulary", "is_pretrained", "KIND_LABELS", "lessons", "load_checkpoint",
     "load_pretrained", "MAP_RECORD", "model_version", "ModelConfig", "OnDemandMaps", "TRACE_NAMES", "ModelFacts", "ModelFile", "pretrained_models", "PretrainedEntry",

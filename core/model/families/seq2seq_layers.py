@@ -97,14 +97,25 @@ class Seq2SeqConfig:
                      "max_len"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.max_len < 2:
+            raise ValueError(f"an encoder-decoder needs at least 2 positions (its start and one generated token), "
+                             f"got max_len {self.max_len}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
         if self.positions not in POSITIONS:
             raise ValueError(f"positions {self.positions!r} is not one of {', '.join(POSITIONS)}")
-        for name in ("pad_id", "eos_id", "decoder_start_id", "forced_eos_id"):
+        for name in ("pad_id", "eos_id", "decoder_start_id", "forced_bos_id", "forced_eos_id"):
             if getattr(self, name) is not None and not 0 <= getattr(self, name) < self.vocab_size:
                 raise ValueError(f"{name} {getattr(self, name)} is outside the vocabulary")
+        if any(not 0 <= i < self.vocab_size for i in self.never_generated):
+            raise ValueError("an id decoding rules out is outside the vocabulary")
+        if self.positions == "relative" and not (4 <= self.relative_buckets
+                                                 and self.relative_buckets // 2 < self.relative_max_distance):
+            raise ValueError(f"relative positions need at least 4 buckets and a largest distance past the exact "
+                             f"ones, got {self.relative_buckets} buckets and distance {self.relative_max_distance}")
         check_positive(self, "norm_eps")
+        if not (math.isfinite(self.embed_scale) and math.isfinite(self.logits_scale)):
+            raise ValueError("embed_scale and logits_scale must be finite numbers")
 
     # The same questions core asks a ModelConfig.
     architecture = "encoder-decoder"

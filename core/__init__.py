@@ -41,6 +41,9 @@ from core.io.pretrained.load import (is_pretrained, load_pretrained, pretrained_
                                      PretrainedModel)
 from core.generate.decode import beam_search, greedy, sample
 from core.inspect.explainer import MAP_RECORD, explain, explain_batch
+from core.inspect.head_types import induction_probe
+from core.inspect.lens import logit_lens
+from core.inspect.sweep import head_sweep, merged as merge_sweeps
 from core.inspect.maps import OnDemandMaps
 from core.inspect.records import Explanation, KIND_LABELS
 from core.inspect.sentences import sentence_similarity
@@ -49,17 +52,17 @@ from core.inspect.facts import ModelFacts
 from core.inspect.worker import ExplainWorker
 
 # Namespaces for the rest of the flow: ``device.set_threads``, ``convert.import_nn_transformer``,
-# ``analysis.head_finder``, ``training.train`` and the teaching maths ``lessons``.
+# ``analysis.head_finder``, ``head_types.sink_share``, ``training.train`` and the teaching maths ``lessons``.
 from core import device
 from core.io import convert
-from core.inspect import analysis
+from core.inspect import analysis, head_types
 from core import training
 from core import lessons
 
 __all__ = [
     "analysis", "attention", "AttentionControls", "beam_search", "check_header", "Checkpoint", "CheckpointError", "CheckpointInfo",
     "convert", "device", "explain", "explain_batch", "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task",
-    "greedy", "identify", "input_vocabulary", "is_pretrained", "KIND_LABELS", "lessons", "load_checkpoint",
+    "greedy", "head_sweep", "head_types", "identify", "induction_probe", "logit_lens", "merge_sweeps", "input_vocabulary", "is_pretrained", "KIND_LABELS", "lessons", "load_checkpoint",
     "load_pretrained", "MAP_RECORD", "model_version", "ModelConfig", "OnDemandMaps", "TRACE_NAMES", "ModelFacts", "ModelFile", "pretrained_models", "PretrainedEntry",
     "PretrainedModel", "read_info", "rotary_frequencies", "rotary_relative_scores", "sample", "save_checkpoint",
     "sentence_similarity", "sinusoidal_encoding", "SPECIAL_TOKENS", "subsequent_mask", "TASKS", "Tokenizer",

@@ -128,7 +128,8 @@ def induction_probe(model: Subject | str | os.PathLike, repeat: int = 20, seed: 
     subject = as_subject(model)
     decoder = subject.spec.architecture == "decoder"
     tok = subject.target_tokenizer if decoder else subject.source_tokenizer
-    pool_ = sorted({i for word in WORDS for i in tok.encode(" " + word).ids} - set(getattr(tok, "special_ids", ())))
+    ordinary = {i for word in WORDS for i in tok.encode(" " + word).ids}
+    pool_ = sorted(ordinary - set(getattr(tok, "special_ids", ())) - {tok.unk_id})
     generator = np.random.default_rng(seed)
     drawn = [int(i) for i in generator.choice(pool_, size=repeat, replace=len(pool_) < repeat)]
     prefix = list(subject.input_prefix) if decoder else []

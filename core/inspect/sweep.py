@@ -40,7 +40,7 @@ class Sweep:
         baseline: the measure with every head intact.
         change: kind → float32 (L, H): the measure with that head knocked out, minus ``baseline``
             (negative: the head mattered to the prediction).
-        complete: False when ``should_stop`` ended the sweep early (unswept cells are NaN).
+        complete: False when only some heads were swept (``cells``, or ``should_stop``): the rest are NaN.
     """
 
     measure: str
@@ -59,7 +59,7 @@ class _Run:
 
 
 def head_sweep(model: Subject | str | os.PathLike, text: str, *, target: str | None = None, batch: int = 16,
-               on_progress: Callable[[int, int], None] | None = None,
+               cells: tuple[int, int] | None = None, on_progress: Callable[[int, int], None] | None = None,
                should_stop: Callable[[], bool] | None = None) -> Sweep:
     """Knock out every head of ``model`` in turn on ``text`` (see the module).
 
@@ -67,6 +67,8 @@ def head_sweep(model: Subject | str | os.PathLike, text: str, *, target: str | N
         target: text whose log-probability is measured instead of the model's own prediction (a decoder's
             continuation of ``text``, an encoder-decoder's output).
         batch: rows run together, each knocking out one head.
+        cells: (start, stop): sweep only those heads, counted in reading order (kinds as the model lists them,
+            then layers, then heads), so a caller can sweep in parts and show progress between them.
         on_progress: called with (heads done, heads in all) after each batch.
         should_stop: asked after each batch; True ends the sweep (the result says it is incomplete).
 
@@ -80,21 +82,43 @@ def head_sweep(model: Subject | str | os.PathLike, text: str, *, target: str | N
     with torch.inference_mode():
         run = _prepare(subject, text, target)
         baseline = float(run.score(subject.model(**run.inputs).logits)[0])
-        cells = [(kind, layer, head) for kind in spec.attention_kinds for layer in range(spec.n_layers(kind))
-                 for head in range(spec.n_heads)]
+        every = sweep_cells(spec)
+        cells_ = every if cells is None else every[cells[0]:cells[1]]
         change = {kind: np.full((spec.n_layers(kind), spec.n_heads), np.nan, np.float32) for kind in spec.attention_kinds}
         done = 0
-        for start in range(0, len(cells), batch):
-            chunk = cells[start:start + batch]
+        for start in range(0, len(cells_), batch):
+            chunk = cells_[start:start + batch]
             scores = _knocked(subject, run, chunk)
             for (kind, layer, head), value in zip(chunk, scores.tolist()):
                 change[kind][layer, head] = value - baseline
             done += len(chunk)
             if on_progress is not None:
-                on_progress(done, len(cells))
-            if should_stop is not None and should_stop() and done < len(cells):
+                on_progress(done, len(cells_))
+            if should_stop is not None and should_stop() and done < len(cells_):
                 return Sweep(run.measure, baseline, change, complete=False)
-    return Sweep(run.measure, baseline, change)
+    return Sweep(run.measure, baseline, change, complete=len(cells_) == len(every))
+
+
+def sweep_cells(spec) -> list[tuple[str, int, int]]:
+    """Every (kind, layer, head) of a model, in reading order: what :func:`head_sweep`'s ``cells`` count."""
+    return [(kind, layer, head) for kind in spec.attention_kinds for layer in range(spec.n_layers(kind))
+            for head in range(spec.n_heads)]
+
+
+def merged(parts: list[Sweep]) -> Sweep:
+    """One sweep from parts of the same input (each cell from the part that swept it).
+
+    Raises:
+        ValueError: parts that measured different things, or none.
+    """
+    if not parts or len({(p.measure, p.baseline) for p in parts}) != 1:
+        raise ValueError("merge parts of one sweep: the same input, measure and baseline")
+    change = {kind: np.full_like(values, np.nan) for kind, values in parts[0].change.items()}
+    for part in parts:
+        for kind, values in part.change.items():
+            change[kind] = np.where(np.isnan(change[kind]), values, change[kind])
+    return Sweep(parts[0].measure, parts[0].baseline, change,
+                 complete=not any(np.isnan(v).any() for v in change.values()))
 
 
 def _knocked(subject: Subject, run: _Run, chunk: list[tuple[str, int, int]]) -> Tensor:

@@ -3,8 +3,8 @@
 An uploaded model (or one from the models folder) never runs in the server: Explore's explanations run in
 its :class:`~core.inspect.worker.ExplainWorker`. :class:`LessonWorker` is that worker with a small, explicit
 set of further calls (:data:`CALLS`): the Lesson's trace, what Positional, the Playground and Self-attention
-compute with the model, the Masks page's batch cut by the model's tokenizer, a sentence encoder's similarity, and
-the Checkpoints page's attention timeline. Each is a pure function of (the loaded model,
+compute with the model, the Masks page's batch cut by the model's tokenizer, a sentence encoder's similarity, the
+Checkpoints page's attention timeline, and the Research page's logit lens, head sweep and induction probe. Each is a pure function of (the loaded model,
 JSON arguments) whose result is made of the frozen dataclasses in :data:`RECORDS`, NumPy arrays and JSON
 values, so it crosses back as JSON and a safetensors blob (:func:`core.inspect.wire.pack`), never a pickle,
 under the worker's deadline and memory cap; the result is the in-process one bit for bit.
@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from core.inspect.head_types import induction_probe, InductionProbe
+from core.inspect.lens import logit_lens, LogitLens
 from core.inspect.sentences import sentence_similarity
+from core.inspect.sweep import head_sweep, Sweep
 from core.inspect.worker import ExplainWorker
 from core.inspect.worker import serve_child as _serve
 from core.lessons.beyond import length_accuracy, LengthAccuracy, pe_beyond, PEBeyond
@@ -31,11 +34,11 @@ from core.training.snapshots import timeline_parts, TimelineParts
 #: The calls a lesson worker answers, by name: each takes the loaded model first.
 CALLS: dict[str, Callable[..., Any]] = {fn.__name__: fn for fn in (
     trace_sentence, model_encoding, model_projection, torch_mha, permutation_demo, length_accuracy, pe_beyond,
-    checkpoint_batch, sentence_similarity, timeline_parts)}
+    checkpoint_batch, sentence_similarity, timeline_parts, logit_lens, head_sweep, induction_probe)}
 #: The dataclasses their results may hold.
 RECORDS: dict[str, type] = {cls.__name__: cls for cls in (
     LessonTrace, HeadTrace, ModelEncoding, ModelProjection, TorchMHA, PermutationDemo, LengthAccuracy, PEBeyond,
-    TokenBatch, TimelineParts)}
+    TokenBatch, TimelineParts, LogitLens, Sweep, InductionProbe)}
 
 
 class LessonWorker(ExplainWorker):

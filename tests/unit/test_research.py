@@ -94,6 +94,17 @@ def test_a_stopped_sweep_says_so_and_leaves_the_rest_unswept(shipped):
     assert not sweep.complete and np.isnan(sweep.change["decoder"]).sum() == sweep.change["decoder"].size - 2
 
 
+def test_a_sweep_in_parts_merges_into_the_whole(shipped):
+    from core.inspect.sweep import merged
+    whole = head_sweep(shipped["translation"], "the black cat", batch=5)
+    total = sum(v.size for v in whole.change.values())
+    parts = [head_sweep(shipped["translation"], "the black cat", batch=5, cells=(s, min(s + 7, total)))
+             for s in range(0, total, 7)]
+    assert not parts[0].complete and merged(parts).complete
+    for kind, values in merged(parts).change.items():
+        np.testing.assert_allclose(values, whole.change[kind], atol=1e-5)
+
+
 def test_a_target_is_measured_teacher_forced(shipped):
     model = shipped["lm"]
     sweep = head_sweep(model, "the", target=" cat", batch=8)

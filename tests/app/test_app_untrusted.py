@@ -11,7 +11,6 @@ float32 weights alone would take 128 MB).
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 
 import pytest
 

@@ -115,6 +115,6 @@ def test_t5_relative_attention_out_of_range_is_refused_before_building(key, valu
     """The probe's H9: a distance of 0 or −5 was accepted, then every run failed with "math domain error"."""
     folder = shutil.copytree(folders["t5"], tmp_path / "t5")
     (folder / "config.json").write_text(json.dumps({**_config(folder), key: value}))
-    with pytest.raises(CheckpointError, match=rf"^t5: .*relative_attention") as caught:
+    with pytest.raises(CheckpointError, match=r"^t5: .*relative_attention") as caught:
         load_pretrained(folder)
     assert "\n" not in str(caught.value) and "math domain" not in str(caught.value)

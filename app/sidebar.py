@@ -1,5 +1,7 @@
 """The shared sidebar: the checkpoint picker (shipped, runs, pretrained, this session's uploads), an
-upload, projector mode, and whether the Learn pages open every section.
+upload, projector mode, whether the Learn pages open every section, and teaching a class (a class's student
+follows the teacher's screen before anything is drawn: :func:`app.ui.class_follow.follow`; the class's badge and
+question open the page: :func:`app.ui.classroom.banner`).
 
 A new upload is chosen through a pending key (``_ckpt_pending``) applied before the picker exists:
 Streamlit forbids setting a widget's value after the widget has been drawn in a run.
@@ -12,7 +14,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from app.services import catalog
-from app.ui import presentation, widgets
+from app.ui import class_follow, classroom, presentation, widgets
 from app import resources
 from app.ui.import_form import import_form
 from app.services.uploads import NeedsImport
@@ -87,6 +89,7 @@ def compute_note() -> str:
 def sidebar(page: str = "") -> None:
     """Draw the sidebar of the page at URL path ``page``; the choice lives in ``st.session_state["ckpt"]`` and the
     share link."""
+    class_follow.follow(page)  # a following student takes the teacher's page and share link (may switch page)
     widgets.restore_from_url({"ckpt": str, "projector": widgets.parse_bool,
                               presentation.ALL_SECTIONS: widgets.parse_bool})
     if "_ckpt_pending" in st.session_state:  # a new upload: chosen before the picker is drawn
@@ -119,5 +122,8 @@ def sidebar(page: str = "") -> None:
                        "opens all of them, to read a page from top to bottom (it takes longer to draw).")
         st.caption("Light or dark theme: the ⋮ menu at the top right → Light, Dark or System.")
         st.caption(compute_note())
+        st.divider()
+        classroom.panel()
     presentation.apply(page)
+    classroom.banner()
     widgets.write_to_url(["ckpt", "projector", presentation.ALL_SECTIONS])

@@ -19,7 +19,7 @@ from app import resources
 from app.charts import attention as charts
 from app.charts import maps
 from app.charts import diagram as diagrams
-from app.ui import vega
+from app.ui import class_follow, vega
 from core import Checkpoint, CheckpointError, KIND_LABELS, ModelFacts, PretrainedModel, training
 
 log = logging.getLogger(__name__)
@@ -84,11 +84,13 @@ def clamped(key: str, low: int, high: int) -> int:
 
 
 def write_to_url(keys: list[str]) -> None:
-    """Mirror these session values into the URL so the address bar is a shareable link."""
+    """Mirror these session values into the URL so the address bar is a shareable link (and, in a fragment's own
+    run of a teacher's session, the class's screen: :func:`app.ui.class_follow.url_written`)."""
     values = {k: _url_value(st.session_state[k]) for k in keys if k in st.session_state}
     for key, value in values.items():
         if st.query_params.get(key) != value:
             st.query_params[key] = value
+    class_follow.url_written()
 
 
 def _url_value(value: Any) -> str:

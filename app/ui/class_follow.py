@@ -42,7 +42,6 @@ MEMBER = "_class_member"  # {"code", "member", "following", "applied", "keys"}: 
 PROBLEM = "_class_problem"  # a line to show once: the link was wrong, the class ended or is full
 PAGE = "_class_page"  # the URL path of the page this run draws
 PUBLISHED = "_class_published"  # (screen, when) last published by this teacher
-VERSIONS = "_class_versions"  # the class's Versions read by this run
 RESTORED_PREFIX = "_restored_"  # widgets.restore_from_url's once-per-visit marks
 TOUCH_S = 60.0  # an unchanged screen is written again this often (the class's "last teacher action")
 
@@ -141,7 +140,6 @@ def follow(page: str) -> None:
     """First thing in a run (``page``: the URL path it draws): join the class a ``?class=`` link names, and, for
     a following student, apply the teacher's screen when it moved (may switch page: a rerun)."""
     st.session_state[PAGE] = page
-    st.session_state.pop(VERSIONS, None)
     code = st.query_params.get(CLASS_PARAM)
     held = member()
     if code is not None and teacher() is None and (held is None or held["code"] != code):
@@ -159,7 +157,6 @@ def follow(page: str) -> None:
         st.session_state[PROBLEM] = "This class has ended. Your teacher can start a new one and give you its link."
         st.query_params.pop(CLASS_PARAM, None)
         return
-    st.session_state[VERSIONS] = found
     if st.query_params.get(CLASS_PARAM) != held["code"]:
         st.query_params[CLASS_PARAM] = held["code"]
     if held["following"] and found.version != held["applied"]:

@@ -231,7 +231,7 @@ def _student() -> None:
     if mine is None:
         return
     store = follow.store()
-    read = st.session_state.get(follow.VERSIONS) or store.versions([mine["code"]]).get(mine["code"])
+    read = store.versions([mine["code"]]).get(mine["code"])  # fresh: a fragment's own run follows a full one
     with st.container(key="class_badge", horizontal=True):
         if mine["following"]:
             st.markdown(":material/cast_for_education: Following the teacher")

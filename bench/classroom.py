@@ -95,9 +95,9 @@ async def answers(store: classroom.ClassStore, started: classroom.Started, teach
     await asyncio.gather(*(s.wait_for(lambda s=s: key in s.widgets) for s in students))
     sent = await asyncio.gather(*(s.pick(key, ["I", "have", "cats"][i % 3]) for i, s in enumerate(students)))
     last = max(sent)
-    needle = f"{len(students)} answers"
-    await teacher.wait_for(lambda: teacher.chart_at(needle, 0.0) is not None)
-    return max(0.0, teacher.chart_at(needle, 0.0) - last)
+    needle = f"**{len(students)}** answers"
+    await teacher.wait_for(lambda: teacher.text_at(needle, 0.0) is not None)
+    return max(0.0, teacher.text_at(needle, 0.0) - last)
 
 
 async def one_class(url: str, store: classroom.ClassStore, pids: list[int], sizes: tuple[int, ...]) -> dict:

@@ -5,7 +5,7 @@ Each :class:`Client` opens ``/_stcore/stream`` as a browser does (from a chosen 
 listens: the server pushes a following student's reruns itself (``app.ui.class_push``). The client keeps every
 widget's id by its key (a widget id ends with ``-<key>``) and the fragment it sits in, so it can press a button or
 pick a poll answer as the browser would (:meth:`Client.press`, :meth:`Client.pick`), and it stamps the arrival of
-what the bench waits for: the first Lesson stage header (an ``h2``) with a given text, a chart whose spec names a
+what the bench waits for: the first Lesson stage header (an ``h2``) with a given text, a Markdown text naming a
 count. Nothing is drawn: N of them measure the server, not N browsers.
 """
 
@@ -30,7 +30,7 @@ class Client:
         self.query, self.page, self.source = query, page, source
         self.widgets: dict[str, tuple[str, str]] = {}  # key → (widget id, its fragment id)
         self.headers: list[tuple[float, str]] = []  # (arrival, text) of every h2
-        self.charts: list[tuple[float, str]] = []  # (arrival, spec) of every Vega-Lite chart
+        self.texts: list[tuple[float, str]] = []  # (arrival, body) of every Markdown text
         self.finished = 0
         self.upstream = ""  # the process nginx chose (its X-Upstream header), when there is one
         self.page_hash = ""  # the page the server last ran for this session (sent back with every rerun)
@@ -92,8 +92,8 @@ class Client:
         kind = element.WhichOneof("type")
         if kind == "heading" and element.heading.tag == "h2":
             self.headers.append((now, element.heading.body))
-        elif kind == "vega_lite_chart":
-            self.charts.append((now, element.vega_lite_chart.spec))
+        elif kind == "markdown":
+            self.texts.append((now, element.markdown.body))
         inner = getattr(element, kind, None) if kind else None
         widget_id = getattr(inner, "id", "") if inner is not None else ""
         if widget_id.startswith("$$ID-"):
@@ -155,9 +155,9 @@ class Client:
         """When the first h2 starting ``text_start`` arrived after ``after``, or None."""
         return next((t for t, body in self.headers if t >= after and body.startswith(text_start)), None)
 
-    def chart_at(self, needle: str, after: float) -> float | None:
-        """When the first chart whose spec holds ``needle`` arrived after ``after``, or None."""
-        return next((t for t, spec in self.charts if t >= after and needle in spec), None)
+    def text_at(self, needle: str, after: float) -> float | None:
+        """When the first Markdown text holding ``needle`` arrived after ``after``, or None."""
+        return next((t for t, body in self.texts if t >= after and needle in body), None)
 
 
 async def open_all(clients: list[Client], at_once: int = 20) -> None:

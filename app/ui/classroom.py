@@ -27,7 +27,7 @@ from app.charts import classroom as charts
 from app.services import class_polls
 from app.services.class_polls import ClassError
 from app.ui import class_follow as follow
-from app.ui import class_push, widgets
+from app.ui import class_push, vega, widgets
 
 SHOW_JOIN = "_class_show_join"  # the teacher's banner shows the join code
 ANSWER_NOTE = "_class_answer_note"  # a student's refused answer, said once
@@ -206,12 +206,21 @@ def _projector() -> None:
         class_push.pusher(store).watch(session, held["code"], None, True, _fragment_id(), read)
 
 
+def _bars(poll: class_polls.Poll, counts: list[int]) -> None:
+    """The poll's answers so far: a line with their number, then one bar per option (its spec cached: a new answer
+    sends new rows only)."""
+    total = sum(counts)
+    st.markdown(f"**{total}** answer{'s' if total != 1 else ''}" + (" · the right answer in green" if poll.revealed
+                                                                    and poll.answer else ""))
+    rows = charts.poll_rows(poll.options, counts, kind=poll.kind, right=poll.answer, revealed=poll.revealed)
+    vega.draw_rows(charts.poll_bars, rows, across=True, count=len(poll.options), font_scale=widgets.font_scale())
+
+
 def _teacher_poll(held: dict[str, str], poll: class_polls.Poll) -> None:
     store = follow.store()
     with st.container(key="class_poll", border=True):
         st.markdown(f"**Question:** {widgets.plain(poll.text)}")
-        widgets.bars(charts.poll_bars(poll.options, class_polls.counts(store, poll.id), kind=poll.kind,
-                                      right=poll.answer, revealed=poll.revealed, font_scale=widgets.font_scale()))
+        _bars(poll, class_polls.counts(store, poll.id))
         if poll.revealed:  # the projector shows the class: nothing of the answer before
             right = ", ".join(charts.option_labels(poll.options, poll.kind)[i] for i in poll.answer)
             st.success(widgets.plain(f"The answer: {right or 'no single right answer'}. {poll.why}".strip()),
@@ -284,8 +293,7 @@ def _student_poll(mine: dict, poll: class_polls.Poll) -> None:
             st.success(f"The answer: {widgets.plain(right)}{verdict}", icon=":material/check_circle:")
             if poll.why:
                 st.caption(widgets.plain(poll.why))
-            widgets.bars(charts.poll_bars(poll.options, class_polls.counts(store, poll.id), kind=poll.kind,
-                                          right=poll.answer, revealed=True, font_scale=widgets.font_scale()))
+            _bars(poll, class_polls.counts(store, poll.id))
         elif own is not None:
             st.caption("Your answer is in. The answer comes when your teacher reveals it.")
         elif not poll.open:

@@ -1,9 +1,12 @@
 """The Streamlit internals the app leans on are there, in the range requirements.txt pins.
 
-Three modules use Streamlit below its public API, each because the public one cannot do the job:
+Five modules use Streamlit below its public API, each because the public one cannot do the job:
 ``app/ui/vega.py`` (``_altair_globals_lock`` and ``_to_arrow_dataset``: a cached Vega-Lite spec drawn without
 Altair re-serialising it), ``app/services/hosts.py`` (``is_host_allowed``: the WebSocket's own Host check applied
-to every HTTP route) and ``app/ui/presentation.py`` (the frontend's chart modules, preloaded by file name).
+to every HTTP route), ``app/ui/presentation.py`` (the frontend's chart modules, preloaded by file name),
+``app/ui/class_push.py`` (a class change reruns exactly the sessions it concerns, from the server: the runtime's
+event loop, a session's ``request_rerun``, ``has_fragment``, ``page_script_hash`` and the query string of its last run)
+and ``app/ui/classroom.py`` (``ThreadState``: the id of the fragment running, for those reruns).
 ``requirements.txt`` pins the minor release they were written against; on another release this test says which
 internal moved, before a user meets a broken page.
 """
@@ -22,7 +25,10 @@ INTERNALS = [
     ("streamlit.elements.vega_charts", "_altair_globals_lock", "app/ui/vega.py"),
     ("streamlit.elements.vega_charts", "_to_arrow_dataset", "app/ui/vega.py"),
     ("streamlit.web.server.starlette.starlette_websocket", "is_host_allowed", "app/services/hosts.py"),
+    ("streamlit.runtime.scriptrunner_utils.script_run_context", "ThreadState", "app/ui/classroom.py"),
+    ("streamlit.runtime.runtime", "Runtime", "app/ui/class_push.py"),
 ]
+SESSION_MEMBERS = ["request_rerun", "has_fragment", "page_script_hash"]  # app/ui/class_push.py's use of a session
 
 
 def _pinned() -> tuple[str, str]:
@@ -50,3 +56,18 @@ def test_the_frontend_still_ships_the_chart_module_the_page_preloads():
     assert chart_modules(("ArrowVegaLiteChart",)), (
         f"app/ui/presentation.py preloads ArrowVegaLiteChart.*.js, which streamlit {streamlit.__version__} "
         "no longer serves from static/static/js")
+
+
+def test_the_class_pusher_finds_what_it_calls_on_the_runtime_and_its_sessions():
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.runtime import Runtime
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+
+    assert callable(getattr(Runtime, "_get_async_objs", None)) and callable(getattr(Runtime, "get_app_session", None))
+    assert callable(getattr(Runtime, "is_active_session", None))
+    missing = [name for name in SESSION_MEMBERS if not hasattr(AppSession, name)]
+    assert not missing, f"app/ui/class_push.py calls AppSession.{missing}, which streamlit {streamlit.__version__} lacks"
+    assert "self._client_state = ClientState()" in Path(importlib.import_module(
+        "streamlit.runtime.app_session").__file__).read_text(), "AppSession keeps no _client_state (its last query)"
+    from streamlit.runtime.scriptrunner_utils.script_run_context import FragmentThreadState
+    assert callable(ThreadState.get) and "fragment_id" in FragmentThreadState.__dataclass_fields__

@@ -29,8 +29,10 @@ layer or head control never re-runs it).
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -192,13 +194,45 @@ def runner(e: catalog.Entry) -> tuple[Checkpoint | PretrainedModel | ModelFacts,
 
 
 # ----------------------------------------------------------------------------- results
+_FLIGHTS: dict[Hashable, list] = {}  # key → [its lock, how many sessions hold or wait for it]
+_FLIGHTS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _one_run(key: Hashable, wait_s: float) -> Iterator[None]:
+    """Sessions asking for the same uncached ``key`` at once (a class following its teacher to a new sentence)
+    take turns: the first runs the model, the others wait (at most ``wait_s``: the first's run is bounded by the
+    gate) and then find its result in the cache."""
+    with _FLIGHTS_LOCK:
+        flight = _FLIGHTS.setdefault(key, [threading.Lock(), 0])
+        flight[1] += 1
+    held = flight[0].acquire(timeout=wait_s)
+    try:
+        yield
+    finally:
+        if held:
+            flight[0].release()
+        with _FLIGHTS_LOCK:
+            flight[1] -= 1
+            if flight[1] == 0:
+                _FLIGHTS.pop(key, None)
+
+
 def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 0.0, grace_s: float = 0.0) -> T:
     """The cached result for ``key``, else ``compute()`` run through the gate (estimated cost ``work``; waited
-    ``grace_s`` past the gate's run time when ``compute`` stops itself there) and kept if small enough."""
+    ``grace_s`` past the gate's run time when ``compute`` stops itself there) and kept if small enough; sessions
+    asking for one key at once share one run (:func:`_one_run`)."""
     cache = results()
     found, value = cache.get(key)
     if found:
         return value
+    with st.spinner(spinner), _one_run(key, GATE.wait_s + GATE.run_s + grace_s):
+        found, value = cache.get(key)
+        return value if found else _run_cached(key, compute, work, grace_s)
+
+
+def _run_cached(key: Hashable, compute: Callable[[], T], work: float, grace_s: float) -> T:
+    cache = results()
     heavy = GATE.is_heavy(work)
 
     def job() -> T:
@@ -210,8 +244,7 @@ def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 
         cache.put(key, result)
         return result
 
-    with st.spinner(spinner):
-        return GATE.run(session(), job, work, grace_s)
+    return GATE.run(session(), job, work, grace_s)
 
 
 def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:

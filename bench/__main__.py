@@ -12,6 +12,8 @@ a 1 B-parameter Llama-shaped folder, training tokens/s, MFU and memory of the ba
 ``soak_fair`` (a translation session beside three SmolLM2 sessions: p95 ratio under the cost-weighted gate),
 ``soak_hostile`` (a victim beside 8 busy sessions, then beside them and a hostile uploader: GGUF bombs, a zip bomb,
 a corrupted checkpoint, with a backtracking tokenizer and a slow legal upload)
+``classroom`` (a class of non-rendering websocket sessions on loopback: a teacher's Next reaching 30 and 100
+students, an idle class's CPU, 100 answers on the projector, and two classes of 50 on two processes behind nginx)
 and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider moves, long and deep models,
 8 sessions; skipped with a line saying why where Chromium or Playwright is missing); ``browser_learn`` runs
 the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move and Learn first draw
@@ -27,15 +29,15 @@ import sys
 
 import torch
 
-from bench import (browser, browser_floor, browser_learn, families, families_decoders, families_seq2seq, gpu,
-                   inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
+from bench import (browser, browser_floor, browser_learn, classroom, families, families_decoders, families_seq2seq,
+                   gpu, inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
 from bench.table import markdown
 
 SECTIONS = {"inference": inference.run, "long": long.run, "pretrained": pretrained.run, "families": families.run,
             "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "soak_fair": soak_fair.run,
             "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,
-            "browser_learn": browser_learn.run, "browser_floor": browser_floor.run}
+            "browser_learn": browser_learn.run, "browser_floor": browser_floor.run, "classroom": classroom.run}
 
 
 def machine() -> str:

@@ -15,7 +15,6 @@ import pytest
 
 from app.services import class_polls, classroom
 from bench import classroom as bench
-from bench.classroom_clients import Client
 from deploy import class_server
 
 STUDENTS = 8

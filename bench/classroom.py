@@ -62,8 +62,10 @@ async def teacher_of(url: str, started: classroom.Started, index: int = 0, sprea
     """A teacher's session on the Lesson, holding the class (taken back with its key, as after a reload)."""
     teacher = await Client(url, page="lesson", source=source(10_000 + index) if spread else None).open()
     await teacher.wait_for(lambda: teacher.finished >= 1 and "class_resume" in teacher.widgets)
+    runs = teacher.finished
     await teacher.type_and_press("class_resume_key", started.teacher_key, "class_resume")
-    await teacher.wait_for(lambda: "class_end" in teacher.widgets and "lesson_next" in teacher.widgets)
+    await teacher.wait_for(lambda: teacher.finished > runs and "class_end" in teacher.widgets)
+    await asyncio.sleep(SETTLE_S)  # the class banner above the Lesson moved its fragment: the run has said so
     return teacher
 
 

@@ -15,7 +15,7 @@ The teacher key is shown only in the sidebar, under its own expander (the sideba
 
 from __future__ import annotations
 
-import base64
+import html
 from urllib.parse import urlsplit
 
 import segno
@@ -49,10 +49,9 @@ def join_link(code: str) -> str:
 
 
 def qr_image(link: str, label: str) -> str:
-    """The link's QR code as an <img> (SVG drawn on the server: no script, nothing fetched)."""
+    """The link's QR code as an <img> (an SVG data URI drawn on the server: no script, nothing fetched)."""
     uri = segno.make(link, error="m").svg_data_uri(scale=10, border=2, dark="#000", light="#fff")
-    return f'<img src="{uri}" alt="{label}">' if uri.startswith("data:") else \
-        f'<img src="data:image/svg+xml;base64,{base64.b64encode(uri.encode()).decode()}" alt="{label}">'
+    return f'<img src="{html.escape(uri)}" alt="{html.escape(label)}">'
 
 
 def _fragment_id() -> str | None:
@@ -126,7 +125,7 @@ def _teacher_panel(held: dict[str, str]) -> None:
     link = join_link(held["code"])
     st.caption("The students' link (the QR code on the page says the same):")
     st.text(link)
-    if follow.shared_params().get("ckpt") != st.session_state.get("ckpt"):
+    if str(st.session_state.get("ckpt") or "").startswith("upload:"):
         st.caption("Your uploaded model stays in your session: the students see the shipped model instead.")
     _ask_form(held)
     st.download_button("Answers as CSV", data=lambda: class_polls.answers_csv(follow.store(), held["code"],

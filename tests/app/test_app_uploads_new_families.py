@@ -1,0 +1,82 @@
+"""The families added for the models researchers download today open in the app as every other family does: a zipped
+folder is identified and kept by the upload path, its maps (computed in the upload's worker process) equal what
+core computes on the original folder, and a ``--models`` folder lists it. One opens on Explore."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app import resources
+from app.services import catalog, storage
+from core import explain, identify, load_pretrained
+from tests.helpers.apptest_helpers import open_page
+from tests.helpers.uploads import upload, upload_folders, zipped
+
+transformers = pytest.importorskip("transformers")
+from tests.helpers.hf_decoder_reference import BOS, EOS, PAD, VOCAB, reference_model, save_folder  # noqa: E402
+
+TEXT = "the cat sat on a mat"
+_SIZES = dict(vocab_size=VOCAB, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+              num_key_value_heads=2, max_position_embeddings=64, bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
+BUILDERS = {
+    "gemma2": lambda: transformers.Gemma2Config(**_SIZES, head_dim=8, sliding_window=3),
+    "gemma3_text": lambda: transformers.Gemma3TextConfig(**_SIZES, head_dim=8, sliding_window=3,
+                                                         sliding_window_pattern=2),
+    "phi3": lambda: transformers.Phi3Config(**_SIZES, partial_rotary_factor=0.5),
+}
+
+
+def folder_of(kind: str, root: Path) -> Path:
+    return save_folder(reference_model(BUILDERS[kind]()), root / f"tiny-{kind}", add_bos=True)
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("families")
+    return {kind: folder_of(kind, root) for kind in BUILDERS}
+
+
+@pytest.mark.parametrize("kind", sorted(BUILDERS))
+def test_a_zipped_folder_is_kept_and_opens_as_the_original_folder(runs, folders, kind):
+    folder = folders[kind]
+    assert identify(folder).kind == "pretrained"
+    owner = storage.new_owner()
+    key = catalog.save_upload(owner, f"{kind}.zip", zipped(folder, prefix=f"{folder.name}/"))
+    entry = next(e for e in catalog.list_entries(owner)[0] if e.key == key)
+    kept = load_pretrained(entry.path)
+    assert entry.pretrained and kept.family == kind
+    expected, got = explain(load_pretrained(folder), TEXT), explain(kept, TEXT)
+    for name, maps in expected.attention.items():
+        np.testing.assert_array_equal(got.attention[name], maps)
+
+
+def test_a_models_folder_lists_each_family(runs, folders, tmp_path, monkeypatch):
+    shelf = tmp_path / "shelf"
+    (shelf / "org").mkdir(parents=True)
+    for folder in folders.values():
+        _copy(folder, shelf / "org" / folder.name)
+    monkeypatch.setenv("ATTNSCOPE_MODELS", str(shelf))
+    entries, problems = catalog.list_entries()
+    listed = sorted(e.name for e in entries if e.source == "models")
+    assert listed == sorted(f"org/{f.name}" for f in folders.values()) and problems == []
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.mkdir()
+    for path in source.iterdir():
+        (target / path.name).write_bytes(path.read_bytes())
+
+
+def test_a_zipped_gemma2_folder_opens_on_explore_and_is_explained_in_its_worker(runs, folders):
+    at = upload(open_page("explore"), "tiny gemma2.zip", zipped(folders["gemma2"], prefix="tiny-gemma2/"))
+    [stored] = upload_folders(runs)
+    assert at.session_state["ckpt"] == f"upload:{stored.name}" and not at.error
+    assert any(c.value == "Most likely next token" for c in at.caption)
+    entry = next(e for e in catalog.list_entries(at.session_state["_upload_owner"])[0] if e.source == "upload")
+    expected = explain(load_pretrained(folders["gemma2"]), TEXT)
+    got = resources.explain_entry(entry, TEXT)  # in the upload's worker process
+    np.testing.assert_allclose(got.attention["decoder"], expected.attention["decoder"], atol=1e-6)
+    assert got.prediction.text == expected.prediction.text

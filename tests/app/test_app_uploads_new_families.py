@@ -53,6 +53,23 @@ def test_a_zipped_folder_is_kept_and_opens_as_the_original_folder(runs, folders,
         np.testing.assert_array_equal(got.attention[name], maps)
 
 
+def test_a_zipped_hugging_face_whisper_folder_is_kept_and_transcribes_as_the_original(runs, tmp_path):
+    from core import explain_speech
+    from tests.helpers.hf_whisper_folder import reference_whisper, save_whisper, whisper_tokenizer
+
+    folder = save_whisper(reference_whisper(whisper_tokenizer().get_vocab_size()), tmp_path / "whisper-tiny",
+                          multilingual=True)
+    owner = storage.new_owner()
+    key = catalog.save_upload(owner, "whisper-tiny.zip", zipped(folder, prefix="whisper-tiny/"))
+    entry = next(e for e in catalog.list_entries(owner)[0] if e.key == key)
+    kept = load_pretrained(entry.path)
+    assert (kept.family, kept.head) == ("whisper", "speech")
+    clip = Path(__file__).resolve().parents[2] / "assets" / "audio" / "i_have_two_cats.flac"
+    ours, original = (explain_speech(m, clip, language="en", max_new_tokens=4) for m in (kept, load_pretrained(folder)))
+    assert ours.target_tokens == original.target_tokens
+    np.testing.assert_array_equal(ours.attention["cross"], original.attention["cross"])
+
+
 def test_a_models_folder_lists_each_family(runs, folders, tmp_path, monkeypatch):
     shelf = tmp_path / "shelf"
     (shelf / "org").mkdir(parents=True)

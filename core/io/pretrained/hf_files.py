@@ -57,7 +57,7 @@ class FolderRead:
         family: the family's short name (``bert``, ``gpt2``, …).
         head: what the model's logits are: ``hidden`` (states pooled into a sentence embedding),
             ``masked_lm``, ``classes`` (one label per text), ``token_classes``, ``next_token``
-            (a decoder) or ``text`` (an encoder-decoder).
+            (a decoder), ``text`` (an encoder-decoder) or ``speech`` (Whisper: audio in, text out).
         labels: class names of a classification head, in id order.
         pooling: how ``hidden`` becomes a sentence vector (``mode``, ``normalize``).
         target_tokenizer: an encoder-decoder's output tokenizer when it differs from ``tokenizer``.

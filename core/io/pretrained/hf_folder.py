@@ -12,7 +12,7 @@ from typing import Callable
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained import (hf_albert, hf_bart, hf_bert, hf_distilbert, hf_gemma, hf_gpt, hf_llama, hf_marian,
-                                hf_phi3, hf_t5)
+                                hf_phi3, hf_t5, hf_whisper)
 from core.io.pretrained.hf_files import FolderRead, folder_config
 
 #: model_type → reader (folder → :class:`FolderRead`).
@@ -31,6 +31,7 @@ READERS: dict[str, Callable[[Path], FolderRead]] = {
     "mbart": hf_bart.read_bart,
     "marian": hf_marian.read_marian,
     "t5": hf_t5.read_t5,
+    "whisper": hf_whisper.read_hf_whisper,
 }
 
 

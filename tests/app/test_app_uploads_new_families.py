@@ -17,6 +17,7 @@ from tests.helpers.uploads import upload, upload_folders, zipped
 
 transformers = pytest.importorskip("transformers")
 from tests.helpers.hf_decoder_reference import BOS, EOS, PAD, VOCAB, reference_model, save_folder  # noqa: E402
+from tests.helpers.hf_reference import REF_WORDS, ROBERTA_SPECIALS, randomize, ref_wordpiece, save_ref_folder  # noqa: E402
 
 TEXT = "the cat sat on a mat"
 _SIZES = dict(vocab_size=VOCAB, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -29,17 +30,26 @@ BUILDERS = {
 }
 
 
+ENCODERS = {
+    "mpnet": lambda: transformers.MPNetModel(transformers.MPNetConfig(
+        vocab_size=len(ROBERTA_SPECIALS) + len(REF_WORDS), hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=32, max_position_embeddings=66)),
+}
+
+
 def folder_of(kind: str, root: Path) -> Path:
+    if kind in ENCODERS:
+        return save_ref_folder(randomize(ENCODERS[kind]()), root / f"tiny-{kind}", ref_wordpiece(ROBERTA_SPECIALS))
     return save_folder(reference_model(BUILDERS[kind]()), root / f"tiny-{kind}", add_bos=True)
 
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("families")
-    return {kind: folder_of(kind, root) for kind in BUILDERS}
+    return {kind: folder_of(kind, root) for kind in [*BUILDERS, *ENCODERS]}
 
 
-@pytest.mark.parametrize("kind", sorted(BUILDERS))
+@pytest.mark.parametrize("kind", sorted([*BUILDERS, *ENCODERS]))
 def test_a_zipped_folder_is_kept_and_opens_as_the_original_folder(runs, folders, kind):
     folder = folders[kind]
     assert identify(folder).kind == "pretrained"

@@ -125,6 +125,9 @@ def _head_name(name: str, names: dict[str, str]) -> str | None:
 def choose_head(folder: Path, raw: dict[str, Any], stored: list[str], family: EncoderFamily) -> HeadNames | None:
     """The head (None: the bare encoder) from ``architectures``' first entry, else from the head tensors present.
 
+    A sentence-transformers folder (``modules.json``) whose weights hold none of the named head's tensors
+    is the bare encoder sentence-transformers reads (all-mpnet-base-v2 names ``MPNetForMaskedLM``).
+
     Raises:
         CheckpointError: an architecture whose head is not supported.
     """
@@ -135,7 +138,11 @@ def choose_head(folder: Path, raw: dict[str, Any], stored: list[str], family: En
         if suffix is None and not architecture.endswith("Model"):
             raise CheckpointError(f"{folder.name}: {architecture} is not supported; the {family.name} heads that "
                                   f"open: Model, {', '.join(family.heads)}")
-        return family.heads[suffix] if suffix else None
+        head = family.heads[suffix] if suffix else None
+        if head is not None and (folder / "modules.json").is_file() and not any(
+                _head_name(name, head.names) for name in stored):
+            return None
+        return head
     best, score = None, (0.0, 0)
     for head in family.heads.values():  # the head whose modules are most completely present
         present = {k for k in head.names for name in stored if _head_name(name, {k: k})}

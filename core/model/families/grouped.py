@@ -39,7 +39,7 @@ def kv_head_of(n_heads: int, n_kv_heads: int) -> list[int]:
 
 def grouped_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, call: HeadCall, head_mask: Tensor | None = None,
-    *, scale: float | None = None, softcap: float | None = None,
+    *, scale: float | None = None, softcap: float | None = None, bias: Tensor | None = None,
 ) -> AttentionResult:
     """softmax(β · QKᵀ / √dk) V with key/value heads shared by groups of query heads.
 
@@ -51,11 +51,13 @@ def grouped_attention(
         scale: the factor on QKᵀ when it is not 1/√dk (Gemma 2/3: ``query_pre_attn_scalar``^−½).
         softcap: c > 0 bounds every score to (−c, c) as c · tanh(s / c) before the mask and β
             (Gemma 2's attention logit softcapping); it always takes the explicit path.
+        bias: float broadcastable to (B, H, Tq, Tk) added to the scaled scores before the mask and β
+            (MPNet's relative position bias); it always takes the explicit path.
 
     Returns:
         ``AttentionResult`` whose ``output`` is (B, Tq, H·dk), heads concatenated (before
-        the output projection); weights/scores (B, H, Tq, Tk) float32 when asked for (with a
-        softcap the scores are the capped ones the softmax reads, times β).
+        the output projection); weights/scores (B, H, Tq, Tk) float32 when asked for (the scores
+        the softmax reads, with the bias and the cap, times β).
     """
     if not (math.isfinite(call.temperature) and call.temperature >= 0):
         raise ValueError(f"temperature must be a finite number >= 0, got {call.temperature}")
@@ -63,10 +65,12 @@ def grouped_attention(
     group = n_heads // k.size(1)
     scale = 1.0 / math.sqrt(head_dim) if scale is None else scale
     weights = scores = None
-    if call.need_weights or call.hard or softcap is not None:
+    if call.need_weights or call.hard or softcap is not None or bias is not None:
         k_full = k.repeat_interleave(group, dim=1) if group > 1 else k  # (B, H, Tk, dk)
         v_full = v.repeat_interleave(group, dim=1) if group > 1 else v
         raw = (q @ k_full.transpose(-2, -1)).float() * scale  # (B, H, Tq, Tk)
+        if bias is not None:
+            raw = raw + bias.float()  # (B, H, Tq, Tk)
         if softcap is not None:
             raw = torch.tanh(raw / softcap) * softcap  # (B, H, Tq, Tk), each in (−c, c)
         weights = attention_weights(raw, mask, temperature=call.temperature, hard=call.hard)

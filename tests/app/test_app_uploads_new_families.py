@@ -34,6 +34,10 @@ ENCODERS = {
     "mpnet": lambda: transformers.MPNetModel(transformers.MPNetConfig(
         vocab_size=len(ROBERTA_SPECIALS) + len(REF_WORDS), hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
         intermediate_size=32, max_position_embeddings=66)),
+    "deberta-v2": lambda: transformers.DebertaV2ForSequenceClassification(transformers.DebertaV2Config(
+        vocab_size=len(ROBERTA_SPECIALS) + len(REF_WORDS), hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=32, max_position_embeddings=64, relative_attention=True, position_buckets=8,
+        pos_att_type=["p2c", "c2p"], share_att_key=True, norm_rel_ebd="layer_norm", position_biased_input=False)),
 }
 
 

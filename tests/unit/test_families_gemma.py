@@ -173,3 +173,11 @@ def test_gemma3_with_an_attention_softcap_is_refused(gemma3_pair, tmp_path):
 def test_gemma3_rotary_entries_the_model_cannot_reproduce_are_refused_by_name(gemma3_pair, tmp_path, rope, message):
     with pytest.raises(CheckpointError, match=message):
         load_pretrained(_edited(gemma3_pair[0], tmp_path, rope_parameters=rope))
+
+
+@pytest.mark.parametrize("which", ["gemma2", "gemma3"])
+def test_a_loaded_gemma_keeps_the_model_contract(which, gemma2, gemma3_pair):
+    from tests.helpers.contract_checks import check_contract
+
+    folder = gemma2 if which == "gemma2" else gemma3_pair[0]
+    check_contract(load_pretrained(folder).model, None, torch.tensor([[BOS, 40, 41, 42, 43, 44], [BOS, 50, 51, 52, 53, 54]]))

@@ -113,3 +113,10 @@ def test_mpnet_settings_the_model_does_not_build_are_refused_by_name(tmp_path, c
     folder = save_ref_folder(_reference("Model"), tmp_path / "mpnet", ref_wordpiece(ROBERTA_SPECIALS))
     with pytest.raises(CheckpointError, match=message):
         load_pretrained(_edited(folder, tmp_path, **changes))
+
+
+def test_a_loaded_mpnet_keeps_the_model_contract(tmp_path):
+    from tests.helpers.contract_checks import check_contract
+
+    folder = save_ref_folder(_reference("Model"), tmp_path / "mpnet", ref_wordpiece(ROBERTA_SPECIALS))
+    check_contract(load_pretrained(folder).model, torch.tensor([[0, 10, 11, 12, 13, 2], [0, 14, 15, 2, 1, 1]]), None)

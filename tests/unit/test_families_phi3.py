@@ -108,3 +108,10 @@ def test_the_sliding_window_shows_in_the_maps_and_the_kv_cache_equals_recomputat
 def test_phi3_settings_the_model_cannot_reproduce_are_refused_by_name(longrope_pair, tmp_path, changes, message):
     with pytest.raises(CheckpointError, match=message):
         load_pretrained(_edited(longrope_pair[0], tmp_path, **changes))
+
+
+def test_a_loaded_phi3_keeps_the_model_contract(longrope_pair):
+    from tests.helpers.contract_checks import check_contract
+
+    check_contract(load_pretrained(longrope_pair[0]).model, None,
+                   torch.tensor([[BOS, 40, 41, 42, 43, 44], [BOS, 50, 51, 52, 53, 54]]))

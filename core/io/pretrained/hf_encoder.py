@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
+from torch import nn
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
@@ -100,6 +101,8 @@ class EncoderFamily:
         heads: ``architectures`` suffix (``ForMaskedLM``) → its :class:`HeadNames`; ``…Model`` has none.
         unused: stored prefixes of heads the ``hidden`` model leaves unused (poolers, pre-training heads).
         keys: our setting → its config.json key, for refusals (:data:`BERT_KEYS`).
+        config / model: the config and model classes (BERT's unless the family has its own layers: DeBERTa).
+        claims: the settings' :class:`Claims` (``claims(settings, keys)``; :func:`encoder_claims` for BERT's).
     """
 
     name: str
@@ -109,6 +112,9 @@ class EncoderFamily:
     heads: dict[str, HeadNames] = field(default_factory=dict)
     unused: tuple[str, ...] = ()
     keys: dict[str, str] = field(default_factory=lambda: dict(BERT_KEYS))
+    config: Callable[..., Any] = BertConfig
+    model: Callable[[Any], nn.Module] = BertModel
+    claims: Callable[[dict[str, Any], dict[str, str]], Claims] | None = None
 
 
 def _head_name(name: str, names: dict[str, str]) -> str | None:
@@ -190,14 +196,15 @@ def encoder_claims(settings: dict[str, Any], keys: dict[str, str]) -> Claims:
                   splits=((dim("n_heads"), width),), runs=(dim("n_encoder_layers"),) if shared else ())
 
 
-def check_shapes(folder: Path, config: BertConfig, found: dict[str, tuple[int, ...]]) -> None:
-    """Every tensor's shape against the model built on the meta device, once :func:`encoder_claims` held.
+def check_shapes(folder: Path, config: Any, found: dict[str, tuple[int, ...]],
+                 model: Callable[[Any], nn.Module] = BertModel) -> None:
+    """Every tensor's shape against ``model(config)`` built on the meta device, once the claims held.
 
     Raises:
         CheckpointError: one line naming the first disagreement.
     """
     with torch.device("meta"):
-        expected = {k: tuple(v.shape) for k, v in BertModel(config).state_dict().items()}
+        expected = {k: tuple(v.shape) for k, v in model(config).state_dict().items()}
     missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
     wrong = [(k, found[k], expected[k]) for k in expected if k in found and found[k] != expected[k]]
     if missing or extra or wrong:
@@ -286,9 +293,10 @@ def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     if kind == "masked_lm" and "head.decoder.weight" not in found and "embed.word.weight" in found:
         found["head.decoder.weight"] = found["embed.word.weight"]  # tied to the word embeddings
     settings = _refused_in(folder, lambda: family.settings(raw))
-    check_claims(folder, headers, ours, encoder_claims(settings, family.keys))  # before anything is built
-    config = _refused_in(folder, lambda: BertConfig(**settings, head=_head_config(raw, head, found)))
-    check_shapes(folder, config, found)
+    claims = (family.claims or encoder_claims)(settings, family.keys)
+    check_claims(folder, headers, ours, claims)  # before anything is built
+    config = _refused_in(folder, lambda: family.config(**settings, head=_head_config(raw, head, found)))
+    check_shapes(folder, config, found, family.model)
     sentence = pooling(folder) if kind == "hidden" else {}  # modules.json checked before any weight is read
     tokenizer = read_tokenizer(folder, config.max_len)
     if tokenizer.vocab_size > config.vocab_size:
@@ -297,7 +305,7 @@ def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     weights = read_weights(folder, ours.get)
     if kind == "masked_lm" and "head.decoder.weight" not in weights:
         weights["head.decoder.weight"] = weights["embed.word.weight"]
-    model = assign_weights(lambda: BertModel(config), weights, folder.name)
+    model = assign_weights(lambda: family.model(config), weights, folder.name)
     labels = (head.labels or labels_of(raw, config.head.n_labels)) if kind in ("classes", "token_classes") else ()
     return FolderRead(model, tokenizer, family.name, kind, labels=labels,
                       pooling=sentence)

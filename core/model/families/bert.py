@@ -141,11 +141,12 @@ class BertAttention(nn.Module):
 
 
 class BertLayer(nn.Module):
-    """Post-norm: LayerNorm(x + attention), then LayerNorm(x + up/act/down)."""
+    """Post-norm: LayerNorm(x + attention), then LayerNorm(x + up/act/down); ``attention`` replaces BERT's own
+    (DeBERTa's disentangled attention)."""
 
-    def __init__(self, c: BertConfig) -> None:
+    def __init__(self, c: BertConfig, attention: nn.Module | None = None) -> None:
         super().__init__()
-        self.attn = BertAttention(c)
+        self.attn = BertAttention(c) if attention is None else attention
         self.attn_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps)
         self.up = nn.Linear(c.d_model, c.d_ff)
         self.down = nn.Linear(c.d_ff, c.d_model)

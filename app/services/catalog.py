@@ -162,6 +162,8 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
     entries, problems = [], []
     for found in find_models(folder):
         name = str(found.path.relative_to(folder))
+        if found.modality != "text":
+            continue  # a speech model: the Whisper page lists it (speech_entries)
         if found.kind == "nn-transformer":
             problems.append(f"{name}: an nn.Transformer state dict; import it first (python -m core import)")
             continue
@@ -174,6 +176,17 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
         except Exception as error:  # one bad file is skipped with a warning, never breaks a page
             problems.append(_skipped(name, error))
     return entries, problems
+
+
+def speech_entries() -> list[Entry]:
+    """The speech models (Whisper, Hugging Face or CTranslate2 folders) under the models folder, read in place
+    (their runs go to a worker process, as every models-folder model's)."""
+    folder = models_dir()
+    if folder is None or not folder.is_dir():
+        return []
+    return [Entry(f"models:{found.path.relative_to(folder)}", "models", str(found.path.relative_to(folder)),
+                  found.path, None, f"A Whisper model from your models folder ({folder}).", "", pretrained=True)
+            for found in find_models(folder) if found.modality == "audio"]
 
 
 def _upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:

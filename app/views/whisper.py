@@ -28,7 +28,7 @@ SOURCES = ("Sample clip", "Upload a file", "Record")
 ALIGNMENT = "Alignment heads (mean)"
 
 st.title("Whisper: speech in, text out")
-models = {e.name: e for e in pretrained_resources.speech_entries()}
+models = pretrained_resources.speech_models()
 if not models:
     common.installed("Whisper tiny.en")
     st.stop()
@@ -47,9 +47,8 @@ with presentation.folded("Model and audio", ":material/mic:"):
     model_col, source_col = st.columns([1, 2])
     with model_col:
         name = st.radio("Model", list(models), key="speech_model", horizontal=True,
-                        help="\n\n".join(f"**{e.name}**: {e.description}" for e in models.values()))
-    entry = models[name]
-    multilingual = entry.name != "Whisper tiny.en"
+                        help="\n\n".join(f"**{shown}**: {e.description}" for shown, e in models.items()))
+    multilingual = name != "Whisper tiny.en"  # a models-folder Whisper shows both; an English-only one says so
 
     # ----------------------------------------------------------------------------- input
     with source_col:
@@ -85,7 +84,7 @@ if multilingual:
 beam = st.session_state.get("speech_beam", False)
 options = {"task": task, "language": None if language == "detect" else language,
            "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS, "max_new_tokens": MAX_TOKENS}
-exp = widgets.attempt("run Whisper", pretrained_resources.speech_explanation, entry.name, audio, options)
+exp = widgets.attempt("run Whisper", pretrained_resources.speech_explanation, name, audio, options)
 if exp is None:
     st.stop()
 player, said = st.columns(2)
@@ -94,7 +93,7 @@ with player:
     st.toggle("Beam search (4 beams)", key="speech_beam", help="Greedy takes the likeliest token each step.")
 with said:
     widgets.show_user_text(exp.prediction.text or "(nothing)",
-                           f"{'Translation' if task == 'translate' else 'Transcript'} of {label} by {entry.name}:")
+                           f"{'Translation' if task == 'translate' else 'Transcript'} of {label} by {name}:")
 
 # ----------------------------------------------------------------------------- cross-attention on the time axis
 cross = exp.attention["cross"]  # (L, H, T, F)

@@ -111,3 +111,24 @@ def test_a_zipped_gemma2_folder_opens_on_explore_and_is_explained_in_its_worker(
     got = resources.explain_entry(entry, TEXT)  # in the upload's worker process
     np.testing.assert_allclose(got.attention["decoder"], expected.attention["decoder"], atol=1e-6)
     assert got.prediction.text == expected.prediction.text
+
+
+def test_the_whisper_page_transcribes_with_a_models_folder_whisper_in_its_worker(runs, tmp_path, monkeypatch):
+    from core import explain_speech
+    from tests.helpers.hf_whisper_folder import reference_whisper, save_whisper, whisper_tokenizer
+
+    shelf = tmp_path / "shelf"
+    folder = save_whisper(reference_whisper(whisper_tokenizer().get_vocab_size()), shelf / "openai" / "whisper-tiny",
+                          multilingual=True)
+    monkeypatch.setenv("ATTNSCOPE_MODELS", str(shelf))
+    assert [e.name for e in catalog.list_entries()[0] if e.source == "models"] == []  # not a text model for Explore
+    at = open_page("whisper")
+    name = "my models · openai/whisper-tiny"
+    assert name in at.radio(key="speech_model").options
+    at.radio(key="speech_model").set_value(name).run()
+    at.selectbox(key="speech_language").set_value("en").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    clip = Path(__file__).resolve().parents[2] / "assets" / "audio" / "the_black_cat_sleeps.flac"
+    expected = explain_speech(load_pretrained(folder), clip, language="en", max_new_tokens=64)
+    shown = " ".join(str(m.value) for m in [*at.markdown, *at.caption, *at.text])
+    assert f"by {name}" in shown and (expected.prediction.text or "(nothing)") in shown

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -157,3 +158,21 @@ def test_a_tokenizer_without_whispers_special_tokens_is_refused(multilingual, tm
     whisper_tokenizer(specials=False).save(str(folder / "tokenizer.json"))
     with pytest.raises(CheckpointError, match="tokenizer.json has no <.startoftranscript.>: not a Whisper tokenizer"):
         load_pretrained(folder)
+
+
+def test_a_whisper_folder_is_told_apart_as_audio_and_explained_from_base64_bytes(multilingual):
+    import base64
+
+    from core import identify, model_version
+    from core.inspect.speech import explain_speech_encoded
+
+    folder = multilingual[0]
+    assert identify(folder).modality == "audio" and model_version(folder)
+    clip = (Path(__file__).resolve().parents[2] / "assets" / "audio" / "i_have_two_cats.flac").read_bytes()
+    loaded = load_pretrained(folder)
+    sent = explain_speech_encoded(loaded, base64.b64encode(clip).decode("ascii"), language="en", max_new_tokens=3)
+    direct = explain_speech(loaded, clip, language="en", max_new_tokens=3)
+    assert sent.target_tokens == direct.target_tokens
+    np.testing.assert_array_equal(sent.attention["cross"], direct.attention["cross"])
+    with pytest.raises(ValueError, match="did not arrive as base64 text"):
+        explain_speech_encoded(loaded, "not base64 at all!")

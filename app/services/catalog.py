@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.services import storage, uploads
-from core import (CheckpointError, CheckpointInfo, convert, find_models, get_task, is_pretrained, model_version,
-                  pretrained_models, read_info, training)
+from core import (CheckpointError, CheckpointInfo, convert, find_models, get_task, identify, is_pretrained,
+                  model_version, pretrained_models, read_info, training)
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,15 +178,22 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
     return entries, problems
 
 
-def speech_entries() -> list[Entry]:
-    """The speech models (Whisper, Hugging Face or CTranslate2 folders) under the models folder, read in place
-    (their runs go to a worker process, as every models-folder model's)."""
-    folder = models_dir()
-    if folder is None or not folder.is_dir():
-        return []
-    return [Entry(f"models:{found.path.relative_to(folder)}", "models", str(found.path.relative_to(folder)),
-                  found.path, None, f"A Whisper model from your models folder ({folder}).", "", pretrained=True)
-            for found in find_models(folder) if found.modality == "audio"]
+def speech_entries(owner: str | None = None) -> list[Entry]:
+    """The speech models (Whisper, Hugging Face or CTranslate2 folders) under the models folder, read in place,
+    then ``owner``'s uploaded ones; their runs go to a worker process, as every such model's."""
+    folder, found = models_dir(), []
+    if folder is not None and folder.is_dir():
+        found = [Entry(f"models:{m.path.relative_to(folder)}", "models", str(m.path.relative_to(folder)), m.path,
+                       None, f"A Whisper model from your models folder ({folder}).", "", pretrained=True)
+                 for m in find_models(folder) if m.modality == "audio"]
+    return found + [e for e in _upload_entries(owner)[0] if e.pretrained and _modality(e.path) == "audio"]
+
+
+def _modality(path: Path) -> str:
+    try:
+        return identify(path).modality
+    except CheckpointError:
+        return "text"
 
 
 def _upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:

@@ -132,3 +132,16 @@ def test_the_whisper_page_transcribes_with_a_models_folder_whisper_in_its_worker
     expected = explain_speech(load_pretrained(folder), clip, language="en", max_new_tokens=64)
     shown = " ".join(str(m.value) for m in [*at.markdown, *at.caption, *at.text])
     assert f"by {name}" in shown and (expected.prediction.text or "(nothing)") in shown
+
+
+def test_an_uploaded_whisper_folder_is_offered_on_the_whisper_page(runs, tmp_path):
+    from tests.helpers.hf_whisper_folder import reference_whisper, save_whisper, whisper_tokenizer
+
+    folder = save_whisper(reference_whisper(whisper_tokenizer().get_vocab_size(), decoder_layers=1),
+                          tmp_path / "whisper-tiny.en", multilingual=False)
+    at = upload(open_page("whisper"), "whisper-tiny.en.zip", zipped(folder, prefix="whisper-tiny.en/"))
+    name = "uploaded · whisper-tiny.en.zip"
+    assert name in at.radio(key="speech_model").options
+    at.radio(key="speech_model").set_value(name).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(f"by {name}" in str(m.value) for m in [*at.markdown, *at.caption, *at.text])

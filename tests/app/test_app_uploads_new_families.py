@@ -38,6 +38,10 @@ ENCODERS = {
         vocab_size=len(ROBERTA_SPECIALS) + len(REF_WORDS), hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
         intermediate_size=32, max_position_embeddings=64, relative_attention=True, position_buckets=8,
         pos_att_type=["p2c", "c2p"], share_att_key=True, norm_rel_ebd="layer_norm", position_biased_input=False)),
+    "modernbert": lambda: transformers.ModernBertForMaskedLM(transformers.ModernBertConfig(
+        vocab_size=len(ROBERTA_SPECIALS) + len(REF_WORDS), hidden_size=16, num_hidden_layers=3, num_attention_heads=4,
+        intermediate_size=24, max_position_embeddings=64, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        cls_token_id=0, sep_token_id=2, local_attention=4)),
 }
 
 
@@ -113,35 +117,25 @@ def test_a_zipped_gemma2_folder_opens_on_explore_and_is_explained_in_its_worker(
     assert got.prediction.text == expected.prediction.text
 
 
-def test_the_whisper_page_transcribes_with_a_models_folder_whisper_in_its_worker(runs, tmp_path, monkeypatch):
+def test_the_whisper_page_offers_models_folder_and_uploaded_whispers_and_transcribes_in_the_worker(runs, tmp_path,
+                                                                                                   monkeypatch):
     from core import explain_speech
     from tests.helpers.hf_whisper_folder import reference_whisper, save_whisper, whisper_tokenizer
 
-    shelf = tmp_path / "shelf"
-    folder = save_whisper(reference_whisper(whisper_tokenizer().get_vocab_size()), shelf / "openai" / "whisper-tiny",
-                          multilingual=True)
+    vocab = whisper_tokenizer().get_vocab_size()
+    shelf = tmp_path / "shelf"  # one layer each way: the page draws a single layer without a slider
+    folder = save_whisper(reference_whisper(vocab, encoder_layers=1, decoder_layers=1),
+                          shelf / "openai" / "whisper-tiny", multilingual=True)
+    english = save_whisper(reference_whisper(vocab, seed=1), tmp_path / "whisper-tiny.en", multilingual=False)
     monkeypatch.setenv("ATTNSCOPE_MODELS", str(shelf))
     assert [e.name for e in catalog.list_entries()[0] if e.source == "models"] == []  # not a text model for Explore
-    at = open_page("whisper")
     name = "my models · openai/whisper-tiny"
-    assert name in at.radio(key="speech_model").options
-    at.radio(key="speech_model").set_value(name).run()
-    at.selectbox(key="speech_language").set_value("en").run()
+    page = open_page("whisper", query={"speech_model": name, "speech_language": "en"})  # run once, in its worker
+    at = upload(page, "whisper-tiny.en.zip", zipped(english, prefix="whisper-tiny.en/"))  # the same run, cached
+    assert at.radio(key="speech_model").value == name
+    assert "uploaded · whisper-tiny.en.zip" in at.radio(key="speech_model").options
     assert not at.exception and not at.error, [e.value for e in at.error]
     clip = Path(__file__).resolve().parents[2] / "assets" / "audio" / "the_black_cat_sleeps.flac"
     expected = explain_speech(load_pretrained(folder), clip, language="en", max_new_tokens=64)
     shown = " ".join(str(m.value) for m in [*at.markdown, *at.caption, *at.text])
     assert f"by {name}" in shown and (expected.prediction.text or "(nothing)") in shown
-
-
-def test_an_uploaded_whisper_folder_is_offered_on_the_whisper_page(runs, tmp_path):
-    from tests.helpers.hf_whisper_folder import reference_whisper, save_whisper, whisper_tokenizer
-
-    folder = save_whisper(reference_whisper(whisper_tokenizer().get_vocab_size(), decoder_layers=1),
-                          tmp_path / "whisper-tiny.en", multilingual=False)
-    at = upload(open_page("whisper"), "whisper-tiny.en.zip", zipped(folder, prefix="whisper-tiny.en/"))
-    name = "uploaded · whisper-tiny.en.zip"
-    assert name in at.radio(key="speech_model").options
-    at.radio(key="speech_model").set_value(name).run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any(f"by {name}" in str(m.value) for m in [*at.markdown, *at.caption, *at.text])

@@ -156,7 +156,7 @@ def refuse_if(condition: bool, folder: Path, what: str) -> None:
         raise CheckpointError(f"{folder.name}: {what} is not supported")
 
 
-def _token_kind(folder: Path) -> str:
+def token_kind(folder: Path) -> str:
     """``gguf-bpe`` (tokens shown as text: ``Ġthe`` → `` the``) for a byte-level BPE tokenizer.json, else ``bpe``."""
     path = folder / "tokenizer.json"
     decoder = read_json(path, folder).get("decoder") if path.is_file() else None
@@ -172,7 +172,7 @@ def decoder_read(folder: Path, family: str, config: Any, build: Callable[[], nn.
     """
     if config.tie_embeddings and "embed.weight" in weights:
         weights["lm_head.weight"] = weights["embed.weight"]
-    tokenizer = read_tokenizer(folder, config.max_len, kind=_token_kind(folder))
+    tokenizer = read_tokenizer(folder, config.max_len, kind=token_kind(folder))
     if tokenizer.vocab_size > config.vocab_size:
         raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "
                               f"{config.vocab_size}")

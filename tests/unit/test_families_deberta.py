@@ -152,3 +152,11 @@ def test_a_loaded_deberta_keeps_the_model_contract(tmp_path):
 
     folder = save_ref_folder(_reference("v3"), tmp_path / "deberta", ref_wordpiece())
     check_contract(load_pretrained(folder).model, torch.tensor([[2, 10, 11, 12, 13, 3], [2, 14, 15, 3, 0, 0]]), None)
+
+
+def test_a_folder_with_only_spm_model_is_told_how_to_write_its_tokenizer_json(tmp_path):
+    folder = save_ref_folder(_reference("v3"), tmp_path / "deberta-v3-base", ref_wordpiece())
+    (folder / "tokenizer.json").rename(folder / "spm.model")
+    with pytest.raises(CheckpointError, match=r"^deberta-v3-base has only spm.model as its tokenizer; write its "
+                                              r"tokenizer.json once with `python -c .*AutoTokenizer.*save_pretrained"):
+        load_pretrained(folder)

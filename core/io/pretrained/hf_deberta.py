@@ -12,6 +12,8 @@ an ``attention_head_size`` other than D / H, a pooler of another width.
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -133,5 +135,16 @@ DEBERTA = EncoderFamily(
 
 
 def read_deberta(folder: Path) -> FolderRead:
-    """A DeBERTa-v2/v3 folder as :func:`~hf_encoder.read_encoder` reads it."""
-    return read_encoder(Path(folder), DEBERTA)
+    """A DeBERTa-v2/v3 folder as :func:`~hf_encoder.read_encoder` reads it.
+
+    Raises:
+        CheckpointError: as :func:`~hf_encoder.read_encoder`; a folder whose tokenizer is only SentencePiece's
+            ``spm.model`` (microsoft/deberta-v3-*) with the one command that writes its ``tokenizer.json``.
+    """
+    folder = Path(folder)
+    if not (folder / "tokenizer.json").is_file() and (folder / "spm.model").is_file():
+        where = json.dumps(str(folder.absolute()))
+        code = f"from transformers import AutoTokenizer; AutoTokenizer.from_pretrained({where}).save_pretrained({where})"
+        raise CheckpointError(f"{folder.name} has only spm.model as its tokenizer; write its tokenizer.json once with "
+                              f"`python -c {shlex.quote(code)}`")
+    return read_encoder(folder, DEBERTA)

@@ -34,12 +34,14 @@ SELF_ATTENTION = "views/self_attention.py"
 MINILM = "views/minilm.py"
 SMOLLM = "views/smollm2.py"
 SPEECH = "views/whisper.py"
+RESEARCH = "views/research.py"
 
 SECTIONS: dict[str, list[Route]] = {
     "Explore": [
         Route(EXPLORE, "Explore attention", ":material/visibility:", "explore"),  # the default page
         Route(CHECKPOINTS, "Checkpoints", ":material/inventory_2:", "checkpoints"),
         Route(TRAIN, "Train", ":material/model_training:", "train"),
+        Route(RESEARCH, "Research: layers and heads", ":material/biotech:", "research"),
     ],
     "Learn": [
         Route(LESSON, "Lesson: one sentence, every stage", ":material/school:", "lesson",

@@ -19,14 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.services import storage, uploads
-from core import (CheckpointError, CheckpointInfo, convert, find_models, get_task, identify, is_pretrained,
-                  model_version, pretrained_models, read_info, training)
+from core import (check_header, CheckpointError, CheckpointInfo, convert, find_models, get_task, identify,
+                  is_pretrained, model_version, pretrained_models, read_info, training)
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_DIR = ROOT / "assets" / "checkpoints"
 DEFAULT_KEY = "shipped:translation"
 UPLOADS = "uploads"
+UNTRUSTED = ("upload", "models")  # the sources whose models are loaded, read and run only in a worker process
 
 
 def runs_dir() -> Path:
@@ -65,7 +66,7 @@ class Entry:
     @property
     def untrusted(self) -> bool:
         """Whether the model comes from an upload or the models folder (its runs go to a worker process)."""
-        return self.source in ("upload", "models")
+        return self.source in UNTRUSTED
 
     @property
     def label(self) -> str:
@@ -76,12 +77,13 @@ class Entry:
 
 
 @functools.lru_cache(maxsize=256)
-def _info_at(path: str, mtime_ns: int, size: int) -> CheckpointInfo:
-    return read_info(path)
+def _info_at(path: str, mtime_ns: int, size: int, verify: bool) -> CheckpointInfo:
+    return read_info(path, verify=verify)
 
 
-def info(path: Path) -> CheckpointInfo:
-    """A checkpoint's verified header, read once per version of the file (keyed by its mtime and size).
+def info(path: Path, verify: bool = True) -> CheckpointInfo:
+    """A checkpoint's header, read once per version of the file (keyed by its mtime and size), its checksum
+    verified unless ``verify`` is off (a file from an upload or the models folder: its worker verifies it).
 
     Raises:
         CheckpointError: missing, unreadable or corrupted file.
@@ -90,7 +92,22 @@ def info(path: Path) -> CheckpointInfo:
         stat = path.stat()
     except OSError:
         raise CheckpointError(f"checkpoint not found: {path.name}") from None
-    return _info_at(str(path), stat.st_mtime_ns, stat.st_size)
+    return _info_at(str(path), stat.st_mtime_ns, stat.st_size, verify)
+
+
+@functools.lru_cache(maxsize=256)
+def _header_checked(path: str, version: str) -> None:
+    check_header(path)
+
+
+def header_checked(path: Path) -> None:
+    """Check a pretrained model from the models folder or an upload from its header (core's bounds and budget),
+    once per version of its files: nothing of its data is read, hashed or mapped in the server.
+
+    Raises:
+        CheckpointError: missing files, or a count, size, type or link out of bounds (one line).
+    """
+    _header_checked(str(path), pretrained_version(path))
 
 
 def _metric_text(header: CheckpointInfo) -> str:
@@ -122,7 +139,7 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _checkpoint_entry(key: str, source: str, name: str, path: Path, deletable: bool) -> Entry:
-    header = info(path)
+    header = info(path, verify=source not in UNTRUSTED)
     return Entry(key, source, name, path, header.task, _describe(header), _metric_text(header), deletable)
 
 
@@ -169,6 +186,7 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
             continue
         try:
             if found.kind == "pretrained":
+                header_checked(found.path)
                 entries.append(Entry(f"models:{name}", "models", name, found.path, None,
                                      f"A model from your models folder ({folder}).", "", pretrained=True))
             else:
@@ -185,15 +203,24 @@ def speech_entries(owner: str | None = None) -> list[Entry]:
     if folder is not None and folder.is_dir():
         found = [Entry(f"models:{m.path.relative_to(folder)}", "models", str(m.path.relative_to(folder)), m.path,
                        None, f"A Whisper model from your models folder ({folder}).", "", pretrained=True)
-                 for m in find_models(folder) if m.modality == "audio"]
-    return found + [e for e in _upload_entries(owner)[0] if e.pretrained and _modality(e.path) == "audio"]
+                 for m in find_models(folder) if m.modality == "audio" and _checked(m.path)]
+    return found + [e for e in _upload_entries(owner)[0] if e.pretrained and _speech(e.path)]
 
 
-def _modality(path: Path) -> str:
+def _checked(path: Path) -> bool:
+    """Whether a models-folder model passes :func:`header_checked` (one that does not is left out)."""
     try:
-        return identify(path).modality
+        header_checked(path)
+        return True
     except CheckpointError:
-        return "text"
+        return False
+
+
+def _speech(path: Path) -> bool:
+    try:
+        return identify(path).modality == "audio"
+    except CheckpointError:
+        return False
 
 
 def _upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:
@@ -267,9 +294,14 @@ def entry_at(listed: list[Entry], path: Path, pretrained: bool) -> Entry:
 
 
 def version(entry: Entry) -> str:
-    """What identifies this version of the entry's model for the caches: a checkpoint's verified
-    SHA-256; for a pretrained model the path's size and modification time."""
-    return info(entry.path).sha256 if not entry.pretrained else pretrained_version(entry.path)
+    """What identifies this version of the entry's model for the caches: a checkpoint's verified SHA-256 (an
+    upload's or a models folder's: the SHA-256 its header claims, with its size and modification time); for a
+    pretrained model the path's size and modification time."""
+    if entry.pretrained:
+        return pretrained_version(entry.path)
+    if entry.untrusted:
+        return f"{info(entry.path, verify=False).sha256};{pretrained_version(entry.path)}"
+    return info(entry.path).sha256
 
 
 def pretrained_version(path: Path) -> str:

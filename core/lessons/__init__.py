@@ -51,7 +51,7 @@ from core.lessons.worker import LessonWorker
 
 __all__ = [
     "ArraySize", "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink",
-    "HeadTrace", "KLCheck", "KVLookup", "LectureComparison", "LengthAccuracy", "LessonTrace", "LinkReport",
+    "HeadTrace", "KLCheck", "KVLookup", "LectureComparison", "LengthAccuracy", "LessonTrace", "LessonWorker", "LinkReport",
     "MapBlock", "MaskedSoftmax", "ModelEncoding", "ModelMap", "ModelProjection", "NoamCurve", "NormDemo",
     "NormStats", "PaperRecipe", "PathComparison", "PEBeyond", "PECurves", "PermutationDemo", "QKVProjection",
     "RotationCheck", "SamplingStep", "Saturation", "ScoreFunction", "SmoothingExample", "TokenBatch",

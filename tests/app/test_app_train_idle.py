@@ -8,7 +8,7 @@ import pytest
 
 from app.resources import registry
 from core import training
-from tests.helpers.apptest_helpers import open_page, wait_until
+from tests.helpers.apptest_helpers import open_page
 from tests.app.test_app_train import set_tiny_run
 
 pytestmark = pytest.mark.usefixtures("runs")  # tests/conftest.py: an empty runs folder, no job left training

@@ -38,6 +38,7 @@ PAGES = {  # name → (path and query, tab to open or None): every page of app/r
     "checkpoints-overview": ("checkpoints", None),  # the parameter bars
     "checkpoints-side-by-side": ("checkpoints", "Side by side"),
     "train": ("train", None),
+    "research": ("research?ckpt=shipped:translation", None),
     "lesson": ("lesson?lesson_stage=1", None),  # stage 2: its first chart
     "positional": ("positional", None),
     "playground": ("playground", None),

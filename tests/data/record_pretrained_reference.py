@@ -15,7 +15,10 @@ mean Pooling + Normalize, from the folder's modules.json).
 SmolLM2: transformers' AutoTokenizer / AutoModelForCausalLM.from_pretrained(folder, gguf_file=...),
 transformers' own GGUF reader, dequantizer and Q/K un-permutation, in float32.
 """
-import importlib.machinery, json, platform, sys
+import importlib.machinery
+import json
+import platform
+import sys
 from pathlib import Path
 
 import torch
@@ -109,7 +112,9 @@ def smollm():
 
 
 if __name__ == "__main__":
-    import sentence_transformers, tokenizers, transformers
+    import sentence_transformers
+    import tokenizers
+    import transformers
     result = {
         "how": {
             "python": platform.python_version(),

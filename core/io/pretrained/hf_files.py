@@ -6,6 +6,8 @@ Weights are read only from safetensors, single (``model.safetensors``) or sharde
 ``pytorch_model.bin`` (a pickle) is refused with the one-line way to convert it. Every header is
 read and checked (dtypes, total size against the byte budget) before any tensor data is.
 The tokenizer is ``tokenizer.json``, or for an older BERT-style folder a WordPiece ``vocab.txt``.
+Every file opened resolves inside the folder (or a hub cache snapshot's ``blobs/``:
+:func:`core.io.files.model_file`): a link to a file elsewhere is refused with its name.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processor
 from torch import Tensor, nn
 
 from core.io.checkpoint import CheckpointError
+from core.io.verify import check_header_size
+from core.io.files import model_file, model_roots, resolve_inside
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 from core.text.tokenizer_check import read_capped
 
@@ -75,8 +79,9 @@ class FolderRead:
 
 
 def read_capped_file(path: Path, folder: Path, cap: int = DESCRIPTION_BYTES) -> bytes:
-    """The bytes of ``path``, read no further than ``cap``; every fault one :class:`CheckpointError` naming the
-    folder."""
+    """The bytes of ``path`` (resolved inside ``folder``), read no further than ``cap``; every fault one
+    :class:`CheckpointError` naming the folder."""
+    path = model_file(path, folder)
     try:
         return read_capped(path, cap)
     except ValueError as error:  # over the cap: the message names the file
@@ -103,11 +108,12 @@ def folder_config(folder: Path) -> dict[str, Any]:
 
 
 def inside(folder: Path, relative: str) -> Path:
-    """``folder / relative``, refused when it resolves outside ``folder`` (a hostile index or module path)."""
-    path = (folder / relative).resolve()
-    if not path.is_relative_to(folder.resolve()):
-        raise CheckpointError(f"{folder.name}: {relative!r} points outside the folder")
-    return path
+    """``folder / relative`` resolved, refused when it names or links to a place outside the folder (a hostile
+    index or module path; a hub cache snapshot's links into its ``blobs/`` are followed)."""
+    try:
+        return resolve_inside(folder / relative, model_roots(folder))
+    except CheckpointError:
+        raise CheckpointError(f"{folder.name}: {relative[:200]!r} points outside the folder") from None
 
 
 def weight_files(folder: Path) -> list[Path]:
@@ -117,13 +123,13 @@ def weight_files(folder: Path) -> list[Path]:
         CheckpointError: none (with the conversion hint for a pickle-only folder), or a bad index.
     """
     single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
-    if single.is_file():
-        return [single]
+    if single.exists() or single.is_symlink():  # a link or a FIFO is refused by name, not taken for absent
+        return [model_file(single, folder)]
     if index.is_file():
         mapping = read_json(index, folder).get("weight_map")
         if not isinstance(mapping, dict) or not mapping or not all(isinstance(v, str) for v in mapping.values()):
             raise CheckpointError(f"{folder.name}: {index.name} has no valid weight_map")
-        shards = [inside(folder, name) for name in sorted(set(mapping.values()))]
+        shards = [model_file(inside(folder, name), folder) for name in sorted(set(mapping.values()))]
         missing = [p.name for p in shards if not p.is_file()]
         if missing:
             raise CheckpointError(f"{folder.name}: shard(s) {', '.join(missing[:3])} named by {index.name} are missing")
@@ -175,6 +181,12 @@ def read_headers(folder: Path) -> dict[str, TensorHeader]:
     """
     found: dict[str, TensorHeader] = {}
     for path in weight_files(folder):
+        try:
+            check_header_size(path)  # a header's JSON is parsed only within its bound
+        except CheckpointError as error:
+            raise CheckpointError(f"{folder.name}/{error}") from None
+        except OSError as error:
+            raise CheckpointError(f"{folder.name}/{path.name} cannot be read ({error.strerror})") from None
         try:
             with safe_open(str(path), framework="pt") as handle:
                 for name in handle.keys():
@@ -241,7 +253,7 @@ def read_weights(folder: Path, rename: Callable[[str], str | None],
 def read_tokenizer(folder: Path, max_len: int, kind: str = "wordpiece") -> PretrainedTokenizer:
     """The folder's tokenizer truncating at ``max_len``: ``tokenizer.json``, else a WordPiece ``vocab.txt``
     with ``tokenizer_config.json``'s settings (as BERT's original tokenizer reads them)."""
-    path = folder / "tokenizer.json"
+    path = model_file(folder / "tokenizer.json", folder)
     if not path.is_file():
         if (folder / "vocab.txt").is_file():
             return PretrainedTokenizer(_wordpiece_from_vocab(folder), kind="wordpiece", max_len=max_len)

@@ -37,6 +37,7 @@ from core.model.contract import AttentionControls, FamilySpec, ModelOutput, chec
 from core.model.families.bert import BertAttention, BertLayer
 from core.model.families.encoder_heads import ACTIVATIONS, HeadConfig, build_head
 from core.model.families.grouped import HeadCall, embedding, grouped_attention, stack_field
+from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 #: The parts of a score a DeBERTa model returns beside its scores, by key suffix.
 SCORE_PARTS = ("c2c", "c2p", "p2c")
@@ -175,8 +176,9 @@ class DebertaLayer(BertLayer):
 
     def forward(self, x, mask, call, head_mask, relative=None):
         attended, result, parts = self.attn(x, mask, call, head_mask, relative)
-        x = self.attn_norm(x + attended)  # (B, T, D)
-        return self.ffn_norm(x + self.down(self.activation(self.up(x)))), result, parts
+        x = put(call, "resid_mid", self.attn_norm(x + put(call, "attn_out", attended)))  # (B, T, D)
+        ffn = put(call, "ffn_out", self.down(self.activation(self.up(x))))
+        return put(call, "resid_out", self.ffn_norm(x + ffn)), result, parts
 
 
 class DebertaEmbeddings(nn.Module):
@@ -223,36 +225,42 @@ class DebertaModel(nn.Module):
         return relative_positions(length, self.config, device), table if self.rel_norm is None else self.rel_norm(table)
 
     def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               key_mask: Tensor | None = None, token_types: Tensor | None = None) -> tuple[Tensor, list, list]:
+               key_mask: Tensor | None = None, token_types: Tensor | None = None,
+               recorder: Recorder | None = None) -> tuple[Tensor, list, list]:
         """Last hidden states (B, T, D), per-layer attention results and score parts (None unless ``need_weights``).
 
         Args:
             key_mask: (B, T) bool, ``False`` on padding; default: ids equal to ``pad_id``.
+            recorder: collects the pass's trace (:mod:`core.model.trace`) under ``encoder.…``; a layer's ``bias``
+                is its c2p + p2c.
         """
         c = self.config
         check_ids(src, c.max_len, c.vocab_size)
         real = src != c.pad_id if key_mask is None else key_mask  # (B, T)
         mask = real[:, None, None, :] if controls.padding else None  # (B, 1, 1, T): keys only
-        call = HeadCall(controls.temperature, controls.hard, need_weights)
+        call = HeadCall(controls.temperature, controls.hard, need_weights, site=stack_site(recorder, "encoder"))
         heads = single_stack_head_mask(controls, "encoder", c.n_encoder_layers, c.n_heads, "an encoder-only model")
         relative = self._relative(src.size(1), src.device)
-        x, results, parts = self.embed(src, token_types, real), [], []  # (B, T, D)
+        x, results, parts = put(call, "embed", self.embed(src, token_types, real)), [], []  # (B, T, D)
         for i, layer in enumerate(self.layers):
-            x, result, layer_parts = layer(x, mask, call, None if heads is None else heads[i], relative)
+            x, result, layer_parts = layer(x, mask, at_layer(call, i), None if heads is None else heads[i], relative)
             results.append(result)
             parts.append(layer_parts)
-        return x, results, parts
+        return put(call, "final", x), results, parts
 
     def forward(
         self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
         controls: AttentionControls = AttentionControls(), return_attention: bool = False,
-        return_scores: bool = False, key_mask: Tensor | None = None,
+        return_scores: bool = False, key_mask: Tensor | None = None, record: list[str] | None = None,
     ) -> ModelOutput:
         """The head's logits for ``src`` (B, T); maps under ``"encoder"`` on request, and with the scores
-        their parts under ``"encoder/c2c"``, ``"encoder/c2p"``, ``"encoder/p2c"`` (the ones the config has)."""
+        their parts under ``"encoder/c2c"``, ``"encoder/c2p"``, ``"encoder/p2c"`` (the ones the config has);
+        ``record`` names the trace's parts to keep."""
         if src is None or tgt is not None or targets is not None:
             raise ValueError("an encoder-only model takes src ids only")
-        hidden, results, parts = self.encode(src, controls, return_attention or return_scores, key_mask)
+        recorder = recorder_of(record)
+        hidden, results, parts = self.encode(src, controls, return_attention or return_scores, key_mask,
+                                             recorder=recorder)
         scores = None
         if return_scores:
             scores = {"encoder": stack_field(results, "scores")}
@@ -261,5 +269,5 @@ class DebertaModel(nn.Module):
         return ModelOutput(
             logits=hidden if self.head is None else self.head(hidden),
             attention={"encoder": stack_field(results, "weights")} if return_attention else None,
-            scores=scores,
+            scores=scores, trace=None if recorder is None else recorder.trace,
         )

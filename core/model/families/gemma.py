@@ -33,6 +33,7 @@ from core.model.families.llama import GatedMLP, LlamaModel
 from core.model.families.llama_config import LlamaConfig
 from core.model.families.norms import RMSNorm
 from core.model.families.rope import RopeScaling, rope_tables
+from core.model.trace import put
 
 __all__ = ["GemmaConfig", "GemmaModel", "LAYER_TYPES"]
 
@@ -110,8 +111,9 @@ class GemmaLayer(nn.Module):
     def forward(self, x, rotary, mask, call, head_mask, cache=None):
         tables = rotary[0] if self.local else rotary[1]  # (local, global) tables
         attended, result = self.attn(self.attn_norm(x), tables, mask, call, head_mask, cache)
-        x = x + self.post_attn_norm(attended)  # (B, T, D)
-        return x + self.post_ffn_norm(self.mlp(self.ffn_norm(x))), result
+        x = put(call, "resid_mid", x + put(call, "attn_out", self.post_attn_norm(attended)))  # (B, T, D)
+        ffn = put(call, "ffn_out", self.post_ffn_norm(self.mlp(self.ffn_norm(x))))
+        return put(call, "resid_out", x + ffn), result
 
 
 class GemmaModel(LlamaModel):

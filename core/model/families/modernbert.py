@@ -32,6 +32,7 @@ from core.model.families.grouped import HeadCall, embedding, stack_field
 from core.model.families.llama import GatedMLP
 from core.model.families.rope import rope_tables
 from core.model.masks import combine_masks
+from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 LAYER_TYPES = ("sliding_attention", "full_attention")
 POOLINGS = ("cls", "mean")
@@ -111,8 +112,8 @@ class ModernBertLayer(nn.Module):
         which = 0 if self.local else 1  # (local, global)
         attended, result = self.attn(x if self.attn_norm is None else self.attn_norm(x), rotary[which], masks[which],
                                      call, head_mask)
-        x = x + attended  # (B, T, D)
-        return x + self.mlp(self.mlp_norm(x)), result
+        x = put(call, "resid_mid", x + put(call, "attn_out", attended))  # (B, T, D)
+        return put(call, "resid_out", x + put(call, "ffn_out", self.mlp(self.mlp_norm(x)))), result
 
 
 class ModernBertHead(nn.Module):
@@ -159,8 +160,9 @@ class ModernBertModel(nn.Module):
         return combine_masks(band, pad), pad
 
     def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               key_mask: Tensor | None = None) -> tuple[Tensor, list]:
-        """Last hidden states (B, T, D) after the final norm, and per-layer attention results."""
+               key_mask: Tensor | None = None, recorder: Recorder | None = None) -> tuple[Tensor, list]:
+        """Last hidden states (B, T, D) after the final norm, and per-layer attention results; ``recorder``
+        collects the pass's trace (:mod:`core.model.trace`) under ``encoder.…``."""
         c = self.config
         check_ids(src, c.max_len, c.vocab_size)
         real = src != c.pad_id if key_mask is None else key_mask  # (B, T)
@@ -168,26 +170,29 @@ class ModernBertModel(nn.Module):
         length = src.size(1)
         rotary = tuple(rope_tables(length, c.head_dim, base, device=src.device)
                        for base in (c.local_rope_base, c.global_rope_base))  # (T, dk) tables each
-        call = HeadCall(controls.temperature, controls.hard, need_weights)
+        call = HeadCall(controls.temperature, controls.hard, need_weights, site=stack_site(recorder, "encoder"))
         heads = single_stack_head_mask(controls, "encoder", c.n_encoder_layers, c.n_heads, "an encoder-only model")
-        x, results = self.embed_norm(self.embed(src)), []  # (B, T, D)
+        x, results = put(call, "embed", self.embed_norm(self.embed(src))), []  # (B, T, D)
         for i, layer in enumerate(self.layers):
-            x, result = layer(x, rotary, masks, call, None if heads is None else heads[i])
+            x, result = layer(x, rotary, masks, at_layer(call, i), None if heads is None else heads[i])
             results.append(result)
-        return self.final_norm(x), results
+        return put(call, "final", self.final_norm(x)), results
 
     def forward(
         self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
         controls: AttentionControls = AttentionControls(), return_attention: bool = False,
-        return_scores: bool = False, key_mask: Tensor | None = None,
+        return_scores: bool = False, key_mask: Tensor | None = None, record: list[str] | None = None,
     ) -> ModelOutput:
-        """The head's logits for ``src`` (B, T) (the hidden states without one); maps under ``"encoder"`` on request."""
+        """The head's logits for ``src`` (B, T) (the hidden states without one); maps under ``"encoder"`` on request;
+        ``record`` names the trace's parts to keep."""
         if src is None or tgt is not None or targets is not None:
             raise ValueError("an encoder-only model takes src ids only")
-        hidden, results = self.encode(src, controls, return_attention or return_scores, key_mask)
+        recorder = recorder_of(record)
+        hidden, results = self.encode(src, controls, return_attention or return_scores, key_mask, recorder)
         real = src != self.config.pad_id if key_mask is None else key_mask
         return ModelOutput(
             logits=hidden if self.head is None else self.head(hidden, real.to(hidden.dtype)),
             attention={"encoder": stack_field(results, "weights")} if return_attention else None,
             scores={"encoder": stack_field(results, "scores")} if return_scores else None,
+            trace=None if recorder is None else recorder.trace,
         )

@@ -65,7 +65,8 @@ def _refuse_unbuilt(raw: dict[str, Any]) -> None:
     if raw.get("attention_head_size") not in (None, width // heads):
         raise CheckpointError(f"attention_head_size {raw['attention_head_size']!r} other than hidden_size / "
                               f"num_attention_heads is not supported")
-    if raw.get("pooler_hidden_size", width) != width:
+    pooled = "SequenceClassification" in str(raw.get("architectures"))  # the only head with the pooler
+    if pooled and raw.get("pooler_hidden_size", width) != width:
         raise CheckpointError(f"pooler_hidden_size {raw['pooler_hidden_size']!r} other than hidden_size is not supported")
     norm = [part.strip() for part in str(raw.get("norm_rel_ebd", "none")).lower().split("|")]
     if set(norm) - {"none", "layer_norm"}:

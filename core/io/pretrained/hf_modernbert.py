@@ -29,7 +29,7 @@ from core.model.families.modernbert import LAYER_TYPES, ModernBertConfig, Modern
 
 _HEADS = {"ForMaskedLM": "masked_lm", "ForSequenceClassification": "classes", "ForTokenClassification": "token_classes"}
 _LAYOUT = Layout(  # a bare ModernBertModel's tensors have no "model." prefix
-    "model.", {"embeddings.tok_embeddings": "embed", "embeddings.norm": "embed_norm", "final_norm": "final_norm",
+    "model.", {"embeddings.tok_embeddings": "embed", "embeddings.norm": "embed_norm", "final_norm": "norm",
                "head.dense": "head.dense", "head.norm": "head.norm", "decoder": "head.decoder",
                "classifier": "head.classifier"},
     re.compile(r"^layers\.(\d+)\.(.+)$"),

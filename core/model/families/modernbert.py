@@ -147,7 +147,7 @@ class ModernBertModel(nn.Module):
         self.embed = embedding(c.vocab_size, c.d_model)
         self.embed_norm = _norm(c)
         self.layers = nn.ModuleList(ModernBertLayer(c, i) for i in range(c.n_encoder_layers))
-        self.final_norm = _norm(c)
+        self.norm = _norm(c)  # the final norm
         self.head = ModernBertHead(c) if c.head.kind != "hidden" else None
         if self.head is not None and c.head.kind == "masked_lm":
             self.head.decoder.weight = self.embed.weight  # tied
@@ -176,7 +176,7 @@ class ModernBertModel(nn.Module):
         for i, layer in enumerate(self.layers):
             x, result = layer(x, rotary, masks, at_layer(call, i), None if heads is None else heads[i])
             results.append(result)
-        return put(call, "final", self.final_norm(x)), results
+        return put(call, "final", self.norm(x)), results
 
     def forward(
         self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,

@@ -118,7 +118,7 @@ def decoder_mask(length: int, controls: AttentionControls, key_mask: Tensor | No
     queries = torch.arange(start, start + length, device=device)[:, None]  # (T, 1)
     keys = torch.arange(start + length, device=device)[None, :]  # (1, start + T)
     causal = keys <= queries if controls.causal else None  # (T, start + T)
-    band = (queries - keys) < window if window is not None else None
+    band = (queries - keys) < min(window, start + length) if window is not None else None  # a wider one: no band
     pad = key_mask[:, None, None, :] if key_mask is not None and controls.padding else None  # (B, 1, 1, T)
     return combine_masks(causal, band, pad)
 

@@ -67,7 +67,8 @@ def speech_entries() -> list[PretrainedEntry]:
 
 def speech_models() -> dict[str, PretrainedEntry | catalog.Entry]:
     """The Whisper page's models by the name it shows: the installed ones, then the models folder's
-    (``my models · …``) and this session's uploads (``uploaded · …``), Hugging Face or CTranslate2 Whisper folders."""
+    (``my models · …``) and this session's uploads (``uploaded · …``), Hugging Face or CTranslate2 Whisper
+    folders."""
     chosen: dict[str, PretrainedEntry | catalog.Entry] = {e.name: e for e in speech_entries()}
     chosen.update({e.label: e for e in catalog.speech_entries(resources.owner())})
     return chosen

@@ -17,7 +17,8 @@ from tests.helpers.uploads import upload, upload_folders, zipped
 
 transformers = pytest.importorskip("transformers")
 from tests.helpers.hf_decoder_reference import BOS, EOS, PAD, VOCAB, reference_model, save_folder  # noqa: E402
-from tests.helpers.hf_reference import REF_WORDS, ROBERTA_SPECIALS, randomize, ref_wordpiece, save_ref_folder  # noqa: E402
+from tests.helpers.hf_reference import (REF_WORDS, ROBERTA_SPECIALS, randomize, ref_wordpiece,  # noqa: E402
+                                        save_ref_folder)
 
 TEXT = "the cat sat on a mat"
 _SIZES = dict(vocab_size=VOCAB, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,

@@ -24,7 +24,8 @@ CORPUS = ["the black cat sleeps", "i have two cats", "yo tengo gatos en mi casa"
 
 
 def whisper_tokenizer(base: int = 256 + 40, specials: bool = True) -> Tokenizer:
-    """Byte-level BPE of ``base`` tokens, then (unless ``specials`` is False) :data:`SPECIALS` (ids base, base + 1, …)."""
+    """Byte-level BPE of ``base`` tokens, then (unless ``specials`` is False) :data:`SPECIALS` (ids base,
+    base + 1, …)."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()

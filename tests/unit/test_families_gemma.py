@@ -180,4 +180,5 @@ def test_a_loaded_gemma_keeps_the_model_contract(which, gemma2, gemma3_pair):
     from tests.helpers.contract_checks import check_contract
 
     folder = gemma2 if which == "gemma2" else gemma3_pair[0]
-    check_contract(load_pretrained(folder).model, None, torch.tensor([[BOS, 40, 41, 42, 43, 44], [BOS, 50, 51, 52, 53, 54]]))
+    ids = torch.tensor([[BOS, 40, 41, 42, 43, 44], [BOS, 50, 51, 52, 53, 54]])
+    check_contract(load_pretrained(folder).model, None, ids)

@@ -103,7 +103,8 @@ def test_the_sliding_window_shows_in_the_maps_and_the_kv_cache_equals_recomputat
     (dict(partial_rotary_factor=1.5), "'partial_rotary_factor' 1.5 differs from its rope_parameters' 1.0"),
     (dict(partial_rotary_factor=1.5, rope_parameters=dict(LONGROPE, rope_theta=1e4, partial_rotary_factor=1.5)),
      "'partial_rotary_factor' must be in \\(0, 1\\], got 1.5"),
-    (dict(num_key_value_heads=4), "config.json claims .* but model.safetensors holds model.layers.0.self_attn.qkv_proj"),
+    (dict(num_key_value_heads=4),
+     "config.json claims .* but model.safetensors holds model.layers.0.self_attn.qkv_proj"),
 ])
 def test_phi3_settings_the_model_cannot_reproduce_are_refused_by_name(longrope_pair, tmp_path, changes, message):
     with pytest.raises(CheckpointError, match=message):

@@ -141,7 +141,8 @@ def test_settings_the_model_does_not_build_are_refused_by_name(multilingual, tmp
 
 
 @pytest.mark.parametrize("extra, message", [
-    ("model.encoder.layers.0.self_attn.k_proj.bias", "unexpected tensor 'model.encoder.layers.0.self_attn.k_proj.bias'"),
+    ("model.encoder.layers.0.self_attn.k_proj.bias",
+     "unexpected tensor 'model.encoder.layers.0.self_attn.k_proj.bias'"),
     ("proj_out.weight", "proj_out.weight differs from the token embedding"),
 ])
 def test_tensors_the_model_does_not_have_are_refused(multilingual, tmp_path, extra, message):

@@ -67,12 +67,14 @@ def _refuse_unbuilt(raw: dict[str, Any]) -> None:
                               f"num_attention_heads is not supported")
     pooled = "SequenceClassification" in str(raw.get("architectures"))  # the only head with the pooler
     if pooled and raw.get("pooler_hidden_size", width) != width:
-        raise CheckpointError(f"pooler_hidden_size {raw['pooler_hidden_size']!r} other than hidden_size is not supported")
+        raise CheckpointError(f"pooler_hidden_size {raw['pooler_hidden_size']!r} other than hidden_size is not "
+                              f"supported")
     norm = [part.strip() for part in str(raw.get("norm_rel_ebd", "none")).lower().split("|")]
     if set(norm) - {"none", "layer_norm"}:
         raise CheckpointError(f"norm_rel_ebd {raw['norm_rel_ebd']!r} is not supported; supported: layer_norm, none")
     if raw.get("hidden_act", "gelu") not in ACTIVATIONS or raw.get("pooler_hidden_act", "gelu") not in ACTIVATIONS:
-        raise CheckpointError(f"activation {raw.get('hidden_act')!r} / {raw.get('pooler_hidden_act')!r} is not supported")
+        raise CheckpointError(f"activation {raw.get('hidden_act')!r} / {raw.get('pooler_hidden_act')!r} is not "
+                              f"supported")
 
 
 def _settings(raw: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +147,8 @@ def read_deberta(folder: Path) -> FolderRead:
     folder = Path(folder)
     if not (folder / "tokenizer.json").is_file() and (folder / "spm.model").is_file():
         where = json.dumps(str(folder.absolute()))
-        code = f"from transformers import AutoTokenizer; AutoTokenizer.from_pretrained({where}).save_pretrained({where})"
+        code = (f"from transformers import AutoTokenizer; "
+                f"AutoTokenizer.from_pretrained({where}).save_pretrained({where})")
         raise CheckpointError(f"{folder.name} has only spm.model as its tokenizer; write its tokenizer.json once with "
                               f"`python -c {shlex.quote(code)}`")
     return read_encoder(folder, DEBERTA)

@@ -175,8 +175,8 @@ def whisper_folder_config(raw: dict[str, Any], generation: dict[str, Any], token
 def _fused(weights: dict[str, Tensor], scope: str, names: tuple[str, ...]) -> tuple[Tensor, Tensor]:
     """The projections ``names`` of ``scope`` stacked row-wise (weight, bias); the key's bias is zero."""
     weight = torch.cat([weights[f"{scope}.{n}.weight"] for n in names])  # (len(names)·D, D)
-    biases = [torch.zeros_like(weights[f"{scope}.k_proj.weight"][:, 0]) if n == "k_proj" else weights[f"{scope}.{n}.bias"]
-              for n in names]
+    zero = torch.zeros_like(weights[f"{scope}.k_proj.weight"][:, 0])  # (D,): the key has no bias
+    biases = [zero if n == "k_proj" else weights[f"{scope}.{n}.bias"] for n in names]
     return weight, torch.cat(biases)
 
 

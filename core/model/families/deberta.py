@@ -94,7 +94,8 @@ class DebertaConfig(FamilySpec):
             raise ValueError(f"activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
         if (self.c2p or self.p2c) and not self.span:
             raise ValueError("c2p and p2c need relative attention (a span of at least 1)")
-        if self.position_buckets and (self.position_buckets < 4 or self.max_relative_positions <= self.position_buckets // 2):
+        buckets = self.position_buckets
+        if buckets and (buckets < 4 or self.max_relative_positions <= buckets // 2):
             raise ValueError(f"position_buckets {self.position_buckets} needs at least 4 buckets and "
                              f"max_relative_positions above half of them, got {self.max_relative_positions}")
         self.check_pad_id()

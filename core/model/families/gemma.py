@@ -104,7 +104,8 @@ class GemmaLayer(nn.Module):
         self.attn_norm, self.post_attn_norm, self.ffn_norm, self.post_ffn_norm = (
             gemma_norm(c.d_model, c.norm_eps) for _ in range(4))
         self.attn = DecoderAttention(c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, qkv_bias=c.qkv_bias,
-                                     out_bias=c.out_bias, qk_norm=gemma_norm if c.qk_norm else None, norm_eps=c.norm_eps,
+                                     out_bias=c.out_bias, qk_norm=gemma_norm if c.qk_norm else None,
+                                     norm_eps=c.norm_eps,
                                      scale=c.score_scale, softcap=c.attn_softcap)
         self.mlp = GatedMLP(c.d_model, c.d_ff, c.activation, c.mlp_bias)
 

@@ -151,8 +151,8 @@ def _folder_with_config(tmp_path, config: dict):
 
 def test_unsupported_rope_scaling_is_refused_by_name(tmp_path):
     config = LLAMA_FAMILY["llama"]().to_dict()
-    config["rope_parameters"] = {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0}
-    with pytest.raises(CheckpointError, match="rope scaling type 'yarn' is not supported; supported: default"):
+    config["rope_parameters"] = {"rope_type": "proportional", "factor": 4.0, "rope_theta": 10000.0}
+    with pytest.raises(CheckpointError, match="rope scaling type 'proportional' is not supported; supported: default"):
         load_pretrained(_folder_with_config(tmp_path, config))
 
 

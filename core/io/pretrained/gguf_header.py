@@ -32,6 +32,23 @@ FLOAT_TYPES = frozenset({6, 12})
 WEIGHT_TYPES = {0: (1, 4), 1: (1, 2), 30: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24),
                 8: (32, 34), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210)}
 _MAX_DIMS = 4
+#: Every GGML type's name (``gguf.GGMLQuantizationType``), so that a refusal names the type, not its id.
+GGML_TYPE_NAMES = {
+    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1", 10: "Q2_K", 11: "Q3_K",
+    12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S",
+    20: "IQ4_NL", 21: "IQ3_S", 22: "IQ2_S", 23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 28: "F64",
+    29: "IQ1_M", 30: "BF16", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4", 40: "NVFP4", 41: "Q1_0",
+}
+
+
+def type_refusal(kind: int) -> str:
+    """Why a tensor of GGML type ``kind`` is not read: its name (an i-quant said so), or that it is unknown."""
+    name = GGML_TYPE_NAMES.get(kind)
+    supported = ", ".join(GGML_TYPE_NAMES[k] for k in WEIGHT_TYPES)
+    if name is None:
+        return f"an unknown GGML type {kind}; supported: {supported}"
+    what = "an i-quant, " if name.startswith("IQ") else ""
+    return f"{name} ({what}not supported); supported: {supported} (integer and F64 tensors are refused, not cast)"
 
 
 @dataclass(frozen=True)
@@ -208,8 +225,7 @@ def _tensors(src: _Bounded, header: GGUFHeader, count: int, limits: GGUFLimits) 
         if name in header.tensors:
             raise src.fail(f"tensor {name} appears twice")
         if kind not in WEIGHT_TYPES:
-            raise src.fail(f"tensor {name} has GGML type {kind}; weights must be float or quantized "
-                           "(integer and F64 tensors are refused, not cast)")
+            raise src.fail(f"tensor {name} is {type_refusal(kind)}")
         if min(dims) < 1 or dims[0] % WEIGHT_TYPES[kind][0]:
             raise src.fail(f"tensor {name} has dimensions {dims}")
         header.tensors[name] = TensorInfo(name, dims, kind, offset)

@@ -90,7 +90,7 @@ def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool
 def read_gguf(path: str | Path) -> tuple[LlamaConfig, PretrainedTokenizer, dict[str, Tensor], dict[str, Any]]:
     """Parse and dequantize a Llama-family GGUF: (config, tokenizer, float32 weights, general metadata).
 
-    The general metadata's ``architecture`` (``llama`` or ``qwen2``) is the model's family.
+    The general metadata's ``architecture`` (``llama``, ``qwen2`` or ``gemma``) is the model's family.
 
     Raises:
         CheckpointError: unreadable file, another architecture, unsupported tokenizer or quantization.
@@ -100,7 +100,7 @@ def read_gguf(path: str | Path) -> tuple[LlamaConfig, PretrainedTokenizer, dict[
     config = gguf_config(header, path)
     meta = GGUFMetadata(path, header)
     tokenizer = gguf_tokenizer(meta, config, path.name)
-    weights = _weights(path, header, config, permuted=meta.get("general.architecture") == "llama")
+    weights = _weights(path, header, config, permuted=meta.get("general.architecture") == "llama")  # not Qwen2, Gemma
     keys = ("architecture", "name", "organization", "license", "size_label", "finetune", "basename", "file_type")
     general = {k: meta.get(f"general.{k}") for k in keys}
     return config, tokenizer, weights, {k: v for k, v in general.items() if v is not None}

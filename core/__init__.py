@@ -30,6 +30,7 @@ from core.model.transformer import Transformer
 from core.io.checkpoint import (Checkpoint, CheckpointError, CheckpointInfo, load as load_checkpoint, read_info,
                                 save as save_checkpoint)
 from core.io.identify import find_models, identify, model_version, ModelFile
+from core.io.hf_cache import cached_models, CachedModel, hub_cache, is_hub_cache
 from core.io.pretrained.load import (is_pretrained, load_pretrained, pretrained_models, PretrainedEntry,
                                      PretrainedModel)
 from core.generate.decode import beam_search, greedy, sample
@@ -48,9 +49,9 @@ from core import training
 from core import lessons
 
 __all__ = [
-    "analysis", "attention", "AttentionControls", "beam_search", "Checkpoint", "CheckpointError", "CheckpointInfo",
+    "analysis", "attention", "AttentionControls", "beam_search", "cached_models", "CachedModel", "Checkpoint", "CheckpointError", "CheckpointInfo",
     "convert", "device", "explain", "explain_batch", "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task",
-    "greedy", "identify", "input_vocabulary", "is_pretrained", "KIND_LABELS", "lessons", "load_checkpoint",
+    "greedy", "hub_cache", "identify", "is_hub_cache", "input_vocabulary", "is_pretrained", "KIND_LABELS", "lessons", "load_checkpoint",
     "load_pretrained", "model_version", "ModelConfig", "ModelFacts", "ModelFile", "pretrained_models", "PretrainedEntry",
     "PretrainedModel", "read_info", "rotary_frequencies", "rotary_relative_scores", "sample", "save_checkpoint",
     "sentence_similarity", "sinusoidal_encoding", "SPECIAL_TOKENS", "subsequent_mask", "TASKS", "Tokenizer",

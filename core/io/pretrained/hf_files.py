@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import keyword
+import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,10 +103,21 @@ def folder_config(folder: Path) -> dict[str, Any]:
     return read_json(folder / "config.json", folder)
 
 
+def link_root(folder: Path) -> Path:
+    """Where the files of ``folder`` may resolve: the folder itself, or for a snapshot of the Hugging Face
+    hub cache (``models--org--name/snapshots/<revision>``) the model's cache folder, whose ``blobs`` hold them."""
+    resolved = folder.resolve()
+    if resolved.parent.name == "snapshots" and resolved.parent.parent.name.startswith("models--"):
+        return resolved.parent.parent
+    return resolved
+
+
 def inside(folder: Path, relative: str) -> Path:
-    """``folder / relative``, refused when it resolves outside ``folder`` (a hostile index or module path)."""
-    path = (folder / relative).resolve()
-    if not path.is_relative_to(folder.resolve()):
+    """``folder / relative``, refused when it names a place outside ``folder`` or resolves outside it (a
+    hostile index or module path); a hub-cache snapshot's links into its ``blobs`` are inside (:func:`link_root`)."""
+    named = Path(os.path.normpath(folder.absolute() / relative))
+    path = named.resolve()
+    if not named.is_relative_to(folder.absolute()) or not path.is_relative_to(link_root(folder)):
         raise CheckpointError(f"{folder.name}: {relative!r} points outside the folder")
     return path
 

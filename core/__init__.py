@@ -31,6 +31,7 @@ from core.io.checkpoint import (Checkpoint, CheckpointError, CheckpointInfo, loa
                                 save as save_checkpoint)
 from core.io.identify import find_models, identify, model_version, ModelFile
 from core.io.hf_cache import cached_models, CachedModel, hub_cache, is_hub_cache
+from core.io.pretrained.progress import loading_progress
 from core.io.pretrained.load import (is_pretrained, load_pretrained, pretrained_models, PretrainedEntry,
                                      PretrainedModel)
 from core.generate.decode import beam_search, greedy, sample
@@ -52,7 +53,7 @@ __all__ = [
     "analysis", "attention", "AttentionControls", "beam_search", "cached_models", "CachedModel", "Checkpoint", "CheckpointError", "CheckpointInfo",
     "convert", "device", "explain", "explain_batch", "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task",
     "greedy", "hub_cache", "identify", "is_hub_cache", "input_vocabulary", "is_pretrained", "KIND_LABELS", "lessons", "load_checkpoint",
-    "load_pretrained", "model_version", "ModelConfig", "ModelFacts", "ModelFile", "pretrained_models", "PretrainedEntry",
+    "load_pretrained", "loading_progress", "model_version", "ModelConfig", "ModelFacts", "ModelFile", "pretrained_models", "PretrainedEntry",
     "PretrainedModel", "read_info", "rotary_frequencies", "rotary_relative_scores", "sample", "save_checkpoint",
     "sentence_similarity", "sinusoidal_encoding", "SPECIAL_TOKENS", "subsequent_mask", "TASKS", "Tokenizer",
     "TokenizerWorker", "trained_lengths_note", "training", "Transformer",

@@ -61,9 +61,9 @@ def repo_name(folder_name: str) -> str:
 
 def _newest_snapshot(repo: Path) -> Path | None:
     """The snapshot ``refs/main`` names when present, else the most recently modified one."""
-    snapshots = repo / "snapshots"
+    snapshots, ref = repo / "snapshots", repo / "refs" / "main"
     try:
-        main = (repo / "refs" / "main").read_text(encoding="ascii").strip() if (repo / "refs" / "main").is_file() else ""
+        main = ref.read_text(encoding="ascii").strip() if ref.is_file() and not ref.is_symlink() else ""
     except (OSError, UnicodeDecodeError):
         main = ""
     if main and main.isalnum() and (snapshots / main).is_dir() and not (snapshots / main).is_symlink():

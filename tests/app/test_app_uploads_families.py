@@ -208,12 +208,14 @@ def test_a_config_claiming_100000_layers_is_refused_quickly(runs, gpt2):
 
 
 @pytest.mark.parametrize("bomb", ["array", "parameters"])
-def test_a_gguf_header_bomb_is_refused_through_the_upload_in_little_time_and_memory(runs, tmp_path, bomb):
+def test_a_gguf_header_bomb_is_refused_through_the_upload_in_little_time_and_memory(runs, tmp_path, bomb,
+                                                                                  monkeypatch):
+    monkeypatch.setenv("ATTNSCOPE_MEMORY_BYTES", str(6 * 2**30))  # the budget: 4 GiB, 2³⁰ float32 values
     crafted = tiny(tmp_path)
     if bomb == "array":
         crafted.raw_fields.append(array_header("tokenizer.ggml.bomb", UINT32, 2**40))
-    else:  # a tensor claiming 2³⁰ float32 values, over the GGUF parameter budget, its data absent
-        crafted.tensors["blk.0.ffn_up.weight"] = ((2**15, 2**15), 0, b"")
+    else:  # a tensor claiming over 2³⁰ float32 values, over the GGUF parameter budget, its data absent
+        crafted.tensors["blk.0.ffn_up.weight"] = ((2**15, 2**15 + 1), 0, b"")
     data = crafted.write(tmp_path / "bomb.gguf").read_bytes()
     tracemalloc.start()
     started = time.perf_counter()

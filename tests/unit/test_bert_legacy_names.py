@@ -42,6 +42,6 @@ def test_a_legacy_layernorm_folder_opens_and_equals_the_reference(cls: str, tmp_
 
 def test_a_weight_under_both_spellings_is_refused(tmp_path) -> None:
     _, folder = _legacy_folder(tmp_path, "BertModel", keep_current=True)
-    with pytest.raises(CheckpointError, match=r"^legacy: embeddings.LayerNorm.(beta|gamma) and embeddings.LayerNorm.(bias|weight) "
-                                              "are the same weight"):
+    with pytest.raises(CheckpointError, match=r"^legacy: embeddings.LayerNorm.(beta|gamma) and "
+                                              r"embeddings.LayerNorm.(bias|weight) are the same weight"):
         load_pretrained(folder)

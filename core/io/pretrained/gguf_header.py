@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
+from core.io.pretrained.memory import RESERVE_BYTES, available_bytes, budget_bytes, gib
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -60,8 +60,8 @@ class GGUFLimits:
     max_key_bytes: int = 256
     max_string_bytes: int = 1 << 20  # one string value (chat templates are a few KB)
     max_array_items: int = 1_000_000  # all arrays together (Llama 3: 537k; Gemma's 256k vocabulary: 768k)
-    max_parameters: int = WEIGHT_BUDGET_BYTES // 4  # all tensors together, float32 after dequantizing: the
-    # pretrained load budget of every format (Qwen2-0.5B's 494 M parameters fit)
+    max_parameters: int | None = None  # all tensors together, float32 after dequantizing (None: what the
+    # machine's memory budget holds, :mod:`core.io.pretrained.memory`)
 
 
 GGUF_LIMITS = GGUFLimits()
@@ -238,13 +238,17 @@ def _check_data(src: _Bounded, header: GGUFHeader, limits: GGUFLimits) -> None:
         raise src.fail(f"general.alignment {alignment!r} is not a power of two")
     start = header.data_start = -(-src.pos // alignment) * alignment
     total = 0
+    limit = limits.max_parameters if limits.max_parameters is not None else budget_bytes() // 4
+    where = "" if limits.max_parameters is not None else (
+        f"; this machine can give a model {gib(budget_bytes())} now ({gib(available_bytes())} available less "
+        f"{gib(RESERVE_BYTES)} kept free)")
     for info in header.tensors.values():
         elements = math.prod(info.dims)
         total += elements
-        if total > limits.max_parameters:
-            raise src.fail(f"its tensors hold more than {limits.max_parameters:,} parameters, over "
-                           f"{4 * limits.max_parameters / 2**20:,.0f} MiB dequantized to float32 "
-                           "(the load budget for GGUF files)")
+        if total > limit:
+            raise src.fail(f"its tensors hold more than {limit:,} parameters, over "
+                           f"{4 * limit / 2**20:,.0f} MiB dequantized to float32 "
+                           f"(the load budget for GGUF files{where})")
         block, block_bytes = WEIGHT_TYPES[info.type]
         end = start + info.offset + elements // block * block_bytes
         if end > src.size:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import re
 from dataclasses import asdict
 from pathlib import Path
@@ -25,7 +26,7 @@ import torch
 from torch import Tensor
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained import weight_cache
+from core.io.pretrained import progress, weight_cache
 from core.io.pretrained.assign import assign_weights
 from core.io.pretrained.gguf_quants import dequantized
 from core.io.pretrained.gguf_config import SUPPORTED_ARCHITECTURES, gguf_config
@@ -72,6 +73,8 @@ def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool
     """Every tensor dequantized to float32 and renamed; Q/K rows (and biases) un-permuted when llama.cpp's
     converter ``permuted`` them (Llama; Qwen2 keeps the Hugging Face layout)."""
     weights = {}
+    total = 4 * sum(math.prod(info.dims) for info in header.tensors.values() if info.name != ROPE_FREQS)
+    done = 0
     for info in header.tensors.values():
         if info.name == ROPE_FREQS:  # read into the config's rotary scaling
             continue
@@ -82,6 +85,8 @@ def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool
         elif permuted and ".attn.k_proj." in key:
             weight = unpermute_gguf_rows(weight, config.n_kv_heads)
         weights[key] = weight.contiguous()
+        done += 4 * weight.numel()
+        progress.report(done, total)
     if config.tie_embeddings:
         weights["lm_head.weight"] = weights["embed.weight"]
     return weights

@@ -2,7 +2,9 @@
 :class:`~core.model.families.llama.LlamaModel`.
 
 The weights keep the Hugging Face layout (query and key rows in the rotate-half order; no
-GGUF permutation). Each ``model_type`` maps to the :class:`LlamaConfig` flags of its variant.
+GGUF permutation) and their stored precision: a bf16 or fp16 folder runs in it, as ``transformers`` runs it
+(norms, softmax and the rotary tables computed in float32). Each ``model_type`` maps to the
+:class:`LlamaConfig` flags of its variant.
 """
 
 from __future__ import annotations
@@ -146,5 +148,5 @@ def read_llama(folder: Path) -> FolderRead:
                  llama_claims(raw, folder))
     config = build_config(folder, family, LlamaConfig, **settings)
     weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings,
-                                                            "Llama-family decoder"))
+                                                            "Llama-family decoder"), keep_dtype=True)
     return decoder_read(folder, family, config, lambda: LlamaModel(config), weights)

@@ -5,9 +5,10 @@ Weights are read only from safetensors, single (``model.safetensors``) or sharde
 (``model.safetensors.index.json`` naming shards inside the folder); a folder that has only
 ``pytorch_model.bin`` (a pickle) is refused with the one-line way to convert it. Every header is
 read and checked (dtypes, total size against the machine's memory budget, :mod:`~core.io.pretrained.memory`)
-before any tensor data is. Each tensor is then read straight from the file into its own buffer (no copy of
-the file kept beside the weights), kept in its stored precision when the family runs in it (bf16 or fp16
-Llama-family weights), else as float32; the bytes read are reported to :mod:`~core.io.pretrained.progress`.
+before any tensor data is. The tensors are views of the files' memory maps (``safetensors``; pages are read
+when first used, and no second copy of the file is made) when kept in their stored precision — float32, or
+bf16 / fp16 for a family that runs in it (the Llama family) — else converted to float32 one by one; the bytes
+read are reported to :mod:`~core.io.pretrained.progress`.
 The tokenizer is ``tokenizer.json``, or for an older BERT-style folder a WordPiece ``vocab.txt``.
 """
 
@@ -19,7 +20,6 @@ import keyword
 import math
 import os
 import shlex
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
@@ -46,14 +46,11 @@ _BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2,
 
 
 class TensorHeader(NamedTuple):
-    """One stored tensor as its safetensors header describes it: its file, dtype, shape and where its bytes
-    are in the file (``start``, ``end``: absolute offsets)."""
+    """One stored tensor as its safetensors header describes it: its file, dtype and shape."""
 
     path: Path
     dtype: str
     shape: tuple[int, ...]
-    start: int = 0
-    end: int = 0
 
 
 @dataclass(frozen=True)
@@ -196,24 +193,13 @@ def read_headers(folder: Path) -> dict[str, TensorHeader]:
     found: dict[str, TensorHeader] = {}
     for path in weight_files(folder):
         try:
-            with safe_open(str(path), framework="pt") as handle:  # the library checks the header whole
-                shapes = {name: (handle.get_slice(name).get_dtype(), tuple(handle.get_slice(name).get_shape()))
-                          for name in handle.keys()}
-            spans = _data_spans(path)
-        except (SafetensorError, OSError, ValueError, RuntimeError, KeyError, TypeError) as error:
+            with safe_open(str(path), framework="pt") as handle:
+                for name in handle.keys():
+                    meta = handle.get_slice(name)
+                    found[name] = TensorHeader(path, meta.get_dtype(), tuple(meta.get_shape()))
+        except (SafetensorError, OSError, ValueError, RuntimeError) as error:
             raise CheckpointError(f"{folder.name}/{path.name} is not readable safetensors ({error})") from None
-        for name, (dtype, shape) in shapes.items():
-            found[name] = TensorHeader(path, dtype, shape, *spans[name])
     return found
-
-
-def _data_spans(path: Path) -> dict[str, tuple[int, int]]:
-    """Each tensor's (first byte, end) in the file, from the header ``safe_open`` has validated."""
-    with open(path, "rb") as handle:
-        (size,) = struct.unpack("<Q", handle.read(8))
-        header = json.loads(handle.read(size))
-    return {name: (8 + size + int(entry["data_offsets"][0]), 8 + size + int(entry["data_offsets"][1]))
-            for name, entry in header.items() if name != "__metadata__"}
 
 
 def tensor_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
@@ -262,28 +248,14 @@ def read_weights(folder: Path, rename: Callable[[str], str | None],
     check_fits(folder.name, total, what, budget_bytes)
     weights: dict[str, Tensor] = {}
     done = 0
-    for name, ours in kept.items():
-        weights[ours] = _read_tensor(folder, name, headers[name]).to(target)
-        done += size * weights[ours].numel()
-        progress.report(done, total)
+    for path in dict.fromkeys(headers[name].path for name in kept):  # each file opened once, in order
+        with safe_open(str(path), framework="pt") as handle:
+            for name in (n for n in kept if headers[n].path == path):
+                tensor = handle.get_tensor(name)  # a view of the file's memory map: nothing copied yet
+                weights[kept[name]] = tensor if tensor.dtype == target else tensor.to(target)
+                done += size * tensor.numel()
+                progress.report(done, total)
     return weights
-
-
-def _read_tensor(folder: Path, name: str, header: TensorHeader) -> Tensor:
-    """One tensor read from its file straight into a buffer of its own (stored dtype and shape)."""
-    tensor = torch.empty(header.shape, dtype=TORCH_DTYPES[header.dtype])
-    buffer = tensor.view(-1).view(torch.uint8).numpy() if tensor.numel() else None
-    expected = tensor.numel() * tensor.element_size()
-    if header.end - header.start != expected:
-        raise CheckpointError(f"{folder.name}/{header.path.name}: tensor {name!r} holds {header.end - header.start:,} "
-                              f"bytes for {expected:,}")
-    if buffer is not None:
-        with open(header.path, "rb") as handle:
-            handle.seek(header.start)
-            if handle.readinto(buffer) != expected:
-                raise CheckpointError(f"{folder.name}/{header.path.name}: tensor {name!r} runs past the end of "
-                                      "the file")
-    return tensor
 
 
 def read_tokenizer(folder: Path, max_len: int, kind: str = "wordpiece") -> PretrainedTokenizer:

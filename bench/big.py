@@ -138,7 +138,8 @@ def _file_bytes(folder: Path, suffix: str) -> int:
 
 
 def _load_rows(name: str, path: Path, gguf_file: str, size: int) -> list[Row]:
-    """Load time (median of two fresh processes each, alternated) and the peak memory against the file."""
+    """Load time (median of two fresh processes each, alternated) and the peak memory it adds: a folder's
+    against its file (goal ≤ 1.3×), a GGUF's (dequantized to float32) against transformers' on the same file."""
     loads = {"ours": [], "theirs": []}
     for _ in range(2):
         for who in loads:
@@ -147,11 +148,15 @@ def _load_rows(name: str, path: Path, gguf_file: str, size: int) -> list[Row]:
     theirs_s = statistics.median(r["s"] for r in loads["theirs"])
     peak = max(r["peak_mb"] for r in loads["ours"]) * 2**20
     theirs_peak = max(r["peak_mb"] for r in loads["theirs"]) * 2**20
-    return [Row("big", f"{name}: load (baseline: transformers from_pretrained)", "≤ 1.2×", ours_s * 1000, "ms",
-                theirs_s * 1000, ok=ours_s <= 1.2 * theirs_s),
-            Row("big", f"{name}: peak memory the load adds (baseline: the file, {size / 1e9:.2f} GB; transformers "
-                f"adds {theirs_peak / 1e9:.2f} GB)", "≤ 1.3×", peak / 2**20, "MB", size / 2**20,
-                ok=peak <= 1.3 * size)]
+    load = Row("big", f"{name}: load (baseline: transformers from_pretrained)", "≤ 1.2×", ours_s * 1000, "ms",
+               theirs_s * 1000, ok=ours_s <= 1.2 * theirs_s)
+    if gguf_file:
+        return [load, Row("big", f"{name}: peak memory the load adds, float32 after dequantizing (baseline: "
+                          f"transformers on the same file; the file: {size / 1e9:.2f} GB)", "report", peak / 2**20,
+                          "MB", theirs_peak / 2**20)]
+    return [load, Row("big", f"{name}: peak memory the load adds (baseline: the file, {size / 1e9:.2f} GB; "
+                      f"transformers adds {theirs_peak / 1e9:.2f} GB before its first forward)", "≤ 1.3×",
+                      peak / 2**20, "MB", size / 2**20, ok=peak <= 1.3 * size)]
 
 
 def llama_1b_rows(root: Path) -> list[Row]:

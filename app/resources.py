@@ -13,11 +13,12 @@ are shared read-only. Every model run goes through one :class:`Gate`, weighted b
 (parameters × tokens): two cheap runs and one large-model run at once across sessions (a large
 model's run uses ``HEAVY_THREADS`` threads at a lower priority, so cheap requests keep the CPU), one per
 session, a bounded wait for a slot and a bounded run time, and generation held to ``DECODE_TOKENS``
-new tokens. An uploaded model (or one from the models folder) is never run in the server: its
-explanations, lesson traces and Learn pages' model maths run in its own worker process
-(``core.lessons.LessonWorker``: loaded once, tokenizing and running there, killed when a run passes the gate's
-``run_s``), one cached per model version for the ``WORKERS`` most recent, still through the gate, which then
-only waits; no upload can hold the server.
+new tokens. An uploaded model (or one from the models folder) is never loaded or run in the server: the pages
+read the facts its worker process reports (``core.ModelFacts``: :func:`checkpoint`), and its explanations, lesson
+traces, timeline and Learn pages' model maths run in that worker (``core.lessons.LessonWorker``: loaded once,
+tokenizing and running there, killed when a run passes the gate's ``run_s``, ended after ``WORKER_IDLE_S`` unused),
+one cached per model version for the ``WORKERS`` most recent, still through the gate, which then only waits; an
+upload's check is a large-model request of its session (:func:`gated_upload`); no upload can hold the server.
 The training job registry is a ``st.cache_resource`` too.
 
 ``MODEL_EVENTS`` counts the models this process loaded and the model runs it made; each count is
@@ -39,7 +40,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from app.services import catalog, storage
 from app.services.costs import budgeted, cost, tokens
 from app.services.jobs import JobRegistry
-from app.services.limits import ByteLRU, Gate, at_low_priority, freeze, lower_priority
+from app.services.limits import ByteLRU, Gate, freeze, lower_priority
 from core import (Checkpoint, device, explain, explain_batch, Explanation, lessons,
                   load_checkpoint, load_pretrained, ModelFacts, PretrainedModel, training)
 
@@ -51,6 +52,7 @@ RESULT_BYTES, RESULT_ITEM_BYTES = 256 * 2**20, 32 * 2**20
 FIGURES = 256  # built charts kept (each at most a 400 × 400 heatmap or a grid of 24 × 24 thumbnails)
 WAIT_S, RUN_S = 30.0, 60.0  # seconds a request may wait for a slot, and run before the page gives up
 WORKER_GRACE_S = 5.0  # the gate waits this much past RUN_S for a worker process to be stopped and say so
+WORKER_IDLE_S = 300.0  # a worker process nobody asked for this long ends (its model's facts stay known)
 HEAVY_COST = 5e8  # parameters × tokens from which a request is a large-model one (SmolLM2, Whisper, GPT-2)
 GATE = Gate(slots=2, wait_s=WAIT_S, run_s=RUN_S, heavy_cost=HEAVY_COST)
 THREADS = max(1, min(2, device.thread_count()))  # intra-op threads of one model run
@@ -81,12 +83,26 @@ def owner() -> str:
 
 
 def save_upload(filename: str, data: bytes) -> str:
-    """``catalog.save_upload`` for this session (its key; raises its ``CheckpointError``), checked in a thread
-    at a lower CPU priority: a zip bomb inflating to the cap yields to other sessions' model runs."""
-    return at_low_priority(catalog.save_upload, owner(), filename, data)
+    """``catalog.save_upload`` for this session (its key; raises its ``CheckpointError``, or the gate's
+    ``OverBudget``), checked through the gate (:func:`gated_upload`)."""
+    token = owner()
+    return gated_upload(GATE, session(), lambda: catalog.save_upload(token, filename, data))
 
 
-def _session() -> str:
+def gated_upload(gate: Gate, session: str, check: Callable[[], T]) -> T:
+    """``check()`` (an upload's check: its headers read here, its model loaded in a worker process) as one
+    large-model request of ``session`` through ``gate``, at a lower CPU priority: a session uploading again and
+    again checks one file at a time, in the one heavy slot (cheap runs of other sessions never wait for it),
+    rests after a long check as after a long run, and a zip bomb inflating to the cap yields the cores."""
+    def job() -> T:
+        lower_priority()  # this gate thread only; the worker process runs at a lower priority of its own
+        return check()
+
+    return gate.run(session, job, gate.heavy_cost, WORKER_GRACE_S)
+
+
+def session() -> str:
+    """This browser session's id: whose turn the gate counts a request in."""
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else "local"
 
@@ -145,8 +161,13 @@ def pretrained_model(path: str, version: str) -> PretrainedModel:
     return load_pretrained(path)
 
 
-def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
-    """The entry's loaded model: a checkpoint, or a pretrained model."""
+def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel | ModelFacts:
+    """The entry's model as the pages read it: a shipped or trained checkpoint or an installed pretrained model,
+    loaded here; an upload or a models folder's model never is: its :class:`core.ModelFacts` (kind, shape, a
+    checkpoint's header and tokenizers), reported by its worker process (raises one ``ValueError`` line when the
+    worker could not load it)."""
+    if e.untrusted:
+        return explain_worker(str(e.path), catalog.version(e)).facts
     if e.pretrained:
         return pretrained_model(str(e.path), catalog.version(e))
     return model(str(e.path), _sha(e.path))
@@ -154,9 +175,10 @@ def checkpoint(e: catalog.Entry) -> Checkpoint | PretrainedModel:
 
 @st.cache_resource(max_entries=WORKERS, show_spinner="Loading the model in its own process…")
 def explain_worker(path: str, version: str) -> lessons.LessonWorker:
-    """The worker process that runs the uploaded model at ``path`` (one per model version; an evicted one's
-    process ends with it): its explanations, and its lessons' and Learn pages' model maths."""
-    return lessons.LessonWorker(path, deadline_s=GATE.run_s)
+    """The worker process that loads and runs the uploaded model at ``path`` (one per model version; an evicted
+    one's process ends with it, an idle one after ``WORKER_IDLE_S``): its facts, explanations, and its lessons'
+    and Learn pages' model maths."""
+    return lessons.LessonWorker(path, deadline_s=GATE.run_s, idle_s=WORKER_IDLE_S)
 
 
 def runner(e: catalog.Entry) -> tuple[Checkpoint | PretrainedModel | ModelFacts, lessons.LessonWorker | None]:
@@ -189,7 +211,7 @@ def cached(key: Hashable, compute: Callable[[], T], spinner: str, work: float = 
         return result
 
     with st.spinner(spinner):
-        return GATE.run(_session(), job, work, grace_s)
+        return GATE.run(session(), job, work, grace_s)
 
 
 def explain_entry(e: catalog.Entry, text: str, **options: Any) -> Explanation:
@@ -253,7 +275,10 @@ def _timeline(path: str, sha: str) -> training.SnapshotTimeline:
 
 
 def timeline(e: catalog.Entry) -> training.SnapshotTimeline:
-    """The attention timeline stored in the checkpoint ``e`` (read once per file version)."""
+    """The attention timeline stored in the checkpoint ``e`` (read once per file version; an upload's or a models
+    folder's by its worker process)."""
+    if e.untrusted:
+        return model_lesson(training.timeline_parts, e).timeline()
     return _timeline(str(e.path), _sha(e.path))
 
 
@@ -264,6 +289,11 @@ def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
                                 and lessons.lesson_follows(checkpoint(current))):
         return current
     return entry(catalog.DEFAULT_KEY)
+
+
+def head_count(e: catalog.Entry) -> int:
+    """How many heads each attention layer of ``e``'s model has (an upload's from its worker's facts)."""
+    return int(checkpoint(e).config.n_heads)
 
 
 def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
@@ -278,9 +308,7 @@ def model_lesson(fn: Callable[..., T], model: catalog.Entry | Checkpoint | Pretr
     through the gate (its cost from the text arguments, and the tokens it may generate when it ``generates``):
     a Learn page's widget that does not touch it draws it from the cache. An upload's runs in its worker
     process, stopped at the gate's run time (one ``ValueError`` line), as its explanations."""
-    own = isinstance(model, Checkpoint)
-    e = model if isinstance(model, catalog.Entry) else catalog.entry_at(
-        entries()[0], Path(model.info.path if own else model.path), pretrained=not own)
+    e = _entry_of(model)
     loaded, worker = runner(e)
     key = ("lesson-" + fn.__name__, str(e.path), catalog.version(e), repr(args), repr(sorted(kwargs.items())))
     work = cost(loaded, sum(tokens(loaded, t, {}) if generates else len(t) // 2 for t in args if isinstance(t, str)))
@@ -290,6 +318,19 @@ def model_lesson(fn: Callable[..., T], model: catalog.Entry | Checkpoint | Pretr
                 else worker.lesson(fn.__name__, *args, deadline_s=GATE.run_s, **kwargs))
 
     return cached(key, run, "Running the model…", work, 0.0 if worker is None else WORKER_GRACE_S)
+
+
+def _entry_of(model: catalog.Entry | Checkpoint | PretrainedModel | ModelFacts) -> catalog.Entry:
+    """The catalog entry of ``model`` (an unlisted one taken for an upload)."""
+    if isinstance(model, catalog.Entry):
+        return model
+    if isinstance(model, ModelFacts):
+        path, pretrained = Path(model.path), model.pretrained
+    elif isinstance(model, Checkpoint):
+        path, pretrained = Path(model.info.path), False
+    else:
+        path, pretrained = Path(model.path), True
+    return catalog.entry_at(entries()[0], path, pretrained=pretrained)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Timing attention…")

@@ -59,7 +59,7 @@ def _upload() -> None:
                 key = resources.save_upload(uploaded.name, uploaded.getvalue())
             except NeedsImport as needed:  # an nn.Transformer state dict: the form below asks for the rest
                 st.session_state["_import_layout"] = needed.layout
-            except CheckpointError as error:
+            except (CheckpointError, ValueError) as error:  # refused, or the gate's "busy" (OverBudget)
                 st.session_state["_upload_error"] = str(error)
                 _release(uploaded)
                 st.rerun()
@@ -95,6 +95,7 @@ def sidebar(page: str = "") -> None:
     keys = [e.key for e in all_entries]
     if st.session_state.get("ckpt") not in keys:
         st.session_state["ckpt"] = catalog.DEFAULT_KEY if catalog.DEFAULT_KEY in keys else (keys or [None])[0]
+    widgets.link_checked("ckpt", st.session_state["ckpt"])  # a link to a model this session does not list
     with st.sidebar:
         st.subheader("Checkpoint")
         if keys:

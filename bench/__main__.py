@@ -1,6 +1,7 @@
 """``python -m bench [SECTION …]``: run the benchmark sections and print one table.
 
-Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs), ``pretrained`` (MiniLM and
+Sections: ``inference`` (explain, forward vs nn.Transformer, long inputs), ``long`` (SmolLM2 on 512–8,192
+tokens through the trace: explain, one head, a pooled layer, against transformers' SDPA floor and eager maps), ``pretrained`` (MiniLM and
 SmolLM2: load time and a 32-token forward with every map), ``families`` (random models of real sizes as
 Hugging Face folders: our forward with every map against transformers' eager one, load time and memory:
 BERT-base), ``decoders`` (GPT-2-small), ``seq2seq`` (a Marian-sized model, greedy decoding), ``whisper``
@@ -9,7 +10,8 @@ against an nn.Transformer trainer), ``soak`` (16 sessions sharing the app's gate
 hostile: p95 and mismatches), ``gpu`` (CUDA only: explain on the GPU against the CPU, the long input there,
 a 1 B-parameter Llama-shaped folder, training tokens/s, MFU and memory of the base model in bf16),
 ``soak_fair`` (a translation session beside three SmolLM2 sessions: p95 ratio under the cost-weighted gate),
-``soak_hostile`` (honest sessions beside hostile uploads: a GGUF bomb, a zip bomb, a backtracking tokenizer)
+``soak_hostile`` (a victim beside 8 busy sessions, then beside them and a hostile uploader: GGUF bombs, a zip bomb,
+a corrupted checkpoint, with a backtracking tokenizer and a slow legal upload)
 and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider moves, long and deep models,
 8 sessions; skipped with a line saying why where Chromium or Playwright is missing); ``browser_learn`` runs
 the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move and Learn first draw
@@ -28,10 +30,10 @@ import sys
 import torch
 
 from bench import (big, browser, browser_floor, browser_learn, families, families_decoders, families_seq2seq, gpu,
-                   inference, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
+                   inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
 from bench.table import markdown
 
-SECTIONS = {"inference": inference.run, "pretrained": pretrained.run, "families": families.run,
+SECTIONS = {"inference": inference.run, "long": long.run, "pretrained": pretrained.run, "families": families.run,
             "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "soak_fair": soak_fair.run,
             "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,

@@ -1,26 +1,29 @@
-"""Hostile uploads beside honest sessions: the honest sessions' p95 alone and while three sessions
-upload a GGUF bomb, a zip bomb and a backtracking tokenizer again and again (and a fourth runs a slow upload).
+"""Hostile uploads beside a crowd: a victim session's p95 beside 8 busy sessions, then beside the same busy
+sessions and a hostile uploader (with the other hostile sessions).
 
     python -m bench soak_hostile        (rows of the benchmark table)
-    python -m bench.soak_hostile [--sessions 2] [--requests 60] [--upload-runs worker|server|none]
+    python -m bench.soak_hostile [--busy 8] [--requests 40] [--upload-runs worker|server|none]
 
-Non-rendering clients, threads of this process, each doing what its script thread does in the app:
-the honest sessions ask the shipped translation checkpoint through the app's gate
-(:func:`bench.soak_fair.gated`); the hostile ones call ``app.services.uploads.save_upload`` with a GGUF whose
-metadata array claims 2⁴⁰ items or holds 5,000,000 in bounds, and with a zip whose member lies about
-its size and inflates past the cap; the third encodes 20,300 characters with an uploaded
-tokenizer whose split regex backtracks (``(a|aa)+$``, past the static check) in a worker process killed
-after ``TOKENIZE_S`` (in the app the uploaded model's worker tokenizes, killed at the gate's run time); a fourth asks, through the same gate as the
-honest sessions, an uploaded model whose maths is legal but slow (1,024 positions, width 256, a
-960-character input) again and again, run in its worker process as the app does (``--upload-runs
-worker``), in the server as the app did before (``server``), or not at all (``none``). Prints the honest p50/p95 per phase, the p95 ratio (goal ≤ 2×),
-each hostile session's attempts, and any upload attempt that was not refused (goal 0; the slow model's
-runs are legal and are counted as answered).
+Non-rendering clients, threads of this process, each doing what its script thread does in the app: the victim and
+the busy sessions ask the shipped translation checkpoint through the app's gate (:func:`bench.soak_fair.gated`),
+the busy ones without pause. The hostile uploader sends, through the same gate as the app does
+(``app.resources.gated_upload``: one check at a time in the heavy lane, at a lower priority, the model loaded only
+in a worker process at a lower priority still), again and again: a GGUF whose metadata array claims 2⁴⁰ items, one
+holding 5,000,000 in bounds, a zip whose member lies about its size and inflates past the cap, and a checkpoint
+whose header is valid and whose weights are corrupted (refused only once its worker process has read them). Beside
+it, a session encodes 20,300 characters with an uploaded tokenizer whose split regex backtracks (``(a|aa)+$``) in a
+worker process killed after ``TOKENIZE_S``, and another asks, through the gate, an uploaded model whose maths is
+legal but slow (1,024 positions, width 256, a 960-character input), run in its worker process as the app does
+(``--upload-runs worker``), in the server (``server``), or not at all (``none``). Prints the victim's p50/p95 alone,
+beside the busy sessions (quiet) and beside them and the hostile sessions (loud), the p95 ratio loud / quiet (goal
+≤ 2×), the victim's refusals (goal 0), each hostile session's attempts, any upload not refused (goal 0) and the
+machine's load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import struct
 import sys
@@ -29,7 +32,6 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
 from app import resources
 from app.services import storage, uploads
-from app.services.limits import Gate, OverBudget, at_low_priority
+from app.services.limits import Gate, OverBudget
 from bench.soak import p95
 from bench.soak_fair import ROOT, app_gate, gated
 from bench.table import Row
@@ -51,6 +53,7 @@ ARRAY, UINT8 = 9, 0  # GGUF value types
 PACE_S = 0.1  # between one hostile attempt and the next: an upload and a script rerun take at least this
 TOKENIZE_S = 5.0  # seconds each backtracking attempt holds its worker before it is killed
 UPLOAD = "slow uploaded model"  # the hostile session whose runs are legal, only slow
+UPLOADER = "hostile uploader"
 SLOW_UPLOAD_TEXT = "the cat sat on the mat. " * 40  # 960 characters for a 1,024-position model
 
 
@@ -105,50 +108,72 @@ def upload_attack(gate: Gate, path: Path, where: str) -> Callable[[], None]:
                          run=lambda: worker.explain(SLOW_UPLOAD_TEXT, deadline_s=gate.run_s, **options))
 
 
-def attacks(folder: Path) -> dict[str, Callable[[], None]]:
-    """Each hostile session's one attempt (it must raise the app's one-line refusal)."""
+def corrupted_checkpoint() -> bytes:
+    """The shipped reverse checkpoint with one byte of its weights flipped: its header passes every check, its
+    checksum fails only once a worker process has read the weights."""
+    data = bytearray((ROOT / "assets" / "checkpoints" / "reverse.safetensors").read_bytes())
+    data[-len(data) // 3] ^= 0xFF
+    return bytes(data)
+
+
+def attacks(folder: Path, gate: Gate) -> dict[str, Callable[[], None]]:
+    """Each hostile session's one attempt (it must raise the app's one-line refusal): the uploader's next file,
+    checked through ``gate`` as the app checks uploads."""
     owner, worker = storage.new_owner(), TokenizerWorker(backtracking_spec(), deadline_s=TOKENIZE_S)
-    bombs = {"gguf-claims": gguf_array(2**40, 0), "gguf-holds": gguf_array(5_000_000, 5_000_000),
-             "zip": zip_bomb()}
-    save = partial(at_low_priority, uploads.save_upload, folder, owner)  # as app.resources.save_upload does
-    return {
-        "GGUF bomb": lambda: [save(f"{name}.gguf", bombs[name]) for name in ("gguf-claims", "gguf-holds")],
-        "zip bomb": lambda: save("bomb.zip", bombs["zip"]),
-        "backtracking tokenizer": lambda: worker.encode(SLOW),
-    }
+    files = [("claims.gguf", gguf_array(2**40, 0)), ("holds.gguf", gguf_array(5_000_000, 5_000_000)),
+             ("bomb.zip", zip_bomb()), ("corrupted.safetensors", corrupted_checkpoint())]
+    turn = iter(range(1 << 62))
+
+    def upload() -> None:
+        name, data = files[next(turn) % len(files)]
+        resources.gated_upload(gate, UPLOADER, lambda: uploads.save_upload(folder, owner, name, data))
+
+    return {UPLOADER: upload, "backtracking tokenizer": lambda: worker.encode(SLOW)}
 
 
-def honest(gate: Any, ckpt: Any, sessions: int, requests: int) -> list[float]:
-    """``sessions`` translation sessions, ``requests`` each, through the app's gate; their latencies (s)."""
-    texts, latencies, lock = get_task("translation").examples, [], threading.Lock()
+def crowd(gate: Any, ckpt: Any, busy: int, requests: int) -> tuple[list[float], int]:
+    """The victim's latencies over ``requests`` requests while ``busy`` sessions ask the same model without
+    pause, through ``gate``; and how many of the victim's requests were refused."""
+    texts, latencies, refused, done = get_task("translation").examples, [], 0, threading.Event()
 
-    def session(index: int) -> None:
-        for n in range(requests):
-            started = time.perf_counter()
+    def busy_session(index: int) -> None:
+        for n in range(1 << 62):
+            if done.is_set():
+                return
             try:
-                gated(gate, f"honest-{index}", ckpt, texts[(index + n) % len(texts)], {})
+                gated(gate, f"busy-{index}", ckpt, texts[(index + n) % len(texts)], {})
             except OverBudget:
-                continue
-            with lock:
-                latencies.append(time.perf_counter() - started)
+                pass
             time.sleep(0.02)
 
-    threads = [threading.Thread(target=session, args=(i,)) for i in range(sessions)]
+    threads = [threading.Thread(target=busy_session, args=(i,), daemon=True) for i in range(busy)]
     for thread in threads:
         thread.start()
+    time.sleep(0.5 if busy else 0.0)  # every busy session under way
+    for n in range(requests):
+        started = time.perf_counter()
+        try:
+            gated(gate, "victim", ckpt, texts[n % len(texts)], {})
+            latencies.append(time.perf_counter() - started)
+        except OverBudget:
+            refused += 1
+        time.sleep(0.02)
+    done.set()
     for thread in threads:
-        thread.join()
-    return latencies
+        thread.join(timeout=60)
+    return latencies, refused
 
 
-def soak_hostile(sessions: int = 2, requests: int = 60, upload_runs: str = "worker") -> dict[str, Any]:
-    """Honest sessions alone, beside the hostile ones, alone again; each hostile session's counts."""
+def soak_hostile(busy: int = 8, requests: int = 40, upload_runs: str = "worker") -> dict[str, Any]:
+    """The victim alone, beside ``busy`` sessions, then beside them and the hostile sessions; their counts."""
     ckpt = load_checkpoint(ROOT / "assets" / "checkpoints" / "translation.safetensors")
-    honest(app_gate(), ckpt, 1, 5)  # warm-up
-    before = honest(app_gate(), ckpt, sessions, requests)
+    crowd(app_gate(), ckpt, 0, 5)  # warm-up
+    load = {"before": os.getloadavg()[0]}
+    alone, _ = crowd(app_gate(), ckpt, 0, requests)
+    quiet, quiet_refused = crowd(app_gate(), ckpt, busy, requests)
     stop, counts, gate = threading.Event(), {}, app_gate()
     with tempfile.TemporaryDirectory() as folder:
-        tried = attacks(Path(folder))
+        tried = attacks(Path(folder), gate)
         if upload_runs != "none":
             tried[UPLOAD] = upload_attack(gate, slow_upload(Path(folder)), upload_runs)
 
@@ -168,44 +193,49 @@ def soak_hostile(sessions: int = 2, requests: int = 60, upload_runs: str = "work
         for thread in threads:
             thread.start()
         time.sleep(3.0)  # every attack under way
-        loud = honest(gate, ckpt, sessions, requests)
+        loud, loud_refused = crowd(gate, ckpt, busy, requests)
+        load["during"] = os.getloadavg()[0]
         stop.set()
         for thread in threads:
-            thread.join(timeout=60)
-    after = honest(app_gate(), ckpt, sessions, requests)
-    return {"alone": before + after, "loud": loud, "attacks": counts}
+            thread.join(timeout=90)
+    return {"alone": alone, "quiet": quiet, "loud": loud, "refused": quiet_refused + loud_refused,
+            "attacks": counts, "busy": busy, "load": load}
 
 
 def run() -> list[Row]:
     """The hostile-upload rows of the benchmark table (``python -m bench soak_hostile``)."""
     torch.set_num_threads(resources.THREADS)
     got = soak_hostile()
-    alone, loud = p95(got["alone"]) * 1e3, p95(got["loud"]) * 1e3
+    quiet, loud = p95(got["quiet"]) * 1e3, p95(got["loud"]) * 1e3
     accepted = sum(t["accepted"] for name, t in got["attacks"].items() if name != UPLOAD)
-    return [Row("soak", "honest p95 beside a GGUF bomb, a zip bomb and a backtracking tokenizer", "≤ 2× alone", loud,
-                "ms", alone, loud <= 2 * alone),
+    return [Row("soak", f"victim p95 beside {got['busy']} busy sessions and a hostile uploader", "≤ 2× without the "
+                "uploader", loud, "ms", quiet, loud <= 2 * quiet),
+            Row("soak", "victim requests refused", "0", got["refused"], "", None, got["refused"] == 0),
             Row("soak", "hostile uploads not refused", "0", accepted, "", None, accepted == 0)]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the honest sessions' p50/p95 per phase, the ratio and each attack's counts."""
+    """Print the victim's p50/p95 per phase, the ratio, each attack's counts and the machine's load."""
     parser = argparse.ArgumentParser(prog="python -m bench.soak_hostile", description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=2, help="honest sessions")
-    parser.add_argument("--requests", type=int, default=60, help="requests per honest session and phase")
+    parser.add_argument("--busy", type=int, default=8, help="busy sessions beside the victim")
+    parser.add_argument("--requests", type=int, default=40, help="victim requests per phase")
     parser.add_argument("--upload-runs", choices=("worker", "server", "none"), default="worker",
                         help="where the slow upload's runs go: its worker process (the app), the server, or none")
     args = parser.parse_args(argv)
     torch.set_num_threads(resources.THREADS)
-    got = soak_hostile(args.sessions, args.requests, args.upload_runs)
-    print("| phase | honest requests | p50 ms | p95 ms |\n|---|---|---|---|")
-    for name, values in (("alone", got["alone"]), ("beside the hostile uploads", got["loud"])):
+    got = soak_hostile(args.busy, args.requests, args.upload_runs)
+    print("| phase | victim requests | p50 ms | p95 ms |\n|---|---|---|---|")
+    for name, values in (("alone", got["alone"]), (f"beside {got['busy']} busy sessions (quiet)", got["quiet"]),
+                         ("beside them and the hostile sessions (loud)", got["loud"])):
         print(f"| {name} | {len(values)} | {statistics.median(values) * 1e3:.1f} | {p95(values) * 1e3:.1f} |")
-    ratio = p95(got["loud"]) / p95(got["alone"])
-    print(f"\nhonest p95 beside the hostile uploads / alone: {ratio:.2f}× (goal ≤ 2×)")
+    ratio = p95(got["loud"]) / p95(got["quiet"])
+    print(f"\nvictim p95 loud / quiet: {ratio:.2f}× (goal ≤ 2×); victim requests refused: {got['refused']} (goal 0)")
     for name, tally in got["attacks"].items():
         goal = " (legal runs)" if name == UPLOAD else " (goal 0)"
         print(f"{name}: {tally['refused']} refused, {tally['accepted']} answered{goal}, "
               f"longest attempt {tally['longest_s']:.1f} s")
+    print(f"load average (1 min): {got['load']['before']:.2f} before, {got['load']['during']:.2f} during the loud "
+          f"phase; {os.cpu_count()} CPUs")
     return 0 if all(t["accepted"] == 0 for name, t in got["attacks"].items() if name != UPLOAD) else 1
 
 

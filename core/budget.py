@@ -4,7 +4,8 @@
 * :data:`LOAD_BUDGET` bounds what a checkpoint file may make us allocate; the loader checks it
   before any model or tensor exists (checkpoints may be uploads): at most 50 M parameters,
   ``max_len`` at most 2,048 positions, and at most 1 GiB of activations for one sequence of
-  ``max_len`` tokens with every attention map returned (:func:`activation_bytes`).
+  ``max_len`` tokens with every attention map returned (:func:`activation_bytes`), and at most 1 GiB of
+  extra tensors (attention snapshots), so that no read or hash of a file that passes runs unbounded.
   :func:`check_budget` raises ``ValueError`` naming the field.
 """
 
@@ -26,11 +27,13 @@ class Budget:
         max_len: positions (also sizes the sinusoidal table, which has no stored weight to check).
         max_activation_bytes: activations for one sequence of ``max_len`` tokens with every
             attention map and score returned (:func:`activation_bytes`).
+        max_extra_bytes: the extra tensors a checkpoint stores beside its weights (attention snapshots).
     """
 
     max_parameters: int = 50_000_000
     max_len: int = 2_048
     max_activation_bytes: int = 1 << 30
+    max_extra_bytes: int = 1 << 30
 
 
 #: The budget every checkpoint load is held to unless the caller passes another one.

@@ -13,6 +13,9 @@ import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+#: ``<bos>`` in every Attnscope tokenizer (``core.text.tokenizer.BOS_ID`` is the same id).
+BOS_ID = 1
+
 ARCHITECTURES = ("encoder-decoder", "encoder", "decoder")
 NORMS = ("post", "pre")
 POSITIONALS = ("sinusoidal", "learned", "none")
@@ -135,6 +138,12 @@ class ModelConfig:
     def n_layers(self, kind: str) -> int:
         """Number of layers producing attention of ``kind``."""
         return self.n_encoder_layers if kind == "encoder" else self.n_decoder_layers
+
+    @property
+    def never_generated(self) -> tuple[int, ...]:
+        """Ids decoding must not produce: ``<pad>`` and ``<bos>`` (Attnscope's tokenizers put ``<bos>`` at id
+        :data:`BOS_ID`, ``core.text.tokenizer``'s own)."""
+        return (self.pad_id, BOS_ID)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict of every field."""

@@ -19,14 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.services import storage, uploads
-from core import (CheckpointError, CheckpointInfo, cached_models, convert, find_models, get_task, hub_cache,
-                  is_hub_cache, is_pretrained, model_version, pretrained_models, read_info, training)
+from core import (cached_models, check_header, CheckpointError, CheckpointInfo, convert, find_models, get_task,
+                  hub_cache, is_hub_cache, is_pretrained, model_version, pretrained_models, read_info, training)
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_DIR = ROOT / "assets" / "checkpoints"
 DEFAULT_KEY = "shipped:translation"
 UPLOADS = "uploads"
+UNTRUSTED = ("upload", "models")  # the sources whose models are loaded, read and run only in a worker process
 
 
 def runs_dir() -> Path:
@@ -69,7 +70,7 @@ class Entry:
     @property
     def untrusted(self) -> bool:
         """Whether the model comes from an upload or the models folder (its runs go to a worker process)."""
-        return self.source in ("upload", "models")
+        return self.source in UNTRUSTED
 
     @property
     def label(self) -> str:
@@ -80,12 +81,13 @@ class Entry:
 
 
 @functools.lru_cache(maxsize=256)
-def _info_at(path: str, mtime_ns: int, size: int) -> CheckpointInfo:
-    return read_info(path)
+def _info_at(path: str, mtime_ns: int, size: int, verify: bool) -> CheckpointInfo:
+    return read_info(path, verify=verify)
 
 
-def info(path: Path) -> CheckpointInfo:
-    """A checkpoint's verified header, read once per version of the file (keyed by its mtime and size).
+def info(path: Path, verify: bool = True) -> CheckpointInfo:
+    """A checkpoint's header, read once per version of the file (keyed by its mtime and size), its checksum
+    verified unless ``verify`` is off (a file from an upload or the models folder: its worker verifies it).
 
     Raises:
         CheckpointError: missing, unreadable or corrupted file.
@@ -94,7 +96,22 @@ def info(path: Path) -> CheckpointInfo:
         stat = path.stat()
     except OSError:
         raise CheckpointError(f"checkpoint not found: {path.name}") from None
-    return _info_at(str(path), stat.st_mtime_ns, stat.st_size)
+    return _info_at(str(path), stat.st_mtime_ns, stat.st_size, verify)
+
+
+@functools.lru_cache(maxsize=256)
+def _header_checked(path: str, version: str) -> None:
+    check_header(path)
+
+
+def header_checked(path: Path) -> None:
+    """Check a pretrained model from the models folder or an upload from its header (core's bounds and budget),
+    once per version of its files: nothing of its data is read, hashed or mapped in the server.
+
+    Raises:
+        CheckpointError: missing files, or a count, size, type or link out of bounds (one line).
+    """
+    _header_checked(str(path), pretrained_version(path))
 
 
 def _metric_text(header: CheckpointInfo) -> str:
@@ -126,7 +143,7 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _checkpoint_entry(key: str, source: str, name: str, path: Path, deletable: bool) -> Entry:
-    header = info(path)
+    header = info(path, verify=source not in UNTRUSTED)
     return Entry(key, source, name, path, header.task, _describe(header), _metric_text(header), deletable)
 
 
@@ -174,6 +191,7 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
             continue
         try:
             if found.kind == "pretrained":
+                header_checked(found.path)
                 entries.append(Entry(f"models:{name}", "models", name, found.path, None,
                                      f"A model from your models folder ({folder}).", "", pretrained=True))
             else:
@@ -184,11 +202,18 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
 
 
 def _cache_entries(cache: Path) -> tuple[list[Entry], list[str]]:
-    """Each model of a Hugging Face hub cache as ``org/name`` at its newest snapshot, its revision shown."""
+    """Each model of a Hugging Face hub cache as ``org/name`` at its newest snapshot, its revision shown (its
+    header checked, as any model of the models folder)."""
     found, problems = cached_models(cache)
-    entries = [Entry(f"models:{model.name}", "models", model.name, model.path, None,
-                     f"{model.name} from your Hugging Face cache ({cache}), revision {model.revision}.",
-                     f"revision {model.revision[:10]}", pretrained=True) for model in found]
+    entries = []
+    for model in found:
+        try:
+            header_checked(model.path)
+            entries.append(Entry(f"models:{model.name}", "models", model.name, model.path, None,
+                                 f"{model.name} from your Hugging Face cache ({cache}), revision {model.revision}.",
+                                 f"revision {model.revision[:10]}", pretrained=True))
+        except Exception as error:  # one bad model is skipped with a warning, never breaks a page
+            problems.append(_skipped(model.name, error))
     return entries, problems
 
 
@@ -263,9 +288,14 @@ def entry_at(listed: list[Entry], path: Path, pretrained: bool) -> Entry:
 
 
 def version(entry: Entry) -> str:
-    """What identifies this version of the entry's model for the caches: a checkpoint's verified
-    SHA-256; for a pretrained model the path's size and modification time."""
-    return info(entry.path).sha256 if not entry.pretrained else pretrained_version(entry.path)
+    """What identifies this version of the entry's model for the caches: a checkpoint's verified SHA-256 (an
+    upload's or a models folder's: the SHA-256 its header claims, with its size and modification time); for a
+    pretrained model the path's size and modification time."""
+    if entry.pretrained:
+        return pretrained_version(entry.path)
+    if entry.untrusted:
+        return f"{info(entry.path, verify=False).sha256};{pretrained_version(entry.path)}"
+    return info(entry.path).sha256
 
 
 def pretrained_version(path: Path) -> str:

@@ -191,27 +191,6 @@ def lower_priority(niceness: int = 10) -> None:
         return
 
 
-def at_low_priority(fn: Callable[..., T], *args: Any) -> T:
-    """``fn(*args)`` in a fresh thread at a lower CPU priority, waited for: work an upload makes the server
-    do (inflating a zip, reading headers) yields the cores to model runs of other sessions. Returns what
-    ``fn`` returned; raises what it raised."""
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        lower_priority()
-        try:
-            box["value"] = fn(*args)
-        except BaseException as error:  # handed to the caller
-            box["error"] = error
-
-    thread = threading.Thread(target=work, name="low-priority", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
 def freeze(obj: T, depth: int = 0) -> T:
     """Make every NumPy array inside ``obj`` read-only (a shared cached result must not be changed)."""
     if depth > 12:

@@ -12,7 +12,8 @@ shown. Only that session lists or deletes them (:mod:`app.services.catalog`).
 Bounds (see :mod:`app.services.storage` for the disk quotas and the clean-up): one upload at most
 :func:`max_upload_bytes` (Streamlit's ``server.maxUploadSize``, the one source of truth), a zip
 unpacked under the same budget (:func:`app.services.unzip.unzip`), and core checks every format's budget from
-its headers before any tensor is read. A file core refuses is refused with core's one-line message.
+its headers before any tensor is read (``core.check_header``, here); the model itself is loaded only in a worker
+process (``core.ExplainWorker``), never in the server. A file core refuses is refused with core's one-line message.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from streamlit import config as streamlit_config
 from app.services import storage
 from app.services.storage import is_owner, is_upload_digest, owner_folder
 from app.services.unzip import unzip
-from core import CheckpointError, convert, find_models, identify, load_checkpoint, load_pretrained, ModelFile
+from core import check_header, CheckpointError, convert, ExplainWorker, find_models, identify, ModelFile
 
 log = logging.getLogger(__name__)
 
 MAX_ZIP_FILES = 64  # a Hugging Face folder: config, tokenizer files, shards and an index, a README…
 MAX_NAME_CHARS = 120
+CHECK_S = 55.0  # seconds an upload's worker process may take to load it: within the gate's run time (60 s)
 FILES, PAYLOAD_FILE, NAME_FILE = "files", "payload.txt", "name.txt"
 
 
@@ -86,19 +88,17 @@ def _unpack(archive: Path, max_bytes: int) -> Path:
 
 
 def _check(found: ModelFile) -> None:
-    """Open the model with core's loader; any failure is a CheckpointError."""
+    """Check the model from its header here (core's bounds and budget: milliseconds, nothing of its data read),
+    then load it in a worker process of its own (:class:`core.ExplainWorker`: a lower CPU priority, a memory
+    cap and ``CHECK_S`` seconds), never in the server; any failure is one CheckpointError line."""
+    check_header(found.path)
+    worker = ExplainWorker(found.path, startup_s=CHECK_S)
     try:
-        if found.kind == "checkpoint":
-            load_checkpoint(found.path)
-        else:
-            load_pretrained(found.path, use_cache=False)
-    except CheckpointError:
-        raise
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as error:  # a reader's fault, or a native panic (pyo3's PanicException): one line
-        log.warning("upload refused: %r", error, exc_info=True)
-        raise CheckpointError(f"the file cannot be read ({type(error).__name__})") from None
+        worker.start()
+    except ValueError as error:  # the child's one line: the loader's refusal, its deadline or its memory cap
+        raise CheckpointError(str(error)) from None
+    finally:
+        worker.close()
 
 
 def _receive(staging: Path, filename: str, data: bytes, max_bytes: int) -> Path:

@@ -13,7 +13,6 @@ import streamlit as st
 from app.services import catalog
 from app import resources
 from app.ui import widgets
-from app.services.limits import at_low_priority
 from core import CheckpointError, convert, SPECIAL_TOKENS
 
 NORMS = {"post": "post-norm (nn.Transformer's default)", "pre": "pre-norm (norm_first=True)"}
@@ -87,8 +86,10 @@ def import_form(layout: convert.NNTransformerLayout, filename: str, data: bytes)
     if not submitted:
         return None
     try:
-        # at a lower CPU priority, as resources.save_upload checks uploads: other sessions' runs come first
-        return at_low_priority(catalog.import_upload, resources.owner(), filename, data, options_from(values))
+        # through the gate at a lower CPU priority, as resources.save_upload checks uploads
+        token, options = resources.owner(), options_from(values)
+        return resources.gated_upload(resources.GATE, resources.session(),
+                                      lambda: catalog.import_upload(token, filename, data, options))
     except (CheckpointError, ValueError) as error:
         st.error(f"This file cannot be imported: {widgets.plain(str(error))}")
         return None

@@ -20,12 +20,13 @@ from app.charts import attention as charts
 from app.charts import maps
 from app.charts import diagram as diagrams
 from app.ui import vega
-from core import Checkpoint, CheckpointError, KIND_LABELS, PretrainedModel, training
+from core import Checkpoint, CheckpointError, KIND_LABELS, ModelFacts, PretrainedModel, training
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 DIAGRAM_CLASS = "attnscope-diagram"  # a block diagram's image in the page (the browser tests find it by it)
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~$])")
+_LINKED = "_link_values"  # key → the value a share link gave it, until the page has checked it against its range
 
 
 # ----------------------------------------------------------------------------- share links
@@ -35,19 +36,20 @@ def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, 
 
     ``keys`` maps a widget key to a parser (``int``, ``str``, ``float``, ``parse_bool``, ``bounded(…)``).
     Unparseable, non-finite or out-of-range values are ignored with a notice, so a hand-edited
-    link never breaks the page.
+    link never breaks the page; a value that parses but lies outside what the page can show (a head the model
+    does not have) is clamped where the page knows its range, with a notice too (:func:`clamped`, :func:`choose`).
     """
     marker = "_restored_" + ",".join(sorted(keys))
     if not st.session_state.get(marker):
         st.session_state[marker] = True
-        ignored = []
+        ignored, linked = [], st.session_state.setdefault(_LINKED, {})
         for key, parse in keys.items():
             if key in st.query_params:
                 try:
                     value = parse(st.query_params[key])
                     if isinstance(value, float) and not math.isfinite(value):  # nan, 1e400
                         raise ValueError(value)
-                    st.session_state[key] = value
+                    st.session_state[key] = linked[key] = value
                 except (TypeError, ValueError, OverflowError):
                     log.info("ignoring query parameter %s=%r", key, st.query_params[key])
                     ignored.append(key)
@@ -55,6 +57,30 @@ def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, 
             st.toast(f"The link's {', '.join(ignored)} could not be used; the defaults are shown instead.")
     for key, default in (defaults or {}).items():
         st.session_state.setdefault(key, default)
+
+
+def link_checked(key: str, shown: Any) -> None:
+    """Once per value a share link gave ``key``: when the page shows ``shown`` instead (the link's value was out
+    of range for this model or page), say so in a notice; a value in range is taken silently."""
+    linked = st.session_state.get(_LINKED) or {}
+    if key not in linked:
+        return
+    given = linked.pop(key)
+    if given != shown:
+        st.toast(f"The link's {key} {plain(str(given)[:40])} cannot be shown here; "
+                 f"{plain(str(shown)[:40])} is shown instead.")
+
+
+def clamped(key: str, low: int, high: int) -> int:
+    """``st.session_state[key]`` as a whole number clamped into [low, high] and stored back (a share link's value
+    out of range is said with :func:`link_checked`)."""
+    try:
+        value = int(st.session_state.get(key, low))
+    except (TypeError, ValueError, OverflowError):
+        value = low
+    st.session_state[key] = min(max(value, low), max(high, low))
+    link_checked(key, st.session_state[key])
+    return st.session_state[key]
 
 
 def write_to_url(keys: list[str]) -> None:
@@ -113,9 +139,12 @@ def current_entry() -> catalog.Entry | None:
     return resources.entry(key) if key else None
 
 
-def current_checkpoint(pretrained: bool = False) -> tuple[catalog.Entry, Checkpoint | PretrainedModel] | None:
-    """The sidebar's checkpoint, loaded; None when none is chosen or it cannot be opened, or when it is a
-    pretrained model and the caller does not take one (``pretrained``: then a clear message has been shown)."""
+def current_checkpoint(pretrained: bool = False
+                       ) -> tuple[catalog.Entry, Checkpoint | PretrainedModel | ModelFacts] | None:
+    """The sidebar's checkpoint, loaded (an upload's or a models folder's: the facts its worker process reports,
+    never loaded here: :func:`app.resources.checkpoint`); None when none is chosen or it cannot be opened, or
+    when it is a pretrained model and the caller does not take one (``pretrained``: then a clear message has
+    been shown)."""
     entry = current_entry()
     if entry is None:
         return None
@@ -125,6 +154,12 @@ def current_checkpoint(pretrained: bool = False) -> tuple[catalog.Entry, Checkpo
         return None
     ckpt = attempt(f"open {entry.name}", resources.checkpoint, entry)
     return None if ckpt is None else (entry, ckpt)
+
+
+def parameter_counts(ckpt: Checkpoint | ModelFacts) -> dict[str, int]:
+    """A checkpoint's parameters per top-level block: counted by the loaded model, or by an upload's worker
+    process (its facts)."""
+    return dict(ckpt.parameter_counts) if isinstance(ckpt, ModelFacts) else ckpt.model.parameter_counts()
 
 
 def font_scale() -> float:
@@ -172,9 +207,11 @@ def code(name: str) -> str:
 
 # ----------------------------------------------------------------------------- pickers
 def choose(key: str, options: list[Any], default: Any = None) -> None:
-    """Reset a single-choice widget's session value when it is not one of ``options``."""
+    """Reset a single-choice widget's session value when it is not one of ``options`` (a share link's value
+    that is not is said with :func:`link_checked`)."""
     if st.session_state.get(key) not in options:
         st.session_state[key] = default if default in options else options[0]
+    link_checked(key, st.session_state[key])
 
 
 def index_slider(label: str, count: int, key: str, help: str | None = None, first: int = 0,
@@ -185,11 +222,7 @@ def index_slider(label: str, count: int, key: str, help: str | None = None, firs
     A stale value (from another checkpoint or a hand-edited link) is clamped into range; with one
     item there is no slider, only a caption.
     """
-    try:
-        value = int(st.session_state.get(key, first))
-    except (TypeError, ValueError):
-        value = first
-    st.session_state[key] = min(max(value, first), max(count - 1, 0) + first)
+    clamped(key, first, max(count - 1, 0) + first)
     if count > 1:
         return st.slider(label, first, count - 1 + first, key=key, help=help, on_change=on_change) - first
     st.caption(f"{label}: 0 (the only one)" if first == 0 else f"{label}: 1 of 1")

@@ -116,7 +116,7 @@ def parameters_section() -> None:
     st.latex(r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
     st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D")
     st.latex(r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
-    table = tables.parameter_frame(lessons.parameter_table(ckpt.model.parameter_counts(), cfg))
+    table = tables.parameter_frame(lessons.parameter_table(widgets.parameter_counts(ckpt), cfg))
     total = int(table["parameters"].sum())
     p_left, p_right = st.columns([3, 1])
     with p_left:

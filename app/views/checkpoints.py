@@ -75,7 +75,8 @@ if loaded is None:
     st.info("Choose a checkpoint in the sidebar, train one on the Train page, or upload one.")
     st.stop()
 entry, ckpt = loaded
-source = {"shipped": "Shipped with Attnscope", "run": "Your training run", "upload": "Uploaded"}[entry.source]
+source = {"shipped": "Shipped with Attnscope", "run": "Your training run", "upload": "Uploaded",
+          "models": "From your models folder"}[entry.source]
 st.markdown(f"### {widgets.code(entry.name)}")
 known = TASKS.get(entry.task) if isinstance(entry.task, str) else None
 st.caption(f"{source} · {ckpt.config.architecture}" + (f" · {known.description}" if known else ""))

@@ -70,16 +70,18 @@ def lesson_body() -> None:
     if chosen is not None and chosen.key != entry.key and show:
         st.caption(f"The lesson follows a translation model or a pretrained text encoder-decoder; {chosen.name} is "
                    f"neither, so it follows {entry.name}.")
-    trace = widgets.attempt("follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
-                            int(np.clip(st.session_state["lesson_head"], 0, 63)))
+    heads = widgets.attempt("open the model", resources.head_count, entry)
+    trace = None if heads is None else widgets.attempt(
+        "follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
+        widgets.clamped("lesson_head", 0, heads - 1))  # a link's head past the model's: clamped, with a notice
     if trace is None:
         st.text_input("Sentence", key="lesson_text", max_chars=200)
         return
     S, T = len(trace.source_tokens), len(trace.target_tokens)
-    st.session_state["lesson_stage"] = int(np.clip(st.session_state["lesson_stage"], 0, len(STAGES) - 1))
-    st.session_state["lesson_token"] = int(np.clip(st.session_state["lesson_token"], 0, S - 1))
-    st.session_state["lesson_step"] = int(np.clip(st.session_state["lesson_step"], 0, T - 1))
-    st.session_state["lesson_head"] = int(np.clip(st.session_state["lesson_head"], 0, trace.n_heads - 1))
+    widgets.clamped("lesson_stage", 0, len(STAGES) - 1)
+    widgets.clamped("lesson_token", 0, S - 1)
+    widgets.clamped("lesson_step", 0, T - 1)
+    widgets.clamped("lesson_head", 0, trace.n_heads - 1)
     if show:
         with st.container(key="lesson_pickers"):
             _pickers(entry, trace, columns=True)

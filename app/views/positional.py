@@ -126,6 +126,7 @@ def similarity_section(pe: np.ndarray) -> None:
 def curves_section(length: int, d_model: int, base: float) -> None:
     """Section 3: the chosen dimensions as waves over the positions."""
     st.session_state["pe_dims"] = [j for j in st.session_state["pe_dims"] if 0 <= j < d_model]
+    widgets.link_checked("pe_dims", st.session_state["pe_dims"])
     st.multiselect("Dimensions to plot", list(range(d_model)), key="pe_dims",
                    format_func=lambda j: f"{j} ({'sin' if j % 2 == 0 else 'cos'}, pair {j // 2})")
     dims = st.session_state["pe_dims"]

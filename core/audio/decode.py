@@ -3,7 +3,10 @@ resampled to 16 kHz with ``soxr``.
 
 Uploads are untrusted: the byte size is checked before anything is read, then the header
 (format, channels, sample rate, length) before the samples are decoded, so a long or odd
-file is refused in one line (``ValueError``) without decoding it.
+file is refused in one line (``ValueError``) without decoding it. Right after decoding, before any model
+hears them, the samples themselves are checked (:func:`checked_samples`): a float file holding NaN or
+infinite samples, or samples far past full scale (1e30), is refused with a message about the audio; a file a
+little past full scale is clipped to [-1, 1], and :attr:`Audio.notes` says so.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ MAX_BYTES = 20 << 20
 MAX_SECONDS = 30.0  # Whisper's window
 MAX_CHANNELS = 8
 RATES = (8_000, 192_000)  # accepted source sample rates, Hz
+MAX_AMPLITUDE = 8.0  # past this (18 dB over full scale) samples are not sound but a broken or crafted file
 
 
 @dataclass(frozen=True)
@@ -28,12 +32,14 @@ class Audio:
     Attributes:
         samples: float32 (N,) mono at :data:`SAMPLE_RATE`, in [-1, 1].
         source_rate / channels / format: what the file held.
+        notes: what was done to the samples (clipped to full scale), for the page to say.
     """
 
     samples: np.ndarray
     source_rate: int
     channels: int
     format: str
+    notes: tuple[str, ...] = ()
 
     @property
     def seconds(self) -> float:
@@ -70,7 +76,30 @@ def load_audio(data: bytes, *, name: str = "audio", max_bytes: int = MAX_BYTES,
         samples, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True, frames=info.frames)
     except (RuntimeError, soundfile.LibsndfileError):
         raise ValueError(f"{name} could not be decoded (a damaged {info.format} file)") from None
-    return Audio(resample(samples.mean(axis=1), rate), info.samplerate, info.channels, info.format)
+    samples, notes = checked_samples(samples, name)
+    return Audio(resample(samples.mean(axis=1), rate), info.samplerate, info.channels, info.format, notes)
+
+
+def checked_samples(samples: np.ndarray, name: str = "audio") -> tuple[np.ndarray, tuple[str, ...]]:
+    """Decoded float32 samples (any shape) checked before a model hears them: (samples, notes).
+
+    Samples past full scale but within :data:`MAX_AMPLITUDE` are clipped to [-1, 1] (one note says so).
+
+    Raises:
+        ValueError: NaN or infinite samples, or samples past :data:`MAX_AMPLITUDE` (one line about the audio).
+    """
+    if not np.isfinite(samples).all():
+        bad = int(samples.size - np.isfinite(samples).sum())
+        raise ValueError(f"{name} holds {bad:,} samples that are not numbers (NaN or infinite): a damaged or "
+                         "crafted file; export the recording again")
+    peak = float(np.abs(samples).max()) if samples.size else 0.0
+    if peak > MAX_AMPLITUDE:
+        raise ValueError(f"{name} has samples of {peak:.3g}, far past full scale (1.0): a damaged or crafted "
+                         "file; export the recording again")
+    if peak > 1.0:
+        return np.clip(samples, -1.0, 1.0), (f"The audio's samples reached {peak:.2f}, past full scale; they were "
+                                             "clipped to [-1, 1] before the model heard them.",)
+    return samples, ()
 
 
 def resample(samples: np.ndarray, rate: int) -> np.ndarray:

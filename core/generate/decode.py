@@ -17,9 +17,8 @@ from torch import Tensor
 
 from core.generate import filters, stepwise
 from core.model.layers import stack_maps
-from core.model.contract import AttentionControls, ModelOutput
-from core.model.transformer import Transformer
-from core.text.tokenizer import BOS_ID, PAD_ID
+from core.model.contract import AttentionControls, AttentionModel, ModelOutput
+from core.model.trace import Recorder, recorder_of
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class Generation:
         finished: (B,) whether each row produced ``<eos>``.
         output: the forward pass with attention (and scores when asked) over ``ids[:, :-1]``,
             the inputs that produced the generated tokens: ``output.logits[:, t]`` predicted
-            ``ids[:, t + 1]``.
+            ``ids[:, t + 1]``; with ``record``, no maps but the trace (encoder and final pass) instead.
         scores: (B,) total log-probability of the generated tokens (beam search ranks by it).
 
     Row labels: decoder and cross-attention row ``t`` is the step that *reads* ``inputs[:, t]``
@@ -44,7 +43,8 @@ class Generation:
     finished: Tensor
     output: ModelOutput
     scores: Tensor
-    pad_id: int = PAD_ID
+    pad_id: int
+    never_generated: tuple[int, ...] = ()
 
     @property
     def inputs(self) -> Tensor:
@@ -58,9 +58,9 @@ class Generation:
 
     def step_log_probs(self) -> Tensor:
         """(B, T-1) log-probability the model gave each predicted token at its step (0 where it is ``pad``
-        after the end), from the final forward pass; ``<pad>`` and ``<bos>`` excluded as in decoding."""
+        after the end), from the final forward pass; the ids decoding never produces excluded as in decoding."""
         logits = self.output.logits.float().clone()  # (B, T-1, V)
-        logits[..., [self.pad_id, BOS_ID]] = float("-inf")
+        logits[..., list(self.never_generated)] = float("-inf")
         predicted = self.predicted.clamp(min=0)
         logp = logits.log_softmax(-1).gather(-1, predicted.unsqueeze(-1)).squeeze(-1)
         return torch.where(self.predicted == self.pad_id, torch.zeros_like(logp), logp)
@@ -70,15 +70,16 @@ class Generation:
 Picker = stepwise.Picker  # (B, V) logits → (B,) chosen ids
 
 
-def _allowed(model: Transformer, logits: Tensor) -> Tensor:
+def _allowed(model: AttentionModel, logits: Tensor) -> Tensor:
     """Logits (B, V) with the ids decoding never produces ruled out (:func:`stepwise.banned_bias`)."""
     return logits.float() + stepwise.banned_bias(model, logits.size(-1), logits.device)
 
 
 @torch.inference_mode()
 def greedy(
-    model: Transformer, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
+    model: AttentionModel, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
     controls: AttentionControls = AttentionControls(), return_scores: bool = False,
+    record: list[str] | None = None,
 ) -> Generation:
     """Pick the most likely token at every step.
 
@@ -88,16 +89,19 @@ def greedy(
         prefix: (B, T0) the decoder's start (``<bos>``, or ``<bos>`` + a prompt).
         eos_id: the token that ends a sequence.
         max_new_tokens: at most this many tokens are added (and never past ``max_len``).
+        record: the trace's parts (:mod:`core.model.trace`) the encoder and the final pass keep, in place of
+            the maps (which :mod:`core.inspect.maps` then computes from it on demand).
     """
     return _decode(model, src, prefix, lambda logits: logits.argmax(dim=-1), eos_id, max_new_tokens,
-                   controls, return_scores)
+                   controls, return_scores, record)
 
 
 @torch.inference_mode()
 def sample(
-    model: Transformer, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
+    model: AttentionModel, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
     generator: torch.Generator, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
     controls: AttentionControls = AttentionControls(), return_scores: bool = False,
+    record: list[str] | None = None,
 ) -> Generation:
     """Draw each token from softmax(logits / temperature), optionally among the top k only, then among
     the nucleus of mass ``top_p`` only (:func:`core.generate.filters.restrict`).
@@ -107,6 +111,7 @@ def sample(
         temperature: > 0; below 1 sharpens, above 1 flattens the distribution.
         top_k: keep only the k most likely tokens before sampling.
         top_p: in (0, 1]; keep only the most likely tokens whose probability reaches it.
+        record: as :func:`greedy`'s.
     """
     filters.check_sampling(temperature, top_k, top_p)
 
@@ -114,47 +119,58 @@ def sample(
         probs = filters.restrict(logits, temperature, top_k, top_p).softmax(dim=-1)  # (B, V)
         return torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(1).to(logits.device)
 
-    return _decode(model, src, prefix, pick, eos_id, max_new_tokens, controls, return_scores)
+    return _decode(model, src, prefix, pick, eos_id, max_new_tokens, controls, return_scores, record)
 
 
-def _room(model: Transformer, prefix: Tensor, max_new_tokens: int) -> int:
+def _room(model: AttentionModel, prefix: Tensor, max_new_tokens: int) -> int:
     if prefix.dim() != 2 or prefix.size(1) < 1:
         raise ValueError(f"prefix must be (batch, length >= 1), got shape {tuple(prefix.shape)}")
     return max(0, min(max_new_tokens, model.config.max_len - prefix.size(1)))
 
 
-def _encoded(model: Transformer, src: Tensor | None, controls: AttentionControls, return_scores: bool):
-    """The encoder's (memory, source mask, per-layer results with maps), or None without an encoder."""
+def _encoded(model: AttentionModel, src: Tensor | None, controls: AttentionControls, return_scores: bool,
+             recorder: Recorder | None = None):
+    """The encoder's (memory, source mask, per-layer results with maps, or with the trace in ``recorder``),
+    or None without an encoder."""
     if not model.config.has_encoder:
         return None
-    return model.encode(src, controls, need_weights=True, need_scores=return_scores)
+    if recorder is None:
+        return model.encode(src, controls, need_weights=True, need_scores=return_scores)
+    return model.encode(src, controls, need_weights=False, recorder=recorder)
 
 
 def _decode(
-    model: Transformer, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int,
-    max_new_tokens: int, controls: AttentionControls, return_scores: bool,
+    model: AttentionModel, src: Tensor | None, prefix: Tensor, pick: Picker, eos_id: int,
+    max_new_tokens: int, controls: AttentionControls, return_scores: bool, record: list[str] | None = None,
 ) -> Generation:
     room = _room(model, prefix, max_new_tokens)
-    encoded = _encoded(model, src, controls, return_scores)
+    recorder = recorder_of(record)
+    encoded = _encoded(model, src, controls, return_scores, recorder)
     memory, memory_mask = (None, None) if encoded is None else encoded[:2]
     seq, finished = stepwise.run_steps(model, memory, memory_mask, prefix, pick, eos_id, room, controls)
-    output = _final_pass(model, encoded, seq, prefix, controls, return_scores)
+    output = _final_pass(model, encoded, seq, prefix, controls, return_scores, recorder)
     start = prefix.size(1)
     total = stepwise.total_log_prob(model, output.logits[:, start - 1 :], seq[:, start:], eos_id)
-    return Generation(seq, finished, output, total, model.config.pad_id)
+    return Generation(seq, finished, output, total, model.config.pad_id, model.config.never_generated)
 
 
 def _final_pass(
-    model: Transformer, encoded: tuple | None, seq: Tensor, prefix: Tensor, controls: AttentionControls,
-    return_scores: bool,
+    model: AttentionModel, encoded: tuple | None, seq: Tensor, prefix: Tensor, controls: AttentionControls,
+    return_scores: bool, recorder: Recorder | None = None,
 ) -> ModelOutput:
     """Forward over the inputs that produced each generated token (``seq`` without its last column);
-    an encoder-decoder reuses the ``encoded`` source (:func:`_encoded`): only its decoder runs."""
+    an encoder-decoder reuses the ``encoded`` source (:func:`_encoded`): only its decoder runs. With a
+    ``recorder`` (which holds the encoder's trace) the pass keeps its trace instead of the maps."""
     if seq.size(1) == prefix.size(1):
         raise ValueError(f"no room to generate: the prefix already fills max_len ({model.config.max_len})")
     if encoded is None:
+        if recorder is not None:
+            return model(None, seq[:, :-1], controls=controls, record=recorder.patterns)
         return model(None, seq[:, :-1], controls=controls, return_attention=True, return_scores=return_scores)
     memory, memory_mask, encoder = encoded
+    if recorder is not None:
+        hidden, _, _ = model.decode(seq[:, :-1], memory, memory_mask, controls, recorder=recorder)
+        return ModelOutput(model.lm_head(hidden), trace=recorder.trace)
     hidden, decoder, cross = model.decode(seq[:, :-1], memory, memory_mask, controls, need_weights=True,
                                           need_scores=return_scores)
     per_kind = {"encoder": encoder, "decoder": decoder, "cross": cross}
@@ -164,9 +180,10 @@ def _final_pass(
 
 @torch.inference_mode()
 def beam_search(
-    model: Transformer, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
+    model: AttentionModel, src: Tensor | None, prefix: Tensor, *, eos_id: int, max_new_tokens: int,
     beam_size: int = 4, length_penalty: float = 0.6, min_new_tokens: int = 1,
     controls: AttentionControls = AttentionControls(), return_scores: bool = False,
+    record: list[str] | None = None,
 ) -> Generation:
     """Keep the ``beam_size`` best partial sequences of every row (all rows decoded together).
 
@@ -179,6 +196,7 @@ def beam_search(
     unfinished hypothesis (``finished`` False, like greedy's); an empty finished one only when nothing
     else exists. A row stops once no unfinished hypothesis can still outrank its best finished one, even
     when its length penalty grows to the end of the budget. ``scores``: the returned tokens' log-probability.
+    ``record``: as :func:`greedy`'s.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1, got {beam_size}")
@@ -186,7 +204,8 @@ def beam_search(
         raise ValueError(f"min_new_tokens must be >= 0, got {min_new_tokens}")
     room = _room(model, prefix, max_new_tokens)
     batch, start, k = prefix.size(0), prefix.size(1), beam_size
-    encoded = _encoded(model, src, controls, return_scores)
+    recorder = recorder_of(record)
+    encoded = _encoded(model, src, controls, return_scores, recorder)
     memory = memory_mask = None
     if encoded is not None:
         memory, memory_mask, _ = encoded
@@ -222,22 +241,22 @@ def beam_search(
         if all(stopped):
             break
     best = [_pick(done[b], seqs[b * k : (b + 1) * k], scores[b], start, rank) for b in range(batch)]
-    return _beam_generation(model, encoded, best, prefix, controls, return_scores)
+    return _beam_generation(model, encoded, best, prefix, controls, return_scores, recorder)
 
 
 def _beam_generation(
-    model: Transformer, encoded: tuple | None, best: list[tuple[Tensor, float, bool]], prefix: Tensor,
-    controls: AttentionControls, return_scores: bool,
+    model: AttentionModel, encoded: tuple | None, best: list[tuple[Tensor, float, bool]], prefix: Tensor,
+    controls: AttentionControls, return_scores: bool, recorder: Recorder | None,
 ) -> Generation:
     """Each row's picked hypothesis (ids, log-probability, finished), padded into one batch, with its maps."""
     width = max(ids.size(0) for ids, _, _ in best)
     seq = torch.full((len(best), width), model.config.pad_id, dtype=prefix.dtype, device=prefix.device)  # (B, T)
     for i, (ids, _, _) in enumerate(best):
         seq[i, : ids.size(0)] = ids
-    output = _final_pass(model, encoded, seq, prefix, controls, return_scores)
+    output = _final_pass(model, encoded, seq, prefix, controls, return_scores, recorder)
     finished = torch.tensor([done for _, _, done in best], device=prefix.device)
     totals = torch.tensor([score for _, score, _ in best], device=prefix.device)
-    return Generation(seq, finished, output, totals, model.config.pad_id)
+    return Generation(seq, finished, output, totals, model.config.pad_id, model.config.never_generated)
 
 
 def _expand(seqs: Tensor, scores: Tensor, logp: Tensor, done: list[list[tuple[Tensor, float]]],

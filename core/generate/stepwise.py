@@ -14,10 +14,8 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from core.text.tokenizer import BOS_ID
 from core.model.kv_cache import KVCache
-from core.model.contract import AttentionControls
-from core.model.transformer import Transformer
+from core.model.contract import AttentionControls, AttentionModel
 
 Picker = Callable[[Tensor], Tensor]  # (B, V) allowed logits → (B,) chosen ids
 
@@ -27,7 +25,7 @@ def banned_bias(model: torch.nn.Module, vocab: int, device: torch.device) -> Ten
     Attnscope's own models; a pretrained model's config lists its own as ``never_generated``).
     Adding it to logits rules those ids out."""
     bias = torch.zeros(vocab, device=device)
-    banned = getattr(model.config, "never_generated", (model.config.pad_id, BOS_ID))
+    banned = model.config.never_generated
     if banned:
         bias[list(banned)] = float("-inf")
     return bias
@@ -39,7 +37,7 @@ def forced_eos(model: torch.nn.Module) -> int | None:
 
 
 def incremental(
-    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
+    model: AttentionModel, memory: Tensor | None, memory_mask: Tensor | None, controls: AttentionControls,
 ) -> tuple[Callable[[Tensor], Tensor], KVCache | None]:
     """(seq (B, T) → next-token logits (B, V) for one decoding call, its KV cache or None). The cache
     (core/model/kv_cache.py), where the model offers one and the causal mask is on, makes each step
@@ -51,7 +49,7 @@ def incremental(
 
 
 def run_steps(
-    model: Transformer, memory: Tensor | None, memory_mask: Tensor | None, prefix: Tensor, pick: Picker,
+    model: AttentionModel, memory: Tensor | None, memory_mask: Tensor | None, prefix: Tensor, pick: Picker,
     eos_id: int, room: int, controls: AttentionControls,
 ) -> tuple[Tensor, Tensor]:
     """Decode up to ``room`` tokens after ``prefix`` (B, T0), ``pick`` choosing each from the allowed logits;
@@ -82,7 +80,7 @@ def run_steps(
     return seq[:, :end], finished
 
 
-def total_log_prob(model: Transformer, logits: Tensor, generated: Tensor, eos_id: int) -> Tensor:
+def total_log_prob(model: AttentionModel, logits: Tensor, generated: Tensor, eos_id: int) -> Tensor:
     """(B,) the summed log-probability of the ``generated`` (B, n) tokens under the ``logits`` (B, n, V)
     that predicted them (the banned ids ruled out, as when decoding), leaving out the padding after
     each row's ``<eos>``."""

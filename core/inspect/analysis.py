@@ -2,7 +2,8 @@
 
 Pure numpy, no torch and no Streamlit. Every function takes maps in the
 :class:`~core.inspect.records.Explanation` orientation, float (L, H, Tq, Tk) with
-row = query (the token attending) and column = key (the token attended to).
+row = query (the token attending) and column = key (the token attended to): an array, or a long
+input's :class:`~core.inspect.maps.OnDemandMaps`, read one layer at a time.
 
 A row that is entirely zero (a query whose every key was masked) carries no
 attention; the statistics ignore such rows rather than counting them as zeros.
@@ -18,13 +19,20 @@ import numpy as np
 _EPS = 1e-12
 
 
-def _check_maps(maps: np.ndarray, *, square: bool = False) -> np.ndarray:
-    maps = np.asarray(maps, dtype=np.float64)
-    if maps.ndim != 4:
-        raise ValueError(f"attention maps must be 4-D (L, H, Tq, Tk), got shape {maps.shape}")
-    if square and maps.shape[2] != maps.shape[3]:
-        raise ValueError(f"this needs self-attention maps (Tq == Tk), got {maps.shape[2]} × {maps.shape[3]}")
-    return maps
+def _check_maps(maps, *, square: bool = False) -> tuple[int, int, int, int]:
+    """The (L, H, Tq, Tk) shape of ``maps``, checked."""
+    shape = tuple(np.shape(maps)) if not hasattr(maps, "shape") else tuple(maps.shape)
+    if len(shape) != 4:
+        raise ValueError(f"attention maps must be 4-D (L, H, Tq, Tk), got shape {shape}")
+    if square and shape[2] != shape[3]:
+        raise ValueError(f"this needs self-attention maps (Tq == Tk), got {shape[2]} × {shape[3]}")
+    return shape  # type: ignore[return-value]
+
+
+def _by_layer(maps) -> Iterable[np.ndarray]:
+    """Each layer's float64 (H, Tq, Tk) maps in turn (an on-demand set computes one layer at a time)."""
+    for layer in range(_check_maps(maps)[0]):
+        yield np.asarray(maps[layer], dtype=np.float64)
 
 
 def _live_rows(maps: np.ndarray) -> np.ndarray:
@@ -41,7 +49,8 @@ def _mean_over_live_rows(per_row: np.ndarray, live: np.ndarray) -> np.ndarray:
 
 def mean_over_heads(maps: np.ndarray) -> np.ndarray:
     """The average head of every layer: (L, H, Tq, Tk) → (L, Tq, Tk)."""
-    return _check_maps(maps).mean(axis=1)
+    _check_maps(maps)
+    return np.stack([layer.mean(axis=0) for layer in _by_layer(maps)])
 
 
 def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -58,14 +67,12 @@ def rollout_by_layer(maps: np.ndarray, residual: bool = True) -> np.ndarray:
     renormalised. Entry ``l`` is the product ``Â_l · … · Â_1``: row i says how much
     the output of layer ``l`` at position i draws on each *input* token.
     """
-    maps = _check_maps(maps, square=True)
-    layers = maps.mean(axis=1)  # (L, T, T)
-    if residual:
-        layers = layers + np.eye(layers.shape[-1])[None]
-    layers = _normalise_rows(layers)
-    out = np.empty_like(layers)
-    flow = np.eye(layers.shape[-1])  # (T, T): before layer 1 each token is itself
-    for index, layer in enumerate(layers):
+    count, _, length, _ = _check_maps(maps, square=True)
+    out = np.empty((count, length, length))
+    flow = np.eye(length)  # (T, T): before layer 1 each token is itself
+    for index, heads in enumerate(_by_layer(maps)):
+        layer = heads.mean(axis=0)  # (T, T)
+        layer = _normalise_rows(layer + np.eye(length) if residual else layer)
         flow = layer @ flow  # later layers act on the already-mixed tokens
         out[index] = flow
     return out
@@ -82,10 +89,13 @@ def head_entropy(maps: np.ndarray) -> np.ndarray:
     0 bits: every query looks at one key; log2(Tk) bits: attention spread evenly.
     Fully masked (all-zero) rows are ignored.
     """
-    maps = _check_maps(maps)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(maps > 0, -maps * np.log2(np.where(maps > 0, maps, 1.0)), 0.0)
-    return _mean_over_live_rows(terms.sum(-1), _live_rows(maps))  # 0 · log 0 = 0
+    def layer_entropy(heads: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(heads > 0, -heads * np.log2(np.where(heads > 0, heads, 1.0)), 0.0)
+        return _mean_over_live_rows(terms.sum(-1), _live_rows(heads))  # 0 · log 0 = 0
+
+    _check_maps(maps)
+    return np.stack([layer_entropy(heads) for heads in _by_layer(maps)])
 
 
 def mean_distance(maps: np.ndarray) -> np.ndarray:
@@ -94,21 +104,22 @@ def mean_distance(maps: np.ndarray) -> np.ndarray:
     Self-attention only (query and key positions index the same sequence).
     0: every token attends to itself; large: heads that look far away.
     """
-    maps = _check_maps(maps, square=True)
-    positions = np.arange(maps.shape[-1])
+    positions = np.arange(_check_maps(maps, square=True)[-1])
     distance = np.abs(positions[:, None] - positions[None, :])  # (T, T) |i − j|
-    return _mean_over_live_rows((maps * distance).sum(-1), _live_rows(maps))
+    return np.stack([_mean_over_live_rows((heads * distance).sum(-1), _live_rows(heads))
+                     for heads in _by_layer(maps)])
 
 
 def max_weight(maps: np.ndarray) -> np.ndarray:
     """The largest single weight of each head: (L, H, Tq, Tk) → (L, H)."""
-    return _check_maps(maps).max(axis=(2, 3))
+    _check_maps(maps)
+    return np.stack([heads.max(axis=(1, 2)) for heads in _by_layer(maps)])
 
 
 def head_statistics(maps: np.ndarray, *, self_attention: bool = True) -> list[dict[str, Any]]:
     """One record per head: layer, head, entropy_bits, mean_distance (None unless
     ``self_attention``) and max_weight, ordered by layer then head."""
-    maps = _check_maps(maps)
+    layers, heads = _check_maps(maps)[:2]
     entropy, peak = head_entropy(maps), max_weight(maps)
     distance = mean_distance(maps) if self_attention else None
     return [
@@ -118,8 +129,8 @@ def head_statistics(maps: np.ndarray, *, self_attention: bool = True) -> list[di
             "mean_distance": None if distance is None else float(distance[layer, head]),
             "max_weight": float(peak[layer, head]),
         }
-        for layer in range(maps.shape[0])
-        for head in range(maps.shape[1])
+        for layer in range(layers)
+        for head in range(heads)
     ]
 
 
@@ -170,21 +181,21 @@ def head_finder(maps: np.ndarray, query: int, *, ignore: Iterable[int] = ()) -> 
         out), weight (its attention weight) and share (weight ÷ the row's weight on the
         keys still counted), ordered by weight, then layer and head.
     """
-    maps = _check_maps(maps, square=True)
-    length = maps.shape[-1]
+    count, heads, _, length = _check_maps(maps, square=True)
     if not 0 <= query < length:
         raise ValueError(f"query {query} is outside a sequence of {length} tokens")
     keep = np.ones(length, dtype=bool)
     keep[[i for i in ignore if 0 <= i < length]] = False
     keep[query] = False
-    rows = np.where(keep, maps[:, :, query, :], -1.0)  # (L, H, Tk): left-out keys never win
+    row = np.asarray(maps[:, :, query, :], dtype=np.float64)  # (L, H, Tk): this query's row of every head
+    rows = np.where(keep, row, -1.0)  # left-out keys never win
     best = rows.argmax(-1)  # (L, H)
     weights = np.take_along_axis(rows, best[..., None], -1)[..., 0]  # (L, H)
-    counted = np.where(keep, maps[:, :, query, :], 0.0).sum(-1)  # (L, H)
+    counted = np.where(keep, row, 0.0).sum(-1)  # (L, H)
     records = [
         {"layer": layer, "head": head, "key": int(best[layer, head]) if keep.any() else None,
          "weight": float(max(weights[layer, head], 0.0)),
          "share": float(weights[layer, head] / counted[layer, head]) if counted[layer, head] > _EPS else 0.0}
-        for layer in range(maps.shape[0]) for head in range(maps.shape[1])
+        for layer in range(count) for head in range(heads)
     ]
     return sorted(records, key=lambda r: (-r["weight"], r["layer"], r["head"]))

@@ -39,7 +39,7 @@ def source_batch(subject: Subject, inputs: list[TextInput]) -> Batch:
     """Tokenize every input for the encoder (noting truncation, unknown words and trained lengths)."""
     tokenizer = subject.source_tokenizer
     for item in inputs:
-        tokenize(item, tokenizer, subject.token_limit)
+        tokenize(item, tokenizer, subject.token_limit, subject.limit_reason)
         length_note(item, subject.task)
         range_note(item, subject.task)
     rows = [(item.encoding.ids, item.encoding.tokens, item.encoding.offsets) for item in inputs]

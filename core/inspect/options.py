@@ -10,6 +10,7 @@ from core.generate.filters import check_sampling
 from core.model.contract import AttentionControls
 
 DECODINGS = ("greedy", "beam", "sample")
+MAPS = ("auto", "exact", "on_demand")
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,9 @@ class ExplainOptions:
         padding: padding mask on or off.
         head_mask: kind → (L, H) nested lists of 1 (keep) / 0 (knock out).
         return_scores: also return pre-softmax scores.
+        maps: ``exact`` (the pass materialises every map), ``on_demand`` (the fast pass records queries and keys;
+            :class:`~core.inspect.maps.OnDemandMaps` computes what is indexed) or ``auto`` (exact while every map
+            fits :data:`~core.inspect.subject.MAP_BUDGET_BYTES`, else on demand where the model allows it).
     """
 
     decoding: str = "greedy"
@@ -46,8 +50,11 @@ class ExplainOptions:
     padding: bool = True
     head_mask: dict[str, list[list[float]]] = field(default_factory=dict)
     return_scores: bool = False
+    maps: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.maps not in MAPS:
+            raise ValueError(f"maps must be one of {', '.join(MAPS)}; got {self.maps!r}")
         if self.decoding not in DECODINGS:
             raise ValueError(f"decoding must be one of {', '.join(DECODINGS)}; got {self.decoding!r}")
         for name in ("beam_size", "top_n"):

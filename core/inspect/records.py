@@ -1,7 +1,9 @@
-"""`Explanation`: the pure-data record the app consumes (numpy arrays and strings, no torch).
+"""`Explanation`: the pure-data record the app consumes (numpy arrays and strings, no tensors).
 
 Orientation: each attention array is float32 (L, H, Tq, Tk) with row = query
-(the token attending) and column = key (the token attended to).
+(the token attending) and column = key (the token attended to). A long input's maps are an
+:class:`~core.inspect.maps.OnDemandMaps` (plain arrays of the pass's queries and keys) that computes
+exactly the layers, heads and rows it is indexed with.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from core.inspect.maps import OnDemandMaps
 
 KIND_LABELS = {
     "encoder": "Encoder self-attention",
@@ -59,8 +63,9 @@ class Explanation:
             ``text`` for input tokens and are (0, 0) for generated or special tokens.
         generated_tokens: for each decoder row, the token the model produced there.
         prediction: see :class:`Prediction`.
-        attention: kind → float32 (L, H, Tq, Tk).
-        scores: kind → float32 (L, H, Tq, Tk) pre-softmax scores, when asked for.
+        attention: kind → float32 (L, H, Tq, Tk): an array, or :class:`OnDemandMaps` for a long input
+            (index it: ``attention[kind][layer, head]``).
+        scores: kind → float32 (L, H, Tq, Tk) pre-softmax scores, when asked for (on demand likewise).
         options: the options used (JSON-friendly).
         notes: plain-language remarks (truncation, unknown tokens, …).
         truncated: whether the input was cut to fit ``max_len``.
@@ -85,8 +90,8 @@ class Explanation:
     target_offsets: tuple[tuple[int, int], ...]
     generated_tokens: tuple[str, ...]
     prediction: Prediction
-    attention: dict[str, np.ndarray]
-    scores: dict[str, np.ndarray] | None = None
+    attention: dict[str, np.ndarray | OnDemandMaps]
+    scores: dict[str, np.ndarray | OnDemandMaps] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     truncated: bool = False
@@ -125,16 +130,22 @@ class Explanation:
             if any(not (0 <= layer < layers and 0 <= head < heads) for layer, head in self.alignment_heads):
                 raise ValueError("alignment_heads must name cross-attention heads of the maps")
 
-    def _check_map(self, name: str, kind: str, array: np.ndarray) -> None:
-        if not isinstance(array, np.ndarray) or array.dtype != np.float32 or array.ndim != 4:
+    def _check_map(self, name: str, kind: str, array: np.ndarray | OnDemandMaps) -> None:
+        on_demand = isinstance(array, OnDemandMaps)  # its queries and keys were checked finite when built
+        if not on_demand and (not isinstance(array, np.ndarray) or array.dtype != np.float32 or array.ndim != 4):
             raise ValueError(f"{name}[{kind!r}] must be a float32 array (L, H, Tq, Tk)")
         queries, keys = self.axis_tokens(kind)
         if array.shape[2:] != (len(queries), len(keys)):
             raise ValueError(
                 f"{name}[{kind!r}] has shape {array.shape}, expected (L, H, {len(queries)}, {len(keys)})"
             )
-        if name == "attention" and not np.isfinite(array).all():
+        if name == "attention" and not on_demand and not np.isfinite(array).all():
             raise ValueError(f"attention[{kind!r}] contains non-finite values")
+
+    @property
+    def on_demand(self) -> bool:
+        """Whether the maps are computed when indexed (a long input) rather than held whole."""
+        return any(isinstance(maps, OnDemandMaps) for maps in self.attention.values())
 
     @property
     def kinds(self) -> tuple[str, ...]:

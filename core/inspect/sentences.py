@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -38,6 +39,11 @@ def sentence_embeddings(model: PretrainedModel | str | os.PathLike, texts: list[
 
 
 def sentence_similarity(model: PretrainedModel | str | os.PathLike, first: str, second: str) -> float:
-    """Cosine similarity of two sentences' embeddings, in [−1, 1]."""
+    """Cosine similarity of two sentences' embeddings, in [−1, 1].
+
+    The float64 sums are exactly rounded (:func:`math.fsum` over elementwise products), not BLAS dot
+    products, so the value is the same bit for bit on every CPU, whatever kernel numpy's BLAS picks.
+    """
     a, b = sentence_embeddings(model, [first, second]).astype(np.float64)
-    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-12))
+    norms = math.sqrt(math.fsum(a * a)) * math.sqrt(math.fsum(b * b))
+    return math.fsum(a * b) / max(norms, 1e-12)

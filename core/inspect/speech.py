@@ -10,13 +10,14 @@ labelled by their start time, the target tokens the decoder's, and the maps per 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 import torch
 
-from core.audio.decode import MAX_SECONDS, Audio, load_audio
+from core.audio.decode import MAX_SECONDS, Audio, checked_samples, load_audio
 from core.audio.mel import frame_labels, frames_filled, log_mel
 from core.generate import decode
 from core.inspect.explainer import CAP_NOTE, GENERATION_CAP
@@ -41,7 +42,8 @@ def _audio(audio: Audio | bytes | str | os.PathLike, max_seconds: float) -> tupl
     if isinstance(audio, Audio):
         if audio.seconds > max_seconds:
             raise ValueError(f"the audio is {audio.seconds:.1f} s long; at most {max_seconds:g} s")
-        return audio, "audio"
+        samples, notes = checked_samples(audio.samples)
+        return replace(audio, samples=samples, notes=audio.notes + notes), "audio"
     if isinstance(audio, bytes):
         return load_audio(audio, max_seconds=max_seconds), "audio"
     path = Path(audio)
@@ -115,7 +117,7 @@ def explain_speech(
     config, tokenizer = pretrained.config, pretrained.tokenizer
     device = next(pretrained.model.parameters()).device
     features = torch.from_numpy(log_mel(clip.samples, config.n_mels))[None].to(device)  # (1, M, 3000)
-    notes = [CAP_NOTE] if max_new_tokens > GENERATION_CAP else []
+    notes = [*clip.notes, *([CAP_NOTE] if max_new_tokens > GENERATION_CAP else [])]
     max_new_tokens = min(max_new_tokens, GENERATION_CAP)
     if language is None and config.multilingual:
         language, probability = detect_language(pretrained, features)

@@ -21,7 +21,10 @@ from core.model.contract import ModelSpec, kv_groups
 from core.text.inputs import AnyTokenizer
 from core.text.tokenizer import BOS_ID, EOS_ID
 
-MAP_BUDGET_BYTES = 128 * 2**20  # a pretrained model's float32 maps of one explanation stay below this
+MAP_BUDGET_BYTES = 128 * 2**20  # maps held whole (the exact path) stay below this; longer inputs' are on demand
+#: What one explanation's trace (every layer's queries and keys, the mask, the logits) may take: the most
+#: tokens a model is explained with are its positions, or fewer where this ends first.
+TRACE_BUDGET_BYTES = 3 * 2**30
 #: What each architecture of Attnscope's own models predicts.
 OWN_HEADS = {"encoder": "classes", "decoder": "next_token", "encoder-decoder": "text"}
 
@@ -37,7 +40,7 @@ class Subject:
             ``next_token`` or ``text``.
         labels: class names of a ``classes``/``token_classes`` head.
         source_tokenizer / target_tokenizer: the encoder's and the decoder's tokenizers.
-        token_limit: the most input tokens explained at once.
+        token_limit: the most input tokens explained at once. limit_reason: what sets it, for the truncation note.
         input_prefix: ids a decoder-only model's input starts with that the tokenizer does not add.
         decoder_start: the ids an encoder-decoder's decoder starts from.
         eos_id: the id that ends generation (-1 when the model has none).
@@ -53,6 +56,7 @@ class Subject:
     source_tokenizer: AnyTokenizer | None
     target_tokenizer: AnyTokenizer | None
     token_limit: int
+    limit_reason: str = "the most this model is explained with"
     input_prefix: tuple[int, ...] = ()
     decoder_start: tuple[int, ...] = ()
     eos_id: int = -1
@@ -70,11 +74,46 @@ class Subject:
         return self.head_groups != tuple(range(len(self.head_groups)))
 
 
-def map_token_limit(spec: ModelSpec) -> int:
-    """The most tokens a pretrained model is explained with at once: its limit, or fewer so that all
-    L·H maps of T × T float32 stay within :data:`MAP_BUDGET_BYTES` (≈ 350 for SmolLM2, 512 for MiniLM)."""
-    maps = sum(spec.n_layers(kind) for kind in spec.attention_kinds) * spec.n_heads
-    return max(2, min(spec.max_len, math.isqrt(MAP_BUDGET_BYTES // (4 * maps))))
+def maps_on_demand(spec: ModelSpec) -> bool:
+    """Whether the model's maps can be computed again from its trace's queries and keys: every family's
+    scores are (biased, scaled) dot products; Attnscope's own ``general`` and ``additive`` scores are not."""
+    return getattr(spec, "score", "scaled_dot") in ("scaled_dot", "dot")
+
+
+def map_bytes(spec: ModelSpec, source: int, target: int) -> int:
+    """Bytes of every float32 map of one explanation with ``source`` encoder and ``target`` decoder tokens."""
+    sides = {"encoder": (source, source), "decoder": (target, target), "cross": (target, source)}
+    return 4 * spec.n_heads * sum(spec.n_layers(k) * sides[k][0] * sides[k][1] for k in spec.attention_kinds)
+
+
+def trace_bytes(spec: ModelSpec, tokens: int) -> int:
+    """Bytes of one explanation's trace at ``tokens`` positions: every layer's float32 queries and keys,
+    a (T, T) bool mask per kind and the (T, V) float32 logits."""
+    kv = len(set(kv_groups(spec)))
+    per_token = 4 * spec.head_dim * (spec.n_heads + kv) * sum(spec.n_layers(k) for k in spec.attention_kinds)
+    vocab = getattr(spec, "vocab_size", None) or getattr(spec, "tgt_vocab_size", 0)
+    return tokens * per_token + len(spec.attention_kinds) * tokens ** 2 + 4 * tokens * vocab
+
+
+def token_limit(spec: ModelSpec) -> tuple[int, str]:
+    """The most tokens a pretrained model is explained with at once, and why: its positions, or fewer
+    where one explanation's trace (:func:`trace_bytes`) would pass :data:`TRACE_BUDGET_BYTES`, or, for
+    maps that cannot be computed on demand, their :data:`MAP_BUDGET_BYTES`."""
+    if not maps_on_demand(spec):
+        maps = sum(spec.n_layers(kind) for kind in spec.attention_kinds) * spec.n_heads
+        fits = math.isqrt(MAP_BUDGET_BYTES // (4 * maps))
+        budget = f"{MAP_BUDGET_BYTES // 2**20} MB"
+    else:
+        low, high = 1, spec.max_len  # the largest length whose trace fits: trace_bytes grows with it
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if trace_bytes(spec, middle) <= TRACE_BUDGET_BYTES else (low, middle - 1)
+        fits = low
+        budget = f"{TRACE_BUDGET_BYTES / 2**30:g} GiB"
+    if fits >= spec.max_len:
+        return spec.max_len, f"the model's {spec.max_len} positions"
+    return max(2, fits), (f"the most that fits one explanation's memory budget ({budget}; the model has "
+                          f"{spec.max_len} positions)")
 
 
 def _own(ckpt: Checkpoint) -> Subject:
@@ -96,7 +135,7 @@ def _pretrained(pretrained: PretrainedModel) -> Subject:
     start += () if forced is None or not start else (forced,)
     return Subject(
         pretrained.model, spec, None, pretrained.head, pretrained.labels, tokenizer,
-        pretrained.target_tokenizer or tokenizer, map_token_limit(spec), decoder_start=start,
+        pretrained.target_tokenizer or tokenizer, *token_limit(spec), decoder_start=start,
         eos_id=-1 if eos is None else eos, head_groups=pretrained.head_groups(), pooling=pretrained.pooling,
     )
 

@@ -20,10 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from core.inspect.maps import OnDemandMaps
 from core.inspect.records import Explanation, Prediction
 
 Arrays = dict[str, np.ndarray]
 Records = Mapping[str, type]  # the dataclasses a value may hold, by name
+#: The records an explanation's fields may hold: a long input's maps, computed on demand.
+MAP_RECORDS: Records = {"OnDemandMaps": OnDemandMaps}
 
 
 def _encode(value: Any, name: str, arrays: Arrays, records: Records | None = None) -> Any:
@@ -80,7 +83,7 @@ def _decode(value: Any, arrays: Arrays, records: Records | None = None) -> Any:
 
 
 def _fields(record: Any, name: str, arrays: Arrays) -> dict[str, Any]:
-    return {f.name: _encode(getattr(record, f.name), f"{name}.{f.name}", arrays) for f in fields(record)
+    return {f.name: _encode(getattr(record, f.name), f"{name}.{f.name}", arrays, MAP_RECORDS) for f in fields(record)
             if f.name != "prediction"}
 
 
@@ -112,7 +115,7 @@ def from_wire(records: Any, arrays: Arrays) -> list[Explanation]:
     for record in records:
         if set(record) != names or not isinstance(record["prediction"], dict):
             raise ValueError("the worker's answer is malformed")
-        values = {k: _decode(v, arrays) for k, v in record.items() if k != "prediction"}
+        values = {k: _decode(v, arrays, MAP_RECORDS) for k, v in record.items() if k != "prediction"}
         prediction = {k: _decode(v, arrays) for k, v in record["prediction"].items()}
         try:
             built.append(Explanation(prediction=Prediction(**prediction), **values))

@@ -6,6 +6,8 @@ model ONCE in a child process (``python -I``, at a lower CPU priority, one intra
 space capped at what it has after importing torch plus ``memory_bytes``) and answers
 ``explain_batch(texts, **options)`` there. A call that passes its deadline kills the child and raises one
 ``ValueError`` line; so does a child that dies (its memory cap, a crash, a kill) or fails; the next call
+starts a fresh child. A child left idle for ``idle_s`` seconds ends (its memory goes back to the system); the
+model's :class:`~core.inspect.facts.ModelFacts`, reported when it loaded, stay with the worker, and the next run
 starts a fresh child. Requests and answers are JSON lines (:mod:`core.text.child`); the answer's arrays
 travel as a ``safetensors`` file in a private temporary folder (:mod:`core.inspect.wire`): no pickle.
 A subclass may name more calls the child answers (:meth:`ExplainWorker.call`: a function of the loaded model
@@ -20,15 +22,15 @@ import shutil
 import threading
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from safetensors.numpy import load_file, save_file
 
 from core.budget import LOAD_BUDGET
+from core.inspect.facts import ModelFacts, facts_of
 from core.inspect.records import Explanation
-from core.inspect.subject import MAP_BUDGET_BYTES
+from core.inspect.subject import MAP_BUDGET_BYTES, TRACE_BUDGET_BYTES
 from core.inspect.wire import Records, from_wire, pack, to_wire, unpack
 from core.io.atomic import process_folder
 from core.io.pretrained.memory import budget_bytes
@@ -45,27 +47,13 @@ BLOB = "answer.safetensors"  # the answer's arrays, in the worker's private fold
 _CHILD = "import sys\nsys.path.insert(0, sys.argv[2])\nfrom {module} import serve_child\nserve_child()\n"
 
 
-@dataclass(frozen=True)
-class ModelFacts:
-    """What the server needs to know about a model it does not load itself.
-
-    Attributes:
-        architecture: ``encoder``, ``decoder`` or ``encoder-decoder``. max_len: its positions.
-        parameters: how many parameters it has (for the cost of a request).
-    """
-
-    architecture: str
-    max_len: int
-    parameters: int
-
-
 def memory_budget(path: str | os.PathLike) -> int:
     """Bytes a worker for the model at ``path`` may address beyond the interpreter's own: its format's
     load budget for weights twice (the file's tensors and the built model, while loading; a pretrained
-    model's is what the machine can give it now), the activation budget, and the maps of one explanation
-    twice (the run's and the answer's copy)."""
+    model's is what the machine can give it now), the activation budget, and one explanation's trace or held
+    maps twice (the run's and the answer's copy)."""
     weights = budget_bytes() if is_pretrained(path) else 4 * LOAD_BUDGET.max_parameters
-    return 2 * weights + LOAD_BUDGET.max_activation_bytes + 2 * MAP_BUDGET_BYTES
+    return 2 * weights + LOAD_BUDGET.max_activation_bytes + 2 * max(MAP_BUDGET_BYTES, TRACE_BUDGET_BYTES)
 
 
 class ExplainWorker:
@@ -73,8 +61,9 @@ class ExplainWorker:
 
     Each request is bounded by ``deadline_s`` seconds, the child's start (loading the model) by
     ``startup_s``; the child may address ``memory_bytes`` beyond what it holds after importing torch
-    (default: :func:`memory_budget`). Thread-safe (one call at a time); :meth:`close` ends the child,
-    and so does dropping the worker (the child ends when its stdin closes). ``starts`` counts the
+    (default: :func:`memory_budget`); with ``idle_s`` a child unused for that long ends. Thread-safe (one call
+    at a time); :meth:`close` ends the child, and so does dropping the worker (the child ends when its stdin
+    closes). ``starts`` counts the
     children started. A subclass names its child's module (``child_module``, whose ``serve_child`` serves
     the calls) and the records its calls' results may hold (``records``).
     """
@@ -83,12 +72,13 @@ class ExplainWorker:
     records: Records = {}
 
     def __init__(self, path: str | os.PathLike, deadline_s: float = 60.0, memory_bytes: int | None = None,
-                 startup_s: float = 120.0) -> None:
-        self.path, self.deadline_s, self.startup_s = str(path), deadline_s, startup_s
+                 startup_s: float = 120.0, idle_s: float | None = None) -> None:
+        self.path, self.deadline_s, self.startup_s, self.idle_s = str(path), deadline_s, startup_s, idle_s
         self.memory_bytes = memory_budget(path) if memory_bytes is None else memory_bytes
         self.starts = 0
         self._facts: ModelFacts | None = None
         self._lock = threading.Lock()
+        self._idle: threading.Timer | None = None
         self._folder = process_folder("attnscope-worker-")  # private (0700): the answers' arrays
         self._child = Child(_CHILD.format(module=self.child_module), [ROOT],
                             env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
@@ -97,7 +87,8 @@ class ExplainWorker:
 
     @property
     def facts(self) -> ModelFacts:
-        """The model's :class:`ModelFacts` (the first call starts the child, which loads the model).
+        """The model's :class:`~core.inspect.facts.ModelFacts` (the first call starts the child, which loads the
+        model; later ones answer from what it reported, running or not).
 
         Raises:
             ValueError: the model could not be loaded in time or within the memory cap (one line).
@@ -105,6 +96,7 @@ class ExplainWorker:
         with self._lock:
             if self._facts is None:
                 self._start()
+                self._rest()
             assert self._facts is not None
             return self._facts
 
@@ -118,6 +110,7 @@ class ExplainWorker:
         with self._lock:
             if not self._child.alive():
                 self._start()
+            self._rest()
             assert self._facts is not None
             return self._facts
 
@@ -161,6 +154,7 @@ class ExplainWorker:
             blob = Path(self._folder, BLOB)
             blob.unlink(missing_ok=True)
             status, value = self._child.ask(message, deadline, "run")
+            self._rest()
             if status == "ok":
                 return read(value, blob)
             reason = self._failure(status, value)
@@ -187,10 +181,31 @@ class ExplainWorker:
                 raise ValueError(f"loading the model took longer than {self.startup_s:g} s and was stopped")
             raise ValueError(self._failure(status, value))
         try:
-            self._facts = ModelFacts(str(value["architecture"]), int(value["max_len"]), int(value["parameters"]))
-        except (KeyError, TypeError, ValueError):
+            self._facts = ModelFacts.from_json(value)
+        except ValueError:
             self._child.kill()
             raise ValueError("loading the model failed: its worker's answer could not be read") from None
+
+    def _rest(self) -> None:
+        """(Re)arm the idle timer after a use (called with the lock held): the child ends ``idle_s`` from now
+        unless another call comes first."""
+        if self.idle_s is None:
+            return
+        if self._idle is not None:
+            self._idle.cancel()
+        self._idle = threading.Timer(self.idle_s, _end_if_idle, args=(weakref.ref(self), self.starts))
+        self._idle.daemon = True
+        self._idle.start()
+
+    def _end_idle(self, starts: int) -> None:
+        """End the child the timer armed after start number ``starts`` was for, unless a call is under way."""
+        if self._lock.acquire(blocking=False):
+            try:
+                if self.starts == starts and self._child.alive():
+                    log.info("the worker of %s was idle for %.0f s; its process ends", self.path, self.idle_s)
+                    self._child.kill()
+            finally:
+                self._lock.release()
 
     def _failure(self, status: str, value: Any) -> str:
         """One line for a child that failed (``error``) or died (``ended``)."""
@@ -204,7 +219,15 @@ class ExplainWorker:
     def close(self) -> None:
         """End the child process."""
         with self._lock:
+            if self._idle is not None:
+                self._idle.cancel()
             self._child.kill()
+
+
+def _end_if_idle(ref: weakref.ref[ExplainWorker], starts: int) -> None:
+    worker = ref()
+    if worker is not None:
+        worker._end_idle(starts)
 
 
 def _received(records: Any, blob: Path) -> list[Explanation]:
@@ -262,9 +285,8 @@ def _setup(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     path = message["path"]
     loaded = load_pretrained(path) if is_pretrained(path) else load(path)
     subject = as_subject(loaded)
-    facts = ModelFacts(subject.spec.architecture, int(getattr(subject.spec, "max_len", 0)),
-                       sum(p.numel() for p in subject.model.parameters()))
-    return {"loaded": loaded, "subject": subject, "folder": message["folder"]}, asdict(facts)
+    facts = facts_of(loaded, sum(p.numel() for p in subject.model.parameters()))
+    return {"loaded": loaded, "subject": subject, "folder": message["folder"]}, facts.to_json()
 
 
 def _answer(calls: Mapping[str, Callable[..., Any]], records: Records, state: dict[str, Any],

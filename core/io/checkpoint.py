@@ -32,13 +32,14 @@ from core.budget import LOAD_BUDGET, Budget, check_budget
 from core.text.tokenizer import Tokenizer
 from core.io.atomic import clean_stale_temp_files, write_atomic
 from core.io.run_record import RunRecord
-from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_finite, check_header_size,
-                            check_layout, check_probe, digest, looks_like_hf_weights, probe_record)
+from core.io.verify import (EXTRA_PREFIX, TIED, CheckpointError, DigestCache, check_extra_bytes, check_finite,
+                            check_header_size, check_layout, check_probe, digest, looks_like_hf_weights, probe_record)
 from core.model.transformer import Transformer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CheckpointError", "CheckpointInfo", "Checkpoint", "save", "read_info", "load",
+__all__ = ["CheckpointError", "CheckpointInfo", "Checkpoint", "save", "read_info", "load", "header_entries",
+           "info_from_header",
            "clean_stale_temp_files", "FORMAT", "FORMAT_VERSION", "EXTRA_PREFIX"]
 
 FORMAT = "attnscope"
@@ -146,16 +147,18 @@ def _digest(tensors: dict[str, Tensor], metadata: dict[str, str]) -> str:
     return digest(sorted(tensors.items()), metadata)
 
 
-def read_info(path: str | os.PathLike, *, budget: Budget = LOAD_BUDGET) -> CheckpointInfo:
+def read_info(path: str | os.PathLike, *, budget: Budget = LOAD_BUDGET, verify: bool = True) -> CheckpointInfo:
     """Read and verify a checkpoint's header without building the model.
 
     Checks the config against its bounds, ``budget`` and the tensor shapes, and verifies the
-    checksum (reading one tensor at a time; skipped when this version of the file was verified).
+    checksum (reading one tensor at a time; skipped when this version of the file was verified). Without
+    ``verify`` only the header is read (a file read in place whose model is loaded elsewhere: its loader
+    verifies it there).
 
     Raises:
         CheckpointError: missing, unreadable, corrupted, over budget or invalid file.
     """
-    return _guarded(Path(path), budget, with_weights=False)[0]
+    return _guarded(Path(path), budget, with_weights=False, verify=verify)[0]
 
 
 def load(path: str | os.PathLike, device: torch.device | str = "cpu", *, budget: Budget = LOAD_BUDGET) -> Checkpoint:
@@ -189,7 +192,8 @@ def load(path: str | os.PathLike, device: torch.device | str = "cpu", *, budget:
     return Checkpoint(model, info, extra)
 
 
-def _guarded(path: Path, budget: Budget, *, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
+def _guarded(path: Path, budget: Budget, *, with_weights: bool,
+             verify: bool = True) -> tuple[CheckpointInfo, dict[str, Tensor]]:
     """:func:`_open` with every exception turned into a CheckpointError naming the file."""
     try:
         if not path.exists() and not path.is_symlink():
@@ -197,7 +201,7 @@ def _guarded(path: Path, budget: Budget, *, with_weights: bool) -> tuple[Checkpo
         if not path.is_file():  # a folder, a FIFO, a device: never opened
             raise CheckpointError(f"checkpoint {path.name} is not a file" if path.exists()
                                   else f"checkpoint not found: {path.name} (a broken link)")
-        return _open(path, budget, with_weights)
+        return _open(path, budget, with_weights, verify)
     except CheckpointError:
         raise
     except RecursionError:
@@ -217,7 +221,7 @@ def _short(error: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
+def _open(path: Path, budget: Budget, with_weights: bool, verify: bool) -> tuple[CheckpointInfo, dict[str, Tensor]]:
     name, before = path.name, _stat_key(path)
     check_header_size(path)
     with safe_open(str(path), framework="pt", device="cpu") as handle:
@@ -237,10 +241,11 @@ def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInf
             view = handle.get_slice(key)
             header[key] = (view.get_dtype(), tuple(view.get_shape()))
         check_layout(name, info.config, header)  # every check so far read the header only
+        check_extra_bytes(name, header, budget.max_extra_bytes)
         tensors = {k: handle.get_tensor(k) for k in sorted(header)} if with_weights else {}
         check_finite(name, tensors)
         version = (*before, info.sha256)
-        if version not in _VERIFIED:
+        if verify and version not in _VERIFIED:
             stream = tensors.items() if with_weights else ((k, handle.get_tensor(k)) for k in sorted(header))
             if info.sha256 != digest(stream, metadata):
                 raise CheckpointError(f"{name} is corrupted: checksum mismatch")
@@ -248,6 +253,31 @@ def _open(path: Path, budget: Budget, with_weights: bool) -> tuple[CheckpointInf
                 raise CheckpointError(f"{name} changed while it was being read; try again")
             _VERIFIED.add(version)
     return info, tensors
+
+
+def header_entries(info: CheckpointInfo) -> dict[str, str]:
+    """The metadata entries of ``info`` as the file's header holds them (text values), for a process that reads
+    a checkpoint it does not load: :func:`info_from_header` rebuilds the same ``info`` from them."""
+    return {"config": info.config.to_json(),
+            "tokenizers": json.dumps({role: tok.to_json() for role, tok in info.tokenizers.items()}),
+            "task": json.dumps(info.task), "metrics": json.dumps(info.metrics), "extra": json.dumps(info.extra),
+            "sha256": info.sha256}
+
+
+def info_from_header(path: str | os.PathLike, entries: dict[str, str], *, budget: Budget = LOAD_BUDGET) -> CheckpointInfo:
+    """The :class:`CheckpointInfo` of a checkpoint at ``path`` from its header's entries (no file is read), with
+    every check :func:`read_info` makes of them: the config's bounds and ``budget``, the tokenizers, the records.
+
+    Raises:
+        CheckpointError: a missing entry or one that fails its check (one line naming the file).
+    """
+    path = Path(path)
+    if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
+        raise CheckpointError(f"{path.name} has invalid metadata: its entries are not text")
+    try:
+        return _parse_info(path, entries, budget)
+    except RecursionError:
+        raise CheckpointError(f"{path.name} has invalid metadata: JSON nested too deeply") from None
 
 
 def _stat_key(path: Path) -> tuple:

@@ -7,9 +7,8 @@ downloaded (``models--org--name/snapshots/<revision>/``, each file a link to ``.
   ``refs/main`` names when that snapshot is there, else the most recently written one. A snapshot that is a
   Hugging Face folder is one model; a snapshot of GGUF files (``…-GGUF`` repositories) gives one model per file.
 * Links are followed only inside the model's own cache folder (``snapshots/<rev>/config.json`` →
-  ``../../blobs/…``): a snapshot holding a link that leads anywhere else is skipped with a problem naming it,
-  as is one whose files cannot be read. (This check is the cache's own; a general "every file resolves inside
-  its folder" helper may replace it.)
+  ``../../blobs/…``, :func:`core.io.files.model_roots`): a snapshot holding a link that leads anywhere else is
+  skipped with a problem naming it, as is one whose files cannot be read.
 """
 
 from __future__ import annotations
@@ -18,6 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.io.checkpoint import CheckpointError
+from core.io.files import model_roots, resolve_inside
 from core.io.pretrained.gguf_header import is_gguf
 
 REPO_PREFIX = "models--"
@@ -72,24 +73,23 @@ def _newest_snapshot(repo: Path) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime_ns, default=None)
 
 
-def links_stay_inside(snapshot: Path, repo: Path) -> str | None:
-    """None when every file under ``snapshot`` is a plain file or a link resolving inside ``repo`` (the
-    model's cache folder); else the first file that is not, as a path relative to the snapshot."""
-    root = repo.resolve()
-    seen = 0
+def links_stay_inside(snapshot: Path) -> str | None:
+    """None when every file under ``snapshot`` is a plain file or a link to a file inside the model's cache
+    folder (:func:`~core.io.files.model_roots`); else the first that is not, relative to the snapshot."""
+    roots, seen = model_roots(snapshot), 0
     for folder, dirs, files in os.walk(snapshot):  # os.walk does not descend into linked folders
         for entry in [*files, *dirs]:
             seen += 1
             path = Path(folder) / entry
             if seen > MAX_FILES:
                 return f"{path.relative_to(snapshot)} (more than {MAX_FILES:,} files)"
-            if path.is_symlink():
-                try:
-                    target = path.resolve(strict=True)
-                except (OSError, RuntimeError):
+            if not path.is_symlink():
+                continue
+            try:
+                if resolve_inside(path, roots).is_dir():  # a linked folder is not followed
                     return str(path.relative_to(snapshot))
-                if not target.is_relative_to(root) or (target.is_dir() and entry in dirs):
-                    return str(path.relative_to(snapshot))
+            except CheckpointError:
+                return str(path.relative_to(snapshot))
     return None
 
 
@@ -107,7 +107,7 @@ def cached_models(cache: Path) -> tuple[list[CachedModel], list[str]]:
             snapshot = _newest_snapshot(repo) if (repo / "snapshots").is_dir() else None
             if snapshot is None:
                 continue  # a download that never finished
-            escaping = links_stay_inside(snapshot, repo)
+            escaping = links_stay_inside(snapshot)
             if escaping is not None:
                 problems.append(f"{name}: skipped, {escaping} links outside its cache folder")
                 continue

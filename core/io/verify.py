@@ -36,6 +36,7 @@ EXTRA_PREFIX = "extra/"
 TIED = ("lm_head.weight", "tgt_embed.weight")  # (dropped on save, shares storage with)
 WEIGHT_DTYPE = "F32"  # design: float32 weights
 EXTRA_DTYPES = {"F32", "F16", "BF16", "F64", "I64", "I32", "I16", "I8", "U8", "BOOL"}
+_DTYPE_BYTES = {"F64": 8, "I64": 8, "F32": 4, "I32": 4, "F16": 2, "BF16": 2, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
 _PROBE_LENGTH = 6
 _TOLERANCE = 1e-2  # relative: survives CPU/GPU kernel differences, not a changed config
 
@@ -157,6 +158,25 @@ def check_layout(name: str, config: ModelConfig, header: dict[str, tuple[str, tu
     odd = sorted(k for k, (dtype, _) in header.items() if k.startswith(EXTRA_PREFIX) and dtype not in EXTRA_DTYPES)
     if odd:
         raise CheckpointError(f"{name}: extra tensor {odd[0]} has an unsupported dtype {header[odd[0]][0]}")
+
+
+def check_extra_bytes(name: str, header: dict[str, tuple[str, tuple[int, ...]]], limit: int) -> None:
+    """Refuse a file whose extra tensors (``extra/…``: attention snapshots) hold more than ``limit`` bytes, from
+    the header's shapes (so nothing reads or hashes them first).
+
+    Raises:
+        CheckpointError: naming the file and the size.
+    """
+    total = 0
+    for key, (dtype, shape) in header.items():
+        if key.startswith(EXTRA_PREFIX):
+            count = 1
+            for size in shape:
+                count *= size
+            total += count * _DTYPE_BYTES.get(dtype, 8)
+    if total > limit:
+        raise CheckpointError(f"{name}: its extra tensors hold {total / 2**20:,.0f} MiB, over the "
+                              f"{limit / 2**20:,.0f} MiB a checkpoint may store beside its weights")
 
 
 def suspect_field(tensor_name: str) -> str:

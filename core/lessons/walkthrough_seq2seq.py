@@ -18,6 +18,7 @@ import torch
 from torch import Tensor, nn
 
 from core.generate.decode import greedy
+from core.inspect.facts import ModelFacts
 from core.inspect.subject import as_subject
 from core.io.checkpoint import Checkpoint
 from core.io.pretrained.load import PretrainedModel
@@ -153,11 +154,13 @@ def trace_seq2seq(pretrained: PretrainedModel, text: str, head: int = 0) -> Less
     )
 
 
-def lesson_follows(model: Checkpoint | PretrainedModel) -> bool:
-    """Whether the Lesson can follow ``model``: our encoder-decoder with the paper's score, or a pretrained
-    text encoder-decoder (Marian, BART/mBART, T5)."""
+def lesson_follows(model: Checkpoint | PretrainedModel | ModelFacts) -> bool:
+    """Whether the Lesson can follow ``model`` (loaded, or the facts its worker process reported): our
+    encoder-decoder with the paper's score, or a pretrained text encoder-decoder (Marian, BART/mBART, T5)."""
     if isinstance(model, PretrainedModel):
         return isinstance(model.model, Seq2SeqModel)
+    if isinstance(model, ModelFacts) and model.pretrained:
+        return model.text_seq2seq
     return model.config.architecture == "encoder-decoder" and model.config.score == "scaled_dot"
 
 

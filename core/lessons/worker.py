@@ -3,7 +3,8 @@
 An uploaded model (or one from the models folder) never runs in the server: Explore's explanations run in
 its :class:`~core.inspect.worker.ExplainWorker`. :class:`LessonWorker` is that worker with a small, explicit
 set of further calls (:data:`CALLS`): the Lesson's trace, what Positional, the Playground and Self-attention
-compute with the model, the Masks page's batch cut by the model's tokenizer, and a sentence encoder's similarity. Each is a pure function of (the loaded model,
+compute with the model, the Masks page's batch cut by the model's tokenizer, a sentence encoder's similarity, and
+the Checkpoints page's attention timeline. Each is a pure function of (the loaded model,
 JSON arguments) whose result is made of the frozen dataclasses in :data:`RECORDS`, NumPy arrays and JSON
 values, so it crosses back as JSON and a safetensors blob (:func:`core.inspect.wire.pack`), never a pickle,
 under the worker's deadline and memory cap; the result is the in-process one bit for bit.
@@ -25,15 +26,16 @@ from core.lessons.self_attention import permutation_demo, PermutationDemo
 from core.lessons.torch_mha import torch_mha, TorchMHA
 from core.lessons.walkthrough import HeadTrace, LessonTrace
 from core.lessons.walkthrough_seq2seq import trace_sentence
+from core.training.snapshots import timeline_parts, TimelineParts
 
 #: The calls a lesson worker answers, by name: each takes the loaded model first.
 CALLS: dict[str, Callable[..., Any]] = {fn.__name__: fn for fn in (
     trace_sentence, model_encoding, model_projection, torch_mha, permutation_demo, length_accuracy, pe_beyond,
-    checkpoint_batch, sentence_similarity)}
+    checkpoint_batch, sentence_similarity, timeline_parts)}
 #: The dataclasses their results may hold.
 RECORDS: dict[str, type] = {cls.__name__: cls for cls in (
     LessonTrace, HeadTrace, ModelEncoding, ModelProjection, TorchMHA, PermutationDemo, LengthAccuracy, PEBeyond,
-    TokenBatch)}
+    TokenBatch, TimelineParts)}
 
 
 class LessonWorker(ExplainWorker):

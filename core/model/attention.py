@@ -17,8 +17,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from core.model.contract import masked_heads
 from core.model.kv_cache import AttentionCache
 from core.model.scores import ScoreFunction, make_score
+from core.model.trace import Site
 
 __all__ = ["AttentionResult", "MultiHeadAttention", "ScoreFunction", "attention", "attention_weights", "make_score"]
 
@@ -187,6 +189,7 @@ class MultiHeadAttention(nn.Module):
         need_scores: bool | None = None,
         weights_out: Tensor | None = None,
         cache: AttentionCache | None = None,
+        site: Site | None = None,
     ) -> AttentionResult:
         """Attend from ``x`` (B, Tq, D) to itself, or to ``memory`` (B, Tk, D) when cross.
 
@@ -194,7 +197,7 @@ class MultiHeadAttention(nn.Module):
             mask: bool (Tq, Tk), (B, Tq, Tk) or (B, 1, Tk); ``True`` = may attend.
             temperature: inverse temperature β on the scores.
             hard: one-hot argmax attention.
-            head_mask: (H,) multiplier per head output; 0 knocks a head out.
+            head_mask: (H,) multiplier per head output, or (B, H) per batch row; 0 knocks a head out.
             need_weights: return the weights (runs the explicit softmax path).
             need_scores: return the pre-softmax scores too (default: as ``need_weights``).
             weights_out: float32 (B, H, Tq, Tk) to write the weights into (a caller stacking
@@ -202,12 +205,17 @@ class MultiHeadAttention(nn.Module):
             cache: incremental decoding: ``x`` holds only the new positions; self-attention
                 appends their keys and values and attends over every position so far, and
                 cross-attention projects ``memory`` once. The mask then covers every key.
+            site: where to record q, k, v and the mask (the scale too when the score is a scaled dot
+                product, from which a map can be computed again).
         """
         _check_temperature(temperature)
         need_scores = need_weights if need_scores is None else need_scores
         q, k, v = self._project(x, memory, cache)  # (B, H, T, dk)
         if mask is not None and mask.dim() == 3:
             mask = mask.unsqueeze(1)  # (B, 1, Tq|1, Tk), broadcast over heads
+        if site is not None:
+            dot = self.score.fused_scale is not None and type(self.score).fused_query is ScoreFunction.fused_query
+            site.attention(q, k, v, mask, self.score.fused_scale if dot else None)
         drop = self.dropout if self.training else 0.0
         weights = scores = None
         if need_weights or need_scores or hard or self.score.fused_scale is None:
@@ -221,10 +229,7 @@ class MultiHeadAttention(nn.Module):
                 dead = ~mask.any(dim=-1, keepdim=True)  # (B|1, 1, Tq|1, 1)
                 if dead.device.type != "cpu" or torch.compiler.is_compiling() or bool(dead.any()):
                     out = out.masked_fill(dead, 0.0)  # a query row with no key attends to nothing
-        if head_mask is not None:
-            if head_mask.shape != (self.n_heads,):
-                raise ValueError(f"head_mask must have shape ({self.n_heads},), got {tuple(head_mask.shape)}")
-            out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)
+        out = masked_heads(out, head_mask)
         batch, _, length, _ = out.shape
         out = out.transpose(1, 2).reshape(batch, length, -1)  # (B, Tq, D)
         return AttentionResult(self.out_proj(out), weights if need_weights else None, scores)

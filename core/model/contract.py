@@ -3,8 +3,9 @@
 The explain pipeline (:mod:`core.inspect.explainer`), generation (:mod:`core.generate`) and every
 page depend on this module alone, never on a family. A model is an ``nn.Module`` whose ``config``
 satisfies :class:`ModelSpec` and whose ``forward`` returns a :class:`ModelOutput` under the same
-:class:`AttentionControls`; a decoder also answers :meth:`AttentionModel.next_token_logits`, and an
-encoder-decoder runs its encoder once (``encode``) and its decoder over that memory (``decode``).
+:class:`AttentionControls`; a decoder also answers :meth:`AttentionModel.next_token_logits` and ``unembed``
+(the logits a residual stream would give: final norm, then the output layer, what the logit lens reads), and
+an encoder-decoder runs its encoder once (``encode``) and its decoder over that memory (``decode``).
 
 Glossary: B batch, L layers, H heads, Tq/Tk query/key length, V vocabulary.
 Orientation: row = query (the token attending), column = key (the token attended to).
@@ -37,7 +38,8 @@ class AttentionControls:
         padding: mask padding keys.
         temperature: inverse temperature β on every attention score (1.0 = the paper).
         hard: one-hot argmax attention instead of softmax.
-        head_mask: kind → (L, H) multipliers (1 keep, 0 knock the head out).
+        head_mask: kind → (L, H) multipliers (1 keep, 0 knock the head out), or (L, B, H): one per batch row
+            (a sweep knocks a different head out in each row of one batch).
     """
 
     causal: bool = True
@@ -57,12 +59,14 @@ class ModelOutput:
         attention: kind → (L, B, H, Tq, Tk) float32 weights, when asked for.
         scores: kind → (L, B, H, Tq, Tk) float32 pre-softmax scores (β-scaled,
             unmasked), when asked for.
+        trace: the named intermediates ``record=`` asked for (:data:`core.model.trace.TRACE_NAMES`), else None.
     """
 
     logits: Tensor
     loss: Tensor | None = None
     attention: dict[str, Tensor] | None = None
     scores: dict[str, Tensor] | None = None
+    trace: dict[str, Tensor] | None = None
 
 
 
@@ -100,7 +104,7 @@ class AttentionModel(Protocol):
 
     def forward(self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
                 controls: AttentionControls = ..., return_attention: bool = False,
-                return_scores: bool = False) -> ModelOutput: ...
+                return_scores: bool = False, record: list[str] | None = None) -> ModelOutput: ...
 
 
 class FamilySpec:
@@ -198,8 +202,7 @@ def single_stack_head_mask(controls: AttentionControls, kind: str, layers: int, 
     if unknown:
         raise ValueError(f"head_mask has kinds {unknown} that {model} does not have")
     mask = controls.head_mask.get(kind)
-    if mask is not None and tuple(mask.shape) != (layers, heads):
-        raise ValueError(f"head_mask[{kind!r}] must have shape {(layers, heads)}, got {tuple(mask.shape)}")
+    check_head_mask(mask, kind, layers, heads)
     return mask
 
 
@@ -213,7 +216,29 @@ def stack_head_mask(controls: AttentionControls, spec: ModelSpec, kind: str) -> 
     if unknown:
         raise ValueError(f"head_mask has kinds {unknown} that this {spec.architecture} model does not have")
     mask = controls.head_mask.get(kind)
-    expected = (spec.n_layers(kind), spec.n_heads)
-    if mask is not None and tuple(mask.shape) != expected:
-        raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
+    check_head_mask(mask, kind, spec.n_layers(kind), spec.n_heads)
     return mask
+
+
+def check_head_mask(mask: Tensor | None, kind: str, layers: int, heads: int) -> None:
+    """Refuse a head mask of ``kind`` that is neither (L, H) nor (L, B, H) (``ValueError`` naming the shapes)."""
+    if mask is None:
+        return
+    shape = tuple(mask.shape)
+    if not (len(shape) in (2, 3) and shape[0] == layers and shape[-1] == heads):
+        raise ValueError(f"head_mask[{kind!r}] must have shape {(layers, heads)} or {(layers, 'B', heads)}, "
+                         f"got {shape}")
+
+
+def masked_heads(out: Tensor, head_mask: Tensor | None) -> Tensor:
+    """Per-head outputs (B, H, T, dk) times a layer's head mask: (H,), or (B, H) one per batch row.
+
+    Raises:
+        ValueError: a mask that fits neither.
+    """
+    if head_mask is None:
+        return out
+    batch, heads = out.shape[:2]
+    if tuple(head_mask.shape) not in ((heads,), (batch, heads)):
+        raise ValueError(f"head_mask must have shape ({heads},) or ({batch}, {heads}), got {tuple(head_mask.shape)}")
+    return out * head_mask.to(out.dtype).reshape(-1 if head_mask.dim() == 2 else 1, heads, 1, 1)

@@ -14,6 +14,7 @@ from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, MultiHeadAttention
 from core.model.kv_cache import AttentionCache
+from core.model.trace import Site, of_kind, put
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class LayerCall:
     hard: bool = False
     need_weights: bool = False
     need_scores: bool = False
+    site: Site | None = None  # where the layer writes its part of the trace, when recording
 
 
 class FeedForward(nn.Module):
@@ -58,12 +60,13 @@ class _Residual(nn.Module):
         inp = norm(x) if self.pre_norm else x
         result = attn(inp, memory, mask, temperature=call.temperature, hard=call.hard, head_mask=head_mask,
                       need_weights=call.need_weights, need_scores=call.need_scores, weights_out=weights_out,
-                      cache=cache)
-        return self._add(x, result.output, norm), result
+                      cache=cache, site=call.site)
+        return put(call, "resid_mid", self._add(x, put(call, "attn_out", result.output), norm)), result
 
-    def feed_forward(self, x: Tensor, norm: nn.LayerNorm, ff: FeedForward) -> Tensor:
+    def feed_forward(self, x: Tensor, norm: nn.LayerNorm, ff: FeedForward, call: LayerCall) -> Tensor:
         """The FFN sublayer with its Add & Norm: (B, T, D) → (B, T, D)."""
-        return self._add(x, ff(norm(x) if self.pre_norm else x), norm)
+        out = put(call, "ffn_out", ff(norm(x) if self.pre_norm else x))
+        return put(call, "resid_out", self._add(x, out, norm))
 
     def _add(self, x: Tensor, sublayer_out: Tensor, norm: nn.LayerNorm) -> Tensor:
         if self.training:  # in eval dropout is the identity: skip the call (decoding makes thousands)
@@ -89,7 +92,7 @@ class EncoderLayer(_Residual):
         """x (B, S, D) → (B, S, D) and the self-attention result (weights (B, H, S, S) when asked for,
         written into ``weights_out`` when given)."""
         x, attn = self.attend(x, self.norm1, self.self_attn, None, mask, call, head_mask, weights_out)
-        return self.feed_forward(x, self.norm2, self.ff), attn
+        return self.feed_forward(x, self.norm2, self.ff, call), attn
 
 
 class DecoderLayer(_Residual):
@@ -122,9 +125,9 @@ class DecoderLayer(_Residual):
                                      weights_out[0], self_cache)
         cross_result = None
         if self.cross_attn is not None:
-            x, cross_result = self.attend(x, self.norm2, self.cross_attn, memory, memory_mask, call, head_mask[1],
-                                          weights_out[1], cross_cache)
-        return self.feed_forward(x, self.norm3, self.ff), self_result, cross_result
+            x, cross_result = self.attend(x, self.norm2, self.cross_attn, memory, memory_mask, of_kind(call, "cross"),
+                                          head_mask[1], weights_out[1], cross_cache)
+        return self.feed_forward(x, self.norm3, self.ff, call), self_result, cross_result
 
 
 class LayerResults(list):

@@ -22,7 +22,8 @@ from core.model.kv_cache import KVCache, decoding_step, positions_from
 from core.model.layers import DecoderLayer, EncoderLayer, LayerCall, LayerResults, stack_maps
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.positional import make_positional
-from core.model.contract import AttentionControls, ModelOutput
+from core.model.contract import AttentionControls, ModelOutput, stack_head_mask
+from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 
 class Transformer(nn.Module):
@@ -87,46 +88,39 @@ class Transformer(nn.Module):
             raise ValueError(f"token ids must be int64 in [0, {vocab})")
 
     def _head_mask(self, controls: AttentionControls, kind: str) -> Tensor | None:
-        unknown = sorted(set(controls.head_mask) - set(self.config.attention_kinds))
-        if unknown:
-            raise ValueError(f"head_mask has kinds {unknown} that a {self.config.architecture!r} model does not have")
-        mask = controls.head_mask.get(kind)
-        if mask is None:
-            return None
-        expected = (self.config.n_layers(kind), self.config.n_heads)
-        if tuple(mask.shape) != expected:
-            raise ValueError(f"head_mask[{kind!r}] must have shape {expected}, got {tuple(mask.shape)}")
-        return mask
+        return stack_head_mask(controls, self.config, kind)
 
     def encode(
         self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-        need_scores: bool = False, key_mask: Tensor | None = None,
+        need_scores: bool = False, key_mask: Tensor | None = None, recorder: Recorder | None = None,
     ) -> tuple[Tensor, Tensor | None, list]:
         """Run the encoder.
 
         Args:
             key_mask: (B, S) bool, False on padding; default: the ids equal to ``pad_id``.
+            recorder: collects the pass's trace (:mod:`core.model.trace`) under ``encoder.…``.
 
         Returns:
             memory (B, S, D), the source key mask (B, 1, S) or None, and per-layer results.
         """
         keys = padding_mask(src, self.config.pad_id) if key_mask is None else key_mask[:, None, :]  # (B, 1, S)
         src_mask = _unless_all(keys) if controls.padding else None
-        call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
+        call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores, stack_site(recorder, "encoder"))
         head_mask = self._head_mask(controls, "encoder")
         batch, length = src.shape
-        x = self._embed(src, self.src_embed)
+        x = put(call, "embed", self._embed(src, self.src_embed))
         results = LayerResults(len(self.encoder_layers), (batch, self.config.n_heads, length, length)
                                if need_weights else None, src.device)
         for i, layer in enumerate(self.encoder_layers):
-            x, result = layer(x, src_mask, call, None if head_mask is None else head_mask[i], results.slot(i))
+            x, result = layer(x, src_mask, at_layer(call, i), None if head_mask is None else head_mask[i],
+                              results.slot(i))
             results.append(result)
-        return self.encoder_norm(x), src_mask, results
+        return put(call, "final", self.encoder_norm(x)), src_mask, results
 
     def decode(
         self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
         controls: AttentionControls = AttentionControls(), need_weights: bool = False, need_scores: bool = False,
-        cache: KVCache | None = None, key_mask: Tensor | None = None,
+        cache: KVCache | None = None, key_mask: Tensor | None = None, recorder: Recorder | None = None,
     ) -> tuple[Tensor, list, list]:
         """Run the decoder over ``tgt`` (B, T), attending to ``memory`` when there is an encoder.
 
@@ -140,14 +134,14 @@ class Transformer(nn.Module):
         if cache is not None and not controls.causal:
             raise ValueError("a KV cache needs the causal mask: without it earlier positions see later ones")
         start = 0 if cache is None else cache.length
-        x = self._embed(tgt, self.tgt_embed, start, cache)  # (B, T, D)
+        call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores, stack_site(recorder, "decoder"))
+        x = put(call, "embed", self._embed(tgt, self.tgt_embed, start, cache))  # (B, T, D)
         ids = tgt if cache is None else cache.extend_ids(tgt)  # (B, start + T): every key position
         keys = padding_mask(ids, self.config.pad_id) if key_mask is None else key_mask[:, None, :]  # (B, 1, Tk)
         pad = _unless_all(keys) if controls.padding else None
         one_new = start > 0 and tgt.size(1) == 1  # a single new query may see every key: no look-ahead mask
         causal = subsequent_mask(ids.size(1), tgt.device)[start:] if controls.causal and not one_new else None
         self_mask = combine_masks(causal, pad)  # (T, Tk), (B, 1, Tk) or (B, T, Tk)
-        call = LayerCall(controls.temperature, controls.hard, need_weights, need_scores)
         self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
         (batch, length), n, heads = tgt.shape, len(self.decoder_layers), self.config.n_heads
         self_results = LayerResults(n, (batch, heads, length, ids.size(1)) if need_weights else None, tgt.device)
@@ -155,12 +149,12 @@ class Transformer(nn.Module):
                                      if need_weights and memory is not None else None, tgt.device)
         for i, layer in enumerate(self.decoder_layers):
             heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
-            x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, call, heads,
+            x, self_result, cross_result = layer(x, self_mask, memory, memory_mask, at_layer(call, i), heads,
                                                  (self_results.slot(i), cross_results.slot(i)),
                                                  None if cache is None else cache.layers[i])
             self_results.append(self_result)
             cross_results.append(cross_result)
-        return self.decoder_norm(x), self_results, cross_results
+        return put(call, "final", self.decoder_norm(x)), self_results, cross_results
 
     # -- the one forward -------------------------------------------------------------
     def forward(
@@ -173,6 +167,7 @@ class Transformer(nn.Module):
         return_attention: bool = False,
         return_scores: bool = False,
         key_mask: Tensor | None = None,
+        record: list[str] | None = None,
     ) -> ModelOutput:
         """Predict, and optionally return every layer's and head's attention.
 
@@ -185,20 +180,23 @@ class Transformer(nn.Module):
             return_scores: also return the pre-softmax scores (implies the explicit path).
             key_mask: (B, S) bool, False on padding of the first stack's input (``src``, or ``tgt`` for
                 a decoder-only model); default: the ids equal to ``pad_id``.
+            record: the trace's parts to keep (:mod:`core.model.trace`), in ``ModelOutput.trace``.
         """
         c, per_kind = self.config, {}
+        recorder = recorder_of(record)
         need = {"need_weights": return_attention, "need_scores": return_scores}
         memory = memory_mask = None
         if c.has_encoder:
             if src is None:
                 raise ValueError(f"architecture {c.architecture!r} needs src ids")
-            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, **need, key_mask=key_mask)
+            memory, memory_mask, per_kind["encoder"] = self.encode(src, controls, **need, key_mask=key_mask,
+                                                                   recorder=recorder)
         if c.has_decoder:
             if tgt is None:
                 raise ValueError(f"architecture {c.architecture!r} needs tgt ids")
             own_mask = key_mask if not c.has_encoder else None
             hidden, per_kind["decoder"], cross = self.decode(tgt, memory, memory_mask, controls, **need,
-                                                             key_mask=own_mask)
+                                                             key_mask=own_mask, recorder=recorder)
             if c.architecture == "encoder-decoder":
                 per_kind["cross"] = cross
             logits = self.lm_head(hidden)  # (B, T, V)
@@ -213,6 +211,7 @@ class Transformer(nn.Module):
             loss=loss,
             attention={k: stack_maps(v, "weights") for k, v in per_kind.items()} if return_attention else None,
             scores={k: stack_maps(v, "scores") for k, v in per_kind.items()} if return_scores else None,
+            trace=None if recorder is None else recorder.trace,
         )
 
     def _classify(self, memory: Tensor, real_tokens: Tensor) -> Tensor:
@@ -237,6 +236,10 @@ class Transformer(nn.Module):
     def kv_cache(self) -> KVCache:
         """A fresh key/value cache for ONE decoding call (never stored on the model)."""
         return KVCache(len(self.decoder_layers))
+
+    def unembed(self, resid: Tensor) -> Tensor:
+        """Logits (…, V) of a decoder residual stream (…, D): the stack's final norm, then the output layer."""
+        return self.lm_head(self.decoder_norm(resid))
 
     def parameter_counts(self) -> dict[str, int]:
         """Parameters per top-level block (embeddings, encoder, decoder, heads), tied weights counted once."""

@@ -14,7 +14,7 @@ from core.tasks.base import nearest_known
 from core.text.sequences import truncate
 from core.text.spelling import CONTINUE
 
-MAX_TEXT_CHARS = 20_000
+MAX_TEXT_CHARS = 100_000  # about 25,000 tokens: past the longest input any model is explained with
 AnyTokenizer = Tokenizer | PretrainedTokenizer
 
 
@@ -78,9 +78,10 @@ def _unknown_note(item: TextInput, tokenizer: AnyTokenizer) -> str:
     return f"{len(item.unknown)} token(s) unknown to the model are shown as {shown}: {'; '.join(hints)}{more}."
 
 
-def tokenize(item: TextInput, tokenizer: AnyTokenizer, limit: int) -> None:
+def tokenize(item: TextInput, tokenizer: AnyTokenizer, limit: int, why: str = "the most this model is explained with"
+             ) -> None:
     """Encode ``item`` with ``tokenizer`` (ours or a pretrained model's), truncated to ``limit`` tokens,
-    noting what happened.
+    noting what happened (``why``: what sets the limit, for the note).
 
     Raises:
         ValueError: the text has no tokens at all.
@@ -91,7 +92,7 @@ def tokenize(item: TextInput, tokenizer: AnyTokenizer, limit: int) -> None:
     if not item.encoding.ids:
         raise ValueError("The text has no recognisable tokens.")
     if cut:
-        item.notes.append(f"The input was truncated to {limit} tokens, the most this model is explained with.")
+        item.notes.append(f"The input was truncated to {limit} tokens, {why}.")
     if tokenizer.unk_id is not None and tokenizer.unk_id in item.encoding.ids:
         item.unknown = _unknown_words(item, tokenizer)
         item.notes.append(_unknown_note(item, tokenizer))

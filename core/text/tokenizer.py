@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as _HFTokenizer
 
-from core.config import LIMITS
+from core.config import BOS_ID as OWN_BOS_ID, LIMITS
 from core.text.spelling import SPELL_ALPHABET, join_words, spell_unknown, spelling_pieces
 from core.text.validation import check_text
 from core.text.tokenizer_check import check_tokenizer_spec, native
@@ -39,7 +39,7 @@ from core.text.tokenizer_check import check_tokenizer_spec, native
 __all__ = ["SPECIAL_TOKENS", "PAD_ID", "BOS_ID", "EOS_ID", "UNK_ID", "KINDS", "Encoding", "Tokenizer"]
 
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
-PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
+PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, OWN_BOS_ID, 2, 3
 KINDS = ("char", "word", "bpe")
 DEFAULT_BPE_VOCAB_SIZE = 1000
 _FORMAT = "attnscope-tokenizer"

@@ -9,11 +9,12 @@ objectives the Learn pages draw (``noam_lr``, ``smoothed_loss``, ``make_optimize
 from core.training.config import TrainConfig
 from core.training.objectives import noam_lr, smoothed_loss
 from core.training.setup import PRESETS
-from core.training.snapshots import snapshot_timeline, SnapshotTimeline, training_history
+from core.training.snapshots import (snapshot_timeline, SnapshotTimeline, timeline_parts, TimelineParts,
+                                     training_history)
 from core.training.state import resume_state_path, run_checkpoint_path, run_checkpoints
 from core.training.step import make_optimizer
 from core.training.trainer import StepInfo, train, TrainResult
 
 __all__ = ["make_optimizer", "noam_lr", "PRESETS", "resume_state_path", "run_checkpoint_path", "run_checkpoints",
-           "smoothed_loss", "snapshot_timeline", "SnapshotTimeline", "StepInfo", "train", "TrainConfig",
-           "training_history", "TrainResult"]
+           "smoothed_loss", "snapshot_timeline", "SnapshotTimeline", "StepInfo", "timeline_parts", "TimelineParts",
+           "train", "TrainConfig", "training_history", "TrainResult"]

@@ -143,3 +143,40 @@ def snapshot_timeline(ckpt: Checkpoint) -> SnapshotTimeline:
         best_step=extra.get("best_step") if isinstance(extra.get("best_step"), int) else None,
         stored={k: v for k, v in stored.items() if k[0] in steps and k[1] in kinds},
     )
+
+
+@dataclass(frozen=True)
+class TimelineParts:
+    """A :class:`SnapshotTimeline` as a worker process's answer carries it (the records of
+    :mod:`core.inspect.wire`): its maps listed beside the (step, kind) each was recorded at, not keyed by them."""
+
+    steps: list[int]
+    kinds: list[str]
+    probe_source: str
+    probe_target: str
+    source_tokens: list[str]
+    target_tokens: list[str]
+    history: list[dict[str, Any]]
+    best_step: int | None
+    recorded_at: tuple[tuple[int, str], ...]
+    maps: tuple[np.ndarray, ...]  # float16 (L, H, Tq, Tk), one per entry of recorded_at
+
+    def timeline(self) -> SnapshotTimeline:
+        """The timeline these parts describe.
+
+        Raises:
+            ValueError: as many maps as steps they were recorded at, or the answer is malformed.
+        """
+        if len(self.recorded_at) != len(self.maps):
+            raise ValueError("the attention timeline is malformed")
+        stored = {(int(step), str(kind)): np.asarray(maps) for (step, kind), maps in zip(self.recorded_at, self.maps)}
+        return SnapshotTimeline(list(self.steps), list(self.kinds), self.probe_source, self.probe_target,
+                                list(self.source_tokens), list(self.target_tokens), list(self.history),
+                                self.best_step, stored)
+
+
+def timeline_parts(ckpt: Checkpoint) -> TimelineParts:
+    """:func:`snapshot_timeline` of ``ckpt`` as :class:`TimelineParts` (what a worker process answers)."""
+    tl = snapshot_timeline(ckpt)
+    return TimelineParts(tl.steps, tl.kinds, tl.probe_source, tl.probe_target, tl.source_tokens, tl.target_tokens,
+                         tl.history, tl.best_step, tuple(tl.stored), tuple(tl.stored.values()))

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 import torch
 
-from app.services import catalog, storage
+from app.services import catalog, storage, uploads
 from app import resources
 from app.charts.base import visible
 from core import CheckpointError, explain, load_pretrained
+from core.io import headers
 from core.io.pretrained import hf_files
 from tests.helpers.apptest_helpers import open_page, outputs
 from tests.helpers.gguf_craft import UINT32, array_header, tiny
@@ -189,11 +190,22 @@ class NoTensorReads:
 
 @pytest.mark.parametrize("which", ["gpt2", "sharded"])
 def test_hf_weight_budget_is_checked_from_the_headers_before_any_tensor_is_read(runs, which, request, monkeypatch):
+    """In the server, from the headers alone: no tensor is read and no worker process loads the upload."""
     files = {p.name: p.read_bytes() for p in request.getfixturevalue(which).iterdir()}
     monkeypatch.setattr(hf_files, "safe_open", NoTensorReads(hf_files.safe_open))
-    monkeypatch.setattr(hf_files.read_weights, "__defaults__", (1000,))  # a 1,000-byte weight budget
+    monkeypatch.setenv("ATTNSCOPE_MEMORY_BYTES", str(2 * 2**30 + 1000))  # 1,000 bytes once 2 GiB are kept free
+    monkeypatch.setattr(uploads, "ExplainWorker", lambda *a, **k: pytest.fail("loaded before the header check"))
     message = refusal(storage.new_owner(), "big.zip", zip_files(files))
-    assert "of weights as float32 is over the" in message and upload_folders(runs) == []
+    assert "0.0 GiB of weights as stored is over the 0.0 GiB this machine can give a model now" in message
+    assert upload_folders(runs) == []
+
+
+@pytest.mark.parametrize("which", ["gpt2", "sharded"])
+def test_hf_weight_budget_of_the_loader_itself_is_checked_before_any_tensor_is_read(which, request, monkeypatch):
+    monkeypatch.setattr(hf_files, "safe_open", NoTensorReads(hf_files.safe_open))
+    monkeypatch.setattr(hf_files.read_weights, "__defaults__", (1000,))  # a 1,000-byte weight budget
+    with pytest.raises(CheckpointError, match="of weights as float32 is over the"):
+        load_pretrained(request.getfixturevalue(which))
 
 
 def test_a_config_claiming_100000_layers_is_refused_quickly(runs, gpt2):

@@ -4,6 +4,7 @@ decode budget. Concurrency is driven by events, never by sleeping and measuring.
 from __future__ import annotations
 
 import threading
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 
 from app.services import costs
 from app import resources
-from app.services.limits import ByteLRU, Gate, OverBudget, at_low_priority, freeze, size_of
+from app.services.limits import ByteLRU, Gate, OverBudget, freeze, size_of
 from core import explain, load_checkpoint
 from tests.helpers.paths import REVERSE
 
@@ -184,15 +185,31 @@ def test_the_apps_cost_estimate_puts_the_shipped_models_in_the_cheap_lane_and_a_
     assert resources.GATE.is_heavy(costs.cost(large, 64))
 
 
-def test_upload_work_runs_at_a_lower_priority_and_hands_back_its_result_or_error():
+def test_an_upload_is_checked_through_the_gate_at_a_lower_priority_one_at_a_time_per_session():
+    """``resources.gated_upload``: the check runs in the heavy lane at a lower priority, hands back its result or
+    error, a session's second upload waits its turn, and another session's cheap run never waits for it."""
     import os
 
+    gate = Gate(slots=2, wait_s=5, run_s=5, heavy_cost=10)
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     def niceness() -> int:
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
-    assert at_low_priority(niceness) == min(mine + 10, 19)
+    assert resources.gated_upload(gate, "uploader", niceness) >= 10  # lowered (the caller ran at 0 or its own)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the caller's own is untouched
     with pytest.raises(ZeroDivisionError):
-        at_low_priority(lambda: 1 / 0)
+        resources.gated_upload(gate, "uploader", lambda: 1 / 0)
+    release = threading.Event()
+    checking = threading.Thread(target=resources.gated_upload, args=(gate, "uploader", release.wait))
+    checking.start()
+    deadline = time.monotonic() + 5
+    while gate.busy_sessions() == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        with pytest.raises(OverBudget, match="still running"):
+            resources.gated_upload(gate, "uploader", lambda: "second")
+        assert gate.run("honest", lambda: "served", cost=1) == "served"  # the cheap lane is free
+    finally:
+        release.set()
+        checking.join(10)

@@ -28,6 +28,7 @@ PINNED = {"OMP_NUM_THREADS": "1", "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": 
 """Environment that makes float32 results independent of the CPU's vector units (set before torch is imported)."""
 OPTION_SETS = {"default": {}, "beam": {"decoding": "beam", "beam_size": 3},
                "controls": {"temperature": 2.0, "causal": False, "return_scores": True}}
+"""Each set runs on the exact path (``maps="exact"``: the pass materialises the maps), the one the record holds."""
 
 
 def _sha(array) -> str:
@@ -50,6 +51,14 @@ def summary(explanation) -> dict:
     return out
 
 
+def changed_answers(recorded: dict, today: dict) -> dict[str, list[str]]:
+    """Each recorded answer whose fields differ from ``today`` 's (answer → the differing field names); an
+    answer missing from ``today`` is not compared here."""
+    changed = {key: sorted(k for k in recorded[key] if recorded[key][k] != today[key].get(k))
+               for key in recorded if key in today}
+    return {key: fields for key, fields in changed.items() if fields}
+
+
 def record() -> dict:
     """Every shipped checkpoint under each option set, and the installed pretrained models."""
     import core
@@ -62,16 +71,16 @@ def record() -> dict:
         for name, options in OPTION_SETS.items():
             if name == "beam" and ckpt.config.architecture != "encoder-decoder":
                 continue
-            result[f"{path.stem}/{name}"] = summary(core.explain(ckpt, text, **options))
+            result[f"{path.stem}/{name}"] = summary(core.explain(ckpt, text, maps="exact", **options))
         tables = model_embeddings(ckpt)
         result[f"{path.stem}/embeddings"] = {name: _sha(getattr(tables, name)) for name in
                                              ("source", "target", "positional") if getattr(tables, name) is not None}
     for entry in core.pretrained_models():
         model = core.load_pretrained(entry.path)
         text = "The animal didn't cross the street because it was too tired."
-        result[f"{entry.name}/default"] = summary(core.explain(model, text))
+        result[f"{entry.name}/default"] = summary(core.explain(model, text, maps="exact"))
         if entry.architecture == "decoder":
-            result[f"{entry.name}/continuation"] = summary(core.explain(model, "The cat", continuation=4))
+            result[f"{entry.name}/continuation"] = summary(core.explain(model, "The cat", continuation=4, maps="exact"))
         else:
             result[f"{entry.name}/similarity"] = {"value": repr(core.sentence_similarity(model, "a cat", "a dog"))}
     return result

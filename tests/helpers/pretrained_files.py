@@ -72,14 +72,14 @@ def _gguf_tensors(model: LlamaModel, quantize_embedding: bool):
 
 
 def write_tiny_gguf(path: Path, *, architecture: str = "llama", seed: int = 0, quantize_embedding: bool = True,
-                    pre: str = "smollm") -> LlamaModel:
-    """Write a random tiny Llama GGUF at ``path``; returns the model it holds (HF layout, with the
-    embedding as the file stores it after quantization)."""
+                    pre: str = "smollm", **sizes) -> LlamaModel:
+    """Write a random tiny Llama GGUF at ``path`` (``sizes``: :data:`TINY_LLAMA`'s to change); returns the model
+    it holds (HF layout, with the embedding as the file stores it after quantization)."""
     import gguf
 
     vocab = byte_level_vocab()
     torch.manual_seed(seed)
-    model = LlamaModel(LlamaConfig(vocab_size=len(vocab), **TINY_LLAMA)).eval()
+    model = LlamaModel(LlamaConfig(vocab_size=len(vocab), **{**TINY_LLAMA, **sizes})).eval()
     tensors = _gguf_tensors(model, quantize_embedding)
     if quantize_embedding:  # the reference holds what the file holds
         array, qtype = tensors["token_embd.weight"]

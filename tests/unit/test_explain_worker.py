@@ -54,8 +54,10 @@ def test_the_wire_format_rebuilds_every_field_and_refuses_what_it_does_not_write
 
 def test_a_shipped_checkpoint_explains_in_the_worker_bit_for_bit(translation_worker: ExplainWorker) -> None:
     ckpt = load_checkpoint(TRANSLATION)
-    assert translation_worker.facts == ModelFacts(ckpt.config.architecture, ckpt.config.max_len,
-                                                  sum(p.numel() for p in ckpt.model.parameters()))
+    facts = translation_worker.facts
+    assert (facts.architecture, facts.max_len, facts.parameters) == (
+        ckpt.config.architecture, ckpt.config.max_len, sum(p.numel() for p in ckpt.model.parameters()))
+    assert isinstance(facts, ModelFacts) and facts.config == ckpt.config and facts.info.sha256 == ckpt.info.sha256
     for options in OPTION_SETS:
         assert_same(translation_worker.explain("the black cat", **options), explain(ckpt, "the black cat", **options))
     texts = ["the cat", "a big black dog runs"]

@@ -89,7 +89,7 @@ def test_a_cache_entry_that_does_not_say_the_architecture_is_rebuilt(tmp_path, c
     weight_cache.flush()
     monkeypatch.setattr(weight_cache, "read", old_entry)
     parsed = []
-    monkeypatch.setattr(gguf_llama, "read_gguf", lambda p: parsed.append(p) or real_parse(p))
+    monkeypatch.setattr(gguf_llama, "read_gguf", lambda p, *scanned: parsed.append(p) or real_parse(p, *scanned))
     assert load_pretrained(path).family == "qwen2" and parsed == [path]
 
 

@@ -67,7 +67,7 @@ def test_gguf_weight_cache_is_written_then_used(tiny_gguf, cache, monkeypatch):
     path, reference = tiny_gguf
     first = load_pretrained(path)
     weight_cache.flush()  # written in the background
-    entry = weight_cache.entry_path(first.sha256, "gguf")
+    entry = weight_cache.entry_path(first.fingerprint, "gguf")
     assert entry.is_file() and entry.parent.parent == cache
 
     def no_parse(_path):
@@ -84,7 +84,7 @@ def test_gguf_weight_cache_is_written_then_used(tiny_gguf, cache, monkeypatch):
 
 def test_a_damaged_cache_entry_is_ignored(tiny_gguf, cache):
     path, reference = tiny_gguf
-    sha = load_pretrained(path).sha256
+    sha = load_pretrained(path).fingerprint
     weight_cache.flush()
     weight_cache.entry_path(sha, "gguf").write_bytes(b"not a safetensors file")
     again = load_pretrained(path)

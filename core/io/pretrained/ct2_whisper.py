@@ -1,6 +1,7 @@
 """A Whisper model from a CTranslate2 folder: ``model.bin`` (or its parts), ``config.json``, ``tokenizer.json``.
 
-``config.json`` (written by CTranslate2's Whisper converter) gives the alignment heads, the
+Every file opened resolves inside the folder (:func:`core.io.files.model_file`). ``config.json`` (written by
+CTranslate2's Whisper converter) gives the alignment heads, the
 suppressed ids and the language token ids; the sizes come from the weights' shapes and the
 special ids from the tokenizer. Every fault is one :class:`~core.io.checkpoint.CheckpointError`.
 """
@@ -15,6 +16,7 @@ from typing import Any, Sequence
 import torch
 
 from core.io.checkpoint import CheckpointError
+from core.io.files import model_file
 from core.io.pretrained.assign import assign_weights
 from core.io.pretrained.ctranslate2 import Header, read_header, read_tensors
 from core.io.pretrained.hf_files import read_json
@@ -170,12 +172,13 @@ def read_whisper(folder: Path, parts: Sequence[Path] | None = None) -> WhisperRe
         CheckpointError: a missing or malformed file, another model, a layout or dtype not supported.
     """
     folder = Path(folder)
-    parts = [folder / "model.bin"] if parts is None else list(parts)
+    parts = [model_file(folder / "model.bin", folder)] if parts is None else list(parts)  # installed parts: given
     header = read_header(parts, label=f"{folder.name}/model.bin")
     _check_layout(header, folder)
     config_json = read_json(folder / "config.json", folder)
+    tokenizer_file = model_file(folder / "tokenizer.json", folder)
     try:
-        tokenizer = PretrainedTokenizer.from_file(folder / "tokenizer.json", max_len=header_max_len(header), kind="bpe")
+        tokenizer = PretrainedTokenizer.from_file(tokenizer_file, max_len=header_max_len(header), kind="bpe")
     except Exception as error:  # tokenizers raises its own Exception type for a bad file
         raise CheckpointError(f"{folder.name}: cannot read tokenizer.json ({error})") from None
     config = whisper_config(header, config_json, tokenizer, folder)

@@ -27,7 +27,7 @@ from core.model.families.llama import LlamaConfig
 SUPPORTED_ARCHITECTURES = ("llama", "qwen2", "gemma")
 #: The GGUF tokenizer models read (``tokenizer.ggml.model``): byte-level BPE and SentencePiece.
 SUPPORTED_TOKENIZERS = ("gpt2", "llama")
-MAX_LEN = 2048  # longest input explained (the maps grow as T²), within the trained context
+MAX_LEN = 131_072  # the most positions a model is given; each input is bounded by core.inspect.subject's budget
 
 
 def gguf_int(header: GGUFHeader, key: str, name: str, default: int | None = None, low: int = 1) -> int:

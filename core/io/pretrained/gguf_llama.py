@@ -7,13 +7,13 @@ The header is scanned with every size bounded (``gguf_header``), the config read
 adjacent-pair rotary layout; they are put back in the Hugging Face layout the model uses (see
 ``core.model.rotary``). The tokenizer comes from the file's metadata (``gguf_vocab``).
 
-Dequantizing takes seconds, so the float32 weights are cached as a safetensors file
-keyed by the GGUF's SHA-256 (``core.io.pretrained.weight_cache``).
+Dequantizing takes seconds, so the float32 weights are cached as a safetensors file keyed by the GGUF's
+fingerprint (``core.io.files.file_fingerprint``: its header, size, modification time, inode and sampled
+blocks), taken only after the header passed its scan and the budget: nothing reads the whole file first.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from core.io.checkpoint import CheckpointError
+from core.io.files import file_fingerprint
 from core.io.pretrained import progress, weight_cache
 from core.io.pretrained.assign import assign_weights
 from core.io.pretrained.gguf_quants import dequantized
@@ -40,7 +41,7 @@ from core.model.rotary import unpermute_gguf_rows
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SUPPORTED_ARCHITECTURES", "build_llama", "file_sha256", "load_gguf", "read_gguf"]
+__all__ = ["SUPPORTED_ARCHITECTURES", "build_llama", "load_gguf", "read_gguf"]
 _BLOCK = re.compile(r"^blk\.(\d+)\.(\w+)\.(weight|bias)$")
 _BLOCK_NAMES = {
     "attn_norm": "attn_norm", "attn_q": "attn.q_proj", "attn_k": "attn.k_proj", "attn_v": "attn.v_proj",
@@ -49,15 +50,6 @@ _BLOCK_NAMES = {
 }
 _TOP_NAMES = {"token_embd.weight": "embed.weight", "output_norm.weight": "norm.weight",
               "output.weight": "lm_head.weight"}
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
-    sha = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
 
 
 def _our_name(gguf_name: str, file_name: str) -> str:
@@ -92,16 +84,18 @@ def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool
     return weights
 
 
-def read_gguf(path: str | Path) -> tuple[LlamaConfig, PretrainedTokenizer, dict[str, Tensor], dict[str, Any]]:
+def read_gguf(path: str | Path, header: GGUFHeader | None = None
+              ) -> tuple[LlamaConfig, PretrainedTokenizer, dict[str, Tensor], dict[str, Any]]:
     """Parse and dequantize a Llama-family GGUF: (config, tokenizer, float32 weights, general metadata).
 
     The general metadata's ``architecture`` (``llama``, ``qwen2`` or ``gemma``) is the model's family.
+    ``header``: the file's :func:`~core.io.pretrained.gguf_header.scan_gguf`, when the caller scanned it already.
 
     Raises:
         CheckpointError: unreadable file, another architecture, unsupported tokenizer or quantization.
     """
     path = Path(path)
-    header = scan_gguf(path)  # every count bounded before anything of a claimed size is allocated
+    header = scan_gguf(path) if header is None else header  # every count bounded before anything is allocated
     config = gguf_config(header, path)
     meta = GGUFMetadata(path, header)
     tokenizer = gguf_tokenizer(meta, config, path.name)
@@ -117,10 +111,12 @@ def build_llama(config: LlamaConfig, weights: dict[str, Tensor], name: str) -> L
 
 
 def load_gguf(path: str | Path, *, use_cache: bool = True) -> tuple[LlamaModel, PretrainedTokenizer, dict, str]:
-    """Load a Llama-family GGUF: (model in eval mode, tokenizer, general metadata, the file's SHA-256).
+    """Load a Llama-family GGUF: (model in eval mode, tokenizer, general metadata, the file's fingerprint).
 
-    With ``use_cache`` the dequantized weights are read from the weight cache, or written to it
-    in the background after a first load (the model's weights are never modified).
+    The header is scanned and its config checked against the budget first (milliseconds, whatever the file's
+    size); only a file that passes is fingerprinted (a bounded read) and read. With ``use_cache`` the
+    dequantized weights are read from the weight cache, or written to it in the background after a first
+    load (the model's weights are never modified).
 
     Raises:
         CheckpointError: see :func:`read_gguf`.
@@ -128,26 +124,41 @@ def load_gguf(path: str | Path, *, use_cache: bool = True) -> tuple[LlamaModel, 
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"GGUF file not found: {path.name}")
-    sha = file_sha256(path)
-    cached = weight_cache.read(sha, "gguf") if use_cache else None
+    header = scan_gguf(path)  # every count and the parameter budget, from the header alone
+    config = gguf_config(header, path)
+    try:
+        key = file_fingerprint(path, header.data_start)
+    except OSError as error:
+        raise CheckpointError(f"{path.name} cannot be read ({error.strerror})") from None
+    cached = _cached(path, key, config) if use_cache else None
     if cached is not None:
-        tensors, meta = cached
-        try:
-            config = LlamaConfig(**json.loads(meta["config"]))
-            tokenizer = PretrainedTokenizer.from_json(meta["tokenizer"])
-            general = json.loads(meta["general"])
-            if general.get("architecture") not in SUPPORTED_ARCHITECTURES:  # an entry from before it was kept
-                raise ValueError("the entry does not say the GGUF's architecture")
-            if config.tie_embeddings:
-                tensors["lm_head.weight"] = tensors["embed.weight"]
-            return build_llama(config, tensors, path.name), tokenizer, general, sha
-        except Exception as error:  # any fault in a cache entry (HF tokenizers raises bare Exceptions): rebuild
-            log.warning("ignoring the weight cache entry for %s (%s)", path.name, error)
-    config, tokenizer, weights, general = read_gguf(path)
+        return (*cached, key)
+    config, tokenizer, weights, general = read_gguf(path, header)
     model = build_llama(config, weights, path.name)
     if use_cache:
         stored = {k: v for k, v in weights.items() if not (config.tie_embeddings and k == "lm_head.weight")}
-        header = {"config": json.dumps(asdict(config)), "tokenizer": tokenizer.to_json(),
-                  "general": json.dumps(general), "source": path.name}
-        weight_cache.write_soon(sha, "gguf", stored, header)
-    return model, tokenizer, general, sha
+        entry = {"config": json.dumps(asdict(config)), "tokenizer": tokenizer.to_json(),
+                 "general": json.dumps(general), "source": path.name}
+        weight_cache.write_soon(key, "gguf", stored, entry)
+    return model, tokenizer, general, key
+
+
+def _cached(path: Path, key: str, config: LlamaConfig) -> tuple[LlamaModel, PretrainedTokenizer, dict] | None:
+    """(model, tokenizer, general metadata) from the weight cache entry ``key``, when it holds one for ``config``."""
+    found = weight_cache.read(key, "gguf")
+    if found is None:
+        return None
+    tensors, meta = found
+    try:
+        if LlamaConfig(**json.loads(meta["config"])) != config:
+            raise ValueError("the entry was written for another config")
+        tokenizer = PretrainedTokenizer.from_json(meta["tokenizer"])
+        general = json.loads(meta["general"])
+        if general.get("architecture") not in SUPPORTED_ARCHITECTURES:  # an entry from before it was kept
+            raise ValueError("the entry does not say the GGUF's architecture")
+        if config.tie_embeddings:
+            tensors["lm_head.weight"] = tensors["embed.weight"]
+        return build_llama(config, tensors, path.name), tokenizer, general
+    except Exception as error:  # any fault in a cache entry (HF tokenizers raises bare Exceptions): rebuild
+        log.warning("ignoring the weight cache entry for %s (%s)", path.name, error)
+        return None

@@ -84,8 +84,9 @@ def bart_claims(raw: dict[str, Any], folder: Path, learned: bool = True) -> Clai
     ``learned`` position tables, each layer's query (and cross-attention query), up and down projections."""
     width = ("d_model", count(raw, folder, "d_model"))
     tensors = {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)}
+    positions = count(raw, folder, "max_position_embeddings", 1024)  # a whole number, stored table or not
     if learned:
-        rows = ("max_position_embeddings + 2", count(raw, folder, "max_position_embeddings", 1024) + 2)
+        rows = ("max_position_embeddings + 2", positions + 2)
         tensors.update({f"{stack}.positions.table.weight": (rows, width) for stack in ("encoder", "decoder")})
     stacks, splits = [], []
     for stack, cross in (("encoder", False), ("decoder", True)):

@@ -20,8 +20,9 @@ from core.io.pretrained.assign import assign_weights
 from core.io.pretrained.hf_files import FolderRead, folder_config, read_json, read_tokenizer
 from core.model.families.rope import ROPE_TYPES, yarn_mscale
 
-#: The longest input explained (maps grow as T²), within the model's trained context.
-MAX_LEN = 2048
+#: The most positions a model is given (its trained context, up to this); each input is bounded by the trace
+#: budget of :mod:`core.inspect.subject`.
+MAX_LEN = 131_072
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ when first used, and no second copy of the file is made) when kept in their stor
 bf16 / fp16 for a family that runs in it (the Llama family) — else converted to float32 one by one; the bytes
 read are reported to :mod:`~core.io.pretrained.progress`.
 The tokenizer is ``tokenizer.json``, or for an older BERT-style folder a WordPiece ``vocab.txt``.
+Every file opened resolves inside the folder (or a hub cache snapshot's ``blobs/``:
+:func:`core.io.files.model_file`): a link to a file elsewhere is refused with its name.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import io
 import json
 import keyword
 import math
-import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,8 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processor
 from torch import Tensor, nn
 
 from core.io.checkpoint import CheckpointError
+from core.io.verify import check_header_size
+from core.io.files import model_file, model_roots, resolve_inside
 from core.io.pretrained import progress
 from core.io.pretrained.memory import check_fits
 from core.text.pretrained_tokenizer import PretrainedTokenizer
@@ -81,8 +84,9 @@ class FolderRead:
 
 
 def read_capped_file(path: Path, folder: Path, cap: int = DESCRIPTION_BYTES) -> bytes:
-    """The bytes of ``path``, read no further than ``cap``; every fault one :class:`CheckpointError` naming the
-    folder."""
+    """The bytes of ``path`` (resolved inside ``folder``), read no further than ``cap``; every fault one
+    :class:`CheckpointError` naming the folder."""
+    path = model_file(path, folder)
     try:
         return read_capped(path, cap)
     except ValueError as error:  # over the cap: the message names the file
@@ -108,23 +112,13 @@ def folder_config(folder: Path) -> dict[str, Any]:
     return read_json(folder / "config.json", folder)
 
 
-def link_root(folder: Path) -> Path:
-    """Where the files of ``folder`` may resolve: the folder itself, or for a snapshot of the Hugging Face
-    hub cache (``models--org--name/snapshots/<revision>``) the model's cache folder, whose ``blobs`` hold them."""
-    resolved = folder.resolve()
-    if resolved.parent.name == "snapshots" and resolved.parent.parent.name.startswith("models--"):
-        return resolved.parent.parent
-    return resolved
-
-
 def inside(folder: Path, relative: str) -> Path:
-    """``folder / relative``, refused when it names a place outside ``folder`` or resolves outside it (a
-    hostile index or module path); a hub-cache snapshot's links into its ``blobs`` are inside (:func:`link_root`)."""
-    named = Path(os.path.normpath(folder.absolute() / relative))
-    path = named.resolve()
-    if not named.is_relative_to(folder.absolute()) or not path.is_relative_to(link_root(folder)):
-        raise CheckpointError(f"{folder.name}: {relative!r} points outside the folder")
-    return path
+    """``folder / relative`` resolved, refused when it names or links to a place outside the folder (a hostile
+    index or module path; a hub cache snapshot's links into its ``blobs/`` are followed)."""
+    try:
+        return resolve_inside(folder / relative, model_roots(folder))
+    except CheckpointError:
+        raise CheckpointError(f"{folder.name}: {relative[:200]!r} points outside the folder") from None
 
 
 def weight_files(folder: Path) -> list[Path]:
@@ -134,13 +128,13 @@ def weight_files(folder: Path) -> list[Path]:
         CheckpointError: none (with the conversion hint for a pickle-only folder), or a bad index.
     """
     single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
-    if single.is_file():
-        return [single]
+    if single.exists() or single.is_symlink():  # a link or a FIFO is refused by name, not taken for absent
+        return [model_file(single, folder)]
     if index.is_file():
         mapping = read_json(index, folder).get("weight_map")
         if not isinstance(mapping, dict) or not mapping or not all(isinstance(v, str) for v in mapping.values()):
             raise CheckpointError(f"{folder.name}: {index.name} has no valid weight_map")
-        shards = [inside(folder, name) for name in sorted(set(mapping.values()))]
+        shards = [model_file(inside(folder, name), folder) for name in sorted(set(mapping.values()))]
         missing = [p.name for p in shards if not p.is_file()]
         if missing:
             raise CheckpointError(f"{folder.name}: shard(s) {', '.join(missing[:3])} named by {index.name} are missing")
@@ -192,6 +186,12 @@ def read_headers(folder: Path) -> dict[str, TensorHeader]:
     """
     found: dict[str, TensorHeader] = {}
     for path in weight_files(folder):
+        try:
+            check_header_size(path)  # a header's JSON is parsed only within its bound
+        except CheckpointError as error:
+            raise CheckpointError(f"{folder.name}/{error}") from None
+        except OSError as error:
+            raise CheckpointError(f"{folder.name}/{path.name} cannot be read ({error.strerror})") from None
         try:
             with safe_open(str(path), framework="pt") as handle:
                 for name in handle.keys():
@@ -261,7 +261,7 @@ def read_weights(folder: Path, rename: Callable[[str], str | None],
 def read_tokenizer(folder: Path, max_len: int, kind: str = "wordpiece") -> PretrainedTokenizer:
     """The folder's tokenizer truncating at ``max_len``: ``tokenizer.json``, else a WordPiece ``vocab.txt``
     with ``tokenizer_config.json``'s settings (as BERT's original tokenizer reads them)."""
-    path = folder / "tokenizer.json"
+    path = model_file(folder / "tokenizer.json", folder)
     if not path.is_file():
         if (folder / "vocab.txt").is_file():
             return PretrainedTokenizer(_wordpiece_from_vocab(folder), kind="wordpiece", max_len=max_len)

@@ -26,6 +26,7 @@ from core.io.pretrained.hf_bart import bart_claims, bart_name, bart_style_config
 from core.io.pretrained.hf_claims import check_folder
 from core.io.pretrained.hf_files import (VOCAB_BYTES, VOCAB_ENTRIES, FolderRead, folder_config, read_capped_file,
                                          read_json, read_tokenizer)
+from core.text.child import first_line
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 
 _NORMAL, _USER_DEFINED = 1, 4  # SentencePiece piece types
@@ -95,11 +96,27 @@ def read_spm(path: Path) -> tuple[dict[str, tuple[float, int]], dict[int, Any]]:
 
 
 def spm_tokenizer(spm: Path, vocab: dict[str, int], max_len: int) -> PretrainedTokenizer:
-    """SentencePiece segmentation of ``spm`` with the ids of ``vocab`` (Marian's vocab.json), ending in ``</s>``."""
+    """SentencePiece segmentation of ``spm`` with the ids of ``vocab`` (Marian's vocab.json), ending in ``</s>``.
+
+    Raises:
+        CheckpointError: an unreadable model, ids that are not 0 … n-1, or a normaliser the tokenizers library
+            refuses (a cut ``precompiled_charsmap``): one line naming the file.
+    """
     pieces, spec = read_spm(spm)
     order = sorted(vocab, key=vocab.get)
     if [vocab[t] for t in order] != list(range(len(order))):
         raise CheckpointError(f"{spm.parent.name}/vocab.json ids are not 0 … {len(order) - 1}")
+    try:
+        hf = _unigram(pieces, spec, vocab, order)
+    except Exception as error:  # the tokenizers library raises bare Exceptions for a malformed charsmap
+        raise CheckpointError(f"{spm.parent.name}/{spm.name} is not a usable SentencePiece model "
+                              f"({first_line(error)})") from None
+    return PretrainedTokenizer(hf, kind="sentencepiece", max_len=max_len)
+
+
+def _unigram(pieces: dict[str, tuple[float, int]], spec: dict[int, Any], vocab: dict[str, int],
+             order: list[str]) -> Tokenizer:
+    """The Hugging Face tokenizer a SentencePiece Unigram model and its normaliser spec describe."""
     scores = [(t, pieces[t][0] if t in pieces and pieces[t][1] in (_NORMAL, _USER_DEFINED) else _UNUSED_SCORE)
               for t in order]
     unk = vocab.get("<unk>", 0)
@@ -121,7 +138,7 @@ def spm_tokenizer(spm: Path, vocab: dict[str, int], max_len: int) -> PretrainedT
     hf.add_tokens([AddedToken(t, normalized=False, special=False) for t in order if _LANGUAGE.fullmatch(t)])
     if "</s>" in vocab:
         hf.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", vocab["</s>"])])
-    return PretrainedTokenizer(hf, kind="sentencepiece", max_len=max_len)
+    return hf
 
 
 def marian_tokenizers(folder: Path, max_len: int) -> tuple[PretrainedTokenizer, PretrainedTokenizer]:

@@ -20,6 +20,7 @@ from core.model.families.seq2seq_layers import ACTIVATIONS, Seq2SeqConfig
 _BLOCK = re.compile(r"^(encoder|decoder)\.block\.(\d+)\.layer\.(\d)\.(.+)$")
 _ATTENTION = {"SelfAttention": "self_attn", "EncDecAttention": "cross_attn"}
 _FFN = {"wi": "up", "wi_0": "gate", "wi_1": "up", "wo": "down"}
+MAX_RELATIVE_DISTANCE = 1 << 20  # T5 uses 128; the largest real configs a few thousand
 
 
 def t5_config(folder: Path, raw: dict[str, Any], stored_head: bool) -> Seq2SeqConfig:
@@ -56,11 +57,29 @@ def t5_config(folder: Path, raw: dict[str, Any], stored_head: bool) -> Seq2SeqCo
         raise CheckpointError(f"{folder.name}: config.json is incomplete or invalid ({error})") from None
 
 
+def _check_relative(raw: dict[str, Any], folder: Path, buckets: int) -> None:
+    """T5's relative-position buckets: at least 4 (half for each direction, half of those exact), and a largest
+    distance past the exact ones and at most :data:`MAX_RELATIVE_DISTANCE` (else the log-spaced buckets divide by 0
+    or take the log of a negative number on every run).
+
+    Raises:
+        CheckpointError: naming the config.json key and the value.
+    """
+    if buckets < 4:
+        raise CheckpointError(f"{folder.name}: config.json's 'relative_attention_num_buckets' must be at least 4, "
+                              f"got {buckets}")
+    distance = count(raw, folder, "relative_attention_max_distance", 128)
+    if not buckets // 2 < distance <= MAX_RELATIVE_DISTANCE:
+        raise CheckpointError(f"{folder.name}: config.json's 'relative_attention_max_distance' must lie in "
+                              f"{buckets // 2 + 1}…{MAX_RELATIVE_DISTANCE:,} for {buckets} buckets, got {distance:,}")
+
+
 def t5_claims(raw: dict[str, Any], folder: Path) -> Claims:
     """What a T5 config.json claims: each stack's layers, the shared embedding, the relative-position tables
     (buckets × heads), each layer's query (heads × d_kv rows), cross-attention query and down projection."""
     width, inner = ("d_model", count(raw, folder, "d_model")), ("d_ff", count(raw, folder, "d_ff"))
     heads, buckets = count(raw, folder, "num_heads"), count(raw, folder, "relative_attention_num_buckets", 32)
+    _check_relative(raw, folder, buckets)
     query = (("num_heads × d_kv", heads * count(raw, folder, "d_kv")), width)
     layers = count(raw, folder, "num_layers")
     tensors = {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)}

@@ -14,7 +14,6 @@ import hashlib
 import importlib.util
 import logging
 import os
-import struct
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,7 +25,8 @@ from torch import nn
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.ct2_whisper import is_ctranslate2_folder, read_whisper
 from core.io.pretrained.gguf_header import is_gguf
-from core.io.pretrained.gguf_llama import SUPPORTED_ARCHITECTURES, file_sha256, load_gguf
+from core.io.files import file_fingerprint
+from core.io.pretrained.gguf_llama import SUPPORTED_ARCHITECTURES, load_gguf
 from core.io.pretrained.hf_files import FolderRead, weight_files
 from core.io.pretrained.hf_folder import is_model_folder, read_folder, supported_model_types
 from core.text.child import first_line
@@ -144,6 +144,7 @@ class PretrainedModel:
         name: display name (the GGUF's ``general.name``, else the file or folder name).
         pooling: how a BERT model's sentence vector is made (``mode``, ``normalize``).
         metadata: the GGUF's ``general.*`` entries (license, organisation, …).
+        known_fingerprint: the source's fingerprint when the reader took it (a GGUF's, a Whisper folder's).
     """
 
     model: nn.Module
@@ -155,7 +156,7 @@ class PretrainedModel:
     labels: tuple[str, ...] = ()
     pooling: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
-    known_sha256: str | None = None
+    known_fingerprint: str | None = None
     target_tokenizer: PretrainedTokenizer | None = None
     decoder_start_id: int | None = None
 
@@ -170,16 +171,14 @@ class PretrainedModel:
         return self.model.config.architecture
 
     @cached_property
-    def sha256(self) -> str:
-        """SHA-256 of the source: the ``.gguf`` file, or a BERT folder's config, tokenizer and weights."""
-        if self.known_sha256:
-            return self.known_sha256
-        sha = hashlib.sha256()
+    def fingerprint(self) -> str:
+        """What identifies this version of the source (:func:`core.io.files.file_fingerprint` of the ``.gguf``
+        file, or of a folder's config, tokenizer and weights files): a bounded read, whatever their size."""
+        if self.known_fingerprint:
+            return self.known_fingerprint
         described = [p for pattern in ("*.json", "*.spm", "*.model", "vocab.txt") for p in self.path.glob(pattern)]
         files = [self.path / "config.json", *sorted(p for p in described if p.name != "config.json")]
-        for path in [*files, *weight_files(self.path)]:
-            sha.update(f"{path.name}:{file_sha256(path)}\n".encode())
-        return sha.hexdigest()
+        return _files_fingerprint([*files, *weight_files(self.path)])
 
     def head_groups(self) -> tuple[int, ...]:
         """For each query head, the key/value head it shares (every head its own without grouped-query attention)."""
@@ -198,10 +197,11 @@ def _known_name(path: Path) -> str | None:
     return None if entry is None else entry.name
 
 
-def _files_sha256(files: list[Path]) -> str:
+def _files_fingerprint(files: list[Path]) -> str:
+    """One key for several files: each file's name and :func:`~core.io.files.file_fingerprint`."""
     sha = hashlib.sha256()
     for path in files:
-        sha.update(f"{path.name}:{file_sha256(path)}\n".encode())
+        sha.update(f"{path.name}:{file_fingerprint(path)}\n".encode())
     return sha.hexdigest()
 
 
@@ -215,7 +215,7 @@ def _load_whisper(path: Path, device: torch.device | str) -> PretrainedModel | N
     files = [path / "config.json", path / "tokenizer.json", *(parts or [path / "model.bin"])]
     return PretrainedModel(read.model.to(device), read.tokenizer, path, "whisper",
                            entry.name if entry is not None else path.name, head="speech",
-                           known_sha256=_files_sha256(files))
+                           known_fingerprint=_files_fingerprint(files))
 
 
 def is_pretrained(source: Any) -> bool:
@@ -248,25 +248,28 @@ def load_pretrained(path: str | os.PathLike, *, device: torch.device | str = "cp
     Raises:
         CheckpointError: a missing path, another model type or architecture (the message names
             what is supported), unreadable or inconsistent files; any other fault a crafted file makes a
-            reader raise too (one line naming the file).
+            reader or a native library raise too (bare ``Exception``, ``RuntimeError``, ``struct.error``):
+            always one line naming the file and the fault.
     """
     path = Path(path)
     try:
         return _load(path, device, use_cache)
     except CheckpointError:
         raise
-    except (ArithmeticError, LookupError, RecursionError, TypeError, ValueError, struct.error) as error:
+    except MemoryError:
+        raise CheckpointError(f"{path.name} is too large to read") from None
+    except Exception as error:  # the untrusted-input boundary: a reader's or a native library's own error types
         log.warning("reading %s failed unexpectedly: %r", path, error)
-        raise CheckpointError(f"{path.name} cannot be read ({first_line(error)})") from None
+        raise CheckpointError(f"{path.name} cannot be read ({type(error).__name__}: {first_line(error)})") from None
 
 
 def _load(path: Path, device: torch.device | str, use_cache: bool) -> PretrainedModel:
     if _gguf_path(path):
-        model, tokenizer, general, sha = load_gguf(path, use_cache=use_cache)
+        model, tokenizer, general, fingerprint = load_gguf(path, use_cache=use_cache)
         model = model.to(device)
         name = _known_name(path) or str(general.get("name") or path.stem)
         return PretrainedModel(model, tokenizer, path, str(general["architecture"]), name, head="next_token",
-                               metadata=general, known_sha256=sha)
+                               metadata=general, known_fingerprint=fingerprint)
     whisper = _load_whisper(path, device) if path.is_dir() else None
     if whisper is not None:
         return whisper

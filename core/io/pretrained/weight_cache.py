@@ -1,10 +1,11 @@
-"""A cache of converted pretrained weights: one safetensors file per source file SHA-256.
+"""A cache of converted pretrained weights: one safetensors file per version of a source file.
 
 Dequantizing a GGUF takes seconds; reading the float32 result back takes a fraction
 of that. The cache lives in ``$ATTNSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/attnscope``,
 else ``~/.cache/attnscope``. Entries are safetensors (never pickles), written
-atomically, and named by the SHA-256 of the file they were converted from, so an
-edited source never meets a stale entry. Any fault reading or writing the cache is
+atomically, and named by the key of the file they were converted from (its
+:func:`~core.io.files.file_fingerprint`: header, size, modification time, inode and sampled blocks, never a
+full read), so an edited source never meets a stale entry. Any fault reading or writing the cache is
 logged and ignored: the caller converts the source again. :func:`write_soon` writes in a
 background thread (a few hundred MB take a second or more) that the interpreter waits for at exit.
 
@@ -39,7 +40,7 @@ except ImportError:  # pragma: no cover - not on Linux
 log = logging.getLogger(__name__)
 
 FORMAT = "attnscope-weight-cache"
-VERSION = "2"  # 2: tensors' SHA-256 recorded and checked
+VERSION = "3"  # 2: tensors' SHA-256 recorded and checked; 3: keyed by the source's fingerprint
 DEFAULT_MAX_BYTES = 2 << 30
 _cleaned: set[Path] = set()
 
@@ -77,15 +78,15 @@ def cache_dir() -> Path:
     return Path(base) / "attnscope"
 
 
-def entry_path(source_sha256: str, kind: str) -> Path:
-    """Where the converted weights of the source file with this SHA-256 are kept."""
-    return cache_dir() / kind / f"{source_sha256}.safetensors"
+def entry_path(source_key: str, kind: str) -> Path:
+    """Where the converted weights of the source file with this key are kept."""
+    return cache_dir() / kind / f"{source_key}.safetensors"
 
 
-def read(source_sha256: str, kind: str) -> tuple[dict[str, Tensor], dict[str, str]] | None:
+def read(source_key: str, kind: str) -> tuple[dict[str, Tensor], dict[str, str]] | None:
     """The cached (tensors, metadata) for this source, or None when absent or unusable (an entry
     whose tensors fail their checksum is removed)."""
-    path = entry_path(source_sha256, kind)
+    path = entry_path(source_key, kind)
     _clean_once(path.parent)
     if not path.is_file():
         return None
@@ -93,7 +94,7 @@ def read(source_sha256: str, kind: str) -> tuple[dict[str, Tensor], dict[str, st
         with safe_open(str(path), framework="pt", device="cpu") as handle:
             metadata = handle.metadata() or {}
             if metadata.get("format") != FORMAT or metadata.get("version") != VERSION \
-                    or metadata.get("source_sha256") != source_sha256:
+                    or metadata.get("source_key") != source_key:
                 log.warning("ignoring the weight cache entry %s: it was written for another file or version", path)
                 return None
             tensors = {name: handle.get_tensor(name) for name in handle.keys()}
@@ -138,14 +139,14 @@ def evict(keep: Path | None = None, limit: int | None = None) -> list[Path]:
     return removed
 
 
-def _write_to(path: Path, source_sha256: str, tensors: dict[str, Tensor], metadata: dict[str, str]) -> Path | None:
+def _write_to(path: Path, source_key: str, tensors: dict[str, Tensor], metadata: dict[str, str]) -> Path | None:
     """Store converted weights atomically within the byte budget; returns the entry's path, or None
     if it could not (or may not) be written."""
     size = sum(t.numel() * t.element_size() for t in tensors.values())
     if size > max_bytes():
         log.info("not caching %s: %d bytes is over the cache's %d", path.name, size, max_bytes())
         return None
-    header = {**metadata, "format": FORMAT, "version": VERSION, "source_sha256": source_sha256,
+    header = {**metadata, "format": FORMAT, "version": VERSION, "source_key": source_key,
               "tensors_sha256": tensors_sha256(tensors)}
     tmp = None
     try:
@@ -171,12 +172,12 @@ _pending: list[threading.Thread] = []
 _pending_lock = threading.Lock()
 
 
-def write_soon(source_sha256: str, kind: str, tensors: dict[str, Tensor], metadata: dict[str, str]) -> None:
+def write_soon(source_key: str, kind: str, tensors: dict[str, Tensor], metadata: dict[str, str]) -> None:
     """Store converted weights atomically, in a background (non-daemon) thread; the tensors must
     not change meanwhile. A fault is logged, never raised."""
-    path = entry_path(source_sha256, kind)  # decided now, not when the thread runs
-    thread = threading.Thread(target=_write_to, args=(path, source_sha256, tensors, metadata),
-                              name=f"attnscope-cache-{source_sha256[:8]}")
+    path = entry_path(source_key, kind)  # decided now, not when the thread runs
+    thread = threading.Thread(target=_write_to, args=(path, source_key, tensors, metadata),
+                              name=f"attnscope-cache-{source_key[:8]}")
     with _pending_lock:
         _pending[:] = [t for t in _pending if t.is_alive()]
         _pending.append(thread)

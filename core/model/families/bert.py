@@ -30,6 +30,7 @@ from torch import Tensor, nn
 from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
 from core.model.families.encoder_heads import ACTIVATIONS, HeadConfig, build_head
 from core.model.families.grouped import HeadCall, embedding, grouped_attention, stack_field
+from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,9 @@ class BertLayer(nn.Module):
 
     def forward(self, x, mask, call, head_mask):
         attended, result = self.attn(x, mask, call, head_mask)
-        x = self.attn_norm(x + attended)  # (B, T, D)
-        return self.ffn_norm(x + self.down(self.activation(self.up(x)))), result
+        x = put(call, "resid_mid", self.attn_norm(x + put(call, "attn_out", attended)))  # (B, T, D)
+        ffn = put(call, "ffn_out", self.down(self.activation(self.up(x))))
+        return put(call, "resid_out", self.ffn_norm(x + ffn)), result
 
 
 class BertModel(nn.Module):
@@ -172,12 +174,14 @@ class BertModel(nn.Module):
                                       "an encoder-only model")
 
     def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               key_mask: Tensor | None = None, token_types: Tensor | None = None) -> tuple[Tensor, list]:
+               key_mask: Tensor | None = None, token_types: Tensor | None = None,
+               recorder: Recorder | None = None) -> tuple[Tensor, list]:
         """Last hidden states (B, T, D) and per-layer attention results.
 
         Args:
             key_mask: (B, T) bool, ``False`` on padding; default: ids equal to ``pad_id``.
             token_types: (B, T) segment ids (default: all 0, one sentence).
+            recorder: collects the pass's trace (:mod:`core.model.trace`) under ``encoder.…``.
         """
         self._check_ids(src)
         c = self.config
@@ -187,30 +191,32 @@ class BertModel(nn.Module):
             length = src.size(1)
             look_back = torch.ones(length, length, dtype=torch.bool, device=src.device).tril()  # (T, T)
             mask = look_back if mask is None else mask & look_back  # (B, 1, T, T)
-        call = HeadCall(controls.temperature, controls.hard, need_weights)
+        call = HeadCall(controls.temperature, controls.hard, need_weights, site=stack_site(recorder, "encoder"))
         heads = self._head_mask(controls)
-        x, results = self.embed(src, token_types), []  # (B, T, D)
+        x, results = put(call, "embed", self.embed(src, token_types)), []  # (B, T, D)
         for i in range(c.n_encoder_layers):
             layer = self.layers[i * c.distinct_layers // c.n_encoder_layers]  # ALBERT: layers share weights
-            x, result = layer(x, mask, call, None if heads is None else heads[i])
+            x, result = layer(x, mask, at_layer(call, i), None if heads is None else heads[i])
             results.append(result)
-        return x, results
+        return put(call, "final", x), results
 
     def forward(
         self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
         controls: AttentionControls = AttentionControls(), return_attention: bool = False,
-        return_scores: bool = False, key_mask: Tensor | None = None,
+        return_scores: bool = False, key_mask: Tensor | None = None, record: list[str] | None = None,
     ) -> ModelOutput:
         """The head's logits for ``src`` (B, T) (see the class); maps under ``"encoder"`` on request.
 
         The causal control applies only to a causal model (``config.causal``: a BERT saved with
-        ``is_decoder``); ``tgt`` and ``targets`` must be None.
+        ``is_decoder``); ``tgt`` and ``targets`` must be None; ``record`` names the trace's parts to keep.
         """
         if src is None or tgt is not None or targets is not None:
             raise ValueError("an encoder-only model takes src ids only")
-        hidden, results = self.encode(src, controls, return_attention or return_scores, key_mask)
+        recorder = recorder_of(record)
+        hidden, results = self.encode(src, controls, return_attention or return_scores, key_mask, recorder=recorder)
         return ModelOutput(
             logits=hidden if self.head is None else self.head(hidden),
             attention={"encoder": stack_field(results, "weights")} if return_attention else None,
             scores={"encoder": stack_field(results, "scores")} if return_scores else None,
+            trace=None if recorder is None else recorder.trace,
         )

@@ -22,6 +22,7 @@ from core.model.families.grouped import HeadCall, grouped_attention, kv_head_of,
 from core.model.families.rope import rotate_partial
 from core.model.kv_cache import AttentionCache, KVCache
 from core.model.masks import combine_masks
+from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 #: Feed-forward activations by their Hugging Face names.
 ACTIVATIONS = {
@@ -137,6 +138,10 @@ class DecoderLM(nn.Module):
         """A fresh key/value cache for ONE decoding call (never stored on the model)."""
         return KVCache(self.config.n_decoder_layers)
 
+    def unembed(self, resid: Tensor) -> Tensor:
+        """Logits (…, V) of a residual stream (…, D): the final norm (when there is one), then the output layer."""
+        return self.lm_head(resid if self.norm is None else self.norm(resid))
+
     def _head_mask(self, controls: AttentionControls) -> Tensor | None:
         return single_stack_head_mask(controls, "decoder", self.config.n_decoder_layers, self.config.n_heads,
                                       "a decoder-only model")
@@ -149,39 +154,48 @@ class DecoderLM(nn.Module):
             self.lm_head.weight = self.embed.weight
 
     def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               key_mask: Tensor | None = None, cache: KVCache | None = None) -> tuple[Tensor, list]:
+               key_mask: Tensor | None = None, cache: KVCache | None = None,
+               recorder: Recorder | None = None) -> tuple[Tensor, list]:
         """Hidden states (B, T, D) after the final norm, and per-layer attention results.
 
         Args:
             key_mask: (B, T) bool, ``False`` on right-padding (used while ``controls.padding``).
             cache: with a KV cache (causal decoding), ``tgt`` holds only the positions after those it has seen.
+            recorder: collects the pass's trace (:mod:`core.model.trace`) under ``decoder.…``.
         """
         start = self._begin(tgt, cache)
         window = getattr(self.config, "sliding_window", None)
-        mask = decoder_mask(tgt.size(1), controls, key_mask, window, tgt.device, start)
+        padded = key_mask is not None and controls.padding
+        if padded and not torch.compiler.is_compiling():  # reading the mask back would break a compiled graph
+            padded = not bool(key_mask.all())
+        causal = controls.causal and window is None and not padded and start == 0
+        mask = None if causal else decoder_mask(tgt.size(1), controls, key_mask if padded else None, window,
+                                                tgt.device, start)
         x, rotary = self._embed(tgt, start)  # (B, T, D), (T, r) tables or None
-        call = HeadCall(controls.temperature, controls.hard, need_weights)
+        call = HeadCall(controls.temperature, controls.hard, need_weights, causal, stack_site(recorder, "decoder"))
+        put(call, "embed", x)
         heads = self._head_mask(controls)  # (L, H) or None
         results = []
         for i, layer in enumerate(self.layers):
-            x, result = layer(x, rotary, mask, call, None if heads is None else heads[i],
+            x, result = layer(x, rotary, mask, at_layer(call, i), None if heads is None else heads[i],
                               None if cache is None else cache.layers[i][0])
             results.append(result)
-        return (x if self.norm is None else self.norm(x)), results  # (B, T, D), L results
+        return put(call, "final", x if self.norm is None else self.norm(x)), results  # (B, T, D), L results
 
     def forward(
         self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
         controls: AttentionControls = AttentionControls(), return_attention: bool = False,
-        return_scores: bool = False, key_mask: Tensor | None = None,
+        return_scores: bool = False, key_mask: Tensor | None = None, record: list[str] | None = None,
     ) -> ModelOutput:
         """Next-token logits (B, T, V) for ``tgt`` (B, T); maps under ``"decoder"`` on request.
 
         ``src`` must be None (there is no encoder); ``targets`` (B, T) gives the mean
-        cross-entropy, ignoring positions where ``key_mask`` is False.
+        cross-entropy, ignoring positions where ``key_mask`` is False; ``record`` names the trace's parts to keep.
         """
         if src is not None or tgt is None:
             raise ValueError("a decoder-only model takes tgt ids and no src")
-        hidden, results = self.decode(tgt, controls, return_attention or return_scores, key_mask)
+        recorder = recorder_of(record)
+        hidden, results = self.decode(tgt, controls, return_attention or return_scores, key_mask, recorder=recorder)
         logits = self.lm_head(hidden).float()  # (B, T, V), float32 whatever the weights' dtype
         loss = None
         if targets is not None:
@@ -191,6 +205,7 @@ class DecoderLM(nn.Module):
             logits=logits, loss=loss,
             attention={"decoder": stack_field(results, "weights")} if return_attention else None,
             scores={"decoder": stack_field(results, "scores")} if return_scores else None,
+            trace=None if recorder is None else recorder.trace,
         )
 
     def next_token_logits(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,

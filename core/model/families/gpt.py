@@ -18,6 +18,7 @@ from core.model.families.gpt_config import GptConfig
 from core.model.families.grouped import embedding
 from core.model.families.norms import layer_norm
 from core.model.families.rope import rope_tables
+from core.model.trace import put
 
 __all__ = ["GptConfig", "GptModel"]
 
@@ -50,16 +51,16 @@ class GptLayer(nn.Module):
     def forward(self, x, rotary, mask, call, head_mask, cache=None):
         if self.block == "post_norm":
             attended, result = self.attn(x, rotary, mask, call, head_mask, cache)
-            x = self.attn_norm(x + attended)  # (B, T, D)
-            return self.ffn_norm(x + self.mlp(x)), result
+            x = put(call, "resid_mid", self.attn_norm(x + put(call, "attn_out", attended)))  # (B, T, D)
+            return put(call, "resid_out", self.ffn_norm(x + put(call, "ffn_out", self.mlp(x)))), result
         normed = self.attn_norm(x)
         attended, result = self.attn(normed, rotary, mask, call, head_mask, cache)
+        mid = put(call, "resid_mid", x + put(call, "attn_out", attended))  # parallel blocks: x + attention alone
         if self.block == "parallel_shared":
-            return x + attended + self.mlp(normed), result
+            return put(call, "resid_out", mid + put(call, "ffn_out", self.mlp(normed))), result
         if self.block == "parallel":
-            return x + attended + self.mlp(self.ffn_norm(x)), result
-        x = x + attended
-        return x + self.mlp(self.ffn_norm(x)), result
+            return put(call, "resid_out", mid + put(call, "ffn_out", self.mlp(self.ffn_norm(x)))), result
+        return put(call, "resid_out", mid + put(call, "ffn_out", self.mlp(self.ffn_norm(mid)))), result
 
 
 class GptModel(DecoderLM):

@@ -18,15 +18,25 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, attention_weights
+from core.model.contract import masked_heads
+from core.model.trace import Site
 
 
 @dataclass(frozen=True)
 class HeadCall:
-    """Per-call settings of one attention sublayer (never stored on a module)."""
+    """Per-call settings of one attention sublayer (never stored on a module).
+
+    Attributes:
+        causal: the mask is exactly the look-ahead mask over every position (passed as ``mask=None``): the
+            fused kernel skips the masked blocks, the explicit path builds the mask.
+        site: where this sublayer writes its part of the trace, when the call records one.
+    """
 
     temperature: float = 1.0
     hard: bool = False
     need_weights: bool = False
+    causal: bool = False
+    site: Site | None = None
 
 
 def kv_head_of(n_heads: int, n_kv_heads: int) -> list[int]:
@@ -58,17 +68,24 @@ def grouped_attention(
     group = n_heads // k.size(1)
     scale = 1.0 / math.sqrt(head_dim)
     weights = scores = None
-    if call.need_weights or call.hard:
+    explicit = call.need_weights or call.hard
+    full = mask
+    if call.causal and mask is None and (explicit or call.site is not None):
+        full = causal_mask(length, k.size(-2), q.device, call)  # (Tq, Tk)
+    if call.site is not None:
+        call.site.attention(q, k, v, full, scale)
+    if explicit:
         k_full = k.repeat_interleave(group, dim=1) if group > 1 else k  # (B, H, Tk, dk)
         v_full = v.repeat_interleave(group, dim=1) if group > 1 else v
         raw = ((q @ k_full.transpose(-2, -1)) * scale).float()  # (B, H, Tq, Tk): scaled in q's dtype, as the
         # reference (bf16 / fp16 models); then float32 for the softmax
-        weights = attention_weights(raw, mask, temperature=call.temperature, hard=call.hard)
+        weights = attention_weights(raw, full, temperature=call.temperature, hard=call.hard)
         scores = raw if call.temperature == 1.0 else raw * call.temperature  # raw is never written in place
         out = weights.to(v.dtype) @ v_full  # (B, H, Tq, dk)
     else:
         out = F.scaled_dot_product_attention(
             q, k, v, attn_mask=mask, scale=scale * call.temperature, enable_gqa=group > 1,
+            is_causal=call.causal and mask is None,
         )  # (B, H, Tq, dk)
         if mask is not None:
             # A fully masked query row attends to nothing: its output is zero, as on the explicit path.
@@ -76,15 +93,19 @@ def grouped_attention(
     return merged_heads(out, head_mask, call, weights, scores)
 
 
+def causal_mask(queries: int, keys: int, device: torch.device, call: HeadCall) -> Tensor:
+    """The (Tq, Tk) look-ahead mask of the last ``queries`` positions (one per pass when recording)."""
+    if call.site is not None:
+        return call.site.recorder.causal_mask(queries, keys, device)
+    return torch.ones(queries, keys, dtype=torch.bool, device=device).tril(keys - queries)
+
+
 def merged_heads(out: Tensor, head_mask: Tensor | None, call: HeadCall, weights: Tensor | None,
                  scores: Tensor | None) -> AttentionResult:
-    """The heads' outputs (B, H, Tq, dk), knocked out where ``head_mask`` (H,) is 0, concatenated into
+    """The heads' outputs (B, H, Tq, dk), knocked out where ``head_mask`` (H,) or (B, H) is 0, concatenated into
     (B, Tq, H·dk), with the maps kept only when the call asked for them."""
     batch, n_heads, length, head_dim = out.shape
-    if head_mask is not None:
-        if head_mask.shape != (n_heads,):
-            raise ValueError(f"head_mask must have shape ({n_heads},), got {tuple(head_mask.shape)}")
-        out = out * head_mask.to(out.dtype).view(1, -1, 1, 1)
+    out = masked_heads(out, head_mask)
     out = out.transpose(1, 2).reshape(batch, length, n_heads * head_dim)  # (B, Tq, H·dk)
     keep = call.need_weights
     return AttentionResult(out, weights if keep else None, scores if keep else None)

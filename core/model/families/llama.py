@@ -22,6 +22,7 @@ from core.model.families.grouped import embedding
 from core.model.families.llama_config import LlamaConfig
 from core.model.families.norms import RMSNorm
 from core.model.families.rope import rope_tables
+from core.model.trace import put
 
 __all__ = ["LlamaConfig", "LlamaModel"]
 
@@ -53,8 +54,8 @@ class LlamaLayer(nn.Module):
 
     def forward(self, x, rotary, mask, call, head_mask, cache=None):
         attended, result = self.attn(self.attn_norm(x), rotary, mask, call, head_mask, cache)
-        x = x + attended  # (B, T, D)
-        return x + self.mlp(self.ffn_norm(x)), result
+        x = put(call, "resid_mid", x + put(call, "attn_out", attended))  # (B, T, D)
+        return put(call, "resid_out", x + put(call, "ffn_out", self.mlp(self.ffn_norm(x)))), result
 
 
 class LlamaModel(DecoderLM):

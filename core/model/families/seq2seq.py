@@ -22,6 +22,7 @@ from core.model.families.marian import SinusoidalPositions
 from core.model.families.seq2seq_layers import Seq2SeqConfig, Seq2SeqLayer, make_norm
 from core.model.families.t5 import RelativeBias
 from core.model.kv_cache import KVCache, decoding_step
+from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 
 class Stack(nn.Module):
@@ -55,14 +56,15 @@ class Stack(nn.Module):
         bias = None if self.relative is None else self.relative(start, length, start + length, device)  # (1, H, T, Tk)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x)
+        put(call, "embed", x)
         self_results, cross_results = [], []
         for i, layer in enumerate(self.layers):
             layer_heads = tuple(None if h is None else h[i] for h in heads)
-            x, self_result, cross_result = layer(x, self_mask, bias, memory, memory_mask, call, layer_heads,
-                                                 None if cache is None else cache.layers[i])
+            x, self_result, cross_result = layer(x, self_mask, bias, memory, memory_mask, at_layer(call, i),
+                                                 layer_heads, None if cache is None else cache.layers[i])
             self_results.append(self_result)
             cross_results.append(cross_result)
-        return (x if self.final_norm is None else self.final_norm(x)), self_results, cross_results
+        return put(call, "final", x if self.final_norm is None else self.final_norm(x)), self_results, cross_results
 
 
 class Seq2SeqModel(nn.Module):
@@ -88,11 +90,13 @@ class Seq2SeqModel(nn.Module):
         return self.embed(ids)  # (B, T, D)
 
     def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               need_scores: bool = False, key_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None, list]:
+               need_scores: bool = False, key_mask: Tensor | None = None,
+               recorder: Recorder | None = None) -> tuple[Tensor, Tensor | None, list]:
         """Run the encoder over ``src`` (B, S).
 
         Args:
             key_mask: (B, S) bool, False on padding; default: the ids equal to ``pad_id``.
+            recorder: collects the pass's trace (:mod:`core.model.trace`) under ``encoder.…``.
 
         Returns:
             memory (B, S, D), the source key mask (B, 1, S) or None (no padding, or padding off),
@@ -100,7 +104,8 @@ class Seq2SeqModel(nn.Module):
         """
         real = src != self.config.pad_id if key_mask is None else key_mask  # (B, S)
         memory_mask = real[:, None, :] if controls.padding and not bool(real.all()) else None  # (B, 1, S)
-        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores)
+        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores,
+                        site=stack_site(recorder, "encoder"))
         self_mask = None if memory_mask is None else memory_mask[:, None]  # (B, 1, 1, S)
         heads = (self._head_mask(controls, "encoder"), None)
         memory, results, _ = self.encoder(self._ids(src), self_mask, None, None, call, heads)
@@ -109,8 +114,8 @@ class Seq2SeqModel(nn.Module):
     def decode(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
                controls: AttentionControls = AttentionControls(), need_weights: bool = False,
                need_scores: bool = False, key_mask: Tensor | None = None,
-               cache: KVCache | None = None) -> tuple[Tensor, list, list]:
-        """Run the decoder over ``tgt`` (B, T) attending to ``memory`` (B, S, D).
+               cache: KVCache | None = None, recorder: Recorder | None = None) -> tuple[Tensor, list, list]:
+        """Run the decoder over ``tgt`` (B, T) attending to ``memory`` (B, S, D) (``recorder``: the trace).
 
         Decoder keys are masked only by look-ahead and ``key_mask`` (B, T), never by the pad id:
         Marian's and T5's decoders start from it. With a ``cache`` (causal only, no ``key_mask``),
@@ -132,10 +137,17 @@ class Seq2SeqModel(nn.Module):
         if key_mask is not None and controls.padding:
             keys = key_mask[:, None, None, :]  # (B, 1, 1, T)
             mask = keys if mask is None else mask & keys
-        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores)
+        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores,
+                        site=stack_site(recorder, "decoder"))
         cross_mask = None if memory_mask is None else memory_mask[:, None]  # (B, 1, 1, S)
         heads = (self._head_mask(controls, "decoder"), self._head_mask(controls, "cross"))
         return self.decoder(self._ids(tgt, start), mask, memory, cross_mask, call, heads, cache, start)
+
+    def unembed(self, resid: Tensor) -> Tensor:
+        """Logits (…, V) of a decoder residual stream (…, D): the decoder's final norm (when there is one), then
+        :meth:`lm_head`."""
+        norm = self.decoder.final_norm
+        return self.lm_head(resid if norm is None else norm(resid))
 
     def lm_head(self, hidden: Tensor) -> Tensor:
         """Next-token logits (…, V) of decoder states (…, D)."""
@@ -157,18 +169,21 @@ class Seq2SeqModel(nn.Module):
 
     def forward(self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
                 controls: AttentionControls = AttentionControls(), return_attention: bool = False,
-                return_scores: bool = False, key_mask: Tensor | None = None) -> ModelOutput:
+                return_scores: bool = False, key_mask: Tensor | None = None,
+                record: list[str] | None = None) -> ModelOutput:
         """Logits (B, T, V) of ``tgt`` given ``src``; maps per kind (L, B, H, Tq, Tk) on request.
 
         Args:
             targets: (B, T) next-token ids (pad positions ignored) for a mean cross-entropy ``loss``.
             key_mask: (B, S) bool, False on the source's padding.
+            record: the trace's parts to keep (:mod:`core.model.trace`).
         """
         if src is None or tgt is None:
             raise ValueError("an encoder-decoder needs src and tgt ids")
         need = {"need_weights": return_attention, "need_scores": return_scores}
-        memory, memory_mask, encoder = self.encode(src, controls, **need, key_mask=key_mask)
-        hidden, decoder, cross = self.decode(tgt, memory, memory_mask, controls, **need)
+        recorder = recorder_of(record)
+        memory, memory_mask, encoder = self.encode(src, controls, **need, key_mask=key_mask, recorder=recorder)
+        hidden, decoder, cross = self.decode(tgt, memory, memory_mask, controls, **need, recorder=recorder)
         logits = self.lm_head(hidden)  # (B, T, V)
         loss = None
         if targets is not None:
@@ -179,4 +194,5 @@ class Seq2SeqModel(nn.Module):
             logits=logits, loss=loss,
             attention={k: stack_field(v, "weights") for k, v in per_kind.items()} if return_attention else None,
             scores={k: stack_field(v, "scores") for k, v in per_kind.items()} if return_scores else None,
+            trace=None if recorder is None else recorder.trace,
         )

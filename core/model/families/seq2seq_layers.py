@@ -23,6 +23,7 @@ from core.model.attention import AttentionResult, attention_weights
 from core.model.contract import check_positive
 from core.model.families.grouped import HeadCall, merged_heads
 from core.model.kv_cache import AttentionCache
+from core.model.trace import of_kind, put
 
 ACTIVATIONS = {
     "gelu": F.gelu,
@@ -96,14 +97,25 @@ class Seq2SeqConfig:
                      "max_len"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.max_len < 2:
+            raise ValueError(f"an encoder-decoder needs at least 2 positions (its start and one generated token), "
+                             f"got max_len {self.max_len}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
         if self.positions not in POSITIONS:
             raise ValueError(f"positions {self.positions!r} is not one of {', '.join(POSITIONS)}")
-        for name in ("pad_id", "eos_id", "decoder_start_id", "forced_eos_id"):
+        for name in ("pad_id", "eos_id", "decoder_start_id", "forced_bos_id", "forced_eos_id"):
             if getattr(self, name) is not None and not 0 <= getattr(self, name) < self.vocab_size:
                 raise ValueError(f"{name} {getattr(self, name)} is outside the vocabulary")
+        if any(not 0 <= i < self.vocab_size for i in self.never_generated):
+            raise ValueError("an id decoding rules out is outside the vocabulary")
+        if self.positions == "relative" and not (4 <= self.relative_buckets
+                                                 and self.relative_buckets // 2 < self.relative_max_distance):
+            raise ValueError(f"relative positions need at least 4 buckets and a largest distance past the exact "
+                             f"ones, got {self.relative_buckets} buckets and distance {self.relative_max_distance}")
         check_positive(self, "norm_eps")
+        if not (math.isfinite(self.embed_scale) and math.isfinite(self.logits_scale)):
+            raise ValueError("embed_scale and logits_scale must be finite numbers")
 
     # The same questions core asks a ModelConfig.
     architecture = "encoder-decoder"
@@ -156,6 +168,8 @@ def biased_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias:
         raise ValueError(f"temperature must be a finite number >= 0, got {call.temperature}")
     batch, n_heads, length, head_dim = q.shape
     weights = scores = None
+    if call.site is not None:
+        call.site.attention(q, k, v, mask, scale, bias)
     if call.need_weights or call.hard:
         raw = (q @ k.transpose(-2, -1)).float() * scale  # (B, H, Tq, Tk)
         if bias is not None:
@@ -240,10 +254,11 @@ class Seq2SeqLayer(nn.Module):
         self.cross_norm = make_norm(c) if cross else None
         self.ffn, self.ffn_norm = FeedForward(c), make_norm(c)
 
-    def _residual(self, x: Tensor, norm: nn.Module, sublayer) -> tuple[Tensor, AttentionResult | None]:
+    def _residual(self, x: Tensor, norm: nn.Module, sublayer, call: HeadCall, out_name: str,
+                  resid_name: str) -> tuple[Tensor, AttentionResult | None]:
         out, result = sublayer(norm(x) if self.pre_norm else x)
-        x = x + out  # (B, T, D)
-        return (x if self.pre_norm else norm(x)), result
+        x = x + put(call, out_name, out)  # (B, T, D)
+        return put(call, resid_name, x if self.pre_norm else norm(x)), result
 
     def forward(self, x: Tensor, self_mask: Tensor | None, self_bias: Tensor | None, memory: Tensor | None,
                 memory_mask: Tensor | None, call: HeadCall, heads: tuple[Tensor | None, Tensor | None],
@@ -252,10 +267,12 @@ class Seq2SeqLayer(nn.Module):
         ``cache``: this layer's (self, cross) key/value caches when decoding incrementally."""
         self_cache, cross_cache = (None, None) if cache is None else cache
         x, self_result = self._residual(
-            x, self.self_norm, lambda h: self.self_attn(h, h, self_mask, self_bias, call, heads[0], self_cache))
+            x, self.self_norm, lambda h: self.self_attn(h, h, self_mask, self_bias, call, heads[0], self_cache),
+            call, "attn_out", "resid_mid")
         cross_result = None
         if self.cross_attn is not None:
+            cross = of_kind(call, "cross")
             x, cross_result = self._residual(x, self.cross_norm, lambda h: self.cross_attn(
-                h, memory, memory_mask, None, call, heads[1], cross_cache, fixed=True))
-        x, _ = self._residual(x, self.ffn_norm, lambda h: (self.ffn(h), None))
+                h, memory, memory_mask, None, cross, heads[1], cross_cache, fixed=True), cross, "attn_out", "resid_mid")
+        x, _ = self._residual(x, self.ffn_norm, lambda h: (self.ffn(h), None), call, "ffn_out", "resid_out")
         return x, self_result, cross_result

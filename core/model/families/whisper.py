@@ -22,6 +22,7 @@ from core.model.families.whisper_config import WhisperConfig
 from core.model.families.grouped import HeadCall, grouped_attention, stack_field
 from core.model.kv_cache import AttentionCache, KVCache
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
+from core.model.trace import Recorder, at_layer, of_kind, put, recorder_of, stack_site
 
 
 class WhisperAttention(nn.Module):
@@ -90,8 +91,8 @@ class EncoderBlock(nn.Module):
 
     def forward(self, x: Tensor, call: HeadCall, head_mask: Tensor | None):
         attended, result = self.attn(self.attn_norm(x), None, None, call, head_mask, None)
-        x = x + attended  # (B, F, D)
-        return x + self.ffn(self.ffn_norm(x)), result
+        x = put(call, "resid_mid", x + put(call, "attn_out", attended))  # (B, F, D)
+        return put(call, "resid_out", x + put(call, "ffn_out", self.ffn(self.ffn_norm(x)))), result
 
 
 class DecoderBlock(nn.Module):
@@ -107,10 +108,11 @@ class DecoderBlock(nn.Module):
     def forward(self, x, memory, self_mask, call, heads, cache):
         self_cache, cross_cache = (None, None) if cache is None else cache
         attended, self_result = self.self_attn(self.self_norm(x), None, self_mask, call, heads[0], self_cache)
-        x = x + attended  # (B, T, D)
-        attended, cross_result = self.cross_attn(self.cross_norm(x), memory, None, call, heads[1], cross_cache)
-        x = x + attended
-        return x + self.ffn(self.ffn_norm(x)), self_result, cross_result
+        x = put(call, "resid_mid", x + put(call, "attn_out", attended))  # (B, T, D)
+        cross = of_kind(call, "cross")
+        attended, cross_result = self.cross_attn(self.cross_norm(x), memory, None, cross, heads[1], cross_cache)
+        x = put(cross, "resid_mid", x + put(cross, "attn_out", attended))
+        return put(call, "resid_out", x + put(call, "ffn_out", self.ffn(self.ffn_norm(x)))), self_result, cross_result
 
 
 class WhisperModel(nn.Module):
@@ -134,26 +136,28 @@ class WhisperModel(nn.Module):
         return stack_head_mask(controls, self.config, kind)
 
     def encode(self, src: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               need_scores: bool = False) -> tuple[Tensor, None, list]:
+               need_scores: bool = False, recorder: Recorder | None = None) -> tuple[Tensor, None, list]:
         """Frames (B, F, D) of log-mel features ``src`` (B, M, 2F); no source mask (every frame is
-        real: silence too); per-layer results with maps when asked."""
+        real: silence too); per-layer results with maps when asked; ``recorder``: the trace."""
         c = self.config
         if src is None or src.dim() != 3 or tuple(src.shape[1:]) != (c.n_mels, 2 * c.n_frames) \
                 or not src.is_floating_point():
             raise ValueError(f"src must be log-mel features (batch, {c.n_mels}, {2 * c.n_frames}), "
                              f"got {None if src is None else tuple(src.shape)}")
         x = F.gelu(self.conv2(F.gelu(self.conv1(src.to(self.conv1.weight.dtype)))))  # (B, D, F)
-        x = x.transpose(1, 2) + self.encoder_positions  # (B, F, D)
-        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores)
+        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores,
+                        site=stack_site(recorder, "encoder"))
+        x = put(call, "embed", x.transpose(1, 2) + self.encoder_positions)  # (B, F, D)
         heads, results = self._head_mask(controls, "encoder"), []
         for i, layer in enumerate(self.encoder_layers):
-            x, result = layer(x, call, None if heads is None else heads[i])
+            x, result = layer(x, at_layer(call, i), None if heads is None else heads[i])
             results.append(result if need_scores else result._replace(scores=None))  # scores only when asked
-        return self.encoder_norm(x), None, results
+        return put(call, "final", self.encoder_norm(x)), None, results
 
     def decode(self, tgt: Tensor, memory: Tensor, memory_mask: Tensor | None = None,
                controls: AttentionControls = AttentionControls(), need_weights: bool = False,
-               need_scores: bool = False, cache: KVCache | None = None) -> tuple[Tensor, list, list]:
+               need_scores: bool = False, cache: KVCache | None = None,
+               recorder: Recorder | None = None) -> tuple[Tensor, list, list]:
         """Hidden states (B, T, D) of ``tgt`` (B, T) attending to the frames ``memory`` (B, F, D),
         and per-layer self- and cross-attention results. With a ``cache`` (causal only) ``tgt``
         holds just the positions the cache has not seen. ``memory_mask`` is unused (no padding frames)."""
@@ -162,22 +166,27 @@ class WhisperModel(nn.Module):
         start = 0 if cache is None else cache.length
         check_ids(tgt, self.config.max_len - start, self.config.vocab_size)
         ids = tgt if cache is None else cache.extend_ids(tgt)  # (B, Tk): every key position
-        x = self.embed(tgt) + self.decoder_positions[start: start + tgt.size(1)]  # (B, T, D)
+        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores,
+                        site=stack_site(recorder, "decoder"))
+        x = put(call, "embed", self.embed(tgt) + self.decoder_positions[start: start + tgt.size(1)])  # (B, T, D)
         pad = padding_mask(ids, self.config.pad_id) if controls.padding else None  # (B, 1, Tk)
         pad = None if pad is None or bool(pad.all()) else pad
         causal = subsequent_mask(ids.size(1), tgt.device)[start:] if controls.causal else None  # (T, Tk)
         mask = combine_masks(causal, pad)
         mask = None if mask is None else mask.unsqueeze(-3)  # (B|1, 1, T, Tk)
-        call = HeadCall(controls.temperature, controls.hard, need_weights or need_scores)
         self_heads, cross_heads = self._head_mask(controls, "decoder"), self._head_mask(controls, "cross")
         self_results, cross_results = [], []
         for i, layer in enumerate(self.decoder_layers):
             heads = (None if self_heads is None else self_heads[i], None if cross_heads is None else cross_heads[i])
             layer_cache = None if cache is None else cache.layers[i]
-            x, self_result, cross_result = layer(x, memory, mask, call, heads, layer_cache)
+            x, self_result, cross_result = layer(x, memory, mask, at_layer(call, i), heads, layer_cache)
             self_results.append(self_result if need_scores else self_result._replace(scores=None))
             cross_results.append(cross_result if need_scores else cross_result._replace(scores=None))
-        return self.decoder_norm(x), self_results, cross_results
+        return put(call, "final", self.decoder_norm(x)), self_results, cross_results
+
+    def unembed(self, resid: Tensor) -> Tensor:
+        """Logits (…, V) of a decoder residual stream (…, D): the decoder's final LayerNorm, then :meth:`lm_head`."""
+        return self.lm_head(self.decoder_norm(resid))
 
     def lm_head(self, hidden: Tensor) -> Tensor:
         """Logits (B, T, V) of hidden states (B, T, D): the output is tied to the token embedding."""
@@ -198,14 +207,16 @@ class WhisperModel(nn.Module):
 
     def forward(self, src: Tensor | None = None, tgt: Tensor | None = None, targets: Tensor | None = None, *,
                 controls: AttentionControls = AttentionControls(), return_attention: bool = False,
-                return_scores: bool = False) -> ModelOutput:
+                return_scores: bool = False, record: list[str] | None = None) -> ModelOutput:
         """Logits (B, T, V) for ``tgt`` (B, T) given log-mel ``src`` (B, M, 2F); maps under
-        ``encoder`` (L, B, H, F, F), ``decoder`` (L, B, H, T, T) and ``cross`` (L, B, H, T, F) on request."""
+        ``encoder`` (L, B, H, F, F), ``decoder`` (L, B, H, T, T) and ``cross`` (L, B, H, T, F) on request;
+        ``record`` names the trace's parts to keep."""
         if tgt is None:
             raise ValueError("Whisper needs src features and tgt ids")
         need = return_attention or return_scores
-        memory, _, encoder = self.encode(src, controls, need)
-        hidden, decoder, cross = self.decode(tgt, memory, None, controls, need)
+        recorder = recorder_of(record)
+        memory, _, encoder = self.encode(src, controls, need, return_scores, recorder=recorder)
+        hidden, decoder, cross = self.decode(tgt, memory, None, controls, need, return_scores, recorder=recorder)
         logits = self.lm_head(hidden)
         loss = None
         if targets is not None:
@@ -216,4 +227,5 @@ class WhisperModel(nn.Module):
             logits=logits, loss=loss,
             attention={k: stack_field(v, "weights") for k, v in per_kind.items()} if return_attention else None,
             scores={k: stack_field(v, "scores") for k, v in per_kind.items()} if return_scores else None,
+            trace=None if recorder is None else recorder.trace,
         )

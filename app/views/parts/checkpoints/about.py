@@ -12,7 +12,7 @@ from app.services import catalog
 from app.ui import export, tables, widgets
 from app.charts import training as charts
 from app.charts.architecture import parameter_chart
-from core import Checkpoint, lessons, TASKS, training
+from core import Checkpoint, lessons, ModelFacts, TASKS, training
 
 
 def _task_line(info) -> None:
@@ -33,11 +33,11 @@ def _parameter_chart(entry: catalog.Entry, table: pd.DataFrame) -> None:
     export.export_chart(chart, f"{entry.name}-parameters", "ckpt_param_chart")
 
 
-def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
+def overview(entry: catalog.Entry, ckpt: Checkpoint | ModelFacts) -> None:
     """Task, configuration, parameters per block and the recorded metrics. In presentation mode the
     parameter bars come first, beside the task, so the chart is on the first screen (the tables follow)."""
     info = ckpt.info
-    counts = ckpt.model.parameter_counts()
+    counts = widgets.parameter_counts(ckpt)
     table = tables.parameter_frame(lessons.parameter_table(counts, ckpt.config))
     presenting = bool(st.session_state.get("projector"))
     if presenting:
@@ -75,7 +75,7 @@ def overview(entry: catalog.Entry, ckpt: Checkpoint) -> None:
         st.caption("No metrics are recorded in this checkpoint.")
 
 
-def training_section(entry: catalog.Entry, ckpt: Checkpoint) -> None:
+def training_section(entry: catalog.Entry, ckpt: Checkpoint | ModelFacts) -> None:
     """The loss and validation curves of the run, and the command that trained it."""
     run = ckpt.info.run
     history = training.training_history(ckpt)

@@ -65,6 +65,7 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) 
             st.session_state.setdefault(key, default)
         labels = [f"L{l + 1}H{h + 1}" for l in range(layers) for h in range(heads)]  # counted from 1
         st.session_state["knockout"] = [x for x in st.session_state.get("knockout", []) if x in labels]
+        widgets.link_checked("knockout", st.session_state["knockout"])
         first, second, third = st.columns(3)
         with first:
             causal = st.toggle("Causal mask", key="causal", disabled="decoder" not in exp.attention,

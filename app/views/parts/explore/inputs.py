@@ -15,7 +15,7 @@ from app.services import catalog
 from app.ui import widgets
 from app.charts import attention as charts
 from app.charts import confidence
-from core import Checkpoint, Explanation, get_task, input_vocabulary, trained_lengths_note
+from core import Checkpoint, Explanation, get_task, input_vocabulary, ModelFacts, trained_lengths_note
 
 URL_KEYS = ["text", "kind", "layer", "head", "view", "decoding"]
 URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "decoding": str,
@@ -209,8 +209,8 @@ def share(text: str) -> None:
 
 def vocabulary(ckpt: Any) -> None:
     """The words a small checkpoint knows (what a class can type) and the input lengths it was trained on."""
-    if not isinstance(ckpt, Checkpoint):  # pretrained models know tens of thousands of sub-words
-        return
+    if not isinstance(ckpt, (Checkpoint, ModelFacts)) or ckpt.info is None:  # pretrained models know tens of
+        return  # thousands of sub-words
     trained = trained_lengths_note(ckpt.info.task)
     if trained:
         st.caption(trained)

@@ -15,6 +15,7 @@ import streamlit as st
 
 from app.services import catalog
 from app.services.jobs import default_name, sanitize_name
+from app.ui import widgets as ui
 from core import device, TASKS, training
 
 NORMS = {"post": "Post-norm (the paper)", "pre": "Pre-norm (the Annotated Transformer)"}
@@ -54,8 +55,10 @@ def init_state() -> None:
     for key, value in {**DEFAULTS, **_preset_widgets(state["train_preset"])}.items():
         state.setdefault(key, value)
     for key, (low, high) in BOUNDS.items():
-        state[key] = min(max(int(state[key]), low), high)
+        ui.clamped(key, low, high)
     state["train_smoothing"] = min(max(float(state["train_smoothing"]), 0.0), 0.9)
+    for key in ("train_task", "train_preset", "train_smoothing"):  # a link's value replaced: said in a notice
+        ui.link_checked(key, state[key])
     devices = device.available_devices()
     if state.get("train_device") not in devices:
         state["train_device"] = "cuda" if "cuda" in devices else devices[0]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.services import storage, uploads
-from core import (check_header, CheckpointError, CheckpointInfo, convert, find_models, get_task, is_pretrained,
-                  model_version, pretrained_models, read_info, training)
+from core import (cached_models, check_header, CheckpointError, CheckpointInfo, convert, find_models, get_task,
+                  hub_cache, is_hub_cache, is_pretrained, model_version, pretrained_models, read_info, training)
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,11 +37,15 @@ def runs_dir() -> Path:
 
 def models_dir() -> Path | None:
     """The researcher's models folder, read in place: ``streamlit run app/streamlit_app.py -- --models DIR``
-    or ``$ATTNSCOPE_MODELS`` (the option wins); None when neither is given."""
+    or ``$ATTNSCOPE_MODELS`` (the option wins); when neither is given, the Hugging Face hub cache
+    (``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub``) if this machine has one; else None."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--models")
     given = parser.parse_known_args(sys.argv[1:])[0].models or os.environ.get("ATTNSCOPE_MODELS")
-    return Path(given).expanduser() if given else None
+    if given:
+        return Path(given).expanduser()
+    cache = hub_cache()
+    return cache if is_hub_cache(cache) else None
 
 
 def checkpoint_path(folder: Path, name: str) -> Path:
@@ -176,6 +180,9 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
         return [], []
     if not folder.is_dir():
         return [], [f"The models folder {folder} does not exist."]
+    for cache in (folder, folder / "hub"):  # the hub cache, or the HF_HOME folder holding it
+        if is_hub_cache(cache):
+            return _cache_entries(cache)
     entries, problems = [], []
     for found in find_models(folder):
         name = str(found.path.relative_to(folder))
@@ -191,6 +198,22 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
                 entries.append(_checkpoint_entry(f"models:{name}", "models", name, found.path, False))
         except Exception as error:  # one bad file is skipped with a warning, never breaks a page
             problems.append(_skipped(name, error))
+    return entries, problems
+
+
+def _cache_entries(cache: Path) -> tuple[list[Entry], list[str]]:
+    """Each model of a Hugging Face hub cache as ``org/name`` at its newest snapshot, its revision shown (its
+    header checked, as any model of the models folder)."""
+    found, problems = cached_models(cache)
+    entries = []
+    for model in found:
+        try:
+            header_checked(model.path)
+            entries.append(Entry(f"models:{model.name}", "models", model.name, model.path, None,
+                                 f"{model.name} from your Hugging Face cache ({cache}), revision {model.revision}.",
+                                 f"revision {model.revision[:10]}", pretrained=True))
+        except Exception as error:  # one bad model is skipped with a warning, never breaks a page
+            problems.append(_skipped(model.name, error))
     return entries, problems
 
 

@@ -196,11 +196,11 @@ class DecoderLM(nn.Module):
             raise ValueError("a decoder-only model takes tgt ids and no src")
         recorder = recorder_of(record)
         hidden, results = self.decode(tgt, controls, return_attention or return_scores, key_mask, recorder=recorder)
-        logits = self.lm_head(hidden)  # (B, T, V)
+        logits = self.lm_head(hidden).float()  # (B, T, V), float32 whatever the weights' dtype
         loss = None
         if targets is not None:
             ignore = targets if key_mask is None else targets.masked_fill(~key_mask, -100)
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), ignore.reshape(-1))
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), ignore.reshape(-1))
         return ModelOutput(
             logits=logits, loss=loss,
             attention={"decoder": stack_field(results, "weights")} if return_attention else None,
@@ -219,4 +219,4 @@ class DecoderLM(nn.Module):
             hidden, _ = self.decode(tgt[:, cache.length :], controls, cache=cache)
         else:
             hidden, _ = self.decode(tgt, controls)
-        return self.lm_head(hidden[:, -1])  # (B, V)
+        return self.lm_head(hidden[:, -1]).float()  # (B, V), float32 whatever the weights' dtype

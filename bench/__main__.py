@@ -15,9 +15,11 @@ a corrupted checkpoint, with a backtracking tokenizer and a slow legal upload)
 and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider moves, long and deep models,
 8 sessions; skipped with a line saying why where Chromium or Playwright is missing); ``browser_learn`` runs
 the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move and Learn first draw
-against the bare page sending as many elements). With no argument every section runs. The table is Markdown; the
-machine, the date and the load are printed above it, and the whole run is appended to ``bench/RESULTS.md`` (the
-benchmark record; ``$ATTNSCOPE_BENCH_RESULTS`` names another file, ``--no-record`` writes none).
+against the bare page sending as many elements), ``big`` (random Llama-3.2-1B-shaped bf16 folder and Q4_K_M
+GGUF against transformers: load time, peak memory against the file, explain of 512 tokens; a 7 B folder where
+the machine holds it). With no argument every section runs. The table is Markdown; the machine, the date and the
+load are printed above it, and the whole run is appended to ``bench/RESULTS.md`` (the benchmark record;
+``$ATTNSCOPE_BENCH_RESULTS`` names another file, ``--no-record`` writes none).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from bench import (browser, browser_floor, browser_learn, families, families_decoders, families_seq2seq, gpu,
+from bench import (big, browser, browser_floor, browser_learn, families, families_decoders, families_seq2seq, gpu,
                    inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
 from bench.table import markdown
 
@@ -39,7 +41,7 @@ SECTIONS = {"inference": inference.run, "long": long.run, "pretrained": pretrain
             "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "soak_fair": soak_fair.run,
             "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,
-            "browser_learn": browser_learn.run, "browser_floor": browser_floor.run}
+            "browser_learn": browser_learn.run, "browser_floor": browser_floor.run, "big": big.run}
 
 
 def machine() -> str:

@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.io.checkpoint import FORMAT, CheckpointError
 from core.io.verify import MAX_HEADER_BYTES, check_header_size
 from core.io.convert.nn_import import nn_transformer_layout
+from core.io.hf_cache import cached_models, is_hub_cache
 from core.io.pretrained.gguf_header import is_gguf
 from core.io.pretrained.ct2_whisper import is_ctranslate2_folder
 from core.io.pretrained.hf_files import convert_command, convert_hint, folder_config, weight_files
@@ -167,10 +168,13 @@ def model_version(path: str | os.PathLike) -> str:
 
 def find_models(folder: str | os.PathLike) -> list[ModelFile]:
     """Every model under ``folder`` (at most :data:`MAX_FOUND`, :data:`MAX_DEPTH` levels down), sorted by
-    path; links are not followed and a model folder is not searched inside."""
+    path; links are not followed and a model folder is not searched inside. A Hugging Face hub cache lists
+    its models instead, each named ``org/name`` at its newest snapshot (:func:`core.io.hf_cache.cached_models`)."""
     root, found = Path(folder), []
     if not root.is_dir():
         return []
+    if is_hub_cache(root):
+        return [replace(_folder_model(model.path), name=model.name) for model in cached_models(root)[0]]
     stack = [(root, 0)]
     while stack and len(found) < MAX_FOUND:
         current, depth = stack.pop()

@@ -150,8 +150,9 @@ def _edited(folder, tmp_path, **changes):
     (dict(query_pre_attn_scalar=0), "query_pre_attn_scalar must be a finite number above 0"),
     (dict(sliding_window=0), "sliding_window must be at least 1"),
     (dict(sliding_window=None), "sliding_attention layers need a sliding_window"),
-    (dict(rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0}),
-     "rope scaling type 'yarn' is not supported"),
+    (dict(rope_parameters={"rope_type": "longrope", "factor": 4.0, "rope_theta": 10000.0}),
+     "rope scaling type 'longrope' is not supported"),
+    (dict(attn_logit_soft_cap=3.0), "'attn_logit_soft_cap' is not understood by this reader"),
 ])
 def test_gemma2_settings_the_model_cannot_reproduce_are_refused_by_name(gemma2, tmp_path, changes, message):
     with pytest.raises(CheckpointError, match=message):

@@ -62,8 +62,8 @@ def _edited(folder, tmp_path, drop=(), **changes):
 def test_longrope_is_read_from_its_older_su_name_and_runs_within_the_pretraining_length(longrope_pair, tmp_path):
     folder, reference = longrope_pair
     config = phi3_config(folder)
-    assert config.rope_short_factors == tuple(SHORT) and config.max_len == 48
-    assert abs(config.rope_attention_factor - (1 + torch.log(torch.tensor(256 / 48)) / torch.log(torch.tensor(48.)))
+    assert config.longrope_short_factors == tuple(SHORT) and config.max_len == 48
+    assert abs(config.longrope_attention_factor - (1 + torch.log(torch.tensor(256 / 48)) / torch.log(torch.tensor(48.)))
                ** 0.5) < 1e-6
     legacy = _edited(folder, tmp_path, drop=("rope_parameters",), rope_theta=10000.0,
                      rope_scaling={"type": "su", "short_factor": SHORT, "long_factor": [4.0] * 4})
@@ -103,6 +103,7 @@ def test_the_sliding_window_shows_in_the_maps_and_the_kv_cache_equals_recomputat
     (dict(partial_rotary_factor=1.5), "'partial_rotary_factor' 1.5 differs from its rope_parameters' 1.0"),
     (dict(partial_rotary_factor=1.5, rope_parameters=dict(LONGROPE, rope_theta=1e4, partial_rotary_factor=1.5)),
      "'partial_rotary_factor' must be in \\(0, 1\\], got 1.5"),
+    (dict(attn_logit_softcapping=30.0), "'attn_logit_softcapping' is not understood by this reader"),
     (dict(num_key_value_heads=4),
      "config.json claims .* but model.safetensors holds model.layers.0.self_attn.qkv_proj"),
 ])

@@ -75,7 +75,7 @@ MODELS = {
         vocab_size=40, layer_types=("sliding_attention", "full_attention"), sliding_window=3,
         query_pre_attn_scalar=12.0, attn_softcap=2.0, final_softcap=3.0, local_rope_base=100.0, **TINY_LLAMA))),
     "phi-3 (partial rotary, longrope)": lambda: _seeded(lambda: Phi3Model(Phi3Config(
-        vocab_size=40, rotary_dim=4, rope_short_factors=(1.0, 2.0), rope_attention_factor=1.2, **TINY_LLAMA))),
+        vocab_size=40, rotary_dim=4, longrope_short_factors=(1.0, 2.0), longrope_attention_factor=1.2, **TINY_LLAMA))),
     "mpnet (relative bias)": lambda: _seeded(lambda: BertModel(BertConfig(
         vocab_size=40, d_model=32, n_encoder_layers=2, n_heads=4, d_ff=64, type_vocab_size=0, pad_id=1,
         position_offset=2, relative_buckets=32))),

@@ -157,19 +157,33 @@ def choose_head(folder: Path, raw: dict[str, Any], stored: list[str], family: En
     return best
 
 
+def current_name(name: str) -> str:
+    """A stored name in today's spelling: old TensorFlow-converted checkpoints call LayerNorm's gain and bias
+    ``LayerNorm.gamma`` and ``LayerNorm.beta``, which ``transformers`` renames on load."""
+    for old, new in (("LayerNorm.gamma", "LayerNorm.weight"), ("LayerNorm.beta", "LayerNorm.bias")):
+        if name.endswith(old):
+            return name[: -len(old)] + new
+    return name
+
+
 def name_tensors(folder: Path, stored: list[str], family: EncoderFamily, head: HeadNames | None) -> dict[str, str]:
-    """Stored name → our name for every tensor the model uses (the others skipped by name).
+    """Stored name → our name for every tensor the model uses (the others skipped by name; legacy
+    ``LayerNorm.gamma``/``beta`` read as ``weight``/``bias``).
 
     Raises:
-        CheckpointError: one line naming the tensors this family and head do not know.
+        CheckpointError: one line naming the tensors this family and head do not know, or stored twice
+            (under the legacy and the current name).
     """
     skipped = _ALWAYS_IGNORED + (head.ignored if head else family.unused)
-    ours, unknown = {}, []
+    ours, unknown, seen = {}, [], {}
     for name in stored:
-        bare = name.removeprefix(family.prefix)
-        mapped = (_head_name(name, head.names) if head else None) or family.body(bare)
+        current = current_name(name)
+        bare = current.removeprefix(family.prefix)
+        mapped = (_head_name(current, head.names) if head else None) or family.body(bare)
+        if mapped is not None and mapped in seen:
+            raise CheckpointError(f"{folder.name}: {seen[mapped]} and {name} are the same weight")
         if mapped is not None:
-            ours[name] = mapped
+            ours[name], seen[mapped] = mapped, name
         elif not bare.startswith(skipped):
             unknown.append(name)
     if unknown:
@@ -286,7 +300,7 @@ def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     raw = folder_config(folder)
     headers = read_headers(folder)
     shapes = {name: header.shape for name, header in headers.items()}
-    head = choose_head(folder, raw, sorted(shapes), family)
+    head = choose_head(folder, raw, sorted(current_name(name) for name in shapes), family)
     kind = head.kind if head else "hidden"
     ours = name_tensors(folder, sorted(shapes), family, head)
     found = {mine: shapes[name] for name, mine in ours.items()}

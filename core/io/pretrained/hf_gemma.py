@@ -20,10 +20,10 @@ from typing import Any
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.hf_claims import check_folder
-from core.io.pretrained.hf_decoder import (Layout, build_config, decoder_read, model_type, refuse_if, setting,
-                                           stored_name)
+from core.io.pretrained.hf_decoder import (Layout, build_config, decoder_read, model_type, refuse_if,
+                                           refuse_unknown_keys, setting, stored_name)
 from core.io.pretrained.hf_files import FolderRead, read_weights
-from core.io.pretrained.hf_llama import llama_claims, llama_settings
+from core.io.pretrained.hf_llama import ATTENTION_KEY, UNDERSTOOD, llama_claims, llama_settings
 from core.model.families.gemma import LAYER_TYPES, GemmaConfig, GemmaModel
 
 SUPPORTED_MODEL_TYPES = ("gemma2", "gemma3_text")
@@ -44,6 +44,11 @@ _LAYOUT = Layout(
      "mlp.gate_proj": "mlp.gate_proj", "mlp.up_proj": "mlp.up_proj", "mlp.down_proj": "mlp.down_proj"},
     ("rotary_emb.inv_freq",),
 )
+#: The Gemma 2/3 attention keys read here (beside the Llama family's, :data:`~hf_llama.UNDERSTOOD`) …
+_GEMMA_KEYS = {"query_pre_attn_scalar", "attn_logit_softcapping", "final_logit_softcapping", "sliding_window_pattern",
+               "_sliding_window_pattern", "rope_local_base_freq"}
+#: … and every key handled here rather than by the Llama-family settings.
+_HANDLED = _GEMMA_KEYS | {"sliding_window", "layer_types", "use_bidirectional_attention"}
 
 
 def _value(raw: dict[str, Any], kind: str, key: str) -> Any:
@@ -110,12 +115,13 @@ def gemma_settings(raw: dict[str, Any], kind: str, folder: Path) -> dict[str, An
     Raises:
         CheckpointError: bidirectional attention, an unknown layer type or rotary entry, a value out of range.
     """
+    refuse_unknown_keys(raw, folder, UNDERSTOOD | _GEMMA_KEYS, ATTENTION_KEY)
     refuse_if(bool(raw.get("use_bidirectional_attention")), folder, "use_bidirectional_attention (a Gemma encoder)")
     attn_softcap = _optional_number(raw, kind, "attn_logit_softcapping", folder)
     refuse_if(kind == "gemma3_text" and attn_softcap is not None, folder,
               "attn_logit_softcapping in a Gemma 3 model (transformers' Gemma 3 never applies it)")
     view, local_base = _rope_views(raw, kind, folder)
-    settings = llama_settings(view, "gemma", folder)
+    settings = llama_settings({k: v for k, v in view.items() if k not in _HANDLED}, "gemma", folder)
     window = _value(raw, kind, "sliding_window")
     settings.update(
         sliding_window=None if window is None else setting({"sliding_window": window}, folder, "sliding_window"),

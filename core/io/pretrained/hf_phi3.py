@@ -19,11 +19,11 @@ from torch import Tensor
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.hf_claims import Claims, Stack, check_folder, count
-from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type, setting,
-                                           stored_name)
+from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type,
+                                           refuse_unknown_keys, setting, stored_name)
 from core.io.pretrained.hf_files import FolderRead, read_weights
-from core.io.pretrained.hf_llama import llama_settings
-from core.model.families.phi3 import Phi3Config, Phi3Model, longrope_attention_factor
+from core.io.pretrained.hf_llama import ATTENTION_KEY, UNDERSTOOD, llama_settings
+from core.model.families.phi3 import Phi3Config, Phi3Model, longrope_scale
 
 SUPPORTED_MODEL_TYPES = ("phi3",)
 _LONGROPE = ("longrope", "su")
@@ -62,6 +62,7 @@ def phi3_settings(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
         CheckpointError: a rope type other than default/longrope, LongRoPE without its factors, a value
             of the wrong type or out of range.
     """
+    refuse_unknown_keys(raw, folder, UNDERSTOOD, ATTENTION_KEY)
     rope = _rope_dict(raw)
     kind = str(rope.get("rope_type", rope.get("type", "default")))
     if kind not in ("default", *_LONGROPE):
@@ -76,7 +77,8 @@ def phi3_settings(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
         raise CheckpointError(f"{folder.name}: config.json's 'partial_rotary_factor' must be in (0, 1], "
                               f"got {fraction!r}")
     theta = setting({**raw, **rope}, folder, "rope_theta", default=10000.0, kind=float)
-    view = {k: v for k, v in raw.items() if k not in ("rope_scaling", "rope_parameters", "partial_rotary_factor")}
+    view = {k: v for k, v in raw.items()
+            if k not in ("rope_scaling", "rope_parameters", "partial_rotary_factor", "sliding_window")}
     view["rope_parameters"] = {"rope_type": "default", "rope_theta": theta}
     settings = llama_settings(view, "llama", folder)
     head_dim = settings["explicit_head_dim"] or settings["d_model"] // settings["n_heads"]
@@ -87,8 +89,8 @@ def phi3_settings(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
         longest = setting(raw, folder, "max_position_embeddings")
         factor = setting(rope, folder, "factor", default=longest / max(original, 1), kind=float)
         attention = setting(rope, folder, "attention_factor", default=0.0, kind=float) or \
-            longrope_attention_factor(factor, original)
-        settings.update(rope_short_factors=_short_factors(rope, folder), rope_attention_factor=attention,
+            longrope_scale(factor, original)
+        settings.update(longrope_short_factors=_short_factors(rope, folder), longrope_attention_factor=attention,
                         max_len=min(MAX_LEN, longest, original))  # within it the short factors hold
     return settings
 

@@ -171,11 +171,11 @@ class DecoderLM(nn.Module):
         return (getattr(self.config, "sliding_window", None),) * self.config.n_decoder_layers
 
     def logits(self, hidden: Tensor) -> Tensor:
-        """Next-token scores (..., V) of hidden states (..., D): ``lm_head``, then the final logit
-        softcap c · tanh(z / c) when the config has one (``final_softcap``: Gemma 2)."""
+        """Next-token scores (..., V) of hidden states (..., D), float32 whatever the weights' dtype: ``lm_head``,
+        then the final logit softcap c · tanh(z / c) when the config has one (``final_softcap``: Gemma 2)."""
         scores = self.lm_head(hidden)
         cap = getattr(self.config, "final_softcap", None)
-        return scores if cap is None else torch.tanh(scores / cap) * cap
+        return (scores if cap is None else torch.tanh(scores / cap) * cap).float()
 
     def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
                key_mask: Tensor | None = None, cache: KVCache | None = None,
@@ -224,7 +224,7 @@ class DecoderLM(nn.Module):
         loss = None
         if targets is not None:
             ignore = targets if key_mask is None else targets.masked_fill(~key_mask, -100)
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), ignore.reshape(-1))
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), ignore.reshape(-1))
         return ModelOutput(
             logits=logits, loss=loss,
             attention={"decoder": stack_field(results, "weights")} if return_attention else None,

@@ -84,11 +84,12 @@ def grouped_attention(
     if explicit:
         k_full = k.repeat_interleave(group, dim=1) if group > 1 else k  # (B, H, Tk, dk)
         v_full = v.repeat_interleave(group, dim=1) if group > 1 else v
-        raw = (q @ k_full.transpose(-2, -1)).float() * scale  # (B, H, Tq, Tk)
-        if bias is not None:
-            raw = raw + bias.float()  # (B, H, Tq, Tk)
+        raw = (q @ k_full.transpose(-2, -1)) * scale  # (B, H, Tq, Tk): scaled in q's dtype, as the reference
+        if bias is not None:  # (bf16 / fp16 models), the bias added and the cap taken there too
+            raw = raw + bias.to(raw.dtype)  # (B, H, Tq, Tk)
         if softcap is not None:
             raw = torch.tanh(raw / softcap) * softcap  # (B, H, Tq, Tk), each in (−c, c)
+        raw = raw.float()  # float32 for the softmax
         weights = attention_weights(raw, full, temperature=call.temperature, hard=call.hard)
         scores = raw if call.temperature == 1.0 else raw * call.temperature  # raw is never written in place
         out = weights.to(v.dtype) @ v_full  # (B, H, Tq, dk)

@@ -27,10 +27,10 @@ from core.model.families.llama import LlamaModel
 from core.model.families.llama_config import LlamaConfig
 from core.model.families.rope import frequencies
 
-__all__ = ["Phi3Config", "Phi3Model", "longrope_attention_factor"]
+__all__ = ["Phi3Config", "Phi3Model", "longrope_scale"]
 
 
-def longrope_attention_factor(factor: float, original_max_len: int) -> float:
+def longrope_scale(factor: float, original_max_len: int) -> float:
     """LongRoPE's scale on cos and sin: √(1 + ln s / ln L₀) for a context stretched s times past L₀, else 1."""
     return 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original_max_len))
 
@@ -41,28 +41,28 @@ class Phi3Config(LlamaConfig):
 
     Attributes:
         rotary_dim: dimensions of each head that are rotated (0: all of them).
-        rope_short_factors: LongRoPE's divisor of each θ_i, r/2 of them (empty: no LongRoPE).
-        rope_attention_factor: LongRoPE's multiplier of the cos/sin tables (1 without LongRoPE).
+        longrope_short_factors: LongRoPE's divisor of each θ_i, r/2 of them (empty: no LongRoPE).
+        longrope_attention_factor: LongRoPE's multiplier of the cos/sin tables (1 without LongRoPE).
     """
 
     tie_embeddings: bool = False
     rotary_dim: int = 0
-    rope_short_factors: tuple[float, ...] = ()
-    rope_attention_factor: float = 1.0
+    longrope_short_factors: tuple[float, ...] = ()
+    longrope_attention_factor: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rope_short_factors", tuple(self.rope_short_factors))  # a list after JSON
+        object.__setattr__(self, "longrope_short_factors", tuple(self.longrope_short_factors))  # a list after JSON
         super().__post_init__()
         if self.rotary_dim < 0 or self.rotary_dim > self.head_dim or self.rotary_dim % 2:
             raise ValueError(f"rotary_dim must be even and within the head width {self.head_dim}, "
                              f"got {self.rotary_dim}")
-        factors = self.rope_short_factors
+        factors = self.longrope_short_factors
         if factors and len(factors) != self.rotated // 2:
             raise ValueError(f"LongRoPE needs {self.rotated // 2} short factors (half the rotated width), "
                              f"got {len(factors)}")
         if not all(math.isfinite(f) and f > 0 for f in factors):
             raise ValueError("every LongRoPE short factor must be a finite number above 0")
-        self.check_positive("rope_attention_factor")
+        self.check_positive("longrope_attention_factor")
         if factors and self.rope_type != "default":
             raise ValueError(f"LongRoPE cannot be combined with rope scaling {self.rope_type!r}")
 
@@ -79,10 +79,10 @@ class Phi3Model(LlamaModel):
         """Token embeddings (B, T, D) of ``tgt`` and the (T, r) rotary tables from ``start``."""
         c = self.config
         theta = frequencies(c.rotated, c.rope_base, c.rope_scaling).to(tgt.device)  # (r/2,)
-        if c.rope_short_factors:
-            theta = theta / torch.tensor(c.rope_short_factors, dtype=torch.float32, device=tgt.device)
+        if c.longrope_short_factors:
+            theta = theta / torch.tensor(c.longrope_short_factors, dtype=torch.float32, device=tgt.device)
         positions = torch.arange(start, start + tgt.size(1), dtype=torch.float32, device=tgt.device)  # (T,)
         angles = torch.outer(positions, theta)  # (T, r/2)
         angles = torch.cat([angles, angles], dim=-1)  # (T, r)
-        scale = c.rope_attention_factor
+        scale = c.longrope_attention_factor
         return self.embed(tgt), (angles.cos() * scale, angles.sin() * scale)

@@ -183,3 +183,22 @@ def test_a_loaded_gemma_keeps_the_model_contract(which, gemma2, gemma3_pair):
     folder = gemma2 if which == "gemma2" else gemma3_pair[0]
     ids = torch.tensor([[BOS, 40, 41, 42, 43, 44], [BOS, 50, 51, 52, 53, 54]])
     check_contract(load_pretrained(folder).model, None, ids)
+
+
+@pytest.mark.parametrize("name, dtype", [("gemma2", torch.bfloat16), ("gemma3", torch.float16)])
+def test_a_half_precision_folder_runs_in_its_precision_like_the_reference(name, dtype, tmp_path):
+    """Kept in bf16 / fp16 as transformers keeps it (the scores capped in that precision, norms and softmax in
+    float32): every map within one step of the reference's rounding, the logits within its precision."""
+    import copy
+
+    folder = save_folder(copy.deepcopy(reference_model(GEMMA[name]())).to(dtype), tmp_path / name, add_bos=True)
+    loaded = load_pretrained(folder)
+    assert {p.dtype for p in loaded.model.parameters()} == {dtype}
+    half = transformers.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    result = compare(folder, half)
+    assert result.ids_equal and result.logit_error <= 1e-2 * result.logit_scale
+    ids = torch.tensor([loaded.tokenizer.encode(TEXT).ids])  # (1, T)
+    with torch.no_grad():
+        maps = loaded.model(None, ids, return_attention=True).attention["decoder"]  # (L, 1, H, T, T) float32
+        theirs = half(ids, output_attentions=True).attentions
+    assert max(float((maps[i].to(dtype).float() - a.float()).abs().max()) for i, a in enumerate(theirs)) <= 2 ** -8

@@ -117,3 +117,23 @@ def test_a_loaded_phi3_keeps_the_model_contract(longrope_pair):
 
     check_contract(load_pretrained(longrope_pair[0]).model, None,
                    torch.tensor([[BOS, 40, 41, 42, 43, 44], [BOS, 50, 51, 52, 53, 54]]))
+
+
+def test_a_bf16_folder_runs_in_its_precision_like_the_reference(tmp_path):
+    """Kept in bf16 as transformers keeps it: the maps within one step of its rounding (greedy steps may part
+    on a near-tie: the fused kernel and the reference's eager one round half precision differently)."""
+    import copy
+
+    reference = reference_model(PHI3["phi3-longrope"]())
+    folder = save_folder(copy.deepcopy(reference).to(torch.bfloat16), tmp_path / "phi3", add_bos=True)
+    loaded = load_pretrained(folder)
+    assert {p.dtype for p in loaded.model.parameters()} == {torch.bfloat16}
+    half = transformers.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    result = compare(folder, half)
+    assert result.ids_equal and result.logit_error <= 1e-2 * result.logit_scale
+    ids = torch.tensor([loaded.tokenizer.encode(TEXT).ids])  # (1, T)
+    with torch.no_grad():
+        maps = loaded.model(None, ids, return_attention=True).attention["decoder"]  # (L, 1, H, T, T) float32
+        theirs = half(ids, output_attentions=True).attentions
+    rounded = max(float((maps[i].to(torch.bfloat16).float() - a.float()).abs().max()) for i, a in enumerate(theirs))
+    assert rounded <= 2 ** -8

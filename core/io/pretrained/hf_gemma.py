@@ -154,5 +154,6 @@ def read_gemma(folder: Path) -> FolderRead:
     settings = gemma_settings(raw, kind, folder)
     check_folder(folder, lambda name: stored_name(name, _LAYOUT, False, f"{kind} decoder"), llama_claims(raw, folder))
     config = build_config(folder, kind, GemmaConfig, **settings)
-    weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings, f"{kind} decoder"))
+    weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings, f"{kind} decoder"),
+                           keep_dtype=True)
     return decoder_read(folder, kind, config, lambda: GemmaModel(config), weights)

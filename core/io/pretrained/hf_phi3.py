@@ -142,5 +142,6 @@ def read_phi3(folder: Path) -> FolderRead:
     settings = phi3_settings(raw, folder)
     check_folder(folder, lambda name: stored_name(name, _LAYOUT, False, "Phi-3 decoder"), phi3_claims(raw, folder))
     config = build_config(folder, kind, Phi3Config, **settings)
-    weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings, "Phi-3 decoder"))
+    weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings, "Phi-3 decoder"),
+                           keep_dtype=True)
     return decoder_read(folder, kind, config, lambda: Phi3Model(config), split_fused(weights, config))

@@ -118,6 +118,27 @@ def test_a_zipped_gemma2_folder_opens_on_explore_and_is_explained_in_its_worker(
     assert got.prediction.text == expected.prediction.text
 
 
+def test_whisper_folders_are_offered_to_the_whisper_page_and_kept_out_of_explores_picker(runs, tmp_path,
+                                                                                        monkeypatch):
+    from tests.helpers.hf_whisper_folder import reference_whisper, save_whisper, whisper_tokenizer
+
+    vocab = whisper_tokenizer().get_vocab_size()
+    shelf = tmp_path / "shelf"
+    save_whisper(reference_whisper(vocab, encoder_layers=1, decoder_layers=1), shelf / "openai" / "whisper-tiny",
+                 multilingual=True)
+    english = save_whisper(reference_whisper(vocab, seed=1), tmp_path / "whisper-tiny.en", multilingual=False)
+    monkeypatch.setenv("ATTNSCOPE_MODELS", str(shelf))
+    owner = storage.new_owner()
+    catalog.save_upload(owner, "whisper-tiny.en.zip", zipped(english, prefix="whisper-tiny.en/"))
+    listed = catalog.list_entries(owner)[0]
+    assert [e for e in listed if e.source == "models"] == []  # not a text model for Explore
+    speech = catalog.speech_entries(owner)
+    assert [(e.source, e.label) for e in speech] == [("models", "my models · openai/whisper-tiny"),
+                                                     ("upload", "uploaded · whisper-tiny.en.zip")]
+    assert all(e.untrusted for e in speech)  # their runs go to a worker process
+
+
+@pytest.mark.slow  # a worker process and the page: some 25 s on 2 shared cores
 def test_the_whisper_page_offers_models_folder_and_uploaded_whispers_and_transcribes_in_the_worker(runs, tmp_path,
                                                                                                    monkeypatch):
     from core import explain_speech

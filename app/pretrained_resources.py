@@ -9,6 +9,7 @@ entry, so the MiniLM page and Explore (for any encoder: installed, ``--models DI
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -64,16 +65,34 @@ def speech_entries() -> list[PretrainedEntry]:
     return pretrained_models("audio")
 
 
+def speech_models() -> dict[str, PretrainedEntry | catalog.Entry]:
+    """The Whisper page's models by the name it shows: the installed ones, then the models folder's
+    (``my models · …``) and this session's uploads (``uploaded · …``), Hugging Face or CTranslate2 Whisper
+    folders."""
+    chosen: dict[str, PretrainedEntry | catalog.Entry] = {e.name: e for e in speech_entries()}
+    chosen.update({e.label: e for e in catalog.speech_entries(resources.owner())})
+    return chosen
+
+
 def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Explanation:
-    """``core.explain_speech`` of the ``audio`` bytes by the installed Whisper model ``name`` (loaded once
-    and shared; through the gate; cached by the audio's SHA-256 and the options)."""
-    entry = next((e for e in speech_entries() if e.name == name), None)
+    """``core.explain_speech`` of the ``audio`` bytes by the Whisper model the page calls ``name`` (through the
+    gate; cached by the model's version, the audio's SHA-256 and the options): an installed model loaded once
+    and shared, a models-folder one in its worker process, stopped at the gate's run time."""
+    entry = speech_models().get(name)
     if entry is None:
         raise ValueError(f"{name} is not installed")
-    loaded = resources.pretrained_model(str(entry.path), entry.version)
     limit = min(options.get("max_new_tokens", costs.DECODE_TOKENS), costs.DECODE_TOKENS)
     options = resources.sorted_options({**options, "max_new_tokens": limit})
-    key = ("speech", str(entry.path), hashlib.sha256(audio).hexdigest(), repr(options))
+    digest = hashlib.sha256(audio).hexdigest()
+    if isinstance(entry, catalog.Entry):
+        facts, worker = resources.runner(entry)
+        encoded = base64.b64encode(audio).decode("ascii")
+        key = ("speech", str(entry.path), catalog.version(entry), digest, repr(options))
+        return resources.cached(key, lambda: worker.lesson("explain_speech_encoded", encoded,
+                                                           deadline_s=resources.GATE.run_s, **options),
+                                "Listening…", costs.cost(facts, WHISPER_FRAMES + limit), resources.WORKER_GRACE_S)
+    loaded = resources.pretrained_model(str(entry.path), entry.version)
+    key = ("speech", str(entry.path), digest, repr(options))
     work = costs.cost(loaded, WHISPER_FRAMES + limit)
     return resources.cached(key, lambda: explain_speech(loaded, audio, **options), "Listening…", work)
 

@@ -17,27 +17,35 @@ students, an idle class's CPU, 100 answers on the projector, and two classes of 
 and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider moves, long and deep models,
 8 sessions; skipped with a line saying why where Chromium or Playwright is missing); ``browser_learn`` runs
 the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move and Learn first draw
-against the bare page sending as many elements). With no argument every section runs. The table is Markdown, ready
-for the README; the machine is printed above it.
+against the bare page sending as many elements), ``big`` (random Llama-3.2-1B-shaped bf16 folder and Q4_K_M
+GGUF against transformers: load time, peak memory against the file, explain of 512 tokens; a 7 B folder where
+the machine holds it). With no argument every section runs. The table is Markdown; the machine, the date and the
+load are printed above it, and the whole run is appended to ``bench/RESULTS.md`` (the benchmark record;
+``$ATTNSCOPE_BENCH_RESULTS`` names another file, ``--no-record`` writes none).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
 import platform
 import sys
+from pathlib import Path
 
 import torch
 
-from bench import (browser, browser_floor, browser_learn, classroom, families, families_decoders, families_seq2seq,
-                   gpu, inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed, whisper)
+from bench import (big, browser, browser_floor, browser_learn, classroom, families, families_decoders,
+                   families_seq2seq, gpu, inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed,
+                   whisper)
 from bench.table import markdown
 
 SECTIONS = {"inference": inference.run, "long": long.run, "pretrained": pretrained.run, "families": families.run,
             "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "soak_fair": soak_fair.run,
             "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,
-            "browser_learn": browser_learn.run, "browser_floor": browser_floor.run, "classroom": classroom.run}
+            "browser_learn": browser_learn.run, "browser_floor": browser_floor.run, "big": big.run,
+            "classroom": classroom.run}
 
 
 def machine() -> str:
@@ -46,16 +54,39 @@ def machine() -> str:
             f"torch {torch.__version__}, Python {platform.python_version()}")
 
 
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def record(path: Path, sections: list[str], host: str, loads: tuple[tuple[float, ...], tuple[float, ...]],
+           table: str, when: datetime.datetime) -> None:
+    """Append one run to the benchmark record at ``path`` (created with its title when missing)."""
+    before, after = (" / ".join(f"{x:.1f}" for x in load) for load in loads)
+    header = (f"\n## {when:%Y-%m-%d %H:%M} UTC · `python -m bench {' '.join(sections)}`\n\n"
+              f"Machine: {host}. Load average (1 / 5 / 15 min): {before} before, {after} after. "
+              f"`OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}`.\n\n")
+    if not path.exists():
+        path.write_text("# Benchmark record\n\nEvery run of `python -m bench`, newest last: its machine, load and "
+                        "table (each row's baseline measured in the same run).\n", encoding="utf-8")
+    with path.open("a", encoding="utf-8") as out:
+        out.write(header + table + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the chosen sections and print the machine and the table."""
+    """Run the chosen sections, print the machine and the table, and append the run to the record."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", choices=[[], *SECTIONS], help="sections to run (default: all)")
+    parser.add_argument("--no-record", action="store_true", help="do not append the run to bench/RESULTS.md")
     args = parser.parse_args(argv)
-    rows, host = [], machine()  # before the sections change the thread count
-    for name in args.sections or list(SECTIONS):
+    rows, host, load = [], machine(), os.getloadavg()  # before the sections change the thread count
+    chosen = args.sections or list(SECTIONS)
+    for name in chosen:
         sys.stderr.write(f"running {name}…\n")
         rows.extend(SECTIONS[name]())
-    sys.stdout.write(f"Machine: {host}\n\n{markdown(rows)}\n")
+    table = markdown(rows)
+    sys.stdout.write(f"Machine: {host}\n\n{table}\n")
+    if not args.no_record:
+        record(Path(os.environ.get("ATTNSCOPE_BENCH_RESULTS") or RESULTS), chosen, host, (load, os.getloadavg()),
+               table, datetime.datetime.now(datetime.timezone.utc))
     return 0
 
 

@@ -36,6 +36,8 @@ from core.model.transformer import Transformer
 from core.io.checkpoint import (Checkpoint, CheckpointError, CheckpointInfo, load as load_checkpoint, read_info,
                                 save as save_checkpoint)
 from core.io.identify import find_models, identify, model_version, ModelFile
+from core.io.hf_cache import cached_models, CachedModel, hub_cache, is_hub_cache
+from core.io.pretrained.progress import loading_progress
 from core.io.headers import check_header
 from core.io.pretrained.load import (is_pretrained, load_pretrained, pretrained_models, PretrainedEntry,
                                      PretrainedModel)
@@ -60,10 +62,13 @@ from core import training
 from core import lessons
 
 __all__ = [
-    "analysis", "attention", "AttentionControls", "beam_search", "check_header", "Checkpoint", "CheckpointError", "CheckpointInfo",
-    "convert", "device", "explain", "explain_batch", "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task",
-    "greedy", "head_sweep", "head_types", "identify", "induction_probe", "logit_lens", "merge_sweeps", "input_vocabulary", "is_pretrained", "KIND_LABELS", "lessons", "load_checkpoint",
-    "load_pretrained", "MAP_RECORD", "model_version", "ModelConfig", "OnDemandMaps", "TRACE_NAMES", "ModelFacts", "ModelFile", "pretrained_models", "PretrainedEntry",
+    "analysis", "attention", "AttentionControls", "beam_search", "cached_models", "CachedModel", "check_header",
+    "Checkpoint", "CheckpointError", "CheckpointInfo", "convert", "device", "explain", "explain_batch",
+    "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task", "greedy", "head_sweep", "head_types",
+    "hub_cache", "identify", "induction_probe", "input_vocabulary", "is_hub_cache", "is_pretrained", "KIND_LABELS",
+    "lessons", "load_checkpoint", "load_pretrained", "loading_progress", "logit_lens", "MAP_RECORD", "merge_sweeps",
+    "model_version", "ModelConfig", "OnDemandMaps", "TRACE_NAMES", "ModelFacts", "ModelFile", "pretrained_models",
+    "PretrainedEntry",
     "PretrainedModel", "read_info", "rotary_frequencies", "rotary_relative_scores", "sample", "save_checkpoint",
     "sentence_similarity", "sinusoidal_encoding", "SPECIAL_TOKENS", "subsequent_mask", "TASKS", "Tokenizer",
     "TokenizerWorker", "trained_lengths_note", "training", "Transformer",

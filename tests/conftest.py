@@ -25,6 +25,13 @@ def single_intra_op_thread():
     torch.set_num_threads(previous)
 
 
+@pytest.fixture(autouse=True)
+def no_hub_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app offers the machine's Hugging Face cache when no models folder is given: tests never see the
+    real one (a test that wants a cache sets ``HF_HUB_CACHE`` itself)."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.getbasetemp() / "no-hub-cache"))
+
+
 @pytest.fixture
 def marker_payload(tmp_path: Path) -> tuple[bytes, Path]:
     """(payload bytes, marker path). Verifies first that the payload is live, so tests that

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.services import storage, uploads
-from core import (check_header, CheckpointError, CheckpointInfo, convert, find_models, get_task, is_pretrained,
-                  model_version, pretrained_models, read_info, training)
+from core import (cached_models, check_header, CheckpointError, CheckpointInfo, convert, find_models, get_task,
+                  hub_cache, identify, is_hub_cache, is_pretrained, model_version, pretrained_models, read_info,
+                  training)
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,11 +38,15 @@ def runs_dir() -> Path:
 
 def models_dir() -> Path | None:
     """The researcher's models folder, read in place: ``streamlit run app/streamlit_app.py -- --models DIR``
-    or ``$ATTNSCOPE_MODELS`` (the option wins); None when neither is given."""
+    or ``$ATTNSCOPE_MODELS`` (the option wins); when neither is given, the Hugging Face hub cache
+    (``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub``) if this machine has one; else None."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--models")
     given = parser.parse_known_args(sys.argv[1:])[0].models or os.environ.get("ATTNSCOPE_MODELS")
-    return Path(given).expanduser() if given else None
+    if given:
+        return Path(given).expanduser()
+    cache = hub_cache()
+    return cache if is_hub_cache(cache) else None
 
 
 def checkpoint_path(folder: Path, name: str) -> Path:
@@ -176,9 +181,14 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
         return [], []
     if not folder.is_dir():
         return [], [f"The models folder {folder} does not exist."]
+    for cache in (folder, folder / "hub"):  # the hub cache, or the HF_HOME folder holding it
+        if is_hub_cache(cache):
+            return _cache_entries(cache)
     entries, problems = [], []
     for found in find_models(folder):
         name = str(found.path.relative_to(folder))
+        if found.modality != "text":
+            continue  # a speech model: the Whisper page lists it (speech_entries)
         if found.kind == "nn-transformer":
             problems.append(f"{name}: an nn.Transformer state dict; import it first (python -m core import)")
             continue
@@ -192,6 +202,62 @@ def _models_entries() -> tuple[list[Entry], list[str]]:
         except Exception as error:  # one bad file is skipped with a warning, never breaks a page
             problems.append(_skipped(name, error))
     return entries, problems
+
+
+def _cache_entries(cache: Path) -> tuple[list[Entry], list[str]]:
+    """Each model of a Hugging Face hub cache as ``org/name`` at its newest snapshot, its revision shown (its
+    header checked, as any model of the models folder)."""
+    found, problems = cached_models(cache)
+    entries = []
+    for model in found:
+        if _speech(model.path):
+            continue  # a speech model: the Whisper page lists it (speech_entries)
+        try:
+            header_checked(model.path)
+            entries.append(Entry(f"models:{model.name}", "models", model.name, model.path, None,
+                                 f"{model.name} from your Hugging Face cache ({cache}), revision {model.revision}.",
+                                 f"revision {model.revision[:10]}", pretrained=True))
+        except Exception as error:  # one bad model is skipped with a warning, never breaks a page
+            problems.append(_skipped(model.name, error))
+    return entries, problems
+
+
+def speech_entries(owner: str | None = None) -> list[Entry]:
+    """The speech models (Whisper, Hugging Face or CTranslate2 folders) of the models folder (or the Hugging Face
+    cache), read in place, then ``owner``'s uploaded ones; their runs go to a worker process, as every such
+    model's."""
+    folder = models_dir()
+    found = _speech_models(folder) if folder is not None and folder.is_dir() else []
+    return found + [e for e in _upload_entries(owner)[0] if e.pretrained and _speech(e.path)]
+
+
+def _speech_models(folder: Path) -> list[Entry]:
+    """The models folder's Whisper models that pass their header check: a hub cache's as ``org/name``."""
+    cache = next((c for c in (folder, folder / "hub") if is_hub_cache(c)), None)
+    if cache is not None:
+        return [Entry(f"models:{m.name}", "models", m.name, m.path, None,
+                      f"{m.name} from your Hugging Face cache ({cache}), revision {m.revision}.",
+                      f"revision {m.revision[:10]}", pretrained=True)
+                for m in cached_models(cache)[0] if _speech(m.path) and _checked(m.path)]
+    return [Entry(f"models:{m.path.relative_to(folder)}", "models", str(m.path.relative_to(folder)), m.path,
+                  None, f"A Whisper model from your models folder ({folder}).", "", pretrained=True)
+            for m in find_models(folder) if m.modality == "audio" and _checked(m.path)]
+
+
+def _checked(path: Path) -> bool:
+    """Whether a models-folder model passes :func:`header_checked` (one that does not is left out)."""
+    try:
+        header_checked(path)
+        return True
+    except CheckpointError:
+        return False
+
+
+def _speech(path: Path) -> bool:
+    try:
+        return identify(path).modality == "audio"
+    except CheckpointError:
+        return False
 
 
 def _upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:

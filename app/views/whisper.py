@@ -27,8 +27,14 @@ MAX_TOKENS = 64  # 8 s of speech is some 30 tokens; a beam that never ends stops
 SOURCES = ("Sample clip", "Upload a file", "Record")
 ALIGNMENT = "Alignment heads (mean)"
 
+
+def pick(label: str, count: int, default: int, key: str) -> int:
+    """A 0-based index chosen on a slider of 1 … ``count`` (none to choose from a single one)."""
+    return st.slider(label, 1, count, default, key=key) - 1 if count > 1 else 0
+
+
 st.title("Whisper: speech in, text out")
-models = {e.name: e for e in pretrained_resources.speech_entries()}
+models = pretrained_resources.speech_models()
 if not models:
     common.installed("Whisper tiny.en")
     st.stop()
@@ -47,9 +53,8 @@ with presentation.folded("Model and audio", ":material/mic:"):
     model_col, source_col = st.columns([1, 2])
     with model_col:
         name = st.radio("Model", list(models), key="speech_model", horizontal=True,
-                        help="\n\n".join(f"**{e.name}**: {e.description}" for e in models.values()))
-    entry = models[name]
-    multilingual = entry.name != "Whisper tiny.en"
+                        help="\n\n".join(f"**{shown}**: {e.description}" for shown, e in models.items()))
+    multilingual = name != "Whisper tiny.en"  # a models-folder Whisper shows both; an English-only one says so
 
     # ----------------------------------------------------------------------------- input
     with source_col:
@@ -85,7 +90,7 @@ if multilingual:
 beam = st.session_state.get("speech_beam", False)
 options = {"task": task, "language": None if language == "detect" else language,
            "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS, "max_new_tokens": MAX_TOKENS}
-exp = widgets.attempt("run Whisper", pretrained_resources.speech_explanation, entry.name, audio, options)
+exp = widgets.attempt("run Whisper", pretrained_resources.speech_explanation, name, audio, options)
 if exp is None:
     st.stop()
 player, said = st.columns(2)
@@ -94,7 +99,7 @@ with player:
     st.toggle("Beam search (4 beams)", key="speech_beam", help="Greedy takes the likeliest token each step.")
 with said:
     widgets.show_user_text(exp.prediction.text or "(nothing)",
-                           f"{'Translation' if task == 'translate' else 'Transcript'} of {label} by {entry.name}:")
+                           f"{'Translation' if task == 'translate' else 'Transcript'} of {label} by {name}:")
 
 # ----------------------------------------------------------------------------- cross-attention on the time axis
 cross = exp.attention["cross"]  # (L, H, T, F)
@@ -127,8 +132,11 @@ for note in exp.notes:
 
 # ----------------------------------------------------------------------------- self-attention
 st.subheader("Self-attention")
-self_layer = st.slider("Layer", 1, layers, layers, key="speech_self_layer") - 1
-self_head = st.slider("Head", 1, heads, 1, key="speech_self_head") - 1
+self_layer = pick("Layer", layers, layers, "speech_self_layer")
+self_head = pick("Head", heads, 1, "speech_self_head")
+encoder_layers = exp.shape("encoder")[0]  # distil-whisper: 32 encoder layers, 2 decoder layers
+encoder_layer = self_layer if encoder_layers == layers else pick("Encoder layer", encoder_layers, encoder_layers,
+                                                                 "speech_encoder_layer")
 # One map under the other, each at its own size: side by side, 400 frames squeezed into half a column print
 # their labels over each other.
 queries, keys, _ = attention_charts.axes(exp, "decoder")
@@ -136,7 +144,7 @@ widgets.plot(attention_charts.head_map(exp.attention["decoder"][self_layer, self
                                        title="Decoder masked self-attention", font_scale=widgets.font_scale()),
              name="whisper-decoder-self-attention", key="speech_decoder")
 frames = exp.source_tokens
-widgets.plot(attention_charts.head_map(exp.attention["encoder"][self_layer, self_head], frames, frames,
+widgets.plot(attention_charts.head_map(exp.attention["encoder"][encoder_layer, self_head], frames, frames,
                                        title=f"Encoder self-attention ({len(frames)} frames)", font_scale=widgets.font_scale()),
              name="whisper-encoder-self-attention", key="speech_encoder")
 st.caption("The frames the audio fills; maps over 400 frames are drawn as block means.")

@@ -15,7 +15,10 @@ import argparse
 import sys
 from typing import Callable
 
+from tqdm import tqdm
+
 from core.inspect.explainer import explain
+from core.io.pretrained.progress import loading_progress
 from core.inspect.options import DECODINGS
 from core.inspect.records import Explanation
 from core.io.checkpoint import CheckpointError
@@ -51,13 +54,33 @@ def explain_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--continuation", type=int, default=0, metavar="N",
                         help="tokens a language model adds after the text (default: 0)")
     args = parser.parse_args(argv)
+    bar = _LoadingBar()
     try:
-        result = explain(args.model, args.text, decoding=args.decoding, continuation=args.continuation)
+        with loading_progress(bar.update):
+            result = explain(args.model, args.text, decoding=args.decoding, continuation=args.continuation)
     except (CheckpointError, ValueError) as error:
         sys.stderr.write(f"error: {error}\n")
         return 2
+    finally:
+        bar.close()
     sys.stdout.write(summary(result) + "\n")
     return 0
+
+
+class _LoadingBar:
+    """A ``tqdm`` bar on stderr for a pretrained model's weights, drawn from the first bytes read."""
+
+    def __init__(self) -> None:
+        self.bar: tqdm | None = None
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = tqdm(total=total, unit="B", unit_scale=True, desc="loading weights", file=sys.stderr)
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 COMMANDS: dict[str, Callable[[list[str] | None], int]] = {

@@ -9,6 +9,8 @@ labelled by their start time, the target tokens the decoder's, and the maps per 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -145,6 +147,20 @@ def explain_speech(
         notes=tuple(notes), features=np.ascontiguousarray(features[0, :, : 2 * shown].cpu().numpy()),
         alignment_heads=tuple(config.alignment_heads),
     )
+
+
+def explain_speech_encoded(model: PretrainedModel, audio_base64: str, **options) -> Explanation:
+    """:func:`explain_speech` of an audio file's bytes sent as base64 text (the JSON arguments of a worker
+    process's call, :class:`core.lessons.LessonWorker`).
+
+    Raises:
+        ValueError: text that is not base64, or what :func:`explain_speech` raises.
+    """
+    try:
+        data = base64.b64decode(audio_base64, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        raise ValueError("the audio did not arrive as base64 text") from None
+    return explain_speech(model, data, **options)
 
 
 def _notes(shown: int, n_frames: int, finished: bool) -> list[str]:

@@ -33,7 +33,7 @@ from core.inspect.records import Explanation
 from core.inspect.subject import MAP_BUDGET_BYTES, TRACE_BUDGET_BYTES
 from core.inspect.wire import Records, from_wire, pack, to_wire, unpack
 from core.io.atomic import process_folder
-from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
+from core.io.pretrained.memory import budget_bytes
 from core.io.pretrained.load import is_pretrained
 from core.text.child import Child, first_line, serve
 
@@ -49,9 +49,10 @@ _CHILD = "import sys\nsys.path.insert(0, sys.argv[2])\nfrom {module} import serv
 
 def memory_budget(path: str | os.PathLike) -> int:
     """Bytes a worker for the model at ``path`` may address beyond the interpreter's own: its format's
-    load budget for weights twice (the file's tensors and the built model, while loading), the
-    activation budget, and one explanation's trace or held maps twice (the run's and the answer's copy)."""
-    weights = WEIGHT_BUDGET_BYTES if is_pretrained(path) else 4 * LOAD_BUDGET.max_parameters
+    load budget for weights twice (the file's tensors and the built model, while loading; a pretrained
+    model's is what the machine can give it now), the activation budget, and one explanation's trace or held
+    maps twice (the run's and the answer's copy)."""
+    weights = budget_bytes() if is_pretrained(path) else 4 * LOAD_BUDGET.max_parameters
     return 2 * weights + LOAD_BUDGET.max_activation_bytes + 2 * max(MAP_BUDGET_BYTES, TRACE_BUDGET_BYTES)
 
 

@@ -22,8 +22,9 @@ from core.io.pretrained.ct2_whisper import is_ctranslate2_folder
 from core.io.pretrained.ctranslate2 import read_header
 from core.io.pretrained.gguf_config import gguf_config
 from core.io.pretrained.gguf_header import scan_gguf
-from core.io.pretrained.hf_files import FLOAT_DTYPES, WEIGHT_BUDGET_BYTES, folder_config, weight_files
+from core.io.pretrained.hf_files import FLOAT_DTYPES, TORCH_DTYPES, folder_config, weight_files
 from core.io.pretrained.hf_folder import READERS, supported_model_types
+from core.io.pretrained.memory import budget_bytes, check_fits
 from core.io.verify import check_header_size
 
 
@@ -49,20 +50,20 @@ def check_header(path: str | os.PathLike) -> ModelFile:
 
 def _check_folder(folder: Path) -> None:
     """A Hugging Face folder: a family Attnscope reads, weights files inside the folder whose headers (of a bounded
-    size, read without mapping the files) list float tensors within the weight budget as float32."""
+    size, read without mapping the files) list float tensors that fit what this machine can give a model, at their
+    stored size (the least they take; the family's reader checks the precision it keeps them in)."""
     model_type = folder_config(folder).get("model_type")
     if not isinstance(model_type, str) or model_type not in READERS:
         raise CheckpointError(f"{folder.name}: model_type {str(model_type)[:40]!r} is not supported as a folder; "
                               f"supported: {supported_model_types()}")
-    total = 0
+    total, budget = 0, budget_bytes()
     for path in weight_files(folder):  # each resolved inside the folder
         for dtype, shape in _tensor_index(path, folder):
             if dtype not in FLOAT_DTYPES:
                 continue  # the family's reader refuses the ones it uses (some folders keep integer buffers)
-            total += 4 * math.prod(shape)
-            if total > WEIGHT_BUDGET_BYTES:
-                raise CheckpointError(f"{folder.name}: its weights need over {WEIGHT_BUDGET_BYTES / 2**30:.1f} GiB "
-                                      "as float32, over the load budget")
+            total += TORCH_DTYPES[dtype].itemsize * math.prod(shape)
+            if total > budget:
+                check_fits(folder.name, total, "as stored")
 
 
 def _tensor_index(path: Path, folder: Path) -> list[tuple[str, tuple[int, ...]]]:

@@ -18,14 +18,16 @@ from __future__ import annotations
 import json
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.io.checkpoint import FORMAT, CheckpointError
 from core.io.verify import MAX_HEADER_BYTES, check_header_size
 from core.io.convert.nn_import import nn_transformer_layout
+from core.io.hf_cache import cached_models, is_hub_cache
 from core.io.pretrained.gguf_header import is_gguf
-from core.io.pretrained.hf_files import convert_command, convert_hint, weight_files
+from core.io.pretrained.ct2_whisper import is_ctranslate2_folder
+from core.io.pretrained.hf_files import convert_command, convert_hint, folder_config, weight_files
 from core.io.pretrained.hf_folder import is_model_folder
 from core.io.pretrained.load import supported
 
@@ -43,11 +45,23 @@ class ModelFile:
         path: where it is. kind: ``checkpoint``, ``nn-transformer``, ``pretrained`` or ``archive`` (a zip
             whose content is a model once unpacked).
         name: a display name (the folder or file name without its suffix).
+        modality: what the model reads: ``audio`` for a Whisper folder (Hugging Face or CTranslate2), else ``text``.
     """
 
     path: Path
     kind: str
     name: str
+    modality: str = "text"
+
+
+def _folder_model(path: Path) -> ModelFile:
+    """A model folder as a pretrained :class:`ModelFile`, its modality told by ``config.json`` (or CTranslate2's
+    ``model.bin``) without reading any weights."""
+    try:
+        speech = is_ctranslate2_folder(path) or folder_config(path).get("model_type") == "whisper"
+    except CheckpointError:
+        speech = False  # the loader says what is wrong with it
+    return ModelFile(path, "pretrained", path.name, "audio" if speech else "text")
 
 
 def _safetensors_metadata(path: Path) -> dict | None:
@@ -105,7 +119,7 @@ def identify(path: str | os.PathLike) -> ModelFile:
     """
     path = Path(path)
     if is_model_folder(path):
-        return ModelFile(path, "pretrained", path.name)
+        return _folder_model(path)
     if path.is_dir():
         raise _folder_refusal(path)
     if not path.is_file():
@@ -142,7 +156,10 @@ def model_version(path: str | os.PathLike) -> str:
     """
     path = Path(path)
     try:
-        files = [path / "config.json", *weight_files(path)] if is_model_folder(path) else [path]
+        if is_ctranslate2_folder(path):
+            files = [path / "config.json", path / "model.bin", path / "tokenizer.json"]
+        else:
+            files = [path / "config.json", *weight_files(path)] if is_model_folder(path) else [path]
         stats = [f.stat() for f in files]
     except OSError:
         raise CheckpointError(f"not found: {path.name}") from None
@@ -151,10 +168,13 @@ def model_version(path: str | os.PathLike) -> str:
 
 def find_models(folder: str | os.PathLike) -> list[ModelFile]:
     """Every model under ``folder`` (at most :data:`MAX_FOUND`, :data:`MAX_DEPTH` levels down), sorted by
-    path; links are not followed and a model folder is not searched inside."""
+    path; links are not followed and a model folder is not searched inside. A Hugging Face hub cache lists
+    its models instead, each named ``org/name`` at its newest snapshot (:func:`core.io.hf_cache.cached_models`)."""
     root, found = Path(folder), []
     if not root.is_dir():
         return []
+    if is_hub_cache(root):
+        return [replace(_folder_model(model.path), name=model.name) for model in cached_models(root)[0]]
     stack = [(root, 0)]
     while stack and len(found) < MAX_FOUND:
         current, depth = stack.pop()
@@ -167,7 +187,7 @@ def find_models(folder: str | os.PathLike) -> list[ModelFile]:
                 continue
             if child.is_dir():
                 if is_model_folder(child):
-                    found.append(ModelFile(child, "pretrained", child.name))
+                    found.append(_folder_model(child))
                 elif depth + 1 < MAX_DEPTH:
                     stack.append((child, depth + 1))
             elif child.suffix.lower() in (".gguf", ".safetensors"):

@@ -58,7 +58,9 @@ class ModelOutput:
         loss: mean cross-entropy (pad targets ignored) when targets were given, else None.
         attention: kind → (L, B, H, Tq, Tk) float32 weights, when asked for.
         scores: kind → (L, B, H, Tq, Tk) float32 pre-softmax scores (β-scaled,
-            unmasked), when asked for.
+            unmasked), when asked for. A family may add the parts its scores are the sum of under
+            ``"<kind>/<part>"`` keys (DeBERTa: ``encoder/c2c``, ``encoder/c2p``, ``encoder/p2c``);
+            whoever reads the scores reads the kinds it knows.
         trace: the named intermediates ``record=`` asked for (:data:`core.model.trace.TRACE_NAMES`), else None.
     """
 

@@ -23,7 +23,10 @@ def check_contract(model: torch.nn.Module, src: torch.Tensor | None, tgt: torch.
     spec = model.config
     assert isinstance(spec, ModelSpec)
     out = _run(model, src, tgt)
-    assert set(out.attention) == set(spec.attention_kinds) == set(out.scores)
+    kinds = {key for key in out.scores if "/" not in key}
+    assert set(out.attention) == set(spec.attention_kinds) == kinds
+    for key in set(out.scores) - kinds:  # the parts a family's scores are the sum of: "<kind>/<part>"
+        assert key.split("/")[0] in kinds and out.scores[key].shape == out.scores[key.split("/")[0]].shape
     lengths = {"encoder": (src, src), "decoder": (tgt, tgt), "cross": (tgt, src)}
     for kind, maps in out.attention.items():
         queries, keys = lengths[kind]
@@ -38,7 +41,8 @@ def check_contract(model: torch.nn.Module, src: torch.Tensor | None, tgt: torch.
     hard = _run(model, src, tgt, AttentionControls(hard=True)).attention[kind]
     assert bool(((hard == 0) | (hard == 1)).all()) and bool((hard.sum(-1) == 1).all())
     sharp = _run(model, src, tgt, AttentionControls(temperature=4.0)).attention[kind]
-    assert bool((sharp.amax(-1) >= out.attention[kind].amax(-1) - 1e-6).all())  # β > 1 sharpens every row
+    # β > 1 sharpens every row of the first layer (the later layers read what the sharper attention made)
+    assert bool((sharp[0].amax(-1) >= out.attention[kind][0].amax(-1) - 1e-6).all())
     mask = torch.ones(spec.n_layers(kind), spec.n_heads)
     mask[0, 0] = 0.0
     knocked = _run(model, src, tgt, AttentionControls(head_mask={kind: mask}))

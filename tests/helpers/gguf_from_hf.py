@@ -1,5 +1,6 @@
-"""Write a Hugging Face ``transformers`` Llama/Qwen2 causal LM as a GGUF file, as llama.cpp's converter does:
-llama.cpp's tensor names, Q/K rows permuted for a Llama (not for Qwen2), Llama 3.1 rope scaling as the
+"""Write a Hugging Face ``transformers`` Llama/Qwen2/Gemma causal LM as a GGUF file, as llama.cpp's converter does:
+llama.cpp's tensor names, Q/K rows permuted for a Llama (not for Qwen2 or Gemma), Gemma's RMSNorm gains stored
+as 1 + g with its head width as ``key_length``, Llama 3.1 rope scaling as the
 ``rope_freqs`` factors, a vocabulary as byte-level BPE (``gpt2``) or SentencePiece (``llama``) metadata,
 and chosen tensors quantized (``gguf.quants.quantize``, or crafted block bytes for the K-quants the package
 cannot quantize). The reference model's weights are then set to what the file holds after dequantizing."""
@@ -106,7 +107,12 @@ def _tensors(reference, arch: str, quant: dict[str, str]) -> dict[str, tuple]:
         if arch == "llama" and heads is not None:
             array = llama_cpp_permute(array, heads)
         suffix = next((s for s in quant if gguf_name.endswith(s)), None)
+        plus_one = arch == "gemma" and gguf_name.endswith("norm.weight")
+        if plus_one:  # llama.cpp's Gemma converter adds the 1 of Gemma's (1 + g) gains
+            array = array + np.float32(1.0)
         raw, qtype, values = _store(np.ascontiguousarray(array), quant.get(suffix), seed)
+        if plus_one:
+            values = values - np.float32(1.0)
         if arch == "llama" and heads is not None:  # back to the HF layout for the reference
             values = values.reshape(heads, values.shape[0] // heads // 2, 2, -1).swapaxes(1, 2).reshape(values.shape)
         state[hf_name].copy_(torch.from_numpy(np.ascontiguousarray(values)).reshape(state[hf_name].shape))
@@ -115,14 +121,15 @@ def _tensors(reference, arch: str, quant: dict[str, str]) -> dict[str, tuple]:
 
 
 def write_gguf(reference, path: Path, vocab: Vocab, *, arch: str = "llama", quant: dict[str, str] | None = None,
-               scaling: dict | None = None, sliding_window: int | None = None) -> Path:
+               scaling: dict | None = None, sliding_window: int | None = None, extra: dict | None = None) -> Path:
     """``reference`` (a transformers Llama/Mistral/Qwen2 causal LM) as a GGUF at ``path``; ``quant`` maps tensor
     name endings (``"ffn_down.weight"``) to GGML type names; ``scaling`` adds rope scaling metadata keys;
-    ``{arch}.attention.sliding_window`` is ``sliding_window``, else a Mistral's own window."""
+    ``{arch}.attention.sliding_window`` is ``sliding_window``, else a Mistral's own window; ``extra`` adds
+    metadata keys: key → (value, ``gguf.GGUFValueType``; a list is an array of strings)."""
     import gguf
 
     c = reference.config
-    head_dim = c.hidden_size // c.num_attention_heads
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
     tensors = _tensors(reference, arch, quant or {})
     if arch == "llama" and (c.rope_parameters or {}).get("rope_type") == "llama3":
         tensors["rope_freqs.weight"] = (_llama3_factors(c, head_dim), None)
@@ -134,6 +141,11 @@ def write_gguf(reference, path: Path, vocab: Vocab, *, arch: str = "llama", quan
         c.sliding_window if c.model_type == "mistral" else None)
     if window is not None:
         writer.add_sliding_window(window)
+    if arch == "gemma":
+        writer.add_key_length(head_dim)
+        writer.add_value_length(head_dim)
+    for key, (value, kind) in (extra or {}).items():
+        writer.add_key_value(key, value, kind, sub_type=gguf.GGUFValueType.STRING if isinstance(value, list) else None)
     for key, value in (scaling or {}).items():
         writer.add_key_value(f"{arch}.rope.scaling.{key}", value,
                              gguf.GGUFValueType.STRING if isinstance(value, str) else gguf.GGUFValueType.FLOAT32)

@@ -53,7 +53,7 @@ def reference_model(config, seed: int = 0, std: float = 0.15):
         for name, param in model.named_parameters():
             noise = torch.randn(param.shape, generator=generator) * std
             is_gain = param.dim() == 1 and name.endswith("weight") and ("norm" in name or ".ln_" in name)
-            param.copy_(noise + (0.0 if is_gain and config.model_type == "gemma" else 1.0) if is_gain else noise)
+            param.copy_(noise + (0.0 if is_gain and config.model_type.startswith("gemma") else 1.0) if is_gain else noise)
     return model.eval()
 
 

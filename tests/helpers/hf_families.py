@@ -50,6 +50,18 @@ FAMILIES = {
     "opt": (lambda: transformers.OPTConfig(**{k: v for k, v in _DEC.items() if k != "intermediate_size"},
                                            ffn_dim=64, word_embed_proj_dim=32), _BERT_KEYS),
     "phi": (lambda: transformers.PhiConfig(**_DEC, partial_rotary_factor=0.5), _BERT_KEYS),
+    "gemma2": (lambda: transformers.Gemma2Config(**_DEC, num_key_value_heads=2, head_dim=8, sliding_window=4),
+               _BERT_KEYS),
+    "gemma3_text": (lambda: transformers.Gemma3TextConfig(**_DEC, num_key_value_heads=2, head_dim=8, sliding_window=4,
+                                                          sliding_window_pattern=2), _BERT_KEYS),
+    "phi3": (lambda: transformers.Phi3Config(**_DEC, num_key_value_heads=2, partial_rotary_factor=0.5), _BERT_KEYS),
+    "mpnet": (lambda: transformers.MPNetModel(transformers.MPNetConfig(**_ENC)), _BERT_KEYS),
+    "deberta-v2": (lambda: transformers.DebertaV2Model(transformers.DebertaV2Config(
+        **_ENC, relative_attention=True, position_buckets=8, pos_att_type=["p2c", "c2p"], share_att_key=True,
+        norm_rel_ebd="layer_norm", position_biased_input=False)), _BERT_KEYS),
+    "modernbert": (lambda: transformers.ModernBertModel(transformers.ModernBertConfig(
+        **_ENC, pad_token_id=0, bos_token_id=2, eos_token_id=1, cls_token_id=2, sep_token_id=1, local_attention=4)),
+                   _BERT_KEYS),
     "bart": (lambda: transformers.BartForConditionalGeneration(transformers.BartConfig(**_S2S)),
              ("encoder_layers", "encoder_attention_heads", "d_model")),
     "mbart": (lambda: transformers.MBartForConditionalGeneration(transformers.MBartConfig(**_S2S)),

@@ -70,8 +70,9 @@ def test_a_terabyte_sparse_gguf_is_refused_from_its_header_within_a_second(how, 
     assert "\n" not in str(caught.value)
 
 
-def test_an_over_budget_gguf_is_refused_from_its_header_before_any_read(tmp_path, no_fingerprint):
+def test_an_over_budget_gguf_is_refused_from_its_header_before_any_read(tmp_path, no_fingerprint, monkeypatch):
     """The probe's 8 GB over-budget GGUF was read in full before it was refused."""
+    monkeypatch.setenv("ATTNSCOPE_MEMORY_BYTES", str(6 * 2**30))  # a machine that can give a model 4 GiB
     claimed = 2**31  # 8 GiB of float32: over the 4 GiB pretrained load budget
     path = _sparse(tmp_path / "big.gguf", _gguf_opening(claimed), size=4 * claimed + 4096)
     started, read = time.perf_counter(), _read_bytes()

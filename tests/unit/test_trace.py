@@ -21,6 +21,10 @@ from core.inspect.maps import MATERIALISE_LIMIT_BYTES, OnDemandMaps, from_trace
 from core.inspect.wire import from_wire, to_wire
 from core.model.contract import AttentionControls, kv_groups
 from core.model.families.bert import BertConfig, BertModel
+from core.model.families.deberta import DebertaConfig, DebertaModel
+from core.model.families.gemma import GemmaConfig, GemmaModel
+from core.model.families.modernbert import ModernBertConfig, ModernBertModel
+from core.model.families.phi3 import Phi3Config, Phi3Model
 from core.model.families.gpt import GptConfig, GptModel
 from core.model.families.llama import LlamaConfig, LlamaModel
 from core.model.families.seq2seq import Seq2SeqModel
@@ -67,6 +71,21 @@ MODELS = {
         family="t5", positions="relative", pre_norm=True, rms_norm=True, scaled=False, bias=False, final_norm=True,
         relative_buckets=8, relative_max_distance=16, **SEQ2SEQ))),
     "whisper": lambda: _seeded(lambda: WhisperModel(WHISPER)),
+    "gemma 2 (local/global, softcaps)": lambda: _seeded(lambda: GemmaModel(GemmaConfig(
+        vocab_size=40, layer_types=("sliding_attention", "full_attention"), sliding_window=3,
+        query_pre_attn_scalar=12.0, attn_softcap=2.0, final_softcap=3.0, local_rope_base=100.0, **TINY_LLAMA))),
+    "phi-3 (partial rotary, longrope)": lambda: _seeded(lambda: Phi3Model(Phi3Config(
+        vocab_size=40, rotary_dim=4, longrope_short_factors=(1.0, 2.0), longrope_attention_factor=1.2, **TINY_LLAMA))),
+    "mpnet (relative bias)": lambda: _seeded(lambda: BertModel(BertConfig(
+        vocab_size=40, d_model=32, n_encoder_layers=2, n_heads=4, d_ff=64, type_vocab_size=0, pad_id=1,
+        position_offset=2, relative_buckets=32))),
+    "deberta-v3 (disentangled)": lambda: _seeded(lambda: DebertaModel(DebertaConfig(
+        vocab_size=40, d_model=32, n_encoder_layers=2, n_heads=4, d_ff=64, position_biased_input=False, span=4,
+        position_buckets=4, max_relative_positions=16, c2p=True, p2c=True, share_att_key=True,
+        norm_rel_embeddings=True))),
+    "modernbert (local/global, rotary)": lambda: _seeded(lambda: ModernBertModel(ModernBertConfig(
+        vocab_size=40, d_model=32, n_encoder_layers=3, n_heads=4, d_ff=48, window=2,
+        layer_types=("full_attention", "sliding_attention", "sliding_attention")))),
 }
 CONTROLS = {
     "paper": AttentionControls(),

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_files import WEIGHT_BUDGET_BYTES
+from core.io.pretrained.memory import RESERVE_BYTES, available_bytes, budget_bytes, gib
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -32,6 +32,23 @@ FLOAT_TYPES = frozenset({6, 12})
 WEIGHT_TYPES = {0: (1, 4), 1: (1, 2), 30: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24),
                 8: (32, 34), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210)}
 _MAX_DIMS = 4
+#: Every GGML type's name (``gguf.GGMLQuantizationType``), so that a refusal names the type, not its id.
+GGML_TYPE_NAMES = {
+    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1", 10: "Q2_K", 11: "Q3_K",
+    12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S",
+    20: "IQ4_NL", 21: "IQ3_S", 22: "IQ2_S", 23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 28: "F64",
+    29: "IQ1_M", 30: "BF16", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4", 40: "NVFP4", 41: "Q1_0",
+}
+
+
+def type_refusal(kind: int) -> str:
+    """Why a tensor of GGML type ``kind`` is not read: its name (an i-quant said so), or that it is unknown."""
+    name = GGML_TYPE_NAMES.get(kind)
+    supported = ", ".join(GGML_TYPE_NAMES[k] for k in WEIGHT_TYPES)
+    if name is None:
+        return f"an unknown GGML type {kind}; supported: {supported}"
+    what = "an i-quant, " if name.startswith("IQ") else ""
+    return f"{name} ({what}not supported); supported: {supported} (integer and F64 tensors are refused, not cast)"
 
 
 @dataclass(frozen=True)
@@ -43,8 +60,8 @@ class GGUFLimits:
     max_key_bytes: int = 256
     max_string_bytes: int = 1 << 20  # one string value (chat templates are a few KB)
     max_array_items: int = 1_000_000  # all arrays together (Llama 3: 537k; Gemma's 256k vocabulary: 768k)
-    max_parameters: int = WEIGHT_BUDGET_BYTES // 4  # all tensors together, float32 after dequantizing: the
-    # pretrained load budget of every format (Qwen2-0.5B's 494 M parameters fit)
+    max_parameters: int | None = None  # all tensors together, float32 after dequantizing (None: what the
+    # machine's memory budget holds, :mod:`core.io.pretrained.memory`)
 
 
 GGUF_LIMITS = GGUFLimits()
@@ -208,8 +225,7 @@ def _tensors(src: _Bounded, header: GGUFHeader, count: int, limits: GGUFLimits) 
         if name in header.tensors:
             raise src.fail(f"tensor {name} appears twice")
         if kind not in WEIGHT_TYPES:
-            raise src.fail(f"tensor {name} has GGML type {kind}; weights must be float or quantized "
-                           "(integer and F64 tensors are refused, not cast)")
+            raise src.fail(f"tensor {name} is {type_refusal(kind)}")
         if min(dims) < 1 or dims[0] % WEIGHT_TYPES[kind][0]:
             raise src.fail(f"tensor {name} has dimensions {dims}")
         header.tensors[name] = TensorInfo(name, dims, kind, offset)
@@ -222,13 +238,17 @@ def _check_data(src: _Bounded, header: GGUFHeader, limits: GGUFLimits) -> None:
         raise src.fail(f"general.alignment {alignment!r} is not a power of two")
     start = header.data_start = -(-src.pos // alignment) * alignment
     total = 0
+    limit = limits.max_parameters if limits.max_parameters is not None else budget_bytes() // 4
+    where = "" if limits.max_parameters is not None else (
+        f"; this machine can give a model {gib(budget_bytes())} now ({gib(available_bytes())} available less "
+        f"{gib(RESERVE_BYTES)} kept free)")
     for info in header.tensors.values():
         elements = math.prod(info.dims)
         total += elements
-        if total > limits.max_parameters:
-            raise src.fail(f"its tensors hold more than {limits.max_parameters:,} parameters, over "
-                           f"{4 * limits.max_parameters / 2**20:,.0f} MiB dequantized to float32 "
-                           "(the load budget for GGUF files)")
+        if total > limit:
+            raise src.fail(f"its tensors hold more than {limit:,} parameters, over "
+                           f"{4 * limit / 2**20:,.0f} MiB dequantized to float32 "
+                           f"(the load budget for GGUF files{where})")
         block, block_bytes = WEIGHT_TYPES[info.type]
         end = start + info.offset + elements // block * block_bytes
         if end > src.size:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from dataclasses import asdict
 from pathlib import Path
@@ -26,7 +27,7 @@ from torch import Tensor
 
 from core.io.checkpoint import CheckpointError
 from core.io.files import file_fingerprint
-from core.io.pretrained import weight_cache
+from core.io.pretrained import progress, weight_cache
 from core.io.pretrained.assign import assign_weights
 from core.io.pretrained.gguf_quants import dequantized
 from core.io.pretrained.gguf_config import SUPPORTED_ARCHITECTURES, gguf_config
@@ -64,6 +65,8 @@ def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool
     """Every tensor dequantized to float32 and renamed; Q/K rows (and biases) un-permuted when llama.cpp's
     converter ``permuted`` them (Llama; Qwen2 keeps the Hugging Face layout)."""
     weights = {}
+    total = 4 * sum(math.prod(info.dims) for info in header.tensors.values() if info.name != ROPE_FREQS)
+    done = 0
     for info in header.tensors.values():
         if info.name == ROPE_FREQS:  # read into the config's rotary scaling
             continue
@@ -74,6 +77,8 @@ def _weights(path: Path, header: GGUFHeader, config: LlamaConfig, permuted: bool
         elif permuted and ".attn.k_proj." in key:
             weight = unpermute_gguf_rows(weight, config.n_kv_heads)
         weights[key] = weight.contiguous()
+        done += 4 * weight.numel()
+        progress.report(done, total)
     if config.tie_embeddings:
         weights["lm_head.weight"] = weights["embed.weight"]
     return weights
@@ -83,8 +88,8 @@ def read_gguf(path: str | Path, header: GGUFHeader | None = None
               ) -> tuple[LlamaConfig, PretrainedTokenizer, dict[str, Tensor], dict[str, Any]]:
     """Parse and dequantize a Llama-family GGUF: (config, tokenizer, float32 weights, general metadata).
 
-    The general metadata's ``architecture`` (``llama`` or ``qwen2``) is the model's family. ``header``: the
-    file's :func:`~core.io.pretrained.gguf_header.scan_gguf`, when the caller scanned it already.
+    The general metadata's ``architecture`` (``llama``, ``qwen2`` or ``gemma``) is the model's family.
+    ``header``: the file's :func:`~core.io.pretrained.gguf_header.scan_gguf`, when the caller scanned it already.
 
     Raises:
         CheckpointError: unreadable file, another architecture, unsupported tokenizer or quantization.
@@ -94,7 +99,7 @@ def read_gguf(path: str | Path, header: GGUFHeader | None = None
     config = gguf_config(header, path)
     meta = GGUFMetadata(path, header)
     tokenizer = gguf_tokenizer(meta, config, path.name)
-    weights = _weights(path, header, config, permuted=meta.get("general.architecture") == "llama")
+    weights = _weights(path, header, config, permuted=meta.get("general.architecture") == "llama")  # not Qwen2, Gemma
     keys = ("architecture", "name", "organization", "license", "size_label", "finetune", "basename", "file_type")
     general = {k: meta.get(f"general.{k}") for k in keys}
     return config, tokenizer, weights, {k: v for k, v in general.items() if v is not None}

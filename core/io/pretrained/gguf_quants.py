@@ -11,11 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.gguf_header import TensorInfo
+from core.io.pretrained.gguf_header import GGML_TYPE_NAMES, WEIGHT_TYPES, TensorInfo, type_refusal
 
 #: Names of the GGML types a weight may be stored in (the keys of ``WEIGHT_TYPES``), for messages.
-QUANT_NAMES = {0: "F32", 1: "F16", 30: "BF16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0",
-               10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K"}
+QUANT_NAMES = {kind: GGML_TYPE_NAMES[kind] for kind in WEIGHT_TYPES}
 
 
 def dequantized(raw: np.ndarray, info: TensorInfo, name: str) -> np.ndarray:
@@ -29,8 +28,7 @@ def dequantized(raw: np.ndarray, info: TensorInfo, name: str) -> np.ndarray:
     import gguf  # imported here so the rest of core does not need the package
 
     if info.type not in QUANT_NAMES:
-        raise CheckpointError(f"{name}: tensor {info.name} has GGML type {info.type}, not one of "
-                              f"{', '.join(QUANT_NAMES.values())}")
+        raise CheckpointError(f"{name}: tensor {info.name} is {type_refusal(info.type)}")
     try:
         array = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(info.type))  # (rows, dims[0])
     except (NotImplementedError, ValueError, TypeError) as error:

@@ -5,8 +5,9 @@
   factors f_i, and llama.cpp rotates pair i by θ_i / f_i. Those factors are Llama 3.1's scaling
   (:func:`core.model.families.rope._llama3`): f = factor for long wavelengths, 1 for short ones,
   1 / ((1 − s)/factor + s) between, with s linear in ``original / wavelength``. The factor and the band
-  are recovered from the stored factors, and the frequencies they give are checked against θ_i / f_i
-  (relative 1e-4); factors of any other shape are refused, never approximated.
+  are recovered from the stored factors (the config says what scaling the file holds), and the
+  frequencies they give are checked against θ_i / f_i (relative 1e-4): factors of any other shape are
+  refused. The model then rotates by θ_i / f_i with the stored f_i themselves, exactly as llama.cpp does.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import torch
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.gguf_data import raw_tensor
-from core.io.pretrained.gguf_header import STRING, GGUFHeader
+from core.io.pretrained.gguf_header import GGML_TYPE_NAMES, STRING, GGUFHeader
 from core.io.pretrained.gguf_quants import dequantized
 from core.model.families.rope import RopeScaling, frequencies
 
@@ -61,7 +62,8 @@ def _read_factors(header: GGUFHeader, path: Path) -> np.ndarray:
     """The ``rope_freqs`` tensor (dk/2,) as float64 (its shape and place in the file were checked by the scan)."""
     info = header.tensors[ROPE_FREQS]
     if info.type not in (_F32, _F16):
-        raise CheckpointError(f"{path.name}: rope_freqs must be F32 or F16, got GGML type {info.type}")
+        got = GGML_TYPE_NAMES.get(info.type, info.type)
+        raise CheckpointError(f"{path.name}: rope_freqs must be F32 or F16, got {got}")
     factors = dequantized(raw_tensor(path, header, info), info, path.name).astype(np.float64)  # (dk/2,)
     if not np.isfinite(factors).all() or (factors <= 0).any():
         raise CheckpointError(f"{path.name}: rope_freqs holds factors that are not finite and above 0")
@@ -84,9 +86,11 @@ def llama3_fields(factors: np.ndarray, head_dim: int, base: float, original: int
         low, high = _band(x, share)
         fields = {"rope_type": "llama3", "rope_factor": factor, "rope_low_freq_factor": low,
                   "rope_high_freq_factor": high, "rope_original_max_len": original}
+    if not (factors == 1.0).all():
+        fields["rope_freq_factors"] = tuple(float(f) for f in factors.astype(np.float32))  # the model's divisors
     expected = frequencies(head_dim, base).double() / torch.from_numpy(factors)  # (dk/2,)
     try:
-        scaling = RopeScaling(*(fields.get(k, d) for k, d in _DEFAULTS))
+        scaling = RopeScaling(*(fields.get(k, d) for k, d in _DEFAULTS))  # the recovered formula, not the factors
     except ValueError as error:
         raise CheckpointError(f"{name}: rope_freqs are not Llama 3.1's rotary scaling ({error})") from None
     got = frequencies(head_dim, base, scaling).double()

@@ -6,8 +6,8 @@ every family reader states its config's claims as :class:`Claims` — each stack
 counts that must split a width, and the shapes the config implies for tensors every model of the family
 holds — and calls :func:`check_folder` before it builds a config object, a module or a buffer. Only the
 headers are read (names, dtypes, shapes; no tensor data). The first difference is refused in one line
-naming the folder and the weights file; then the parameter count the claims imply is held to
-:data:`PARAMETER_BUDGET`.
+naming the folder and the weights file; then the parameter count the claims imply, at 2 bytes each (the
+least a kept weight takes), is held to the machine's memory budget (:mod:`~core.io.pretrained.memory`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_files import PARAMETER_BUDGET, read_headers, renamed, TensorHeader
+from core.io.pretrained.hf_files import read_headers, renamed, TensorHeader
+from core.io.pretrained.memory import budget_bytes, gib
 
 #: One claimed size: (what config.json calls it, the value it claims).
 Dim = tuple[str, int]
@@ -88,7 +89,7 @@ def count(raw: dict[str, Any], folder: Path, key: str, default: int | None = Non
 
 
 def check_folder(folder: Path, rename: Callable[[str], str | None], claims: Claims,
-                 budget: int = PARAMETER_BUDGET) -> dict[str, TensorHeader]:
+                 budget: int | None = None) -> dict[str, TensorHeader]:
     """:func:`check_claims` on ``folder``'s headers (each stored name → ours by ``rename``; None skips it).
 
     Returns:
@@ -101,11 +102,12 @@ def check_folder(folder: Path, rename: Callable[[str], str | None], claims: Clai
 
 
 def check_claims(folder: Path, headers: dict[str, TensorHeader], ours: dict[str, str], claims: Claims,
-                 budget: int = PARAMETER_BUDGET) -> None:
+                 budget: int | None = None) -> None:
     """Every claim against the headers, in order: layer counts, head splits, runs, sizes, shapes, then the budget.
 
     Args:
         headers: stored name → header; ``ours``: stored name → our name, for the tensors the model uses.
+        budget: the most parameters (default: the machine's memory budget at 2 bytes a parameter).
 
     Raises:
         CheckpointError: one line naming the folder, the weights file and the first difference.
@@ -133,10 +135,11 @@ def check_claims(folder: Path, headers: dict[str, TensorHeader], ours: dict[str,
                          for name, shape in stack.tensors.items()})
     for mine, shape in expected.items():
         _check_shape(folder, mine, shape, found, headers)
-    if claims.parameters > budget:
+    limit = budget_bytes() // 2 if budget is None else budget
+    if claims.parameters > limit:
         raise CheckpointError(f"{folder.name}: config.json claims at least {claims.parameters:,} parameters "
-                              f"({4 * claims.parameters / 2**30:.1f} GiB as float32), over the limit of {budget:,} "
-                              f"({4 * budget / 2**30:.1f} GiB) for a pretrained model")
+                              f"({gib(2 * claims.parameters)} at 2 bytes each), over the limit of {limit:,} "
+                              f"({gib(2 * limit)}{' this machine can give a model now' if budget is None else ''})")
 
 
 def _dims(claims: Claims) -> list[Dim]:

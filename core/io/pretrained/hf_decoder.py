@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
 from core.io.pretrained.hf_files import FolderRead, folder_config, read_json, read_tokenizer
-from core.model.families.rope import ROPE_TYPES
+from core.model.families.rope import ROPE_TYPES, yarn_mscale
 
 #: The most positions a model is given (its trained context, up to this); each input is bounded by the trace
 #: budget of :mod:`core.inspect.subject`.
@@ -103,36 +103,96 @@ def _bad(folder: Path, key: str, value: Any):
     raise CheckpointError(f"{folder.name}: config.json's {key!r} has an invalid value {value!r}")
 
 
+#: The keys each rotary scaling type reads (besides the type itself, ``rope_theta`` and ``partial_rotary_factor``),
+#: as ``transformers``' ``modeling_rope_utils`` validates them; any other key is refused by name.
+ROPE_KEYS = {
+    "default": (), "linear": ("factor",), "dynamic": ("factor",),
+    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+    "yarn": ("factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale",
+             "mscale_all_dim", "truncate"),
+}
+_ROPE_COMMON = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
+
+
 def rope_settings(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
     """Rotary base, partial fraction and scaling from config.json (transformers 4 or 5 layout).
 
     Returns:
-        ``{"base", "fraction", "type", "factor", "low", "high", "original"}``.
+        ``{"base", "fraction", "type", "factor", "low", "high", "original", "beta_fast", "beta_slow",
+        "truncate", "attention_factor"}``: :class:`~core.model.families.rope.RopeScaling`'s fields, with the
+        defaults ``transformers`` gives missing keys.
 
     Raises:
-        CheckpointError: a scaling type other than :data:`ROPE_TYPES`, named.
+        CheckpointError: a scaling type other than :data:`ROPE_TYPES`, or a key the type does not read, named.
     """
-    params = raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else {}
-    scaling = raw.get("rope_scaling") if isinstance(raw.get("rope_scaling"), dict) else {}
+    for key in ("rope_parameters", "rope_scaling"):
+        if raw.get(key) is not None and not isinstance(raw[key], dict):
+            raise CheckpointError(f"{folder.name}: config.json's {key!r} must be an object, got {raw[key]!r}")
+    params, scaling = raw.get("rope_parameters") or {}, raw.get("rope_scaling") or {}
     merged = {**scaling, **params}
     kind = str(merged.get("rope_type", merged.get("type", "default")))
     if kind not in ROPE_TYPES:
         raise CheckpointError(f"{folder.name}: rope scaling type {kind!r} is not supported; "
                               f"supported: {', '.join(ROPE_TYPES)}")
+    unknown = sorted(set(merged) - set(_ROPE_COMMON) - set(ROPE_KEYS[kind]))
+    if unknown:
+        raise CheckpointError(f"{folder.name}: config.json's rope scaling key {unknown[0]!r} is not understood "
+                              f"for type {kind!r}; understood: {', '.join(ROPE_KEYS[kind]) or 'none'}")
     values = {**raw, **merged}
     base = setting(values, folder, "rope_theta", "rotary_emb_base", default=10000.0, kind=float)
     if not math.isfinite(base) or base <= 0:  # refused here, before the tokenizer is read or anything built
         raise CheckpointError(f"{folder.name}: config.json's rotary base must be a finite number above 0, got {base!r}")
+    trained = setting(raw, folder, "max_position_embeddings", default=8192)
+    # llama3 / yarn: the pretrained context (a top-level key wins, as transformers reads Phi-3's), else the
+    # trained one; dynamic grows the base past the trained context itself
+    original = trained if kind == "dynamic" else setting(
+        raw, folder, "original_max_position_embeddings",
+        default=setting(merged, folder, "original_max_position_embeddings", default=trained))
     return {
         "base": base,
         "fraction": setting(values, folder, "partial_rotary_factor", "rotary_pct", default=1.0, kind=float),
         "type": kind,
-        "factor": setting(merged, folder, "factor", default=1.0, kind=float),
+        "factor": _factor(merged, kind, trained, original, folder),
         "low": setting(merged, folder, "low_freq_factor", default=1.0, kind=float),
         "high": setting(merged, folder, "high_freq_factor", default=4.0, kind=float),
-        "original": setting(merged, folder, "original_max_position_embeddings",
-                            default=setting(raw, folder, "max_position_embeddings", default=8192)),
+        "original": original,
+        "beta_fast": setting(merged, folder, "beta_fast", default=32.0, kind=float),
+        "beta_slow": setting(merged, folder, "beta_slow", default=1.0, kind=float),
+        "truncate": setting(merged, folder, "truncate", default=True, kind=bool),
+        "attention_factor": _attention_factor(merged, kind, folder),
     }
+
+
+def _factor(merged: dict[str, Any], kind: str, trained: int, original: int, folder: Path) -> float:
+    """The scaling factor (``yarn`` without one: the trained context over the original, as ``transformers``)."""
+    if kind == "yarn" and merged.get("factor") is None:
+        return trained / original
+    return setting(merged, folder, "factor", default=1.0, kind=float)
+
+
+def _attention_factor(merged: dict[str, Any], kind: str, folder: Path) -> float | None:
+    """``yarn``'s cos/sin multiplier: given, else from ``mscale`` and ``mscale_all_dim`` when both are set,
+    else None (derived from the factor alone)."""
+    if kind != "yarn":
+        return None
+    if merged.get("attention_factor") is not None:
+        return setting(merged, folder, "attention_factor", kind=float)
+    mscale, all_dim = merged.get("mscale"), merged.get("mscale_all_dim")
+    if not (mscale and all_dim):
+        return None
+    factor = setting(merged, folder, "factor", default=1.0, kind=float)
+    return yarn_mscale(factor, setting(merged, folder, "mscale", kind=float)) / yarn_mscale(
+        factor, setting(merged, folder, "mscale_all_dim", kind=float))
+
+
+def refuse_unknown_keys(raw: dict[str, Any], folder: Path, understood: set[str], pattern: re.Pattern) -> None:
+    """Refuse a config.json key that ``pattern`` marks as changing the attention or positions (``attn``,
+    ``rope``, ``window`` …) unless it is one of ``understood``: a setting the reader would otherwise ignore
+    silently (Gemma 2's soft-capping, Llama 4's chunked attention …) is named instead."""
+    unknown = sorted(k for k in raw if pattern.search(k) and k not in understood)
+    if unknown:
+        raise CheckpointError(f"{folder.name}: config.json's {unknown[0]!r} is not understood by this reader "
+                              "(it would change the attention or the positions)")
 
 
 def special_ids(raw: dict[str, Any], folder: Path, vocab_size: int) -> dict[str, int | None]:
@@ -157,7 +217,7 @@ def refuse_if(condition: bool, folder: Path, what: str) -> None:
         raise CheckpointError(f"{folder.name}: {what} is not supported")
 
 
-def _token_kind(folder: Path) -> str:
+def token_kind(folder: Path) -> str:
     """``gguf-bpe`` (tokens shown as text: ``Ġthe`` → `` the``) for a byte-level BPE tokenizer.json, else ``bpe``."""
     path = folder / "tokenizer.json"
     decoder = read_json(path, folder).get("decoder") if path.is_file() else None
@@ -173,7 +233,7 @@ def decoder_read(folder: Path, family: str, config: Any, build: Callable[[], nn.
     """
     if config.tie_embeddings and "embed.weight" in weights:
         weights["lm_head.weight"] = weights["embed.weight"]
-    tokenizer = read_tokenizer(folder, config.max_len, kind=_token_kind(folder))
+    tokenizer = read_tokenizer(folder, config.max_len, kind=token_kind(folder))
     if tokenizer.vocab_size > config.vocab_size:
         raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "
                               f"{config.vocab_size}")

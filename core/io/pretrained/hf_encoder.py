@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
+from torch import nn
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
@@ -100,6 +101,8 @@ class EncoderFamily:
         heads: ``architectures`` suffix (``ForMaskedLM``) → its :class:`HeadNames`; ``…Model`` has none.
         unused: stored prefixes of heads the ``hidden`` model leaves unused (poolers, pre-training heads).
         keys: our setting → its config.json key, for refusals (:data:`BERT_KEYS`).
+        config / model: the config and model classes (BERT's unless the family has its own layers: DeBERTa).
+        claims: the settings' :class:`Claims` (``claims(settings, keys)``; :func:`encoder_claims` for BERT's).
     """
 
     name: str
@@ -109,6 +112,9 @@ class EncoderFamily:
     heads: dict[str, HeadNames] = field(default_factory=dict)
     unused: tuple[str, ...] = ()
     keys: dict[str, str] = field(default_factory=lambda: dict(BERT_KEYS))
+    config: Callable[..., Any] = BertConfig
+    model: Callable[[Any], nn.Module] = BertModel
+    claims: Callable[[dict[str, Any], dict[str, str]], Claims] | None = None
 
 
 def _head_name(name: str, names: dict[str, str]) -> str | None:
@@ -125,6 +131,9 @@ def _head_name(name: str, names: dict[str, str]) -> str | None:
 def choose_head(folder: Path, raw: dict[str, Any], stored: list[str], family: EncoderFamily) -> HeadNames | None:
     """The head (None: the bare encoder) from ``architectures``' first entry, else from the head tensors present.
 
+    A sentence-transformers folder (``modules.json``) whose weights hold none of the named head's tensors
+    is the bare encoder sentence-transformers reads (all-mpnet-base-v2 names ``MPNetForMaskedLM``).
+
     Raises:
         CheckpointError: an architecture whose head is not supported.
     """
@@ -135,7 +144,11 @@ def choose_head(folder: Path, raw: dict[str, Any], stored: list[str], family: En
         if suffix is None and not architecture.endswith("Model"):
             raise CheckpointError(f"{folder.name}: {architecture} is not supported; the {family.name} heads that "
                                   f"open: Model, {', '.join(family.heads)}")
-        return family.heads[suffix] if suffix else None
+        head = family.heads[suffix] if suffix else None
+        if head is not None and (folder / "modules.json").is_file() and not any(
+                _head_name(name, head.names) for name in stored):
+            return None
+        return head
     best, score = None, (0.0, 0)
     for head in family.heads.values():  # the head whose modules are most completely present
         present = {k for k in head.names for name in stored if _head_name(name, {k: k})}
@@ -144,19 +157,33 @@ def choose_head(folder: Path, raw: dict[str, Any], stored: list[str], family: En
     return best
 
 
+def current_name(name: str) -> str:
+    """A stored name in today's spelling: old TensorFlow-converted checkpoints call LayerNorm's gain and bias
+    ``LayerNorm.gamma`` and ``LayerNorm.beta``, which ``transformers`` renames on load."""
+    for old, new in (("LayerNorm.gamma", "LayerNorm.weight"), ("LayerNorm.beta", "LayerNorm.bias")):
+        if name.endswith(old):
+            return name[: -len(old)] + new
+    return name
+
+
 def name_tensors(folder: Path, stored: list[str], family: EncoderFamily, head: HeadNames | None) -> dict[str, str]:
-    """Stored name → our name for every tensor the model uses (the others skipped by name).
+    """Stored name → our name for every tensor the model uses (the others skipped by name; legacy
+    ``LayerNorm.gamma``/``beta`` read as ``weight``/``bias``).
 
     Raises:
-        CheckpointError: one line naming the tensors this family and head do not know.
+        CheckpointError: one line naming the tensors this family and head do not know, or stored twice
+            (under the legacy and the current name).
     """
     skipped = _ALWAYS_IGNORED + (head.ignored if head else family.unused)
-    ours, unknown = {}, []
+    ours, unknown, seen = {}, [], {}
     for name in stored:
-        bare = name.removeprefix(family.prefix)
-        mapped = (_head_name(name, head.names) if head else None) or family.body(bare)
+        current = current_name(name)
+        bare = current.removeprefix(family.prefix)
+        mapped = (_head_name(current, head.names) if head else None) or family.body(bare)
+        if mapped is not None and mapped in seen:
+            raise CheckpointError(f"{folder.name}: {seen[mapped]} and {name} are the same weight")
         if mapped is not None:
-            ours[name] = mapped
+            ours[name], seen[mapped] = mapped, name
         elif not bare.startswith(skipped):
             unknown.append(name)
     if unknown:
@@ -183,14 +210,15 @@ def encoder_claims(settings: dict[str, Any], keys: dict[str, str]) -> Claims:
                   splits=((dim("n_heads"), width),), runs=(dim("n_encoder_layers"),) if shared else ())
 
 
-def check_shapes(folder: Path, config: BertConfig, found: dict[str, tuple[int, ...]]) -> None:
-    """Every tensor's shape against the model built on the meta device, once :func:`encoder_claims` held.
+def check_shapes(folder: Path, config: Any, found: dict[str, tuple[int, ...]],
+                 model: Callable[[Any], nn.Module] = BertModel) -> None:
+    """Every tensor's shape against ``model(config)`` built on the meta device, once the claims held.
 
     Raises:
         CheckpointError: one line naming the first disagreement.
     """
     with torch.device("meta"):
-        expected = {k: tuple(v.shape) for k, v in BertModel(config).state_dict().items()}
+        expected = {k: tuple(v.shape) for k, v in model(config).state_dict().items()}
     missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
     wrong = [(k, found[k], expected[k]) for k in expected if k in found and found[k] != expected[k]]
     if missing or extra or wrong:
@@ -272,16 +300,17 @@ def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     raw = folder_config(folder)
     headers = read_headers(folder)
     shapes = {name: header.shape for name, header in headers.items()}
-    head = choose_head(folder, raw, sorted(shapes), family)
+    head = choose_head(folder, raw, sorted(current_name(name) for name in shapes), family)
     kind = head.kind if head else "hidden"
     ours = name_tensors(folder, sorted(shapes), family, head)
     found = {mine: shapes[name] for name, mine in ours.items()}
     if kind == "masked_lm" and "head.decoder.weight" not in found and "embed.word.weight" in found:
         found["head.decoder.weight"] = found["embed.word.weight"]  # tied to the word embeddings
     settings = _refused_in(folder, lambda: family.settings(raw))
-    check_claims(folder, headers, ours, encoder_claims(settings, family.keys))  # before anything is built
-    config = _refused_in(folder, lambda: BertConfig(**settings, head=_head_config(raw, head, found)))
-    check_shapes(folder, config, found)
+    claims = (family.claims or encoder_claims)(settings, family.keys)
+    check_claims(folder, headers, ours, claims)  # before anything is built
+    config = _refused_in(folder, lambda: family.config(**settings, head=_head_config(raw, head, found)))
+    check_shapes(folder, config, found, family.model)
     sentence = pooling(folder) if kind == "hidden" else {}  # modules.json checked before any weight is read
     tokenizer = read_tokenizer(folder, config.max_len)
     if tokenizer.vocab_size > config.vocab_size:
@@ -290,7 +319,7 @@ def read_encoder(folder: Path, family: EncoderFamily) -> FolderRead:
     weights = read_weights(folder, ours.get)
     if kind == "masked_lm" and "head.decoder.weight" not in weights:
         weights["head.decoder.weight"] = weights["embed.word.weight"]
-    model = assign_weights(lambda: BertModel(config), weights, folder.name)
+    model = assign_weights(lambda: family.model(config), weights, folder.name)
     labels = (head.labels or labels_of(raw, config.head.n_labels)) if kind in ("classes", "token_classes") else ()
     return FolderRead(model, tokenizer, family.name, kind, labels=labels,
                       pooling=sentence)

@@ -4,7 +4,11 @@ Every family reader (``core/io/pretrained/hf_*.py``) uses these and returns a :c
 Weights are read only from safetensors, single (``model.safetensors``) or sharded
 (``model.safetensors.index.json`` naming shards inside the folder); a folder that has only
 ``pytorch_model.bin`` (a pickle) is refused with the one-line way to convert it. Every header is
-read and checked (dtypes, total size against the byte budget) before any tensor data is.
+read and checked (dtypes, total size against the machine's memory budget, :mod:`~core.io.pretrained.memory`)
+before any tensor data is. The tensors are views of the files' memory maps (``safetensors``; pages are read
+when first used, and no second copy of the file is made) when kept in their stored precision — float32, or
+bf16 / fp16 for a family that runs in it (the Llama family) — else converted to float32 one by one; the bytes
+read are reported to :mod:`~core.io.pretrained.progress`.
 The tokenizer is ``tokenizer.json``, or for an older BERT-style folder a WordPiece ``vocab.txt``.
 Every file opened resolves inside the folder (or a hub cache snapshot's ``blobs/``:
 :func:`core.io.files.model_file`): a link to a file elsewhere is refused with its name.
@@ -15,11 +19,13 @@ from __future__ import annotations
 import io
 import json
 import keyword
+import math
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
+import torch
 from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 from torch import Tensor, nn
@@ -27,19 +33,18 @@ from torch import Tensor, nn
 from core.io.checkpoint import CheckpointError
 from core.io.verify import check_header_size
 from core.io.files import model_file, model_roots, resolve_inside
+from core.io.pretrained import progress
+from core.io.pretrained.memory import check_fits
 from core.text.pretrained_tokenizer import PretrainedTokenizer
 from core.text.tokenizer_check import read_capped
 
-#: Floating-point dtypes a pretrained weight may be stored in; each is read as float32.
-FLOAT_DTYPES = ("F32", "F16", "BF16")
-#: The most bytes of weights one pretrained folder may hold (Qwen2-0.5B in fp32 is ~2 GB).
-WEIGHT_BUDGET_BYTES = 4 * 2**30
+#: Floating-point dtypes a pretrained weight may be stored in, and their torch dtypes.
+TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+FLOAT_DTYPES = tuple(TORCH_DTYPES)
 #: The most bytes read of a folder's description file (``config.json``, an index, ``modules.json``, a
 #: tokenizer's settings) and of an older tokenizer's vocabulary (``vocab.txt``, Marian's ``vocab.json`` and
 #: SentencePiece models), whose lines or pieces are counted against :data:`VOCAB_ENTRIES` too.
 DESCRIPTION_BYTES, VOCAB_BYTES, VOCAB_ENTRIES = 4 * 2**20, 8 * 2**20, 2**19
-#: The most parameters one pretrained model may hold, in every format (float32 within the byte budget).
-PARAMETER_BUDGET = WEIGHT_BUDGET_BYTES // 4
 _BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
 
 
@@ -61,7 +66,7 @@ class FolderRead:
         family: the family's short name (``bert``, ``gpt2``, …).
         head: what the model's logits are: ``hidden`` (states pooled into a sentence embedding),
             ``masked_lm``, ``classes`` (one label per text), ``token_classes``, ``next_token``
-            (a decoder) or ``text`` (an encoder-decoder).
+            (a decoder), ``text`` (an encoder-decoder) or ``speech`` (Whisper: audio in, text out).
         labels: class names of a classification head, in id order.
         pooling: how ``hidden`` becomes a sentence vector (``mode``, ``normalize``).
         target_tokenizer: an encoder-decoder's output tokenizer when it differs from ``tokenizer``.
@@ -216,37 +221,40 @@ def renamed(folder: Path, names: Iterable[str], rename: Callable[[str], str | No
 
 
 def read_weights(folder: Path, rename: Callable[[str], str | None],
-                 budget_bytes: int = WEIGHT_BUDGET_BYTES) -> dict[str, Tensor]:
-    """The weights under our names, as float32.
+                 budget_bytes: int | None = None, *, keep_dtype: bool = False) -> dict[str, Tensor]:
+    """The weights under our names: float32, or with ``keep_dtype`` in the one half precision (bf16 or fp16)
+    every kept tensor is stored in (a folder of mixed precisions is read as float32).
 
     Args:
         rename: a stored name → our parameter name, or None to skip a tensor the model does not use
             (it raises :class:`CheckpointError` for a name it does not know).
-        budget_bytes: the most bytes the kept tensors may take as float32.
+        budget_bytes: the most bytes the kept tensors may take (default: the machine's budget,
+            :func:`~core.io.pretrained.memory.budget_bytes`).
 
     Raises:
-        CheckpointError: unreadable files, a non-float dtype, or weights over the budget.
+        CheckpointError: unreadable files, a non-float dtype, or weights over the budget (both figures named).
     """
     headers = read_headers(folder)
     kept = renamed(folder, headers, rename)
-    total = 0
     for name in kept:
-        _, dtype, shape = headers[name]
-        if dtype not in FLOAT_DTYPES:
-            raise CheckpointError(f"{folder.name}: tensor {name!r} is {dtype}; weights must be one of "
+        if headers[name].dtype not in FLOAT_DTYPES:
+            raise CheckpointError(f"{folder.name}: tensor {name!r} is {headers[name].dtype}; weights must be one of "
                                   f"{', '.join(FLOAT_DTYPES)}")
-        count = 1
-        for size in shape:
-            count *= size
-        total += 4 * count
-    if total > budget_bytes:
-        raise CheckpointError(f"{folder.name}: {total / 2**30:.1f} GiB of weights as float32 is over the "
-                              f"{budget_bytes / 2**30:.1f} GiB limit")
+    stored = {headers[name].dtype for name in kept}
+    target = TORCH_DTYPES[stored.pop()] if keep_dtype and len(stored) == 1 else torch.float32
+    size = target.itemsize
+    total = sum(size * math.prod(headers[name].shape) for name in kept)
+    what = "as float32" if target == torch.float32 else f"in their stored {str(target).removeprefix('torch.')}"
+    check_fits(folder.name, total, what, budget_bytes)
     weights: dict[str, Tensor] = {}
-    for name, ours in kept.items():
-        path = headers[name][0]
+    done = 0
+    for path in dict.fromkeys(headers[name].path for name in kept):  # each file opened once, in order
         with safe_open(str(path), framework="pt") as handle:
-            weights[ours] = handle.get_tensor(name).float()
+            for name in (n for n in kept if headers[n].path == path):
+                tensor = handle.get_tensor(name)  # a view of the file's memory map: nothing copied yet
+                weights[kept[name]] = tensor if tensor.dtype == target else tensor.to(target)
+                done += size * tensor.numel()
+                progress.report(done, total)
     return weights
 
 

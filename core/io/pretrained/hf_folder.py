@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained import hf_albert, hf_bart, hf_bert, hf_distilbert, hf_gpt, hf_llama, hf_marian, hf_t5
+from core.io.pretrained import (hf_albert, hf_bart, hf_bert, hf_deberta, hf_distilbert, hf_gemma, hf_gpt, hf_llama,
+                                hf_marian, hf_modernbert, hf_mpnet, hf_phi3, hf_t5, hf_whisper)
 from core.io.pretrained.hf_files import FolderRead, folder_config
 
 #: model_type → reader (folder → :class:`FolderRead`).
@@ -22,12 +23,18 @@ READERS: dict[str, Callable[[Path], FolderRead]] = {
     "electra": hf_bert.read_electra,
     "distilbert": hf_distilbert.read_distilbert,
     "albert": hf_albert.read_albert,
+    "mpnet": hf_mpnet.read_mpnet,
+    "deberta-v2": hf_deberta.read_deberta,
+    "modernbert": hf_modernbert.read_modernbert,
     **{kind: hf_llama.read_llama for kind in hf_llama.SUPPORTED_MODEL_TYPES},
+    **{kind: hf_gemma.read_gemma for kind in hf_gemma.SUPPORTED_MODEL_TYPES},
+    "phi3": hf_phi3.read_phi3,
     **{kind: hf_gpt.read_gpt for kind in hf_gpt.SUPPORTED_MODEL_TYPES},
     "bart": hf_bart.read_bart,
     "mbart": hf_bart.read_bart,
     "marian": hf_marian.read_marian,
     "t5": hf_t5.read_t5,
+    "whisper": hf_whisper.read_hf_whisper,
 }
 
 

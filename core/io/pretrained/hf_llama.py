@@ -2,7 +2,9 @@
 :class:`~core.model.families.llama.LlamaModel`.
 
 The weights keep the Hugging Face layout (query and key rows in the rotate-half order; no
-GGUF permutation). Each ``model_type`` maps to the :class:`LlamaConfig` flags of its variant.
+GGUF permutation) and their stored precision: a bf16 or fp16 folder runs in it, as ``transformers`` runs it
+(norms, softmax and the rotary tables computed in float32). Each ``model_type`` maps to the
+:class:`LlamaConfig` flags of its variant.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from core.io.checkpoint import CheckpointError
 from core.io.pretrained.hf_claims import Claims, Stack, check_folder, count
 from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type, refuse_if,
-                                           rope_settings, setting, special_ids, stored_name)
+                                           refuse_unknown_keys, rope_settings, setting, special_ids, stored_name)
 from core.io.pretrained.hf_files import FolderRead, read_weights
 from core.model.families.llama import LlamaConfig, LlamaModel
 
@@ -27,6 +30,15 @@ _LAYOUT = Layout(
      "mlp.gate_proj": "mlp.gate_proj", "mlp.up_proj": "mlp.up_proj", "mlp.down_proj": "mlp.down_proj"},
     ("rotary_emb.inv_freq",),  # recomputed
 )
+#: config.json keys that would change the attention or positions (:func:`refuse_unknown_keys`) …
+ATTENTION_KEY = re.compile(r"rope|rotary|attn|attention|window|softcap|scalar|chunk|layer_types|position_ids")
+#: … and the ones this reader understands (read, or checked to have no effect).
+UNDERSTOOD = {"rope_parameters", "rope_scaling", "rope_theta", "partial_rotary_factor", "num_attention_heads",
+               "attention_bias", "attention_dropout", "sliding_window", "use_sliding_window", "max_window_layers",
+               "layer_types", "use_bidirectional_attention", "original_max_position_embeddings",
+               "_attn_implementation", "_attn_implementation_autoset", "attn_implementation",  # kernels: same maths
+               "chunk_size_feed_forward", "output_attentions", "add_cross_attention",  # generic config fields the
+               "cross_attention_hidden_size"}  # Llama family's forward never reads
 
 
 def _variant(kind: str, raw: dict[str, Any], folder: Path) -> dict[str, Any]:
@@ -52,27 +64,45 @@ def _variant(kind: str, raw: dict[str, Any], folder: Path) -> dict[str, Any]:
     return flags
 
 
+def _check_attention_keys(raw: dict[str, Any], kind: str, folder: Path) -> None:
+    """Refuse the attention settings this reader does not reproduce, each named."""
+    refuse_unknown_keys(raw, folder, UNDERSTOOD, ATTENTION_KEY)
+    layer_types = raw.get("layer_types")
+    if layer_types is not None and (not isinstance(layer_types, list) or set(layer_types) - {"full_attention"}):
+        raise CheckpointError(f"{folder.name}: config.json's layer_types {layer_types!r} is not supported; "
+                              "supported: every layer 'full_attention'")
+    refuse_if(bool(raw.get("use_bidirectional_attention")), folder, "use_bidirectional_attention")
+    refuse_if(kind not in ("mistral", "qwen2", "qwen3") and raw.get("sliding_window") is not None, folder,
+              f"a sliding_window in a {kind} config")
+
+
 def llama_settings(raw: dict[str, Any], kind: str, folder: Path) -> dict[str, Any]:
     """The :class:`LlamaConfig` keyword arguments of a ``kind`` config.json (nothing is built).
 
     Raises:
         CheckpointError: an unsupported rope scaling or setting, or a value of the wrong type.
     """
+    _check_attention_keys(raw, kind, folder)
     rope = rope_settings(raw, folder)
     refuse_if(rope["fraction"] != 1.0, folder, "partial rotary in a Llama-family model")
     vocab = setting(raw, folder, "vocab_size")
     n_heads = setting(raw, folder, "num_attention_heads")
+    trained = setting(raw, folder, "max_position_embeddings", default=MAX_LEN)
+    if rope["type"] == "dynamic":  # the scaling extends the context past the trained one
+        trained = int(trained * max(rope["factor"], 1.0))
     return dict(
         vocab_size=vocab, d_model=setting(raw, folder, "hidden_size"),
         n_decoder_layers=setting(raw, folder, "num_hidden_layers"), n_heads=n_heads,
         n_kv_heads=setting(raw, folder, "num_key_value_heads", default=n_heads),
         d_ff=setting(raw, folder, "intermediate_size"), rope_base=rope["base"],
         norm_eps=setting(raw, folder, "rms_norm_eps", default=1e-6, kind=float),
-        max_len=min(MAX_LEN, setting(raw, folder, "max_position_embeddings", default=MAX_LEN)),
+        max_len=min(MAX_LEN, trained),
         tie_embeddings=setting(raw, folder, "tie_word_embeddings", default=kind == "gemma", kind=bool),
         explicit_head_dim=raw.get("head_dim") if isinstance(raw.get("head_dim"), int) else None,
         rope_type=rope["type"], rope_factor=rope["factor"], rope_low_freq_factor=rope["low"],
         rope_high_freq_factor=rope["high"], rope_original_max_len=rope["original"],
+        rope_beta_fast=rope["beta_fast"], rope_beta_slow=rope["beta_slow"], rope_truncate=rope["truncate"],
+        rope_attention_factor=rope["attention_factor"],
         **special_ids(raw, folder, vocab), **_variant(kind, raw, folder),
     )
 
@@ -118,5 +148,5 @@ def read_llama(folder: Path) -> FolderRead:
                  llama_claims(raw, folder))
     config = build_config(folder, family, LlamaConfig, **settings)
     weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings,
-                                                            "Llama-family decoder"))
+                                                            "Llama-family decoder"), keep_dtype=True)
     return decoder_read(folder, family, config, lambda: LlamaModel(config), weights)

@@ -140,7 +140,7 @@ class PretrainedModel:
         tokenizer: the original model's tokenizer.
         path: the folder or ``.gguf`` file it was read from.
         family: the folder's ``model_type`` (``bert``, ``gpt2``, ``qwen2`` …), a GGUF's
-            ``general.architecture`` (``llama`` or ``qwen2``), or ``whisper``.
+            ``general.architecture`` (``llama``, ``qwen2`` or ``gemma``), or ``whisper``.
         name: display name (the GGUF's ``general.name``, else the file or folder name).
         pooling: how a BERT model's sentence vector is made (``mode``, ``normalize``).
         metadata: the GGUF's ``general.*`` entries (license, organisation, …).

@@ -11,7 +11,9 @@ embedding, normalised. The families differ only in settings of :class:`BertConfi
 * ELECTRA and ALBERT embed in a width E (usually narrower), projected to D (``embedding_size``);
 * ALBERT shares its layer weights: layer i runs group ``i * G // L`` (``shared_layers = G``),
   and every layer still returns its own maps;
-* a BERT saved with ``is_decoder`` attends causally (``causal``).
+* a BERT saved with ``is_decoder`` attends causally (``causal``);
+* MPNet adds a relative position bias to every layer's scores: one (buckets, H) table, T5's
+  bidirectional buckets of the key-minus-query distance (``relative_buckets``), computed once per input.
 
 A task head (:mod:`core.model.families.encoder_heads`) turns the hidden states into the logits;
 without one, :func:`core.inspect.heads.pool` makes the sentence vector, as sentence-transformers does.
@@ -30,6 +32,7 @@ from torch import Tensor, nn
 from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
 from core.model.families.encoder_heads import ACTIVATIONS, HeadConfig, build_head
 from core.model.families.grouped import HeadCall, embedding, grouped_attention, stack_field
+from core.model.families.t5 import RelativeBias
 from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 
@@ -51,13 +54,15 @@ class BertConfig(FamilySpec):
     position_offset: int = 0  # > 0: real tokens' positions start here, pads at position_offset - 1
     shared_layers: int = 0  # G distinct layers shared by the L layers; 0 = every layer its own
     causal: bool = False
+    relative_buckets: int = 0  # > 0: a relative position bias of this many buckets in every layer (MPNet)
+    relative_max_distance: int = 128  # the distance where the last logarithmic bucket starts
     head: HeadConfig = HeadConfig()
 
     def __post_init__(self) -> None:
         if isinstance(self.head, dict):  # from a JSON round trip
             object.__setattr__(self, "head", HeadConfig(**self.head))
         self.check_sizes("vocab_size", "d_model", "n_encoder_layers", "n_heads", "d_ff", "max_len")
-        for name in ("type_vocab_size", "embedding_size", "position_offset", "shared_layers"):
+        for name in ("type_vocab_size", "embedding_size", "position_offset", "shared_layers", "relative_buckets"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
         if self.shared_layers > self.n_encoder_layers:
@@ -68,6 +73,10 @@ class BertConfig(FamilySpec):
             raise ValueError(f"activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
         self.check_pad_id()
         self.check_positive("norm_eps")
+        if self.relative_buckets and (self.relative_buckets < 4 or self.relative_buckets % 2
+                                      or self.relative_max_distance <= self.relative_buckets // 4):
+            raise ValueError(f"relative_buckets must be even and at least 4 with relative_max_distance above a "
+                             f"quarter of them, got {self.relative_buckets} and {self.relative_max_distance}")
 
     architecture = "encoder"  # FamilySpec answers the rest of the contract's questions from it
 
@@ -125,26 +134,28 @@ class BertAttention(nn.Module):
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, dk)
 
-    def forward(self, x: Tensor, mask: Tensor | None, call: HeadCall, head_mask: Tensor | None):
+    def forward(self, x: Tensor, mask: Tensor | None, call: HeadCall, head_mask: Tensor | None,
+                bias: Tensor | None = None):
         result = grouped_attention(self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x)),
-                                   mask, call, head_mask)
+                                   mask, call, head_mask, bias=bias)
         return self.out(result.output), result  # (B, T, D)
 
 
 class BertLayer(nn.Module):
-    """Post-norm: LayerNorm(x + attention), then LayerNorm(x + up/act/down)."""
+    """Post-norm: LayerNorm(x + attention), then LayerNorm(x + up/act/down); ``attention`` replaces BERT's own
+    (DeBERTa's disentangled attention)."""
 
-    def __init__(self, c: BertConfig) -> None:
+    def __init__(self, c: BertConfig, attention: nn.Module | None = None) -> None:
         super().__init__()
-        self.attn = BertAttention(c)
+        self.attn = BertAttention(c) if attention is None else attention
         self.attn_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps)
         self.up = nn.Linear(c.d_model, c.d_ff)
         self.down = nn.Linear(c.d_ff, c.d_model)
         self.ffn_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps)
         self.activation = ACTIVATIONS[c.activation]
 
-    def forward(self, x, mask, call, head_mask):
-        attended, result = self.attn(x, mask, call, head_mask)
+    def forward(self, x, mask, call, head_mask, bias=None):
+        attended, result = self.attn(x, mask, call, head_mask, bias)
         x = put(call, "resid_mid", self.attn_norm(x + put(call, "attn_out", attended)))  # (B, T, D)
         ffn = put(call, "ffn_out", self.down(self.activation(self.up(x))))
         return put(call, "resid_out", self.ffn_norm(x + ffn)), result
@@ -164,6 +175,8 @@ class BertModel(nn.Module):
         self.config = c = config
         self.embed = BertEmbeddings(c)
         self.layers = nn.ModuleList(BertLayer(c) for _ in range(c.distinct_layers))
+        self.relative = (RelativeBias(c.relative_buckets, c.relative_max_distance, c.n_heads, bidirectional=True)
+                         if c.relative_buckets else None)
         self.head = build_head(c.head, c.d_model, c.vocab_size, c.norm_eps)
 
     def _check_ids(self, ids: Tensor) -> None:
@@ -184,19 +197,19 @@ class BertModel(nn.Module):
             recorder: collects the pass's trace (:mod:`core.model.trace`) under ``encoder.…``.
         """
         self._check_ids(src)
-        c = self.config
+        c, length = self.config, src.size(1)
         real = src != c.pad_id if key_mask is None else key_mask  # (B, T)
         mask = real[:, None, None, :] if controls.padding else None  # (B, 1, 1, T): keys only
         if c.causal and controls.causal:
-            length = src.size(1)
             look_back = torch.ones(length, length, dtype=torch.bool, device=src.device).tril()  # (T, T)
             mask = look_back if mask is None else mask & look_back  # (B, 1, T, T)
         call = HeadCall(controls.temperature, controls.hard, need_weights, site=stack_site(recorder, "encoder"))
         heads = self._head_mask(controls)
         x, results = put(call, "embed", self.embed(src, token_types)), []  # (B, T, D)
+        bias = None if self.relative is None else self.relative(0, length, length, src.device)  # (1, H, T, T)
         for i in range(c.n_encoder_layers):
             layer = self.layers[i * c.distinct_layers // c.n_encoder_layers]  # ALBERT: layers share weights
-            x, result = layer(x, mask, at_layer(call, i), None if heads is None else heads[i])
+            x, result = layer(x, mask, at_layer(call, i), None if heads is None else heads[i], bias)
             results.append(result)
         return put(call, "final", x), results
 

@@ -13,6 +13,8 @@ Glossary: B batch, T length, H query heads, Hkv key/value heads, dk head width, 
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -58,12 +60,18 @@ class DecoderSpec(FamilySpec):
 
 
 class DecoderAttention(nn.Module):
-    """Grouped-query self-attention: q/k/v/o projections, optional q/k norms, (partial) rotary positions."""
+    """Grouped-query self-attention: q/k/v/o projections, optional q/k norms, (partial) rotary positions.
+
+    ``scale`` (default 1/√dk) and ``softcap`` are :func:`~core.model.families.grouped.grouped_attention`'s;
+    ``qk_norm`` builds each norm as ``qk_norm(head_dim, norm_eps)``.
+    """
 
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int, head_dim: int, *, qkv_bias: bool = False,
-                 out_bias: bool = False, qk_norm: type[nn.Module] | None = None, norm_eps: float = 1e-6) -> None:
+                 out_bias: bool = False, qk_norm: Callable[[int, float], nn.Module] | None = None,
+                 norm_eps: float = 1e-6, scale: float | None = None, softcap: float | None = None) -> None:
         super().__init__()
         self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, head_dim
+        self.scale, self.softcap = scale, softcap
         self.q_proj = nn.Linear(d_model, n_heads * head_dim, bias=qkv_bias)
         self.k_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=qkv_bias)
         self.v_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=qkv_bias)
@@ -92,7 +100,7 @@ class DecoderAttention(nn.Module):
             q, k = rotate_partial(q, *rotary), rotate_partial(k, *rotary)
         if cache is not None:
             k, v = cache.append(k, v)  # (B, Hkv, start + T, dk)
-        result = grouped_attention(q, k, v, mask, call, head_mask)
+        result = grouped_attention(q, k, v, mask, call, head_mask, scale=self.scale, softcap=self.softcap)
         return self.o_proj(result.output), result  # (B, T, D)
 
 
@@ -110,7 +118,7 @@ def decoder_mask(length: int, controls: AttentionControls, key_mask: Tensor | No
     queries = torch.arange(start, start + length, device=device)[:, None]  # (T, 1)
     keys = torch.arange(start + length, device=device)[None, :]  # (1, start + T)
     causal = keys <= queries if controls.causal else None  # (T, start + T)
-    band = (queries - keys) < window if window is not None else None
+    band = (queries - keys) < min(window, start + length) if window is not None else None  # a wider one: no band
     pad = key_mask[:, None, None, :] if key_mask is not None and controls.padding else None  # (B, 1, 1, T)
     return combine_masks(causal, band, pad)
 
@@ -139,8 +147,9 @@ class DecoderLM(nn.Module):
         return KVCache(self.config.n_decoder_layers)
 
     def unembed(self, resid: Tensor) -> Tensor:
-        """Logits (…, V) of a residual stream (…, D): the final norm (when there is one), then the output layer."""
-        return self.lm_head(resid if self.norm is None else self.norm(resid))
+        """Logits (…, V) of a residual stream (…, D): the final norm (when there is one), then the output layer
+        (and its softcap, :meth:`logits`)."""
+        return self.logits(resid if self.norm is None else self.norm(resid))
 
     def _head_mask(self, controls: AttentionControls) -> Tensor | None:
         return single_stack_head_mask(controls, "decoder", self.config.n_decoder_layers, self.config.n_heads,
@@ -153,6 +162,21 @@ class DecoderLM(nn.Module):
         if c.tie_embeddings:
             self.lm_head.weight = self.embed.weight
 
+    def _layer_windows(self) -> tuple[int | None, ...]:
+        """Each layer's sliding window (None: the whole causal past): the config's ``sliding_window``
+        in every layer, unless the config lists one per layer (``layer_windows``: Gemma 2/3)."""
+        per_layer = getattr(self.config, "layer_windows", None)
+        if per_layer is not None:
+            return tuple(per_layer)
+        return (getattr(self.config, "sliding_window", None),) * self.config.n_decoder_layers
+
+    def logits(self, hidden: Tensor) -> Tensor:
+        """Next-token scores (..., V) of hidden states (..., D), float32 whatever the weights' dtype: ``lm_head``,
+        then the final logit softcap c · tanh(z / c) when the config has one (``final_softcap``: Gemma 2)."""
+        scores = self.lm_head(hidden)
+        cap = getattr(self.config, "final_softcap", None)
+        return (scores if cap is None else torch.tanh(scores / cap) * cap).float()
+
     def decode(self, tgt: Tensor, controls: AttentionControls = AttentionControls(), need_weights: bool = False,
                key_mask: Tensor | None = None, cache: KVCache | None = None,
                recorder: Recorder | None = None) -> tuple[Tensor, list]:
@@ -164,20 +188,20 @@ class DecoderLM(nn.Module):
             recorder: collects the pass's trace (:mod:`core.model.trace`) under ``decoder.…``.
         """
         start = self._begin(tgt, cache)
-        window = getattr(self.config, "sliding_window", None)
+        windows = self._layer_windows()
         padded = key_mask is not None and controls.padding
         if padded and not torch.compiler.is_compiling():  # reading the mask back would break a compiled graph
             padded = not bool(key_mask.all())
-        causal = controls.causal and window is None and not padded and start == 0
-        mask = None if causal else decoder_mask(tgt.size(1), controls, key_mask if padded else None, window,
-                                                tgt.device, start)
+        causal = controls.causal and all(w is None for w in windows) and not padded and start == 0
+        masks = {} if causal else {w: decoder_mask(tgt.size(1), controls, key_mask if padded else None, w,
+                                                   tgt.device, start) for w in set(windows)}
         x, rotary = self._embed(tgt, start)  # (B, T, D), (T, r) tables or None
         call = HeadCall(controls.temperature, controls.hard, need_weights, causal, stack_site(recorder, "decoder"))
         put(call, "embed", x)
         heads = self._head_mask(controls)  # (L, H) or None
         results = []
         for i, layer in enumerate(self.layers):
-            x, result = layer(x, rotary, mask, at_layer(call, i), None if heads is None else heads[i],
+            x, result = layer(x, rotary, masks.get(windows[i]), at_layer(call, i), None if heads is None else heads[i],
                               None if cache is None else cache.layers[i][0])
             results.append(result)
         return put(call, "final", x if self.norm is None else self.norm(x)), results  # (B, T, D), L results
@@ -196,11 +220,11 @@ class DecoderLM(nn.Module):
             raise ValueError("a decoder-only model takes tgt ids and no src")
         recorder = recorder_of(record)
         hidden, results = self.decode(tgt, controls, return_attention or return_scores, key_mask, recorder=recorder)
-        logits = self.lm_head(hidden)  # (B, T, V)
+        logits = self.logits(hidden)  # (B, T, V)
         loss = None
         if targets is not None:
             ignore = targets if key_mask is None else targets.masked_fill(~key_mask, -100)
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), ignore.reshape(-1))
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), ignore.reshape(-1))
         return ModelOutput(
             logits=logits, loss=loss,
             attention={"decoder": stack_field(results, "weights")} if return_attention else None,
@@ -219,4 +243,4 @@ class DecoderLM(nn.Module):
             hidden, _ = self.decode(tgt[:, cache.length :], controls, cache=cache)
         else:
             hidden, _ = self.decode(tgt, controls)
-        return self.lm_head(hidden[:, -1])  # (B, V)
+        return self.logits(hidden[:, -1])  # (B, V)

@@ -49,6 +49,7 @@ def kv_head_of(n_heads: int, n_kv_heads: int) -> list[int]:
 
 def grouped_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, call: HeadCall, head_mask: Tensor | None = None,
+    *, scale: float | None = None, softcap: float | None = None, bias: Tensor | None = None,
 ) -> AttentionResult:
     """softmax(β · QKᵀ / √dk) V with key/value heads shared by groups of query heads.
 
@@ -57,27 +58,38 @@ def grouped_attention(
         mask: bool broadcastable to (B, H, Tq, Tk), ``True`` = may attend; None = attend to all.
         call: β, hard attention, and whether to return weights and scores (explicit path).
         head_mask: (H,) multiplier per query head's output; 0 knocks the head out.
+        scale: the factor on QKᵀ when it is not 1/√dk (Gemma 2/3: ``query_pre_attn_scalar``^−½).
+        softcap: c > 0 bounds every score to (−c, c) as c · tanh(s / c) before the mask and β
+            (Gemma 2's attention logit softcapping); it always takes the explicit path.
+        bias: float broadcastable to (B, H, Tq, Tk) added to the scaled scores before the mask and β
+            (MPNet's relative position bias); it always takes the explicit path.
 
     Returns:
         ``AttentionResult`` whose ``output`` is (B, Tq, H·dk), heads concatenated (before
-        the output projection); weights/scores (B, H, Tq, Tk) float32 when asked for.
+        the output projection); weights/scores (B, H, Tq, Tk) float32 when asked for (the scores
+        the softmax reads, with the bias and the cap, times β).
     """
     if not (math.isfinite(call.temperature) and call.temperature >= 0):
         raise ValueError(f"temperature must be a finite number >= 0, got {call.temperature}")
     batch, n_heads, length, head_dim = q.shape
     group = n_heads // k.size(1)
-    scale = 1.0 / math.sqrt(head_dim)
+    scale = 1.0 / math.sqrt(head_dim) if scale is None else scale
     weights = scores = None
-    explicit = call.need_weights or call.hard
+    explicit = call.need_weights or call.hard or softcap is not None or bias is not None
     full = mask
     if call.causal and mask is None and (explicit or call.site is not None):
         full = causal_mask(length, k.size(-2), q.device, call)  # (Tq, Tk)
     if call.site is not None:
-        call.site.attention(q, k, v, full, scale)
+        call.site.attention(q, k, v, full, scale, bias, softcap)
     if explicit:
         k_full = k.repeat_interleave(group, dim=1) if group > 1 else k  # (B, H, Tk, dk)
         v_full = v.repeat_interleave(group, dim=1) if group > 1 else v
-        raw = (q @ k_full.transpose(-2, -1)).float() * scale  # (B, H, Tq, Tk)
+        raw = (q @ k_full.transpose(-2, -1)) * scale  # (B, H, Tq, Tk): scaled in q's dtype, as the reference
+        if bias is not None:  # (bf16 / fp16 models), the bias added and the cap taken there too
+            raw = raw + bias.to(raw.dtype)  # (B, H, Tq, Tk)
+        if softcap is not None:
+            raw = torch.tanh(raw / softcap) * softcap  # (B, H, Tq, Tk), each in (−c, c)
+        raw = raw.float()  # float32 for the softmax
         weights = attention_weights(raw, full, temperature=call.temperature, hard=call.hard)
         scores = raw if call.temperature == 1.0 else raw * call.temperature  # raw is never written in place
         out = weights.to(v.dtype) @ v_full  # (B, H, Tq, dk)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+import torch
 from torch import Tensor, nn
 
 from core.model.families.decoder import ACTIVATIONS, DecoderAttention, DecoderLM
@@ -74,6 +75,6 @@ class LlamaModel(DecoderLM):
         end = start + tgt.size(1)
         cos, sin = rope_tables(end, c.head_dim, c.rope_base, c.rope_scaling, tgt.device)  # (start + T, dk) each
         x = self.embed(tgt)  # (B, T, D)
-        if c.embed_scale:
-            x = x * math.sqrt(c.d_model)
+        if c.embed_scale:  # √D rounded to the embeddings' dtype first, as the reference
+            x = x * torch.tensor(math.sqrt(c.d_model), dtype=x.dtype)
         return x, (cos[start:], sin[start:])

@@ -30,7 +30,8 @@ class LlamaConfig(DecoderSpec):
         embed_scale: token embeddings multiplied by √d_model (Gemma).
         activation: the gated feed-forward's activation (SiLU = SwiGLU; Gemma's tanh GELU = GeGLU).
         sliding_window: each query sees only the last ``sliding_window`` keys (Mistral).
-        rope_type … rope_original_max_len: rotary scaling (:class:`~core.model.families.rope.RopeScaling`).
+        rope_type … rope_freq_factors: rotary scaling (:class:`~core.model.families.rope.RopeScaling`'s
+            fields of the same names; ``rope_freq_factors`` a GGUF's ``rope_freqs``).
     """
 
     vocab_size: int
@@ -60,6 +61,11 @@ class LlamaConfig(DecoderSpec):
     rope_low_freq_factor: float = RopeScaling.low_freq_factor
     rope_high_freq_factor: float = RopeScaling.high_freq_factor
     rope_original_max_len: int = RopeScaling.original_max_len
+    rope_beta_fast: float = RopeScaling.beta_fast
+    rope_beta_slow: float = RopeScaling.beta_slow
+    rope_truncate: bool = RopeScaling.truncate
+    rope_attention_factor: float | None = RopeScaling.attention_factor
+    rope_freq_factors: tuple[float, ...] | None = RopeScaling.freq_factors
 
     def __post_init__(self) -> None:
         self.check_sizes("vocab_size", "d_model", "n_decoder_layers", "n_heads", "n_kv_heads", "d_ff", "max_len")
@@ -74,6 +80,11 @@ class LlamaConfig(DecoderSpec):
             raise ValueError(f"activation {self.activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
         if self.sliding_window is not None and self.sliding_window < 1:
             raise ValueError(f"sliding_window must be at least 1, got {self.sliding_window}")
+        if self.rope_freq_factors is not None:  # a list after a JSON round trip
+            object.__setattr__(self, "rope_freq_factors", tuple(float(f) for f in self.rope_freq_factors))
+            if len(self.rope_freq_factors) != self.head_dim // 2:
+                raise ValueError(f"{len(self.rope_freq_factors)} rope frequency factors for a head width of "
+                                 f"{self.head_dim}")
         self.rope_scaling  # noqa: B018 (building it raises on an unsupported type or factor)
 
     @property
@@ -85,5 +96,6 @@ class LlamaConfig(DecoderSpec):
     def rope_scaling(self) -> RopeScaling:
         """The rotary scaling these fields describe."""
         return RopeScaling(self.rope_type, self.rope_factor, self.rope_low_freq_factor, self.rope_high_freq_factor,
-                           self.rope_original_max_len)
+                           self.rope_original_max_len, self.rope_beta_fast, self.rope_beta_slow, self.rope_truncate,
+                           self.rope_attention_factor, self.rope_freq_factors)
 

@@ -7,9 +7,10 @@ from torch import Tensor, nn
 
 
 class RMSNorm(nn.Module):
-    """x / RMS(x) · g over the last axis, computed in float32 (no mean subtraction, no bias).
+    """x / RMS(x) · g over the last axis, the normalisation in float32 (no mean subtraction, no bias).
 
-    With ``plus_one`` (Gemma) the stored weight is an offset: x / RMS(x) · (1 + g).
+    As the reference does: Llama rounds x / RMS(x) to x's dtype before the gain (same result in float32);
+    with ``plus_one`` (Gemma) the stored weight is an offset, x / RMS(x) · (1 + g) all in float32.
     """
 
     def __init__(self, width: int, eps: float, plus_one: bool = False) -> None:
@@ -20,8 +21,9 @@ class RMSNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         x32 = x.float()
         normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., D)
-        gain = self.weight.float() + 1.0 if self.plus_one else self.weight.float()
-        return (normed * gain).to(x.dtype)
+        if self.plus_one:
+            return (normed * (self.weight.float() + 1.0)).to(x.dtype)
+        return self.weight * normed.to(x.dtype)
 
 
 def layer_norm(width: int, eps: float) -> nn.LayerNorm:

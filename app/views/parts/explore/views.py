@@ -21,6 +21,8 @@ from app.charts import comparison, look
 from app.charts import maps
 from core import analysis, Explanation, KIND_LABELS
 
+SUMMARY_TOKENS = 1024  # the summary (rollout, every head's statistics) is drawn for inputs up to this long
+LINES_TOKENS = 512  # lines past this many tokens are a solid block: the head view draws them
 VIEWS = {"model": "Model view", "head": "Head view", "lines": "Lines", "summary": "Summary",
          "generation": "Generation"}
 
@@ -93,6 +95,11 @@ def _data(exp: Explanation, kind: str, layer: int, head: int) -> tuple[dict[str,
     or every head's when that stays under a million rows."""
     rows, cols, _ = charts.axes(exp, kind)
     every = exp.attention[kind]  # (L, H, Tq, Tk)
+    if exp.on_demand:  # a long input's maps are computed when indexed: the numbers of the chosen head alone
+        one = every[layer:layer + 1, head:head + 1]  # (1, 1, Tq, Tk)
+        arrays = {"attention": one, "layer": np.array(layer + 1), "head": np.array(head + 1),
+                  "query_labels": np.array(rows), "key_labels": np.array(cols)}
+        return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
     arrays = {"attention": every, "query_labels": np.array(rows), "key_labels": np.array(cols)}
     if every.size <= 1_000_000:
         return arrays, lambda: charts.tidy_maps(every, rows, cols)
@@ -202,6 +209,10 @@ def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) ->
     if not picked:
         st.info("Pick at least one head to draw its lines.")
         return
+    if max(len(queries), len(keys)) > LINES_TOKENS:
+        st.info(f"Lines are drawn for inputs of up to {LINES_TOKENS} tokens (this one has "
+                f"{max(len(queries), len(keys)):,}); the head view shows it.", icon=":material/info:")
+        return
     every = exp.attention[kind][layer]  # (H, Tq, Tk)
     rows = {("mean" if h == "mean" else f"head {h + 1}"): (every.mean(0) if h == "mean" else every[h])
             for h in picked}
@@ -217,6 +228,11 @@ def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]
     input, options, kind, layer and scale."""
     rows, cols, y_title = charts.axes(exp, kind)
     every = exp.attention[kind]
+    if exp.on_demand and max(every.shape[2:]) > SUMMARY_TOKENS:
+        st.info(f"The summary reads every head's every row and multiplies every layer's full map (rollout): for "
+                f"{max(every.shape[2:]):,} tokens that is {every.size:,} numbers, so it is drawn for inputs of up to "
+                f"{SUMMARY_TOKENS:,} tokens. The head and model views show this input.", icon=":material/info:")
+        return
     square = kind in ("encoder", "decoder")
     mean = analysis.mean_over_heads(every)  # (L, Tq, Tk)
     mean_title = f"Layer {layer + 1}: mean over heads"
@@ -273,8 +289,8 @@ def generation_view(exp: Explanation, layer: int, head: int, fs: float) -> None:
     which = "mean of heads" if average else f"head {head + 1}"
 
     def row(kind: str) -> np.ndarray:
-        every = exp.attention[kind][layer]  # (H, Tq, Tk)
-        return (every.mean(0) if average else every[head])[step]
+        every = exp.attention[kind][layer, :, step]  # (H, Tk): this step's row of every head
+        return every.mean(0) if average else every[head]
 
     reads, makes = (charts.visible(t) for t in (exp.target_tokens[step], exp.generated_tokens[step]))
     st.text(f"Step {step + 1}: after “{reads}” → predicts “{makes}”.")

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.io.checkpoint import Checkpoint, CheckpointInfo, header_entries, info_from_header
 from core.io.pretrained.load import PretrainedModel
-from core.model.contract import ARCHITECTURE_KINDS
+from core.model.contract import ARCHITECTURE_KINDS, FamilySpec
 from core.model.families.seq2seq import Seq2SeqModel
 from core.text.tokenizer import Tokenizer
 
@@ -26,8 +26,9 @@ OWN = "attnscope"  # the family of an Attnscope checkpoint
 
 
 @dataclass(frozen=True)
-class SpecFacts:
-    """A model's shape, as the pages read a config: its kind, heads, width, layers and positions."""
+class SpecFacts(FamilySpec):
+    """A model's shape, as the pages read a config: its kind, heads, width, layers and positions (the contract's
+    questions answered by :class:`~core.model.contract.FamilySpec` from these fields)."""
 
     architecture: str
     n_heads: int
@@ -36,18 +37,8 @@ class SpecFacts:
     n_decoder_layers: int
     max_len: int
 
-    @property
-    def attention_kinds(self) -> tuple[str, ...]:
-        """The kinds of map the model returns, in reading order."""
-        return ARCHITECTURE_KINDS[self.architecture]
 
-    @property
-    def has_encoder(self) -> bool:
-        return "encoder" in self.attention_kinds
 
-    @property
-    def has_decoder(self) -> bool:
-        return "decoder" in self.attention_kinds
 
 
 @dataclass(frozen=True)

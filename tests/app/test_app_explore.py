@@ -532,6 +532,27 @@ def test_out_of_range_values_in_a_link_are_clamped(calls):
     assert at.segmented_control(key="decoding").value == "greedy"
 
 
+@pytest.mark.parametrize(("control", "changed", "default"), [
+    ("causal", False, True), ("beta", 2.0, 1.0), ("hard", True, False), ("knockout", ["L1H2"], [])])
+def test_the_interventions_stay_open_when_the_last_change_returns_to_default(calls, control, changed, default):
+    """A teacher's "off, then on again": the panel, opened by hand, stays open through the change and its undoing."""
+    at = opened(start(kind="decoder"), experiments.INTERVENTIONS_OPEN)
+    widget = {"causal": at.toggle, "hard": at.toggle, "beta": at.slider, "knockout": at.multiselect}[control]
+    for value in (changed, default):
+        widget(key=control).set_value(value).run()
+        assert not at.exception
+        assert at.session_state[experiments.INTERVENTIONS_OPEN] is True
+        assert widget(key=control).value == value  # its controls are still drawn: the panel is open
+    assert any(i.value.startswith("Change a control above") for i in at.info)
+
+
+def test_a_link_with_an_intervention_opens_the_panel_and_undoing_it_keeps_it_open(calls):
+    at = start(beta="2")
+    assert at.session_state[experiments.INTERVENTIONS_OPEN] is True and at.slider(key="beta").value == 2.0
+    at.slider(key="beta").set_value(1.0).run()
+    assert at.session_state[experiments.INTERVENTIONS_OPEN] is True and at.slider(key="beta").value == 1.0
+
+
 # ----------------------------------------------------------------------------- issue 16 / 12
 def test_a_share_link_carries_the_interventions(calls):
     at = start(beta="2.5", hard="1", knockout="L1H2", causal="0")

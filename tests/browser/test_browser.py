@@ -28,9 +28,16 @@ PAGES = {  # url path → a heading the page must show
 
 
 @pytest.fixture(scope="module")
-def browser_page(tmp_path_factory):
+def browser_runs(tmp_path_factory):
+    """The served app's runs folder (its server's console output is ``server.log`` there)."""
     runs = tmp_path_factory.mktemp("browser-runs")
     _big_models(runs)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def browser_page(browser_runs):
+    runs = browser_runs
     with app_in_chromium(runs) as (url, browser):
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         dialogs: list[str] = []
@@ -382,3 +389,38 @@ def test_each_chart_is_drawn_once_per_rerun(browser_page, path, act):
     page.wait_for_timeout(1500)  # a second draw comes a frame or more after the first
     draws = page.evaluate(DRAWS_JS)
     assert draws and all(n == 1 for n in draws), f"draws per redrawn chart: {draws}"
+
+
+def test_the_server_starts_and_serves_every_page_without_a_console_warning(browser_page, browser_runs):
+    """``streamlit run`` prints its banner and nothing else while it starts and every page opens (the warm-up's
+    caches once warned of a missing script run context and runtime)."""
+    url, page, _ = browser_page
+    for path, heading in PAGES.items():
+        _open(page, f"{url}/{path}", heading)
+    log = (browser_runs / "server.log").read_text(errors="replace").splitlines()
+    banner = ("You can now view your Streamlit app", "URL: http")
+    info = re.compile(r"^\S+ \S+ INFO app\.")  # the app's own INFO log (bench.browser_serve adds it)
+    printed = [line for line in log if line.strip() and not line.strip().startswith(banner) and not info.match(line)]
+    assert printed == [], "\n".join(printed)
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg", "html"])
+def test_the_head_view_exports_as_png_svg_and_html_named_after_the_head(browser_page, fmt):
+    """The Export chart menu's buttons save the head map drawn on screen: a PNG and an SVG drawn by Plotly in the
+    browser and a standalone page, each named after its layer and head."""
+    url, page, _ = browser_page
+    page.goto(f"{url}/?ckpt=shipped:reverse&view=head&kind=cross&layer=2&head=2&text=abcab")
+    wait_until_idle(page)
+    _wait_for_plots(page)
+    page.locator('[data-testid="stMain"] [data-testid="stPopover"] button').filter(has_text="Export chart").first.click()
+    menu = page.locator('[data-testid="stPopoverBody"]')
+    assert "vector picture" in menu.inner_text() and "interactive web page" in menu.inner_text()
+    with page.expect_download(timeout=60_000) as download:
+        menu.get_by_role("button", name=fmt.upper(), exact=True).click()
+    saved = download.value
+    assert saved.suggested_filename == f"cross-L2H2.{fmt}"
+    content = open(saved.path(), "rb").read()
+    starts = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<svg", "html": b"<!doctype html>"}[fmt]
+    assert content.lstrip()[:len(starts)].lower() == starts.lower()
+    assert fmt == "png" or b"layer 2, head 2" in content
+    page.keyboard.press("Escape")

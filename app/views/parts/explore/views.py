@@ -90,21 +90,23 @@ def _pick_from_grid(then: Callable[[], None] | None) -> None:
             then()
 
 
-def _data(exp: Explanation, kind: str, layer: int, head: int) -> tuple[dict[str, np.ndarray], Callable]:
-    """Every map of ``kind`` as arrays; the CSV (built on click) holds the chosen head's weights,
-    or every head's when that stays under a million rows."""
+def _data(exp: Explanation, kind: str, layer: int, head: int,
+          scope: str = "head") -> tuple[dict[str, np.ndarray], Callable]:
+    """The maps of ``kind`` an export holds, as arrays and a tidy table (built on click), by ``scope``: "head" the
+    chosen head's, "layer" every head of ``layer``, "model" every layer's every head. Past a million weights, or
+    for a long input whose maps are computed on demand, the chosen head's alone."""
     rows, cols, _ = charts.axes(exp, kind)
     every = exp.attention[kind]  # (L, H, Tq, Tk)
-    if exp.on_demand:  # a long input's maps are computed when indexed: the numbers of the chosen head alone
-        one = every[layer:layer + 1, head:head + 1]  # (1, 1, Tq, Tk)
-        arrays = {"attention": one, "layer": np.array(layer + 1), "head": np.array(head + 1),
-                  "query_labels": np.array(rows), "key_labels": np.array(cols)}
-        return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
-    arrays = {"attention": every, "query_labels": np.array(rows), "key_labels": np.array(cols)}
-    if every.size <= 1_000_000:
+    whole = not exp.on_demand and every.size <= 1_000_000
+    if scope == "model" and whole:
+        arrays = {"attention": every, "query_labels": np.array(rows), "key_labels": np.array(cols)}
         return arrays, lambda: charts.tidy_maps(every, rows, cols)
-    one = every[layer:layer + 1, head:head + 1]
-    return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
+    heads = slice(0, every.shape[1]) if scope == "layer" and whole else slice(head, head + 1)
+    shown = np.asarray(every[layer:layer + 1, heads])  # (1, heads, Tq, Tk)
+    arrays = {"attention": shown, "layer": np.array(layer + 1), "heads": np.arange(heads.start, heads.stop) + 1,
+              "query_labels": np.array(rows), "key_labels": np.array(cols)}
+    return arrays, lambda: charts.tidy_maps(shown, rows, cols).assign(
+        layer=layer + 1, head=lambda table: table["head"] + heads.start)
 
 
 def _head_title(exp: Explanation, kind: str, layer: int, head: int) -> str:
@@ -152,7 +154,7 @@ def model_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], 
                    "its keys get together, averaged over its queries. One colour scale for every thumbnail, up to "
                    f"{look.meta(grid)['top']:g} (blocks above it take the top colour); the head view draws the "
                    "chosen head in full.")
-    _exports(grid, *_data(exp, kind, layer, head), f"{kind}-all-heads")
+    _exports(grid, *_data(exp, kind, layer, head, "model"), f"{kind}-all-heads")
 
 
 def _head_figure(exp: Explanation, kind: str, layer: int, head: int, fs: float, scores: bool):
@@ -185,17 +187,18 @@ def head_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], k
                               **(options | {"return_scores": True})) or exp
         scores = bool(exp.scores)
     figure = head_figure(entry, exp, options, kind, layer, head, fs, scores)
+    name = f"{kind}-L{layer + 1}H{head + 1}" + ("-weights-and-scores" if scores else "")
     if scores:
-        widgets.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True, key="head_map_scores")
+        widgets.plot(figure, name=name, stretch=True, key="head_map_scores")
     else:
-        widgets.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}", key="head_map")
+        widgets.plot(figure, name=name, key="head_map")
     st.caption("Each row is one query token; its weights over the key tokens sum to 1."
                + (" A decoder row reads “after this token → predicts”: the token it takes in, then the token "
                   "it produces." if y_title == charts.PREDICTS_TITLE else "") + _kv_note(exp, kind))
     st.toggle("Show the scores before softmax", key="show_scores",  # read above: the chart comes first
               help="The scores q·k/√d_k (times β), before masking: what softmax turns into weights. They are already "
                    "scaled by 1/√d_k, not raw dot products.")
-    _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}H{head + 1}")
+    _exports(figure, *_data(exp, kind, layer, head), name)
 
 
 def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
@@ -219,7 +222,7 @@ def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) ->
     figure = charts.lines_chart(rows, queries, keys, title=f"{KIND_LABELS[kind]} — layer {layer + 1}",
                                 font_scale=fs)
     widgets.chart(figure)
-    _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}-lines")
+    _exports(figure, *_data(exp, kind, layer, head, "layer"), f"{kind}-L{layer + 1}-lines")
 
 
 def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
@@ -308,4 +311,5 @@ def generation_view(exp: Explanation, layer: int, head: int, fs: float) -> None:
     st.caption(f"This row: after “{reads}” → predicts “{makes}”. Under the causal mask the decoder gives the "
                "tokens after this step a weight of exactly 0.")
     kind = "cross" if "cross" in exp.attention else "decoder"
-    _exports(figures[0], *_data(exp, kind, layer, head), f"step-{step + 1}")
+    name = f"{kind}-L{layer + 1}-{'mean' if average else f'H{head + 1}'}-step{step + 1}"
+    _exports(figures[0], *_data(exp, kind, layer, head, "layer" if average else "head"), name)

@@ -229,3 +229,25 @@ def diagram_lines(svg: str) -> list[str]:
     root = ElementTree.fromstring(svg)
     return ([span.text or "" for span in root.iter(f"{SVG}tspan")]
             + [text.text for text in root.iter(f"{SVG}text") if text.text])
+
+
+def canvases(at: AppTest) -> list[tuple[dict, dict]]:
+    """The attention canvases on the page in page order, each decoded as the browser reads it: (header, arrays)."""
+    from app.ui.canvas import payload
+
+    assert not at.exception, at.exception
+    found = []
+
+    def walk(node) -> None:
+        for child in getattr(node, "children", {}).values():
+            if getattr(child, "type", None) == "bidi_component" and child.proto.WhichOneof("data") == "bytes":
+                found.append(payload.decode(child.proto.bytes))
+            walk(child)
+    walk(at._tree)
+    return found
+
+
+def canvas_weights(at: AppTest, layer: int, head: int, which: int = 0) -> np.ndarray:
+    """The float16 weights the page's ``which``-th maps canvas carries for (layer, head), 0-based, as float32."""
+    header, arrays = [c for c in canvases(at) if c[0]["mode"] == "maps"][which]
+    return arrays["value"][header["sent"].index(layer), head].astype(np.float32)

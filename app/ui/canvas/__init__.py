@@ -68,9 +68,11 @@ def maps(data: bytes, *, key: str, on_pin: Callable[[], None] | None = None) -> 
     _COMPONENT(key=key, data=data, on_pinned_change=on_pin or _ignore, width="stretch", height="content")
 
 
-def panels(items: Sequence[Panel], *, key: str, title: str, name: str, font_scale: float = 1.0) -> bytes:
-    """Draw matrices side by side on shared scales (hover one cell: its value in every panel); returns the payload."""
-    look = Look(title=title, presentation=font_scale > 1, theme=theme(), extra={"name": name})
+def panels(items: Sequence[Panel], *, key: str, title: str, name: str, font_scale: float = 1.0,
+           row_title: str = Look.row_title) -> bytes:
+    """Draw matrices side by side on shared scales (hover one cell: its value in every panel), the rows titled
+    ``row_title``; returns the payload."""
+    look = Look(title=title, row_title=row_title, presentation=font_scale > 1, theme=theme(), extra={"name": name})
     data = payload.encode_panels(items, look=look)
     _COMPONENT(key=key, data=data, on_pinned_change=_ignore, width="stretch", height="content")
     return data

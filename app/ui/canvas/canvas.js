@@ -507,6 +507,9 @@ class AttentionCanvas {
     this.panelLevels = this.panelLevels && this.panelLevels.id === this.id ? this.panelLevels : {id: this.id};
     for (const b of this.boxes) this.drawPanel(ctx, b, font, longest);
     this.panelBars(top + side + bottom, font);
+    const x = font * 0.8, y = top + side / 2;
+    el('text', {class: 'axis-title', x, y, 'text-anchor': 'middle', 'font-size': font,
+      transform: `rotate(-90 ${x} ${y})`, text: h.row_title}, this.svg, SVG_NS);
   }
 
   drawPanel(ctx, b, font, longest) {

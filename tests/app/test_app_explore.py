@@ -523,7 +523,7 @@ def test_a_ten_thousand_character_paste_is_truncated_with_a_note(calls):
 
 def test_emoji_cjk_rtl_and_nul_do_not_break_the_page(calls):
     at = opened(set_text(start(), "ab 😀👍🏽 你好 שלום \x00 e\u0301\r\n"), TOKENS_OPEN)
-    assert not at.error and charts(at)
+    assert not at.error and canvases(at)
     assert any("unknown" in c.value for c in at.caption)
 
 
@@ -563,10 +563,10 @@ def test_a_share_link_carries_the_interventions(calls):
 def test_decoder_rows_say_what_they_predict(calls):
     at = start(view="head", kind="cross")
     expected = explain(REVERSE, at.text_area(key="text").value)
-    (figure,) = charts(at)
-    rows = list(dict.fromkeys(frames(figure)[0]["row"]))
+    (header, _), = canvases(at)
+    rows = header["rows"]
     assert rows == [f"{i}:{t} → {g}" for i, (t, g) in enumerate(zip(expected.target_tokens, expected.generated_tokens))]
-    assert spec(figure)["layout"]["yaxis"]["title"]["text"].startswith("decoder row: after this token → predicts")
+    assert header["row_title"].startswith("decoder row: after this token → predicts")
 
 
 def test_the_language_models_continuation_is_marked(calls, tiny_runs):

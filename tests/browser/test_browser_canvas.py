@@ -33,7 +33,7 @@ def _open(chromium, url: str, query: str = "", **context):
     page = chromium.new_context(viewport={"width": 1280, "height": 720}, **context).new_page()
     frames: list[str] = []
     page.on("websocket", lambda ws: ws.on("framesent", lambda payload: frames.append(payload)))
-    page.goto(f"{url}/explore?text={TEXT}{query}")
+    page.goto(f"{url}/explore?ckpt=shipped:reverse&text={TEXT}{query}")
     wait_until_idle(page, 90_000)
     page.wait_for_function(f"() => {{ try {{ return {ROOT}.canvas.id; }} catch (e) {{ return false; }} }}",
                            timeout=60_000)
@@ -124,7 +124,10 @@ def test_line_widths_are_the_weights(served):
     lines = page.evaluate(f"""() => [...{ROOT}.querySelectorAll('.atc-lines line')].map(l => [
         +l.dataset.head, +l.dataset.q, +l.dataset.k, parseFloat(l.getAttribute('stroke-width'))])""")
     expected = explain(REVERSE, TEXT).attention["encoder"][0]  # (H, Tq, Tk) layer 1
-    assert len(lines) == int((expected >= 0.01).sum())
+    sent = expected.astype(np.float16).astype(np.float32)  # what the payload carries for hover and lines
+    drawn = {(h, q, k) for h, q, k, _ in lines}
+    wanted = {tuple(int(i) for i in at) for at in np.argwhere(sent >= 0.01)}
+    assert drawn == wanted, (wanted - drawn, [sent[c] for c in wanted - drawn])  # a line for each weight ≥ 0.01
     for head, q, k, width in lines:
         assert width / 8 == pytest.approx(expected[head, q, k], abs=1e-3)
     page.evaluate(f"() => {ROOT}.querySelector('.atc-legend [data-head=\"0\"]').dispatchEvent(new MouseEvent('dblclick'))")

@@ -274,8 +274,11 @@ class AttentionCanvas {
     this.root.dataset.layer = this.layer; this.root.dataset.head = this.head; this.root.dataset.view = this.view;
   }
 
-  kindTitle() {
-    return this.h.mode === 'maps' ? `${this.h.title} — layer ${this.layer + 1}, head ${this.head + 1}` : this.h.title;
+  kindTitle() { // "Encoder self-attention — layer 1, head 3", naming the key/value head it shares when heads share them
+    const h = this.h;
+    if (h.mode !== 'maps') return h.title;
+    const g = h.groups || [], shared = g.length ? ` · kv head ${g[this.head] + 1} of ${new Set(g).size}` : '';
+    return `${h.title} — layer ${this.layer + 1}, head ${this.head + 1}${shared}`;
   }
 
   drawHead() {

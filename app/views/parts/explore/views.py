@@ -138,8 +138,9 @@ def canvas_payload(entry: catalog.Entry, exp: Explanation, options: dict[str, An
     """Every map of ``kind`` as the canvas's payload, opening on ``view``, built once per (input, options, kind,
     pinned head, view, scale, theme hint)."""
     rows, cols, y_title = charts.axes(exp, kind)
+    groups = [int(g) for g in exp.head_groups.get(kind) or []]  # the key/value head each query head reads
     look = canvas.Look(title=KIND_LABELS[kind], row_title=y_title, col_title=charts.KEY_TITLE, presentation=fs > 1,
-                       theme=theme)
+                       theme=theme, extra={"groups": groups})
     return resources.figure(entry, exp.text, options, ("canvas", kind, layer, head, view, fs, theme),
                             lambda: canvas.maps_payload(exp.attention[kind], rows, cols, kind=kind, layer=layer,
                                                         head=head, view=view, look=look))

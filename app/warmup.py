@@ -74,7 +74,7 @@ def _warm() -> None:
         text = get_task(entry.task).examples[0]
         options = inputs.default_options(loaded.config.architecture)
         exp = resources.explain_entry(entry, text, **options)
-        views.head_figure(entry, exp, options, next(iter(exp.kinds)), 0, 0, 1.0)
+        views.canvas_payload(entry, exp, options, next(iter(exp.kinds)), 0, 0, 1.0)
     except Exception:  # the server must start whatever the warm-up meets
         log.exception("warm-up failed; the first page will load what it needs itself")
         return

@@ -46,6 +46,7 @@
   };
 
   const typing = el => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)
+    || el.hasAttribute('data-attnscope-canvas') // the attention canvas's arrows move its heads and layers
     || ['slider', 'combobox', 'textbox', 'spinbutton'].includes(el.getAttribute('role')));
   document.addEventListener('keydown', event => {
     if (!state.clicker || event.altKey || event.ctrlKey || event.metaKey || typing(document.activeElement)) return;

@@ -64,7 +64,8 @@ def test_a_student_follows_the_teachers_page_stage_sentence_and_head(runs):
     assert student.header[0].value.startswith("5. ")
     teacher.switch_page("views/explore.py").run()
     teacher.selectbox(key="ckpt").set_value("shipped:reverse").run()
-    teacher.slider(key="head").set_value(2).run()
+    teacher.session_state["head"] = 2  # the teacher pins head 2 on the attention canvas
+    teacher.run()
     student.run()
     assert student.session_state["ckpt"] == "shipped:reverse" and student.session_state["head"] == 2
     assert not student.header or not student.header[0].value.startswith("5. ")  # left the Lesson with the teacher

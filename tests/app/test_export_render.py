@@ -41,7 +41,7 @@ def test_the_picture_buttons_name_their_chart_and_escape_the_name():
 
 
 @pytest.mark.skipif(not REVERSE.exists(), reason="the shipped reverse checkpoint is missing")
-@pytest.mark.parametrize(("scope", "heads"), [("head", [2]), ("layer", [1, 2, 3, 4]), ("model", [1, 2, 3, 4])])
+@pytest.mark.parametrize(("scope", "heads"), [("head", [2]), ("layer", [1, 2, 3, 4])])
 def test_the_data_export_holds_what_its_name_says(scope, heads):
     """A CSV of one head holds that head's weights alone (layer and head from 1), equal to the map it exports."""
     from app.views.parts.explore import views
@@ -51,7 +51,7 @@ def test_the_data_export_holds_what_its_name_says(scope, heads):
     arrays, table = views._data(exp, "cross", 1, 1, scope)
     frame = table()
     assert sorted(frame["head"].unique()) == heads
-    assert sorted(frame["layer"].unique()) == ([2] if scope != "model" else list(range(1, every.shape[0] + 1)))
+    assert sorted(frame["layer"].unique()) == [2]
     one = frame[(frame["layer"] == 2) & (frame["head"] == 2)]
     np.testing.assert_allclose(one["weight"].to_numpy().reshape(every.shape[2:]), every[1, 1], rtol=0, atol=0)
     assert arrays["attention"].shape[1] == len(frame["head"].unique())

@@ -91,3 +91,16 @@ def test_the_unreliable_line_is_none_when_every_word_is_known():
     assert confidence.unreliable_message((), "<unk>") is None
     line = confidence.unreliable_message((("zebra", ("break",)), ("okapi", ())), "<unk>")
     assert line.startswith("Unreliable output") and "“okapi”" in line and "them as <unk>" in line
+
+
+def test_a_dropped_phrase_is_marked_not_translated_and_the_output_less_reliable():
+    at = _explore("Yesterday I went to the market with my mother.")
+    (flag,) = [w.value for w in at.warning if w.value.startswith("Not translated?")]
+    assert "“with”, “my”, “mother”" in flag and "0.26" in flag
+    assert any(c.value == "Generated output (less reliable: see below)" for c in at.caption)
+
+
+def test_a_fully_translated_sentence_is_not_flagged():
+    at = _explore("the big dog sees a small cat")
+    assert not [w.value for w in at.warning if w.value.startswith("Not translated?")]
+    assert any(c.value == "Generated output" for c in at.caption)

@@ -184,8 +184,13 @@ class AttentionCanvas {
     return widest;
   }
 
-  size(width, height) {
+  size(width, height) { // the stage's canvases cleared, and reallocated only when their size changes
     const dpr = window.devicePixelRatio || 1;
+    if (this.W === width && this.H === height && this.dpr === dpr) {
+      for (const c of [this.mapCanvas, this.overCanvas]) c.getContext('2d').clearRect(0, 0, width, height);
+      return;
+    }
+    this.dpr = dpr;
     for (const c of [this.mapCanvas, this.overCanvas]) {
       c.width = Math.round(width * dpr); c.height = Math.round(height * dpr);
       c.style.width = `${width}px`; c.style.height = `${height}px`;
@@ -264,7 +269,6 @@ class AttentionCanvas {
     const t0 = performance.now();
     this.bar_();
     this.svg.replaceChildren(); this.note.textContent = '';
-    this.table.replaceChildren();
     if (this.h.mode === 'panels') this.drawPanels();
     else if (this.view === 'model') this.drawModel();
     else if (this.view === 'lines') this.drawLines();
@@ -297,7 +301,8 @@ class AttentionCanvas {
     this.drawMap();
     this.colourBar(left + pw + 16, 6, ph, this.a.lut, 0, 1, 'weight');
     this.axisTitles(h.row_title, h.col_title);
-    this.accessibleTable();
+    clearTimeout(this.tableTimer); // after the paint: the table is for screen readers, not the frame
+    this.tableTimer = setTimeout(() => this.accessibleTable(), 30);
   }
 
   drawMap() {
@@ -348,12 +353,22 @@ class AttentionCanvas {
       text: colTitle}, this.svg, SVG_NS);
   }
 
+  scaleImage(lut, across) { // the colour scale as a 256-pixel strip (top = 1 when upright), made once per scale
+    const key = across ? 'across' : 'up';
+    this.strips = this.strips || new Map();
+    if (!this.strips.has(lut)) this.strips.set(lut, {});
+    const kept = this.strips.get(lut);
+    if (!kept[key]) {
+      const ramp = Uint8Array.from({length: 256}, (_, i) => across ? i : 255 - i);
+      kept[key] = paint(ramp, across ? 1 : 256, across ? 256 : 1, lut);
+    }
+    return kept[key];
+  }
+
   colourBar(x, y, height, rgb, low, high, title) {
     const ctx = this.mapCanvas.getContext('2d'), font = this.font();
-    for (let i = 0; i < height; i++) {
-      ctx.fillStyle = css(rgb, Math.round(255 * (1 - i / (height - 1))));
-      ctx.fillRect(x, y + i, 12, 1.5);
-    }
+    ctx.imageSmoothingEnabled = true;
+    ctx.drawImage(this.scaleImage(this.lut, false), x, y, 12, height);
     const group = el('g', {'font-size': font}, this.svg, SVG_NS);
     for (const t of [0, 0.5, 1]) {
       const v = low + (high - low) * t;
@@ -365,7 +380,8 @@ class AttentionCanvas {
 
   accessibleTable() { // the visible head's weights for screen readers, for inputs up to SR_TOKENS tokens
     const h = this.h;
-    if (Math.max(h.tq, h.tk) > SR_TOKENS) return;
+    this.table.replaceChildren();
+    if (h.mode !== 'maps' || this.view !== 'head' || Math.max(h.tq, h.tk) > SR_TOKENS) return;
     el('caption', {text: `${this.kindTitle()}: rows are queries, columns keys`}, this.table);
     const head = el('tr', {}, el('thead', {}, this.table));
     el('th', {text: 'query \\ key'}, head);
@@ -542,8 +558,9 @@ class AttentionCanvas {
     for (const b of this.boxes) if (!seen.has(b.panel.scale)) seen.set(b.panel.scale, b);
     let x = this.boxes[0].x;
     for (const [scale, b] of seen) {
-      const rgb = scale === 'weight' ? this.a.lut : this.a.lut_signed, width = 160;
-      for (let i = 0; i < width; i++) { ctx.fillStyle = css(rgb, Math.round(255 * i / (width - 1))); ctx.fillRect(x + i, y, 1.5, 10); }
+      const width = 160;
+      ctx.imageSmoothingEnabled = true;
+      ctx.drawImage(this.scaleImage(scale === 'weight' ? this.lut : this.lutSigned, true), x, y, width, 10);
       const g = el('g', {'font-size': font}, this.svg, SVG_NS);
       el('text', {x, y: y + 10 + font, text: b.panel.low.toPrecision(2)}, g, SVG_NS);
       el('text', {x: x + width, y: y + 10 + font, 'text-anchor': 'end', text: b.panel.high.toPrecision(2)}, g, SVG_NS);

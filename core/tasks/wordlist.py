@@ -21,7 +21,7 @@ some one the like likes liked be isn wasn aren weren they he she we you i
 """
 SPANISH_FUNCTION_WORDS = """
 hay dónde no a al del en cerca de con y e pero porque o u , . ? ¿ por favor estaba estaban está están muy
-demasiado tan años hoy mañana ayer es fue l me te le les nos él ella ellos todos todas el la los las mi tu su
+demasiado tan años cumpleaños hoy mañana ayer es fue l me te le les nos él ella ellos todos todas el la los las mi tu su
 nuestro nuestra mis tus sus gusta gustan gustó gustaron hace hacía hará yo tú nosotros
 """
 FUNCTION_WORDS = ENGLISH_FUNCTION_WORDS + SPANISH_FUNCTION_WORDS

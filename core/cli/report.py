@@ -14,6 +14,7 @@ from core.inspect import coverage_check
 from core.inspect.coverage import COVERAGE_THRESHOLD
 from core.io.checkpoint import Checkpoint, load
 from core.tasks import letters
+from core.tasks import everyday_plus
 from core.tasks.wordlist import english_word_count
 from core.text.inputs import input_vocabulary
 from core.training.report import exact_match_by_bucket, sample, task_data
@@ -56,6 +57,9 @@ def translation_lines(ckpt: Checkpoint, top: int = 300) -> list[str]:
     precision and recall (:func:`core.inspect.coverage_check.measure`)."""
     share = known(frequent_english(top), set(input_vocabulary(ckpt.source_tokenizer)))
     missing = ", ".join(share.missing[:30]) + (", …" if len(share.missing) > 30 else "")
+    everyday = known(frequent_english(top), everyday_plus.ENGLISH)
     return [f"grammar: {english_word_count():,} English words",
             f"vocabulary: knows {share.share:.1%} of English's {top} commonest words (wordfreq); missing: {missing}",
-            flag_line(coverage_check.measure(ckpt, COVERAGE_THRESHOLD))]
+            flag_line(coverage_check.measure(ckpt, COVERAGE_THRESHOLD)),
+            f"the everyday grammar (python -m core train --task=everyday; no checkpoint of it ships): "
+            f"{everyday_plus.english_word_count():,} English words, {everyday.share:.1%} of the top {top}"]

@@ -33,10 +33,12 @@ MODALS: dict[str, tuple[str, ...] | None] = {
     "can": ("puedo", "puedes", "puede", "podemos", "pueden"),
     "could": ("podría", "podrías", "podría", "podríamos", "podrían"),
     "should": ("debería", "deberías", "debería", "deberíamos", "deberían"),
+    "must": ("debo", "debes", "debe", "debemos", "deben"),
     "would": None,
 }
-NEGATED_MODALS = {"can": "can't", "could": "couldn't", "should": "shouldn't", "would": "wouldn't"}
-WH_WORDS = {"what": "qué", "where": "dónde", "when": "cuándo", "how": "cómo", "who": "quién", "which": "qué"}
+NEGATED_MODALS = {"can": "can't", "could": "couldn't", "should": "shouldn't", "must": "mustn't", "would": "wouldn't"}
+WH_WORDS = {"what": "qué", "where": "dónde", "when": "cuándo", "how": "cómo", "who": "quién", "which": "qué",
+            "why": "por qué"}
 # English comparative of an adjective (the rest take "more"); "good"/"bad" -> "mejor"/"peor", which agree in number
 COMPARATIVES = {
     "big": "bigger", "small": "smaller", "old": "older", "young": "younger", "tall": "taller", "short": "shorter",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from core.tasks import activities, everyday, sentences, translation
+from core.tasks import activities, everyday, everyday_frames, everyday_words, sentences, translation
 from core.tasks.base import Example, Task, TaskData, lower_case
 from core.tasks.class_sentences import NEW_EVERYDAY
 from core.tasks.constructions import (
@@ -31,8 +31,8 @@ PERSON_VERBS = tuple(v for v, item in VERBS.items() if "p" in item.objects and i
 THING_VERBS = tuple(v for v, item in VERBS.items() if item.objects.strip("pa") and item.en_past)
 VEHICLES = tuple(n for n, noun in NOUNS.items() if noun.kind == "v")
 _NEW_SOURCES = frozenset(lower_case(en) for en in NEW_EVERYDAY)
-WORDS = GRAMMAR_WORDS | construction_words()  # what the tokenizer's vocabulary may hold
-ENGLISH = ENGLISH_WORDS | construction_english_words()
+WORDS = GRAMMAR_WORDS | construction_words() | everyday_words.words()  # what the tokenizer's vocabulary may hold
+ENGLISH = ENGLISH_WORDS | construction_english_words() | everyday_words.english_words()
 
 
 def english_word_count() -> int:
@@ -148,7 +148,7 @@ def question(rng: random.Random) -> tuple[str, str, Pairs]:
         return (*wh_question("which", who, rng.choice(("want", "need", "buy", "see", "prefer")), tense=tense,
                              noun=pick), pairs)
     verb = rng.choice(activities.STAYING)
-    return (*wh_question(rng.choice(("where", "when")), who, verb, tense=tense), pairs)
+    return (*wh_question(rng.choice(("where", "when", "why")), who, verb, tense=tense), pairs)
 
 
 def comparing(rng: random.Random) -> tuple[str, str, Pairs]:
@@ -173,18 +173,26 @@ _BUILDERS = ((0.26, with_phrase), (0.06, of_phrase), (0.16, pronoun_object), (0.
 
 
 def tagged_sentence(rng: random.Random) -> tuple[str, str, Pairs]:
-    """Half the translation grammar's sentences, half the new constructions; a sixth end with "."."""
-    if rng.random() < 0.5:
+    """Half the translation grammar's sentences, a quarter the new constructions, a quarter the everyday words'
+    frames (:mod:`core.tasks.everyday_frames`); a sixth of the statements end with "."."""
+    roll = rng.random()
+    if roll < 0.5:
         return translation.tagged_sentence(rng)
+    if roll < 0.75:
+        en, es, pairs = everyday_frames.built(rng)
+        return _full_stop(rng, everyday.contract(rng, en), es, pairs)
     roll = rng.random()
     for share, builder in _BUILDERS:
         if roll < share:
             break
         roll -= share
     en, es, pairs = builder(rng)
-    en = everyday.contract(rng, en)
+    return _full_stop(rng, everyday.contract(rng, en), es, pairs)
+
+
+def _full_stop(rng: random.Random, en: str, es: str, pairs: Pairs) -> tuple[str, str, Pairs]:
     if not en.endswith("?") and rng.random() < 0.15:
-        en, es = en + ".", es + " ."
+        return en + ".", es + " .", pairs
     return en, es, pairs
 
 

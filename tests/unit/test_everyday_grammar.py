@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from core.tasks import everyday_plus, get_task, TASKS
+from core.cli.frequent import frequent_english, known
+from core.tasks import everyday_frames, everyday_plus, everyday_words, get_task, TASKS
 from core.tasks.base import lower_case
 from core.tasks.class_sentences import NEW_EVERYDAY
 from core.tasks.constructions import (
@@ -145,3 +146,53 @@ def test_every_word_the_grammar_writes_is_in_its_vocabulary_or_copied():
         en_words, es_words = (re.findall(r"\w+|[^\w\s]+", text) for text in (en, es))
         assert {w for w in es_words if everyday_plus.spelled(w)} <= set(en_words), (en, es)
         assert {w for w in en_words if everyday_plus.spelled(w)} <= set(es_words), (en, es)
+
+
+FRAMES = {  # each frame's first two sentences from seed 4, their Spanish checked by hand
+    'everyday_nouns' : [('i had this group', 'yo tuve este grupo'), ('alejandro wants the system', 'alejandro quiere el sistema')] ,
+    'describing' : [('i am different', 'yo soy diferente'), ('i am different', 'yo soy diferente')] ,
+    'quantities' : [('i do not have less water', 'yo no tengo menos agua'), ('lia had more money', 'lia tuvo más dinero')] ,
+    'quantified' : [('i clean both carpets', 'yo limpio las dos alfombras'), ('her huge nephew found another coin', 'su sobrino enorme encontró otra moneda')] ,
+    'adverbs' : [('she already wanted ninety-four gray pens', 'ella ya quiso noventa y cuatro bolígrafos grises'), ('actually, he invites ctkvmqh', 'en realidad , él invita a ctkvmqh')] ,
+    'places_and_times' : [("she doesn't play the guitar after the party", 'ella no toca la guitarra después de la fiesta'), ('you follow farmers against my bell', 'tú sigues a granjeros contra mi campana')] ,
+    'linked' : [('she is not inviting teachers while i called 13 worried nephews', 'ella no está invitando a profesores mientras yo llamé a 13 sobrinos preocupados'), ('we will kiss that boy while dan learned geography in june', 'nosotros besaremos a ese niño mientras dan aprendió geografía en junio')] ,
+    'indefinites' : [('i do not want anything', 'yo no quiero nada'), ('lia wanted nothing', 'lia no quiso nada')] ,
+    'commands' : [("let's listen to music", 'vamos a escuchar música'), ('stand up, please', 'levántate , por favor')] ,
+    'new_verbs' : [('i am not supporting hq', 'yo no estoy apoyando a hq'), ('alejandro got that note', 'alejandro consiguió esa nota')] ,
+    'chains' : [('i stop watching television', 'yo dejo de ver la televisión'), ('she stops eating', 'ella deja de comer')] ,
+    'perfect' : [("i've seen this gray salad", 'yo he visto esta ensalada gris'), ("2 uncles haven't written my poem", '2 tíos no han escrito mi poema')] ,
+    'feelings' : [('what is she doing?', '¿ qué está haciendo ella ?'), ('i feel ready', 'yo me siento listo')] ,
+    'fixed_talk' : [('mr dettus practices math', 'el señor dettus practica matemáticas'), ('that funny towel is less yellow than thirteen ideas', 'esa toalla divertida es menos amarilla que trece ideas')] ,
+}
+
+
+@pytest.mark.parametrize("name", list(FRAMES))
+def test_each_everyday_frame_writes_its_expected_spanish(name):
+    builder = {b.__name__: b for b in everyday_frames.BUILDERS}[name]
+    rng = random.Random(4)
+    assert [builder(rng)[:2] for _ in range(2)] == FRAMES[name]
+
+
+@pytest.mark.parametrize(("preposition", "np_es", "expected"), [
+    ("debajo de", "el puente", "debajo del puente"), ("debajo de", "la mesa", "debajo de la mesa"),
+    ("sin", "el coche", "sin el coche"), ("después de", "el desayuno", "después del desayuno"),
+])
+def test_de_joins_el(preposition, np_es, expected):
+    assert everyday_frames._de(preposition, np_es) == expected
+
+
+def test_the_first_day_drops_its_o_and_quantities_agree():
+    assert everyday_words.SINGULAR_DETERMINERS["the first"] == ("el primer", "la primera")
+    assert everyday_frames.plus_noun_phrase("my", everyday_words.NOUNS_PLUS["life"], True) == ("my lives", "mis vidas")
+    assert everyday_words.QUANTITY["much"] == ("mucho", "mucha")
+
+
+def test_the_everyday_grammar_writes_95_percent_of_englishs_300_commonest_words():
+    """Counted on what the generator writes (20,000 sentences), not on its tables alone."""
+    rng = random.Random(1)
+    written = {w for _ in range(20000) for w in re.findall(r"\w+", everyday_plus.sentence(rng)[0])}
+    result = known(frequent_english(300), written)
+    assert result.share == pytest.approx(288 / 300)  # 96.0 %
+    assert set(result.missing) == {"way", "being", "such", "ever", "might", "left", "set", "god", "top", "yet",
+                                   "including", "based"}
+    assert known(frequent_english(300), everyday_plus.ENGLISH).missing == result.missing

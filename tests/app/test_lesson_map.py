@@ -192,7 +192,8 @@ def test_the_lesson_follows_a_pretrained_model_from_the_models_folder(name, runs
     folder = BUILDERS[name](tmp_path_factory.mktemp("models") / name)[0]
     trace = lessons.trace_seq2seq(load_pretrained(folder), TEXT, head=1)
     monkeypatch.setenv("ATTNSCOPE_MODELS", str(folder.parent))
-    at = open_page("lesson", ckpt=f"models:{name}", query={"lesson_text": TEXT, "lesson_head": "1"}, timeout=90)
+    at = open_page("lesson", ckpt=f"models:{name}", query={"lesson_text": TEXT, "lesson_head": "1"},
+                   state={"lesson_ask": False}, timeout=90)
     notes = []
     for stage in range(len(STAGES)):
         _stage(at, stage)

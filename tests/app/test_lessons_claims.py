@@ -95,7 +95,7 @@ def test_lesson_cross_rows_and_head_mean(trace):
 
 def open_stage(stage: int, head: int = 0):
     return open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(stage),
-                                      "lesson_head": str(head)}, timeout=60)
+                                      "lesson_head": str(head)}, state={"lesson_ask": False}, timeout=60)
 
 
 def test_lesson_numbers_heads_and_layers_from_one(runs):

@@ -44,7 +44,8 @@ def test_sampling_step_matches_temperature_top_k_and_top_p():
 def test_lesson_sampling_stage_draws_core_numbers(runs, trace):
     from app.views.lesson import STAGES
     stage = [name for name, _ in STAGES].index("Sampling instead of greedy")
-    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(stage)}, timeout=60)
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(stage)},
+                   state={"lesson_ask": False}, timeout=60)
     at.slider(key="lesson_top_k").set_value(2).run()
     at.slider(key="lesson_temperature").set_value(0.5).run()
     expected = sampling_step(trace.probabilities[0], 0.5, 2, None)

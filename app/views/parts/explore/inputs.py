@@ -18,8 +18,8 @@ from app.charts import confidence
 from core import (Checkpoint, COVERAGE_THRESHOLD, Explanation, get_task, input_vocabulary, ModelFacts,
                   trained_lengths_note, untranslated)
 
-URL_KEYS = ["text", "kind", "layer", "head", "view", "decoding"]
-URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "decoding": str,
+URL_KEYS = ["text", "kind", "layer", "head", "view", "map", "decoding"]
+URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "map": str, "decoding": str,
                "causal": widgets.parse_bool, "hard": widgets.parse_bool, "beta": widgets.bounded(0.0, 5.0, float),
                "padding": widgets.parse_bool, "knockout": lambda text: [x for x in text.split(",") if x]}
 # The interventions travel in the link only when they differ from the model as trained.

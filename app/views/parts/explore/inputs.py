@@ -150,6 +150,8 @@ def prediction(exp: Explanation, font_scale: float) -> None:
         widgets.output_text(pred.text or "(empty)", key=PREDICTION)
         if missing:
             st.warning(not_translated_message([word.word for word in missing]), icon=":material/rule:")
+        if scope := _scope(exp):
+            st.caption(widgets.plain(scope))
         if not pred.finished:
             st.caption("The output hit the length limit before an end-of-sequence token.")
         _confidence(exp)
@@ -181,6 +183,14 @@ def not_translated_message(words: list[str]) -> str:
     return (f"Not translated? {shown}: the output's cross-attention to {them} (last layer, summed over the "
             f"output) is under {COVERAGE_THRESHOLD:.2f}, where a translated word draws about 1. The output may "
             f"have left {them} out.")
+
+
+def _scope(exp: Explanation) -> str:
+    """What a built-in task's model is and where its knowledge ends ("" for other models)."""
+    try:
+        return get_task(exp.task).scope if exp.task else ""
+    except ValueError:
+        return ""
 
 
 def _unknown_token(exp: Explanation) -> str:

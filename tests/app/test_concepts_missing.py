@@ -80,8 +80,8 @@ def test_heads_concatenated_draws_the_split_undone_with_the_models_shapes(runs, 
                                     "lesson_stage": _stage("Heads concatenated")}, state={"lesson_ask": False},
                    timeout=60)
     latex = " ".join(l.value for l in at.latex)
-    assert f"(B, {h}, T, {dk})" in latex and f"(B, T, {h}, {dk})" in latex
-    assert f"(B, T, {h}\\cdot{dk} = {h * dk})" in latex and f"(B, T, {d})" in latex and h * dk == d
+    assert f"(B, {h}, S, {dk})" in latex and f"(B, S, {h}, {dk})" in latex
+    assert f"(B, S, {h}\\cdot{dk} = {h * dk})" in latex and f"(B, S, {d})" in latex and h * dk == d
 
 
 # ----------------------------------------------------------------------------- nn.MultiheadAttention

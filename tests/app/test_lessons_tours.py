@@ -116,7 +116,7 @@ def test_lesson_shows_sizes_and_the_stacked_matrix(runs, trace):
     np.testing.assert_allclose(frame.sort_values(["row_index", "col_index"])["value"].to_numpy(),
                                trace.qkv_weight.ravel(), atol=1e-6)
     latex = " ".join(l.value for l in at.latex)
-    assert r"(B, T, 128)" in latex and r"(B, 4, T, 32)" in latex
+    assert r"(B, S, 128)" in latex and r"(B, 4, S, 32)" in latex  # S: the source length (T is the decoder's)
     assert r"Q, K, V \in \mathbb{R}^{3 \times 32}" in latex
 
 

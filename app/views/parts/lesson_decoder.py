@@ -149,11 +149,10 @@ def _draws_chart(trace: lessons.LessonTrace, draws: lessons.Draws, step: lessons
 def sampling(trace: lessons.LessonTrace, v: View, entry) -> None:
     t, tgt = v.t, trace.target_tokens
     vocab = len(trace.target_vocab)
-    st.markdown("Instead of always taking the most likely token, a sampler **draws** the next token at random from "
-                "the distribution, after reshaping it: the **temperature** τ divides the logits (τ < 1 sharpens, "
-                "τ > 1 flattens), **top-k** keeps only the k most likely tokens, **top-p** keeps the smallest set "
-                "of most likely tokens whose probability reaches p; what is kept is renormalised to sum to 1. The "
-                "**seed** fixes the random draws: the same seed draws the same tokens.")
+    st.markdown("Instead of always taking the most likely token, a sampler **draws** it at random, from the "
+                "distribution reshaped: the **temperature** τ divides the logits (τ < 1 sharpens, τ > 1 flattens), "
+                "**top-k** keeps the k most likely tokens, **top-p** the fewest whose probability reaches p; the "
+                "rest is renormalised. The **seed** fixes the draws.")
     st.session_state["lesson_top_k"] = int(np.clip(st.session_state["lesson_top_k"], 1, vocab))  # "all" by default
     a, b, c, d = st.columns([1, 1.3, 1.3, 1.3])
     a.number_input("Seed", 0, 2**31 - 1, step=1, key="lesson_seed")
@@ -164,9 +163,9 @@ def sampling(trace: lessons.LessonTrace, v: View, entry) -> None:
     step = lessons.sampling_step(trace.probabilities[t], temperature, top_k, top_p)
     draws = lessons.draw_tokens(trace.probabilities[t], DRAWS, seed, temperature, top_k, top_p)
     first = trace.target_vocab[int(draws.ids[0])]
-    st.markdown(f"After ‹{widgets.plain(tgt[t])}› the sampler draws **{widgets.plain(first)}** (seed {seed}); "
-                f"over {DRAWS} draws:")
     vega.draw(_draws_chart, trace, draws, step, v.fs)
+    st.markdown(f"After ‹{widgets.plain(tgt[t])}› the sampler draws **{widgets.plain(first)}** (seed {seed}); the "
+                f"chart counts {DRAWS} draws with this seed.")
     best = int(np.argmax(step.original))
     st.latex(rf"P_\tau(w) = \frac{{e^{{z_w / \tau}}}}{{\sum_u e^{{z_u / \tau}}}},\quad \text{{{int(step.kept.sum())} "
              rf"of {vocab} tokens kept}},\quad P(\text{{{tex(trace.target_vocab[best])}}}) = "

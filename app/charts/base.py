@@ -59,6 +59,12 @@ def visible(token: str) -> str:
     return token.translate(_PICTURES) or "∅"
 
 
+def phrases(labels: Sequence[str]) -> list[str]:
+    """Labels that are phrases, not tokens ("after ‹<bos>› → predicts ‹yo›"): their spaces become non-breaking
+    spaces, which :func:`visible` leaves alone, so they are drawn as spaces, not as ``␣``."""
+    return [label.replace(" ", "\u00a0") for label in labels]
+
+
 def label_tokens(tokens: Sequence[str]) -> list[str]:
     """Unique axis labels: ``"3:a"`` style, so repeated tokens keep their own row/column.
 

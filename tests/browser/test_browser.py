@@ -424,3 +424,16 @@ def test_the_head_view_exports_as_png_svg_and_html_named_after_the_head(browser_
     assert content.lstrip()[:len(starts)].lower() == starts.lower()
     assert fmt == "png" or b"layer 2, head 2" in content
     page.keyboard.press("Escape")
+
+
+def test_the_model_uploader_says_its_real_limit(browser_page):
+    """The drop zone reads the server's limit, 600 MB (Streamlit's own text rounded it to "1GB per file")."""
+    url, page, _ = browser_page
+    _open(page, f"{url}/masks", "Masks")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Upload a model").click()
+    zone = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploaderDropzoneInstructions"] span').first
+    zone.wait_for(timeout=30_000)
+    shown = zone.evaluate("el => [getComputedStyle(el).fontSize, getComputedStyle(el, '::after').content]")
+    assert shown == ["0px", '"600 MB per file"']
+    label = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploader"] label').first.inner_text()
+    assert label.endswith("up to 600 MB")

@@ -54,3 +54,11 @@ def test_long_thumbnails_share_one_readable_scale():
     assert np.median(spread[lit]) / top > 0.25  # most of its blocks get a visible colour
     sink = grid[:24, 25:49]  # layer 1, head 2: its first column holds 0.8 of every row, above the scale's top
     assert sink[:, 0].min() > top and sink[1:, 1:][~np.eye(23, dtype=bool)].max() == 0.0
+
+
+def test_the_thinned_labels_note_counts_in_english_ordinals():
+    """"every 2nd position", never "every 2th"."""
+    matrix = np.full((4, 4), 0.25)
+    for step, said in ((2, "every 2nd position"), (3, "every 3rd position"), (4, "every 4th position"),
+                       (11, "every 11th position"), (21, "every 21st position")):
+        assert said in maps._note(matrix, matrix, step, 1)

@@ -25,6 +25,8 @@ SUMMARY_TOKENS = 1024  # the summary (rollout, every head's statistics) is drawn
 LINES_TOKENS = 512  # lines past this many tokens are a solid block: the head view draws them
 VIEWS = {"model": "Model view", "head": "Head view", "lines": "Lines", "summary": "Summary",
          "generation": "Generation"}
+DRAWN_HERE = {"model": "the model view is", "lines": "the lines are", "summary": "the summary is",
+              "generation": "the generation steps are"}  # "… drawn here", under the view chooser
 
 
 def _exports(figure, arrays: dict[str, np.ndarray], table: pd.DataFrame, name: str) -> None:
@@ -60,7 +62,7 @@ def view_control(exp: Explanation) -> None:
     widgets.choose("view", views, "head")
     view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get)
     if view != "head":
-        st.caption(f"The chosen head stays in the head view above; the {VIEWS[view].lower()} is drawn here.")
+        st.caption(f"The chosen head stays in the head view above; {DRAWN_HERE[view]} drawn here.")
 
 
 def selection(exp: Explanation) -> tuple[str, int, int, str]:
@@ -303,13 +305,15 @@ def generation_view(exp: Explanation, layer: int, head: int, fs: float) -> None:
     if "cross" in exp.attention:
         figures.append(charts.row_bars(row("cross"), exp.source_tokens, font_scale=fs,
                                        title=f"Cross-attention over the source (layer {layer + 1}, {which})"))
-    figures.append(charts.row_bars(row("decoder"), exp.target_tokens, font_scale=fs, x_title="decoder input token",
+    seen = slice(0, step + 1)  # the decoder's tokens up to this step: the causal mask hides the later ones
+    figures.append(charts.row_bars(row("decoder")[seen], exp.target_tokens[seen], font_scale=fs,
+                                   x_title="decoder input token",
                                    title=f"Decoder self-attention (layer {layer + 1}, {which})"))
     for column, figure in zip(st.columns(len(figures)), figures):
         with column:
             widgets.chart(figure)
     st.caption(f"This row: after “{reads}” → predicts “{makes}”. Under the causal mask the decoder gives the "
-               "tokens after this step a weight of exactly 0.")
+               "tokens after this step a weight of exactly 0: the bars end at this step's token.")
     kind = "cross" if "cross" in exp.attention else "decoder"
     name = f"{kind}-L{layer + 1}-{'mean' if average else f'H{head + 1}'}-step{step + 1}"
     _exports(figures[0], *_data(exp, kind, layer, head, "layer" if average else "head"), name)

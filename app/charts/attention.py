@@ -188,7 +188,8 @@ def row_bars(weights: np.ndarray, keys: Sequence[str], *, title: str, font_scale
     frame = pd.DataFrame({"key": labels, "weight": np.asarray(weights, dtype=float)})
     return alt.Chart(frame, title=alt.Title(title, fontSize=14 * font_scale)).mark_bar().encode(
         x=alt.X("key:N", sort=labels, title=x_title,
-                axis=alt.Axis(labelAngle=-60, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
+                axis=alt.Axis(labelAngle=-60, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale,
+                              labelOverlap=False)),  # every token: 28 px a bar, slanted labels fit
         y=alt.Y("weight:Q", scale=alt.Scale(domain=[0, 1]), title="attention weight",
                 axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
         color=alt.Color("weight:Q", scale=alt.Scale(scheme=base.SEQUENTIAL, domain=[0, 1]), legend=None),

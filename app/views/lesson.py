@@ -33,7 +33,7 @@ STAGES = (
     ("Add & Norm", routes.ARCHITECTURE), ("Feed-forward network", routes.ARCHITECTURE),
     ("Encoder output", routes.EXPLORE), ("Decoder masked self-attention", routes.MASKS),
     ("Cross-attention", routes.EXPLORE), ("Output distribution", routes.EXPLORE),
-    ("Greedy choice", routes.EXPLORE), ("Sampling instead of greedy", routes.EXPLORE), ("Next step", routes.EXPLORE),
+    ("Greedy and beam search", routes.EXPLORE), ("Sampling instead of greedy", routes.EXPLORE), ("Next step", routes.EXPLORE),
 )
 
 
@@ -48,7 +48,7 @@ widgets.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head"
                           "lesson_step": int},
                          {"lesson_text": DEFAULT_TEXT, "lesson_stage": 0, "lesson_head": 0, "lesson_token": 0,
                           "lesson_step": 0, "lesson_cross": "mean", "lesson_temperature": 1.0, "lesson_top_k": 10_000,
-                          "lesson_top_p": 1.0, quiz.ASK: True}, from_one=FROM_ONE)
+                          "lesson_top_p": 1.0, "lesson_seed": 0, quiz.ASK: True}, from_one=FROM_ONE)
 fs = widgets.font_scale()
 show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen
 st.title("Lesson: one sentence, every stage")
@@ -102,6 +102,9 @@ def lesson_body() -> None:
         if not show:
             with nav[2].popover("Sentence, stage, head…", width="stretch"):
                 _pickers(entry, trace, columns=False)
+        else:
+            with nav[2]:
+                quiz.toggle()
         st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
                     text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
         widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"], FROM_ONE)
@@ -124,8 +127,8 @@ def _pickers(entry, trace: lessons.LessonTrace, columns: bool) -> None:
                        format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
     cells[3].selectbox("Decoder step", range(T), key="lesson_step",
                        format_func=lambda t: f"step {t + 1}: after {trace.target_tokens[t]}")
-    st.toggle("Ask me before each stage shows", key=quiz.ASK,
-              help=f"{len(quiz.QUESTIONS)} stages ask a question first; Skip (key S) shows the answer")
+    if not columns:  # beside Next otherwise
+        quiz.toggle()
 
 
 def _stage(entry, trace: lessons.LessonTrace, stage: int) -> None:
@@ -140,10 +143,16 @@ def _stage(entry, trace: lessons.LessonTrace, stage: int) -> None:
             st.markdown("\n".join(f"- {note}" for note in notes))
     for note in notes if show else ():
         st.info(note, icon=":material/info:")
-    if widgets.attempt(f"ask this stage's question for {entry.name}", quiz.ask, trace, view, stage) is False:
+    answer = widgets.attempt(f"ask this stage's question for {entry.name}", quiz.ask, trace, view, stage)
+    if answer is False:
         return  # the stage shows once the student has answered or skipped
+    if isinstance(answer, dict) and show:
+        quiz.reveal(answer)
     draw = ENCODER[stage] if stage < len(ENCODER) else decoder.STAGES[stage - len(ENCODER)]
-    widgets.attempt(f"compute this stage for {entry.name}", draw, trace, view)  # one line, never a traceback
+    more = (entry,) if draw in decoder.NEEDS_ENTRY else ()
+    widgets.attempt(f"compute this stage for {entry.name}", draw, trace, view, *more)  # one line, never a traceback
+    if isinstance(answer, dict) and not show:  # presentation mode: under the picture, which keeps the first screen
+        quiz.reveal(answer)
     if stage == len(STAGES) - 1:
         quiz.summary()
     st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")

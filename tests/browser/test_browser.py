@@ -390,12 +390,11 @@ def test_the_server_starts_and_serves_every_page_without_a_console_warning(brows
 
 
 @pytest.mark.parametrize("fmt", ["png", "svg", "html"])
-def test_the_head_view_exports_as_png_svg_and_html_named_after_the_head(browser_page, fmt):
-    """The Export chart menu's buttons save the head map drawn on screen: a PNG and an SVG drawn by Plotly in the
-    browser and a standalone page, each named after its layer and head."""
+def test_a_plotly_chart_exports_as_png_svg_and_html_named_after_what_it_shows(browser_page, fmt):
+    """The Export chart menu's buttons save the chart drawn on screen (the positional-encoding table): a PNG and an
+    SVG drawn by Plotly in the browser and a standalone page, each named after the chart."""
     url, page, _ = browser_page
-    page.goto(f"{url}/?ckpt=shipped:reverse&view=head&kind=cross&layer=2&head=2&text=abcab")
-    wait_until_idle(page)
+    _open(page, f"{url}/positional", "Positional encoding")
     _wait_for_plots(page)
     page.locator('[data-testid="stMain"] [data-testid="stPopover"] button').filter(has_text="Export chart").first.click()
     menu = page.locator('[data-testid="stPopoverBody"]')
@@ -403,9 +402,22 @@ def test_the_head_view_exports_as_png_svg_and_html_named_after_the_head(browser_
     with page.expect_download(timeout=60_000) as download:
         menu.get_by_role("button", name=fmt.upper(), exact=True).click()
     saved = download.value
-    assert saved.suggested_filename == f"cross-L2H2.{fmt}"
+    assert saved.suggested_filename == f"positional-encoding.{fmt}"
     content = open(saved.path(), "rb").read()
     starts = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<svg", "html": b"<!doctype html>"}[fmt]
     assert content.lstrip()[:len(starts)].lower() == starts.lower()
-    assert fmt == "png" or b"layer 2, head 2" in content
+    assert fmt == "png" or b"PE for" in content
     page.keyboard.press("Escape")
+
+
+def test_the_model_uploader_says_its_real_limit(browser_page):
+    """The drop zone reads the server's limit, 600 MB (Streamlit's own text rounded it to "1GB per file")."""
+    url, page, _ = browser_page
+    _open(page, f"{url}/masks", "Masks")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Upload a model").click()
+    zone = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploaderDropzoneInstructions"] span').first
+    zone.wait_for(timeout=30_000)
+    shown = zone.evaluate("el => [getComputedStyle(el).fontSize, getComputedStyle(el, '::after').content]")
+    assert shown == ["0px", '"600 MB per file"']
+    label = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploader"] label').first.inner_text()
+    assert label.endswith("up to 600 MB")

@@ -154,6 +154,13 @@ def test_a_2048_token_map_draws_and_zooms(served):
         const c = {ROOT}.canvas, t0 = performance.now(); c.receive(bytes); return performance.now() - t0; }}""",
                          base64.b64encode(data).decode())
     assert took < 3000
+    diagonal, off = page.evaluate(f"""() => {{ const c = {ROOT}.canvas, p = c.plot, ctx = c.mapCanvas.getContext('2d'),
+        d = window.devicePixelRatio || 1;
+        const brightest = (x, y) => {{ const px = ctx.getImageData((x - 3) * d, (y - 3) * d, 7 * d, 7 * d).data;
+          let top = 0; for (let i = 0; i < px.length; i += 4) top = Math.max(top, px[i] + px[i + 1] + px[i + 2]);
+          return top; }};
+        return [brightest(p.x + p.w / 2, p.y + p.h / 2), brightest(p.x + p.w * 0.8, p.y + p.h * 0.2)]; }}""")
+    assert diagonal > 450 and off < 250, (diagonal, off)  # the overview keeps the diagonal's peaks (max-pooled)
     whole = page.evaluate(PIXELS)
     box = _plot(page)
     page.mouse.move(box["x"] + box["w"] / 2, box["y"] + box["h"] / 2)

@@ -62,20 +62,39 @@ function el(tag, attrs = {}, parent = null, ns = null) {
 function short(label, n = 22) { return label.length > n ? label.slice(0, n - 1) + '…' : label; }
 
 // A pyramid of one map's colour indices: level k max-pools 2^k × 2^k cells, so a sharp peak survives the overview.
+// Each level is painted into its canvas the first time it is drawn (a 2,048² map's full level waits for a zoom).
 function pyramid(index, rows, cols, lut) {
   const levels = [];
   let data = index, r = rows, c = cols;
   for (;;) {
-    levels.push(paint(data, r, c, lut));
+    levels.push(new Level(data, r, c, lut));
     if (Math.max(r, c) <= 256) break;
-    const r2 = Math.ceil(r / 2), c2 = Math.ceil(c / 2), next = new Uint8Array(r2 * c2);
-    for (let i = 0; i < r; i++) {
-      const src = i * c, dst = (i >> 1) * c2;
-      for (let j = 0; j < c; j++) { const v = data[src + j]; if (v > next[dst + (j >> 1)]) next[dst + (j >> 1)] = v; }
-    }
-    data = next; r = r2; c = c2;
+    data = pool(data, r, c); r = (r + 1) >> 1; c = (c + 1) >> 1;
   }
   return levels;
+}
+
+function pool(data, rows, cols) { // (rows × cols) → the maximum of each 2 × 2 block (the last ones may be smaller)
+  const r2 = (rows + 1) >> 1, c2 = (cols + 1) >> 1, out = new Uint8Array(r2 * c2), even = cols & ~1;
+  for (let i = 0; i < r2; i++) {
+    const a = 2 * i * cols, b = 2 * i + 1 < rows ? a + cols : a, o = i * c2;
+    let j = 0, k = o;
+    for (; j < even; j += 2, k++) {
+      let m = data[a + j];
+      const x = data[a + j + 1], y = data[b + j], z = data[b + j + 1];
+      if (x > m) m = x;
+      if (y > m) m = y;
+      if (z > m) m = z;
+      out[k] = m;
+    }
+    if (j < cols) out[k] = data[a + j] > data[b + j] ? data[a + j] : data[b + j];
+  }
+  return out;
+}
+
+class Level {
+  constructor(index, rows, cols, lut) { Object.assign(this, {index, rows, cols, lut, painted: null}); }
+  get canvas() { return this.painted || (this.painted = paint(this.index, this.rows, this.cols, this.lut)); }
 }
 
 function paint(index, rows, cols, lut) {
@@ -184,8 +203,13 @@ class AttentionCanvas {
     return widest;
   }
 
-  size(width, height) {
+  size(width, height) { // the stage's canvases cleared, and reallocated only when their size changes
     const dpr = window.devicePixelRatio || 1;
+    if (this.W === width && this.H === height && this.dpr === dpr) {
+      for (const c of [this.mapCanvas, this.overCanvas]) c.getContext('2d').clearRect(0, 0, width, height);
+      return;
+    }
+    this.dpr = dpr;
     for (const c of [this.mapCanvas, this.overCanvas]) {
       c.width = Math.round(width * dpr); c.height = Math.round(height * dpr);
       c.style.width = `${width}px`; c.style.height = `${height}px`;
@@ -264,7 +288,6 @@ class AttentionCanvas {
     const t0 = performance.now();
     this.bar_();
     this.svg.replaceChildren(); this.note.textContent = '';
-    this.table.replaceChildren();
     if (this.h.mode === 'panels') this.drawPanels();
     else if (this.view === 'model') this.drawModel();
     else if (this.view === 'lines') this.drawLines();
@@ -297,10 +320,11 @@ class AttentionCanvas {
     this.drawMap();
     this.colourBar(left + pw + 16, 6, ph, this.a.lut, 0, 1, 'weight');
     this.axisTitles(h.row_title, h.col_title);
-    this.accessibleTable();
+    clearTimeout(this.tableTimer); // after the paint: the table is for screen readers, not the frame
+    this.tableTimer = setTimeout(() => this.accessibleTable(), 30);
   }
 
-  drawMap() {
+  drawMap(moving = false) {
     const ctx = this.mapCanvas.getContext('2d'), p = this.plot, w = this.window;
     ctx.clearRect(p.x - 1, p.y - 1, p.w + 2, p.h + 2);
     const levels = this.levelsOf(this.layer, this.head);
@@ -308,8 +332,13 @@ class AttentionCanvas {
     const k = Math.min(levels.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(perPixel, 1)))));
     const s = 2 ** k;
     ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(levels[k], w.x0 / s, w.y0 / s, w.w / s, w.h / s, p.x, p.y, p.w, p.h);
-    this.labels();
+    ctx.drawImage(levels[k].canvas, w.x0 / s, w.y0 / s, w.w / s, w.h / s, p.x, p.y, p.w, p.h);
+    if (moving) { // zoom and pan paint the map alone; the labels follow once the gesture rests
+      const ticks = this.svg.querySelector('.tick');
+      if (ticks) ticks.style.display = 'none';
+      clearTimeout(this.labelTimer);
+      this.labelTimer = setTimeout(() => { this.labels(); this.paintHover(); }, 120);
+    } else this.labels();
     const pooled = perPixel > 1;
     this.note.textContent = pooled ? `Overview: each pixel shows the largest of about ${Math.ceil(perPixel) ** 2} `
       + 'weights (max-pooled, so a sharp peak survives). Scroll to zoom, drag to pan, double-click to reset.'
@@ -348,12 +377,22 @@ class AttentionCanvas {
       text: colTitle}, this.svg, SVG_NS);
   }
 
+  scaleImage(lut, across) { // the colour scale as a 256-pixel strip (top = 1 when upright), made once per scale
+    const key = across ? 'across' : 'up';
+    this.strips = this.strips || new Map();
+    if (!this.strips.has(lut)) this.strips.set(lut, {});
+    const kept = this.strips.get(lut);
+    if (!kept[key]) {
+      const ramp = Uint8Array.from({length: 256}, (_, i) => across ? i : 255 - i);
+      kept[key] = paint(ramp, across ? 1 : 256, across ? 256 : 1, lut);
+    }
+    return kept[key];
+  }
+
   colourBar(x, y, height, rgb, low, high, title) {
     const ctx = this.mapCanvas.getContext('2d'), font = this.font();
-    for (let i = 0; i < height; i++) {
-      ctx.fillStyle = css(rgb, Math.round(255 * (1 - i / (height - 1))));
-      ctx.fillRect(x, y + i, 12, 1.5);
-    }
+    ctx.imageSmoothingEnabled = true;
+    ctx.drawImage(this.scaleImage(this.lut, false), x, y, 12, height);
     const group = el('g', {'font-size': font}, this.svg, SVG_NS);
     for (const t of [0, 0.5, 1]) {
       const v = low + (high - low) * t;
@@ -365,7 +404,8 @@ class AttentionCanvas {
 
   accessibleTable() { // the visible head's weights for screen readers, for inputs up to SR_TOKENS tokens
     const h = this.h;
-    if (Math.max(h.tq, h.tk) > SR_TOKENS) return;
+    this.table.replaceChildren();
+    if (h.mode !== 'maps' || this.view !== 'head' || Math.max(h.tq, h.tk) > SR_TOKENS) return;
     el('caption', {text: `${this.kindTitle()}: rows are queries, columns keys`}, this.table);
     const head = el('tr', {}, el('thead', {}, this.table));
     el('th', {text: 'query \\ key'}, head);
@@ -520,7 +560,7 @@ class AttentionCanvas {
     if (!this.panelLevels[b.i]) this.panelLevels[b.i] = pyramid(this.a[`colour${b.i}`], p.rows.length, p.cols.length, lut);
     const levels = this.panelLevels[b.i];
     const k = Math.min(levels.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(p.cols.length / b.w, 1)))));
-    ctx.drawImage(levels[k], b.x, b.y, b.w, b.h);
+    ctx.drawImage(levels[k].canvas, b.x, b.y, b.w, b.h);
     const g = el('g', {'font-size': font}, this.svg, SVG_NS);
     el('text', {x: b.x, y: b.y - font * 0.8, text: short(p.title, 48), 'font-weight': 700}, g, SVG_NS);
     const cell = b.w / p.cols.length, step = Math.max(1, Math.ceil(font * 1.2 / cell));
@@ -542,8 +582,9 @@ class AttentionCanvas {
     for (const b of this.boxes) if (!seen.has(b.panel.scale)) seen.set(b.panel.scale, b);
     let x = this.boxes[0].x;
     for (const [scale, b] of seen) {
-      const rgb = scale === 'weight' ? this.a.lut : this.a.lut_signed, width = 160;
-      for (let i = 0; i < width; i++) { ctx.fillStyle = css(rgb, Math.round(255 * i / (width - 1))); ctx.fillRect(x + i, y, 1.5, 10); }
+      const width = 160;
+      ctx.imageSmoothingEnabled = true;
+      ctx.drawImage(this.scaleImage(scale === 'weight' ? this.lut : this.lutSigned, true), x, y, width, 10);
       const g = el('g', {'font-size': font}, this.svg, SVG_NS);
       el('text', {x, y: y + 10 + font, text: b.panel.low.toPrecision(2)}, g, SVG_NS);
       el('text', {x: x + width, y: y + 10 + font, 'text-anchor': 'end', text: b.panel.high.toPrecision(2)}, g, SVG_NS);
@@ -669,9 +710,9 @@ class AttentionCanvas {
     w.x0 = Math.min(Math.max(w.x0, 0), h.tk - w.w); w.y0 = Math.min(Math.max(w.y0, 0), h.tq - w.h);
   }
 
-  redrawMap() {
+  redrawMap() { // one zoom or pan step
     const t0 = performance.now();
-    this.drawMap(); this.paintHover();
+    this.drawMap(true); this.paintHover();
     this.stats.paint.push(performance.now() - t0);
   }
 
@@ -751,10 +792,10 @@ class AttentionCanvas {
 
   exportPNG() { // the map at native resolution: one pixel a cell (or a whole number of pixels for small maps)
     const h = this.h, maps = h.mode === 'maps'
-      ? [{rows: h.tq, cols: h.tk, canvas: this.levelsOf(this.layer, this.head)[0]}]
+      ? [{rows: h.tq, cols: h.tk, canvas: this.levelsOf(this.layer, this.head)[0].canvas}]
       : h.panels.map((p, i) => ({rows: p.rows.length, cols: p.cols.length,
         canvas: (this.panelLevels?.[i] || pyramid(this.a[`colour${i}`], p.rows.length, p.cols.length,
-          p.scale === 'weight' ? this.lut : this.lutSigned))[0]}));
+          p.scale === 'weight' ? this.lut : this.lutSigned))[0].canvas}));
     const most = Math.max(...maps.map(m => Math.max(m.rows, m.cols))), s = Math.max(1, Math.floor(1024 / most));
     const gap = maps.length > 1 ? 8 * s : 0;
     const out = el('canvas', {});

@@ -70,7 +70,7 @@ def _pose(stage: int, key: str, question: lessons.Question) -> None:
                   icon=":material/skip_next:")
 
 
-def _reveal(answer: dict) -> None:
+def reveal(answer: dict) -> None:
     """The student's answer beside the model's, and why, on one alert."""
     model, why = widgets.plain(answer["model"]), widgets.plain(answer["why"])
     if answer["right"] is None:
@@ -82,9 +82,15 @@ def _reveal(answer: dict) -> None:
                    icon=":material/cancel:")
 
 
-def ask(trace: lessons.LessonTrace, v: View, stage: int) -> bool:
-    """Ask ``stage``'s question if it has one still unanswered (then the stage waits: False), or show the answer
-    given. True when the stage may be drawn."""
+def toggle() -> None:
+    """The student's switch: ask before each question stage shows, or show every stage at once."""
+    st.toggle("Ask me first", key=ASK, help=f"{len(QUESTIONS)} stages ask a question before they show their "
+              f"picture; Skip (key {SKIP_KEY.upper()}) shows the answer without one")
+
+
+def ask(trace: lessons.LessonTrace, v: View, stage: int) -> bool | dict:
+    """Ask ``stage``'s question if it has one still unanswered: False, the stage waits. True: the stage has no
+    question (or asking is off). Else the answer given, for :func:`reveal` (the stage may be drawn)."""
     make = QUESTIONS.get(stage)
     question = None if make is None or not st.session_state.get(ASK, True) else make(trace, v)
     if question is None:
@@ -94,8 +100,7 @@ def ask(trace: lessons.LessonTrace, v: View, stage: int) -> bool:
     if answer is None:
         _pose(stage, key, question)
         return False
-    _reveal(answer)
-    return True
+    return answer
 
 
 def summary() -> None:

@@ -258,13 +258,15 @@ def generation_view(exp: Explanation, layer: int, head: int, fs: float) -> None:
     if "cross" in exp.attention:
         figures.append(charts.row_bars(row("cross"), exp.source_tokens, font_scale=fs,
                                        title=f"Cross-attention over the source (layer {layer + 1}, {which})"))
-    figures.append(charts.row_bars(row("decoder"), exp.target_tokens, font_scale=fs, x_title="decoder input token",
+    seen = slice(0, step + 1)  # the decoder's tokens up to this step: the causal mask hides the later ones
+    figures.append(charts.row_bars(row("decoder")[seen], exp.target_tokens[seen], font_scale=fs,
+                                   x_title="decoder input token",
                                    title=f"Decoder self-attention (layer {layer + 1}, {which})"))
     for column, figure in zip(st.columns(len(figures)), figures):
         with column:
             widgets.chart(figure)
     st.caption(f"This row: after “{reads}” → predicts “{makes}”. Under the causal mask the decoder gives the "
-               "tokens after this step a weight of exactly 0.")
+               "tokens after this step a weight of exactly 0: the bars end at this step's token.")
     kind = "cross" if "cross" in exp.attention else "decoder"
     name = f"{kind}-L{layer + 1}-{'mean' if average else f'H{head + 1}'}-step{step + 1}"
     _exports(figures[0], *_data(exp, kind, layer, head, "layer" if average else "head"), name)

@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
             cells = "  ".join(f"{name} {rows[name][key][0] / rows[name][key][1]:7.2%} "
                               f"({rows[name][key][0]}/{rows[name][key][1]})" for name in rows)
             sys.stdout.write(f"  {key:>8}: {cells}\n")
+        for name, extra in data.extra_tests.items():  # the everyday task's twelve new sentences
+            hit, total = exact_match_by_bucket(ckpt, extra)["all"]
+            sys.stdout.write(f"  {name}: greedy {hit} of {total} right\n")
         if task.name == "translation":
             sys.stdout.write("".join(f"  {line}\n" for line in translation_lines(ckpt)))
     return 0

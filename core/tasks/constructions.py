@@ -16,6 +16,7 @@ import re
 
 from core.tasks.lexicon import ADJECTIVES, PRONOUNS
 from core.tasks.phrases import NounPhrase, noun_phrase, subject_phrase
+from core.tasks.sentences import and_word
 from core.tasks.verbs import PERSONS, VERBS, Verb
 
 Person = str | NounPhrase  # a subject pronoun ("i") or a noun phrase
@@ -175,6 +176,23 @@ def comparative(subject: Person, adjective: str, other: str | NounPhrase) -> tup
             f"{es_subject} {be_es} {es_adjective} que {es_other}")
 
 
+def coordinated(first: Person, second: Person, adjective: str) -> tuple[str, str]:
+    """Two subjects joined by "and" + "to be" + adjective: the adjective is masculine plural unless both are
+    feminine, and "i" makes the verb first person plural (RAE, *Nueva gramática* §33.7): ``(("my", None, "sister",
+    False), "i", "tall")`` -> ("my sister and i are tall", "mi hermana y yo somos altos")."""
+    parts = [_person(subject) for subject in (first, second)]
+    person = "1pl" if any(p[2] in ("1sg", "1pl") for p in parts) else \
+        "2pl" if any(p[2] == "2sg" for p in parts) else "3pl"
+    feminine = all(p[3] == "f" for p in parts)
+    item = ADJECTIVES[adjective]
+    be_es = {"1pl": 3, "2pl": None, "3pl": 4}[person]
+    forms = {"ser": ("soy", "eres", "es", "somos", "son"), "estar": ("estoy", "estás", "está", "estamos",
+                                                                     "están")}[item.copula]
+    verb = forms[be_es] if be_es is not None else ("sois" if item.copula == "ser" else "estáis")
+    return (f"{parts[0][0]} and {parts[1][0]} are {adjective}",
+            f"{parts[0][1]} {and_word(parts[1][1])} {parts[1][1]} {verb} {item.agree('f' if feminine else 'm', True)}")
+
+
 def construction_words() -> frozenset[str]:
     """Every word (English and Spanish, split as the word tokenizer splits them) these constructions write
     beyond the translation grammar's tables."""
@@ -184,7 +202,7 @@ def construction_words() -> frozenset[str]:
              *(w for forms in MODALS.values() if forms for w in forms),
              *(w for verb in VERBS.values() for w in conditional(verb)),
              "than", "more", "más", "que", "quiénes", "son", "es", "del", "estoy", "estás", "está", "estamos", "están",
-             "please", "por", "favor", "do", "does", "did", "don't", "doesn't", "didn't", "won't", "will", "am", "is",
+             "sois", "estáis", "please", "por", "favor", "do", "does", "did", "don't", "doesn't", "didn't", "won't", "will", "am", "is",
              "are", "who", "quién"]
     return frozenset(w for text in texts for w in re.findall(r"\w+|[^\w\s]+", text))
 

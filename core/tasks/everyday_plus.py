@@ -1,7 +1,8 @@
 """The ``everyday`` task: the translation grammar (:mod:`core.tasks.translation`) extended with the constructions
 English's commonest words need (:mod:`core.tasks.constructions`): prepositional phrases (of, for, with, from,
 about, by), object pronouns (me, you, him, her, us, them), modals (can, could, should, would), wh-questions (what,
-who, when, where, how, which; "can you …?") and comparatives ("taller than", "more … than", "better").
+who, when, where, how, which, why; "can you …?"), comparatives ("taller than", "more … than", "better") and subjects
+joined by "and" ("my sister and i are tall" -> "mi hermana y yo somos altos").
 
 Half of the sentences come from the translation grammar as they are, half from the new builders below. The test
 split holds out what the translation task holds out (noun-adjective pairs, names), and the splits keep
@@ -16,11 +17,11 @@ from core.tasks import activities, everyday, everyday_frames, everyday_words, se
 from core.tasks.base import Example, Task, TaskData, lower_case
 from core.tasks.class_sentences import NEW_EVERYDAY
 from core.tasks.constructions import (
-    COMPARATIVES, MODALS, construction_english_words, construction_words, OBJECT_PRONOUNS, comparative, how_is, modal_clause, object_pronoun_clause,
+    COMPARATIVES, MODALS, construction_english_words, construction_words, coordinated, OBJECT_PRONOUNS, comparative, how_is, modal_clause, object_pronoun_clause,
     prepositional, who_is, wh_question,
 )
 from core.tasks.lexicon import ADJECTIVES, DETERMINERS, NOUNS, PRONOUNS
-from core.tasks.phrases import NounPhrase, Pairs, clause, object_phrase, pairs_of, random_np
+from core.tasks.phrases import NOT_ANIMATE_PREDICATES, NounPhrase, Pairs, clause, object_phrase, pairs_of, random_np
 from core.tasks.pools import draw_pools
 from core.tasks.verbs import VERBS
 from core.tasks.numbers import is_digits
@@ -168,8 +169,17 @@ def comparing(rng: random.Random) -> tuple[str, str, Pairs]:
     return (*comparative(who, adjective, other), pairs)
 
 
+def joined_subjects(rng: random.Random) -> tuple[str, str, Pairs]:
+    """"my sister and i are tall" -> "mi hermana y yo somos altos"; two feminine subjects -> "cansadas"."""
+    pairs: Pairs = set()
+    first = _np(rng, "pa", pairs)
+    second = rng.choice(("i", "you")) if rng.random() < 0.3 else _np(rng, "pa", pairs)
+    adjective = rng.choice([a for a in ADJECTIVES if a not in NOT_ANIMATE_PREDICATES])
+    return (*coordinated(first, second, adjective), pairs)
+
+
 _BUILDERS = ((0.26, with_phrase), (0.06, of_phrase), (0.16, pronoun_object), (0.2, modal), (0.22, question),
-             (0.1, comparing))
+             (0.06, comparing), (0.04, joined_subjects))
 
 
 def tagged_sentence(rng: random.Random) -> tuple[str, str, Pairs]:

@@ -13,7 +13,7 @@ from core.tasks import everyday_frames, everyday_plus, everyday_words, get_task,
 from core.tasks.base import lower_case
 from core.tasks.class_sentences import NEW_EVERYDAY
 from core.tasks.constructions import (
-    comparative, conditional, how_is, modal_clause, object_pronoun_clause, prepositional, who_is, wh_question,
+    comparative, conditional, coordinated, how_is, modal_clause, object_pronoun_clause, prepositional, who_is, wh_question,
 )
 from core.tasks.phrases import clause
 from core.tasks.verbs import VERBS
@@ -90,6 +90,20 @@ def test_questions(built, expected):
     (comparative("we", "tired", "them"), ("we are more tired than them", "nosotros estamos más cansados que ellos")),
 ])
 def test_comparatives_agree_with_the_subject(built, expected):
+    assert built == expected
+
+
+@pytest.mark.parametrize(("built", "expected"), [
+    (coordinated(np("my", "sister"), "i", "tall"), ("my sister and i are tall", "mi hermana y yo somos altos")),
+    (coordinated(np("my", "sister"), np("her", "mother"), "tired"),
+     ("my sister and her mother are tired", "mi hermana y su madre están cansadas")),
+    (coordinated(np("the", "girl"), np("the", "dog", True), "small"),
+     ("the girl and the dogs are small", "la niña y los perros son pequeños")),
+    (coordinated("you", np("the", "boy"), "happy"), ("you and the boy are happy", "tú y el niño estáis contentos")),
+    (coordinated(np("the", "father"), np("", "son", True), "tall"),
+     ("the father and sons are tall", "el padre e hijos son altos")),  # "e" before the sound /i/
+])
+def test_subjects_joined_by_and_agree_in_the_masculine_unless_both_are_feminine(built, expected):
     assert built == expected
 
 

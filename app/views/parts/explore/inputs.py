@@ -180,9 +180,8 @@ def not_translated_message(words: list[str]) -> str:
     """The words the output barely attended to, marked "not translated?" (Markdown-escaped)."""
     shown = ", ".join(f"“{widgets.plain(word)}”" for word in words)
     them = "them" if len(words) > 1 else "it"
-    return (f"Not translated? {shown}: the output's cross-attention to {them} (last layer, summed over the "
-            f"output) is under {COVERAGE_THRESHOLD:.2f}, where a translated word draws about 1. The output may "
-            f"have left {them} out.")
+    return (f"Not translated? {shown}: the output barely attended to {them} (summed cross-attention under "
+            f"{COVERAGE_THRESHOLD:.2f}; a translated word draws about 1).")
 
 
 def _scope(exp: Explanation) -> str:

@@ -1,4 +1,4 @@
-"""Warm the server before the first browser connects (issue 23).
+"""Warm the server before the first browser connects.
 
 ``python -m streamlit run app/streamlit_app.py`` finds the ``st.App`` in ``app/streamlit_app.py`` and
 serves it with uvicorn; the App's lifespan runs :func:`warm` before the server answers its health

@@ -2,7 +2,7 @@
 formulas, Add & Norm, the position-wise FFN as a 1×1 convolution, and LayerNorm vs BatchNorm.
 
 Each section is built only while it is open (``presentation.section``: the first is), and each section with
-controls is a fragment (issue 23): the norm radio reruns sections 1–2, the FFN's tokens and seed section 4, the
+controls is a fragment: the norm radio reruns sections 1–2, the FFN's tokens and seed section 4, the
 batch's sizes and seed section 5; every chart is drawn from its cached spec."""
 
 from __future__ import annotations

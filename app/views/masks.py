@@ -2,7 +2,7 @@
 sentences of different lengths, their combination, and the exact zeros they leave in the softmax.
 
 Each section is built only while it is open (``presentation.section``: the first is), and its controls rerun
-fragments (issue 23): the look-ahead length and the scores' seed rerun section 1's one figure of the mask beside the
+fragments: the look-ahead length and the scores' seed rerun section 1's one figure of the mask beside the
 masked softmax (not its fixed prose and table), the sentences and the tokenizer sections 2 and 3. The tables of numbers
 under the charts are built only while their expanders are open (``presentation.opened``)."""
 

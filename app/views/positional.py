@@ -2,7 +2,7 @@
 property, the notes' worked example and what the loaded model adds to its embeddings.
 
 Each section is built only while it is open (``presentation.section``: the first is, the others wait to be
-opened), and sections are fragments (issue 23): the table's length, width and base rerun sections 1–4 (they
+opened), and sections are fragments: the table's length, width and base rerun sections 1–4 (they
 all draw that table), the plotted dimensions section 3 alone, the offset and pair section 4 alone, the text
 section 6 alone; the worked example never reruns on a control. Every chart is drawn from its cached spec."""
 

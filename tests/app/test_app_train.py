@@ -282,3 +282,26 @@ def test_a_checkpoint_with_a_malformed_record_still_opens(runs, char_tokenizer):
     assert any("no training history" in i.value for i in at.info)
     assert [d for d in at.get("download_button") if d.key == "ckpt_download"]
     assert [b for b in at.button if b.key == "ckpt_delete"]
+
+
+def test_the_timeline_grids_each_heads_distance_from_the_final_model(runs):
+    """The grid under the timeline's map: per head, the Jensen–Shannon divergence of its snapshot from the final
+    model's (core.head_types.map_divergence), zero at the last step."""
+    from core import head_types
+    from tests.helpers.apptest_helpers import plotly_array, spec
+
+    def grid(at) -> np.ndarray:
+        found = [spec(e) for e in at.get("plotly_chart") if "distance from the final" in
+                 spec(e)["layout"]["title"]["text"]]
+        assert found, "no distance grid under the timeline"
+        return plotly_array(found[0]["data"][0]["z"]).astype(float)
+
+    at = page("checkpoints", "shipped:reverse")
+    ckpt = load_checkpoint(REVERSE)
+    steps = ckpt.info.extra["snapshots"]["steps"]
+    at.selectbox(key="tl_kind").set_value("cross").run()
+    first, last = (snapshot_maps(ckpt.extra_tensors, s)["cross"] for s in (steps[0], steps[-1]))
+    np.testing.assert_allclose(grid(at), head_types.map_divergence(first, last), atol=1e-6)
+    assert grid(at).max() > 0.05  # the random start differs from the trained model
+    at.select_slider(key="tl_step").set_value(steps[-1]).run()
+    np.testing.assert_allclose(grid(at), 0.0, atol=1e-9)

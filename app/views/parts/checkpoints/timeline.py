@@ -10,8 +10,9 @@ from app.services import catalog
 from app.ui import compare, widgets
 from app import resources
 from app.charts.attention import token_labels
+from app.charts.research import cell_grid
 from app.charts.training import METRIC_NAMES
-from core import KIND_LABELS, TASKS, training
+from core import head_types, KIND_LABELS, TASKS, training
 
 PLAY_S = 0.8  # seconds per frame of the timeline
 
@@ -62,8 +63,27 @@ def timeline(tl: training.SnapshotTimeline) -> None:
         scores = ", ".join(f"{METRIC_NAMES.get(k, k)} {v:.3f}" for k, v in metrics.items())
         st.caption(f"Snapshot {steps.index(step) + 1} of {len(steps)}"
                    + (f" · validation here: {scores}" if scores else ""))
+        _distance_from_final(tl, step)
 
     player()
+
+
+def _distance_from_final(tl: training.SnapshotTimeline, step: int) -> None:
+    """Every head's Jensen–Shannon divergence (bits, mean over rows) between its map at ``step`` and the final
+    model's, as a layers × heads grid of the kind the map above shows: which heads have settled."""
+    kind = st.session_state.get("tl_kind")
+    kind = kind if kind in tl.kinds else tl.kinds[-1]
+    final = tl.steps[-1]
+    distance = head_types.map_divergence(tl.maps(step, kind), tl.maps(final, kind))  # (L, H)
+    layers, heads = distance.shape
+    widgets.plot(cell_grid(distance, [f"layer {l + 1}" for l in range(layers)],
+                           [f"head {h + 1}" for h in range(heads)], font_scale=widgets.font_scale(),
+                           title=f"{KIND_LABELS.get(kind, kind)}: each head's distance from the final model",
+                           value="JS bits", zrange=(0.0, 1.0)),
+                 name=f"tl-{kind}-distance-step{step}", key="tl_distance")
+    st.caption(f"Each cell is the Jensen–Shannon divergence (in bits, 0 = the same map, 1 = no overlap), "
+               f"averaged over the probe's rows, between that head's map at step {step:,} and at the final step "
+               f"{final:,}. A head whose cell goes dark has found its final pattern.")
 
 
 # ----------------------------------------------------------------------------- side by side

@@ -334,6 +334,13 @@ def lesson_trace(e: catalog.Entry, text: str, head: int) -> lessons.LessonTrace:
     return model_lesson(lessons.trace_sentence, e, text, head, generates=True)
 
 
+def decoding_comparison(e: catalog.Entry, text: str, seed: int, temperature: float, top_k: int | None,
+                        top_p: float | None) -> lessons.DecodingComparison:
+    """Cached :func:`core.lessons.compare_decoding` of ``text`` by the Lesson's model ``e`` (greedy, beam, a
+    seeded sample)."""
+    return model_lesson(lessons.compare_decoding, e, text, seed, temperature, top_k, top_p, generates=True)
+
+
 def model_lesson(fn: Callable[..., T], model: catalog.Entry | Checkpoint | PretrainedModel, *args: Any,
                  generates: bool = False, **kwargs: Any) -> T:
     """``fn(loaded model, *args, **kwargs)`` (one of :class:`core.lessons.LessonWorker`'s calls) for an entry or

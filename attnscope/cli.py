@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE_COMMANDS = ("explain", "train", "evaluate", "report", "import")
 
 
-def _checkout() -> Path:
+def checkout() -> Path:
     """The checkout this command belongs to (added to the import path).
 
     Raises:
@@ -38,7 +38,7 @@ def serve(argv: list[str]) -> int:
     parser.add_argument("--models", metavar="DIR", help="list the models under DIR in the sidebar's picker")
     parser.add_argument("--port", type=int, default=8501, help="the port to serve on (default 8501)")
     args = parser.parse_args(argv)
-    root = _checkout()
+    root = checkout()
     command = [sys.executable, "-m", "streamlit", "run", str(root / "app" / "streamlit_app.py"),
                "--server.port", str(args.port)]
     if args.models:
@@ -54,6 +54,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if not argv or argv[0] in ("-h", "--help") else 2
     if argv[0] == "serve":
         return serve(argv[1:])
-    _checkout()
+    checkout()
     from core.cli import main as core_main
     return core_main(argv)

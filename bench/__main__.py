@@ -19,7 +19,8 @@ and ``browser`` (the app served and timed in Chromium: page drawn, edits, slider
 the browser section's Learn-page rows alone, ``browser_floor`` its floor rows (each move and Learn first draw
 against the bare page sending as many elements), ``big`` (random Llama-3.2-1B-shaped bf16 folder and Q4_K_M
 GGUF against transformers: load time, peak memory against the file, explain of 512 tokens; a 7 B folder where
-the machine holds it). With no argument every section runs. The table is Markdown; the machine, the date and the
+the machine holds it), ``research`` (SmolLM2's 270-head sweep and logit lens on 16 tokens against their forward
+passes). With no argument every section runs. The table is Markdown; the machine, the date and the
 load are printed above it, and the whole run is appended to ``bench/RESULTS.md`` (the benchmark record;
 ``$ATTNSCOPE_BENCH_RESULTS`` names another file, ``--no-record`` writes none).
 """
@@ -36,8 +37,8 @@ from pathlib import Path
 import torch
 
 from bench import (big, browser, browser_canvas, browser_floor, browser_learn, classroom, families, families_decoders,
-                   families_seq2seq, gpu, inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed,
-                   whisper)
+                   families_seq2seq, gpu, inference, long, pretrained, research, soak, soak_fair, soak_hostile,
+                   train_speed, whisper)
 from bench.table import markdown
 
 SECTIONS = {"inference": inference.run, "long": long.run, "pretrained": pretrained.run, "families": families.run,
@@ -46,7 +47,7 @@ SECTIONS = {"inference": inference.run, "long": long.run, "pretrained": pretrain
             "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,
             "browser_canvas": browser_canvas.run,
             "browser_learn": browser_learn.run, "browser_floor": browser_floor.run, "big": big.run,
-            "classroom": classroom.run}
+            "classroom": classroom.run, "research": research.run}
 
 
 def machine() -> str:

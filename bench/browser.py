@@ -9,7 +9,7 @@ baseline of each row is ``bench/trivial_page.py`` (a text area, a slider and one
 timed the same way, alternating with the app. The model loads and runs are counted from the lines ``app.resources``
 logs (``model loaded: …``, ``model run: …``).
 
-Rows, each met within 1.3× its same-run baseline (issue 23): server ready → Explore drawn (a fresh
+Rows, each met within 1.3× its same-run baseline: server ready → Explore drawn (a fresh
 server each time); a text edit → every chart redrawn (the first edit included); a view switched (the
 model runs counted: none); the attention canvas's hover, head switch and 2048² map (``bench.browser_canvas``); every Learn page's first draw and
 main control (``bench.browser_learn``); a 512-token imported ``nn.Transformer`` in the head and model
@@ -51,7 +51,7 @@ COLORS = ["red", "small", "big", "black", "white", "green"]
 SESSIONS, ROUNDS, STARTS, EDITS, MOVES, BIG = 8, 3, 3, 5, 6, 3
 THINK_S, PACED_ROUNDS = (1.5, 4.0), 6  # a class: seconds each session reads an answer before its next edit
 BURST_FIRST, PACED_FIRST = 500, 540  # their sentences: sentence(first + …), none sent twice (none cached)
-RATIO, SESSIONS_RATIO = 1.3, 2.0  # issue 23: every row within 1.3× the bare page; 8 sessions within 2× one
+RATIO, SESSIONS_RATIO = 1.3, 2.0  # every row within 1.3× the bare page; 8 sessions within 2× one
 MAP_KEYS = ".st-key-attention_canvas"  # the big-map rows time Explore's attention canvas (app/ui/canvas)
 PAUSE_S = 3.0  # between a big model's runs: a run over 1 s earns its session a rest (app.services.limits.Gate)
 

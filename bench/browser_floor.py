@@ -1,4 +1,4 @@
-"""Streamlit's own floor under the browser rows (issue 23): the bare page sending as many elements as the app.
+"""Streamlit's own floor under the browser rows: the bare page sending as many elements as the app.
 
     python -m bench browser_floor
 

@@ -1,4 +1,4 @@
-"""The Learn and pretrained pages in the browser benchmark (issue 23): each page's first draw and its
+"""The Learn and pretrained pages in the browser benchmark: each page's first draw and its
 main control, against the bare page's first draw and slider move in the same run.
 
 A page's first draw is timed from navigation to the page settled (``mode="page"`` in

@@ -1,4 +1,4 @@
-"""Sessions that do not render: Streamlit's own websocket protocol spoken from Python (issue 23).
+"""Sessions that do not render: Streamlit's own websocket protocol spoken from Python.
 
 A :class:`Session` opens ``/_stcore/stream`` as the browser does, asks for a script run with a
 ``rerun_script`` BackMsg (the page's query string, and a text edit as the text area's widget

@@ -10,7 +10,7 @@ checkpoint for one sentence after another; each hammering session asks the insta
 (``resources.budgeted`` options, as the SmolLM2 page does) again as soon as its previous request is
 answered or refused. Each phase runs under the app's gate (cost-weighted: one large-model run at a
 time, one thread, lower priority) and, for comparison, under a gate that counts runs only (two at
-once, whatever their cost: the gate before issue 28). Prints the victim's p50/p95 per phase and the
+once, whatever their cost: the gate before the cost-weighted one). Prints the victim's p50/p95 per phase and the
 p95 ratio (goal ≤ 2×), and how many SmolLM2 requests finished or were refused.
 """
 
@@ -61,7 +61,7 @@ def app_gate() -> Gate:
 
 
 def count_gate() -> Gate:
-    """The gate before issue 28: two runs at once, whatever they cost."""
+    """The gate before the cost-weighted one: two runs at once, whatever they cost."""
     g = resources.GATE
     return Gate(g.slots, g.wait_s, g.run_s, g.free_s)
 

@@ -87,10 +87,11 @@ def head_heatmap(matrix: np.ndarray, queries: Sequence[str], keys: Sequence[str]
 
 
 def signed_heatmap(matrix: np.ndarray, queries: Sequence[str], keys: Sequence[str], *, title: str,
-                   value: str = "change", font_scale: float = 1.0, size: int | None = None) -> alt.Chart:
+                   value: str = "change", font_scale: float = 1.0, size: int | None = None,
+                   limit: float | None = None) -> alt.Chart:
     """Signed values (a difference after − before, or pre-softmax scores) on a diverging scale
-    centred on 0 (a symmetric domain, so white always means 0)."""
-    limit = float(max(np.abs(matrix).max(initial=0.0), 1e-6))
+    centred on 0 (a symmetric domain, so white always means 0): ±``limit``, else ± the largest |value|."""
+    limit = float(max(np.abs(matrix).max(initial=0.0), 1e-6)) if limit is None else float(limit)
     size = size or heatmap_size(len(queries), len(keys), font_scale)
     return base.heatmap(matrix, token_labels(queries), token_labels(keys), title=title, x_title=KEY_TITLE,
                         y_title=QUERY_TITLE, value=value, scheme=base.DIVERGING, domain=(-limit, limit),
@@ -187,7 +188,8 @@ def row_bars(weights: np.ndarray, keys: Sequence[str], *, title: str, font_scale
     frame = pd.DataFrame({"key": labels, "weight": np.asarray(weights, dtype=float)})
     return alt.Chart(frame, title=alt.Title(title, fontSize=14 * font_scale)).mark_bar().encode(
         x=alt.X("key:N", sort=labels, title=x_title,
-                axis=alt.Axis(labelAngle=-60, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
+                axis=alt.Axis(labelAngle=-60, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale,
+                              labelOverlap=False)),  # every token: 28 px a bar, slanted labels fit
         y=alt.Y("weight:Q", scale=alt.Scale(domain=[0, 1]), title="attention weight",
                 axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
         color=alt.Color("weight:Q", scale=alt.Scale(scheme=base.SEQUENTIAL, domain=[0, 1]), legend=None),

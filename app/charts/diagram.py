@@ -1,4 +1,4 @@
-"""A Transformer's block diagram as one SVG image, laid out and drawn by the server (issue 23).
+"""A Transformer's block diagram as one SVG image, laid out and drawn by the server.
 
 The diagram is columns side by side, as in the paper's Figure 1 (the encoder on the left, the decoder on the
 right), each read bottom to top: its input boxes, a framed layer "× N" whose sublayers each sit in a residual

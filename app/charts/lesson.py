@@ -23,7 +23,7 @@ def vectors(matrix: np.ndarray, tokens: Sequence[str], *, title: str, highlight:
     """Rows of ``matrix`` (T, D) as coloured strips, one per token (first ``max_dims`` dimensions).
 
     A signed, diverging scale centred on 0; the highlighted token's label is marked with ▶; the title
-    gives the array's size (T × D), and ``size`` (e.g. "Q ∈ ℝ^{S×d_k} = 3 × 32") is on every hover
+    gives the array's size (T × D), and ``size`` (e.g. "Q ∈ ℝ^(S × d_k) = 3 × 32") is on every hover
     and under the title.
     """
     shown = np.asarray(matrix)[:, :max_dims]
@@ -154,4 +154,30 @@ def sampling_bars(vocab: Sequence[str], original: np.ndarray, final: np.ndarray,
             tooltip=["token:N", "distribution:N", alt.Tooltip("probability:Q", format=".4f")],
         )
         .properties(width=420, height=44 * len(order) + 10)
+    )
+
+
+DRAW_SERIES = ("model P", "sampler's P", "share of the draws")
+
+
+def draws_bars(tokens: Sequence[str], original: np.ndarray, probabilities: np.ndarray, frequencies: np.ndarray, *,
+               title: str, font_scale: float = 1.0) -> alt.Chart:
+    """Each token's probability under the model and under the sampler (after temperature, top-k and top-p) beside
+    its share of the draws, three bars a token."""
+    frame = pd.concat([pd.DataFrame({"token": list(tokens), "share": np.asarray(values, dtype=float), "what": name})
+                       for name, values in zip(DRAW_SERIES, (original, probabilities, frequencies))])
+    return (
+        alt.Chart(frame, title=alt.Title(title, fontSize=14 * font_scale))
+        .mark_bar()
+        .encode(
+            y=alt.Y("token:N", sort=list(tokens), title=None,
+                    axis=alt.Axis(labelFontSize=12 * font_scale, labelLimit=int(200 * font_scale))),
+            yOffset="what:N",
+            x=alt.X("share:Q", scale=alt.Scale(domain=[0, 1]), title="probability / share",
+                    axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
+            color=alt.Color("what:N", title=None, scale=alt.Scale(domain=list(DRAW_SERIES),
+                                                                 range=["#bbbbbb", "#1f77b4", "#ff7f0e"])),
+            tooltip=["token:N", "what:N", alt.Tooltip("share:Q", format=".3f")],
+        )
+        .properties(width=380, height=36 * len(tokens) + 10)
     )

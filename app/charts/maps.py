@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from app.charts import base
 from app.charts.look import lean_figure, meta
 from app.charts.margins import settle
 
@@ -104,7 +105,7 @@ def _note(matrix: np.ndarray, small: np.ndarray, x_step: int, y_step: int) -> st
                      f"{small.shape[1]} blocks, each the mean of the weights it covers; export the numbers for "
                      "every weight.")
     if max(x_step, y_step) > 1:
-        notes.append(f"Too many tokens to label each: every {max(x_step, y_step)}th position is labelled "
+        notes.append(f"Too many tokens to label each: every {base.ordinal(max(x_step, y_step))} position is labelled "
                      "(hover any cell for its tokens).")
     return " ".join(notes) or None
 

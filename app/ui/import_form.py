@@ -1,4 +1,4 @@
-"""The sidebar's import form for an uploaded PyTorch ``nn.Transformer`` state dict (issue 16 item 8).
+"""The sidebar's import form for an uploaded PyTorch ``nn.Transformer`` state dict.
 
 The shapes give d_model, the depths and d_ff (shown above the form) and a guess of which tensors are
 the embeddings and the output layer; the form asks for what they cannot tell, as ``python -m core

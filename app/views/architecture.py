@@ -2,7 +2,7 @@
 formulas, Add & Norm, the position-wise FFN as a 1×1 convolution, and LayerNorm vs BatchNorm.
 
 Each section is built only while it is open (``presentation.section``: the first is), and each section with
-controls is a fragment (issue 23): the norm radio reruns sections 1–2, the FFN's tokens and seed section 4, the
+controls is a fragment: the norm radio reruns sections 1–2, the FFN's tokens and seed section 4, the
 batch's sizes and seed section 5; every chart is drawn from its cached spec."""
 
 from __future__ import annotations
@@ -95,6 +95,8 @@ def model_section() -> None:
         st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back)"
                    + ("; the orange arrow carries the encoder's output into every decoder layer's cross-attention."
                       if cfg.has_encoder and cfg.has_decoder else "."))
+        if cfg.architecture == "encoder":
+            glossary.erratum("classifier_code")
     st.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
                            view == "checkpoint"))
     widgets.write_to_url(["arch_norm"])
@@ -153,6 +155,7 @@ def add_norm_section() -> None:
              r"\quad\text{(no final LayerNorm)}")
     st.latex(r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)"
              r"\quad\text{(+ a final LayerNorm)}")
+    glossary.erratum("add_norm_order")
 
 
 # ----------------------------------------------------------------------------- FFN

@@ -6,7 +6,7 @@ a map of the model with the current stage highlighted (:mod:`app.views.parts.les
 sidebar's translation checkpoint or pretrained Marian/BART/T5 model, else the shipped one; where its
 family departs from the paper, the stage says so. In presentation mode the pickers fold into a
 popover beside Next so that the stage's first chart is on the first screen.
-The stage, sentence, head and highlighted token live in the share link. Everything under the title is one
+The stage, sentence, head and highlighted token live in the share link (the stage and head counted from 1). Everything under the title is one
 fragment (issue 23): moving on a stage reruns it alone, not the sidebar.
 """
 
@@ -19,6 +19,7 @@ from app.ui import presentation, widgets
 from app import resources, routes
 from app.views.parts import lesson_decoder as decoder
 from app.views.parts import lesson_map
+from app.views.parts import lesson_quiz as quiz
 from app.views.parts import lesson_stages as stages
 from app.views.parts.lesson_stages import View
 from core import lessons
@@ -32,7 +33,7 @@ STAGES = (
     ("Add & Norm", routes.ARCHITECTURE), ("Feed-forward network", routes.ARCHITECTURE),
     ("Encoder output", routes.EXPLORE), ("Decoder masked self-attention", routes.MASKS),
     ("Cross-attention", routes.EXPLORE), ("Output distribution", routes.EXPLORE),
-    ("Greedy choice", routes.EXPLORE), ("Sampling instead of greedy", routes.EXPLORE), ("Next step", routes.EXPLORE),
+    ("Greedy and beam search", routes.EXPLORE), ("Sampling instead of greedy", routes.EXPLORE), ("Next step", routes.EXPLORE),
 )
 
 
@@ -40,11 +41,14 @@ def _go(delta: int) -> None:
     st.session_state["lesson_stage"] = int(np.clip(st.session_state["lesson_stage"] + delta, 0, len(STAGES) - 1))
 
 
+# The link counts the stage and the head from 1, as the page does (``?stage=3&stage_head=2``); an older link's
+# 0-based ``lesson_stage`` / ``lesson_head`` still opens the stage and head it meant.
+FROM_ONE = {"lesson_stage": "stage", "lesson_head": "stage_head"}  # not "head": Explore's, 1-based too
 widgets.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head": int, "lesson_token": int,
                           "lesson_step": int},
                          {"lesson_text": DEFAULT_TEXT, "lesson_stage": 0, "lesson_head": 0, "lesson_token": 0,
                           "lesson_step": 0, "lesson_cross": "mean", "lesson_temperature": 1.0, "lesson_top_k": 10_000,
-                          "lesson_top_p": 1.0})
+                          "lesson_top_p": 1.0, "lesson_seed": 0, quiz.ASK: True}, from_one=FROM_ONE)
 fs = widgets.font_scale()
 show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen
 st.title("Lesson: one sentence, every stage")
@@ -98,9 +102,12 @@ def lesson_body() -> None:
         if not show:
             with nav[2].popover("Sentence, stage, head…", width="stretch"):
                 _pickers(entry, trace, columns=False)
+        else:
+            with nav[2]:
+                quiz.toggle()
         st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
                     text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
-        widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
+        widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"], FROM_ONE)
         _stage(entry, trace, stage)
 
 
@@ -120,6 +127,8 @@ def _pickers(entry, trace: lessons.LessonTrace, columns: bool) -> None:
                        format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
     cells[3].selectbox("Decoder step", range(T), key="lesson_step",
                        format_func=lambda t: f"step {t + 1}: after {trace.target_tokens[t]}")
+    if not columns:  # beside Next otherwise
+        quiz.toggle()
 
 
 def _stage(entry, trace: lessons.LessonTrace, stage: int) -> None:
@@ -134,8 +143,18 @@ def _stage(entry, trace: lessons.LessonTrace, stage: int) -> None:
             st.markdown("\n".join(f"- {note}" for note in notes))
     for note in notes if show else ():
         st.info(note, icon=":material/info:")
+    answer = widgets.attempt(f"ask this stage's question for {entry.name}", quiz.ask, trace, view, stage)
+    if answer is False:
+        return  # the stage shows once the student has answered or skipped
+    if isinstance(answer, dict) and show:
+        quiz.reveal(answer)
     draw = ENCODER[stage] if stage < len(ENCODER) else decoder.STAGES[stage - len(ENCODER)]
-    widgets.attempt(f"compute this stage for {entry.name}", draw, trace, view)  # one line, never a traceback
+    more = (entry,) if draw in decoder.NEEDS_ENTRY else ()
+    widgets.attempt(f"compute this stage for {entry.name}", draw, trace, view, *more)  # one line, never a traceback
+    if isinstance(answer, dict) and not show:  # presentation mode: under the picture, which keeps the first screen
+        quiz.reveal(answer)
+    if stage == len(STAGES) - 1:
+        quiz.summary()
     st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")
     if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder (issue 25)
         st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",

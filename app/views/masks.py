@@ -2,7 +2,7 @@
 sentences of different lengths, their combination, and the exact zeros they leave in the softmax.
 
 Each section is built only while it is open (``presentation.section``: the first is), and its controls rerun
-fragments (issue 23): the look-ahead length and the scores' seed rerun section 1's one figure of the mask beside the
+fragments: the look-ahead length and the scores' seed rerun section 1's one figure of the mask beside the
 masked softmax (not its fixed prose and table), the sentences and the tokenizer sections 2 and 3. The tables of numbers
 under the charts are built only while their expanders are open (``presentation.opened``)."""
 
@@ -52,8 +52,9 @@ def look_ahead_section() -> None:
                  r"\qquad\text{(lower triangle, diagonal included)}")
         glossary.show_code(subsequent_mask, "The code: core.subsequent_mask")
         st.caption("The Annotated Transformer fills masked scores with −1e9 (`masked_fill(mask == 0, -1e9)`) instead of "
-                   "−∞: e^(−1e9) is 0 in floating point, so the weights are the same; Attnscope fills with the dtype's "
-                   "smallest number, so a fully masked row gives zeros instead of NaN.")
+                   "−∞. With at least one visible key, −1e9, the dtype's smallest number and −∞ all give the same "
+                   "weights (e^(−1e9) is 0 in floating point). A row with no visible key gives NaN with −∞ and a "
+                   "uniform row with −1e9 (every score equal); Attnscope zeroes such rows explicitly after the softmax.")
         st.subheader("What goes wrong without it")
         example = ["<bos>", "Yo", "tengo", "gatos"]  # the decoder writes "I have cats" in Spanish
         targets = ["Yo", "tengo", "gatos", "<eos>"]

@@ -3,7 +3,7 @@ functions, the key-value store analogy, Q/K/V as learned projections (self vs cr
 nn.MultiheadAttention.
 
 Each section is built only while it is open (``presentation.section``: the first is), and sections are
-fragments (issue 23): β, hard and the cell editors rerun sections 1, 3 and 4 (written into their slots of the
+fragments: β, hard and the cell editors rerun sections 1, 3 and 4 (written into their slots of the
 page), the range of d section 2, the projection's mode and head sections 5 and 6; a new seed reruns the page.
 Every chart is drawn from its cached spec."""
 

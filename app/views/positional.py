@@ -2,7 +2,7 @@
 property, the notes' worked example and what the loaded model adds to its embeddings.
 
 Each section is built only while it is open (``presentation.section``: the first is, the others wait to be
-opened), and sections are fragments (issue 23): the table's length, width and base rerun sections 1–4 (they
+opened), and sections are fragments: the table's length, width and base rerun sections 1–4 (they
 all draw that table), the plotted dimensions section 3 alone, the offset and pair section 4 alone, the text
 section 6 alone; the worked example never reruns on a control. Every chart is drawn from its cached spec."""
 
@@ -96,6 +96,7 @@ def table_section(pe: np.ndarray, base: float) -> None:
         f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = (d−2)/d = "
         f"{(d_model - 2) / d_model:.4g} < 1, so the slowest wave is shorter than 2π·base ≈ {2 * math.pi * base:,.1f} "
         f"by a factor base^(2/d) = {base ** (2 / d_model):,.4g}).")
+    glossary.erratum("pe_all_components")
     ex1, ex2 = st.columns(2)
     with ex1:
         export.export_chart(pe_chart, "positional-encoding", "pe_table_chart", cells=pe.size)
@@ -234,8 +235,9 @@ def model_section() -> None:
     st.markdown(
         f"The loaded model (d_model = {cfg.d_model}, positional encoding: **{cfg.positional}**) looks up "
         "each token's row in its embedding table, multiplies it by √d_model and adds the positional vector. "
-        "The scaling keeps the learned embeddings about as large as the positional encoding, so neither drowns "
-        "the other.")
+        "The paper gives no reason for the scaling (it only says \"we multiply those weights by √d_model\"); a "
+        "common one is to keep the embeddings from being drowned by the positional encoding. Compare the lengths "
+        "of the two parts in the table below.")
     st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
     st.text_input("A short input text", key="pe_text", max_chars=200)
     encoding = widgets.attempt("read the model's embeddings", resources.model_lesson, lessons.model_encoding, ckpt, st.session_state["pe_text"])

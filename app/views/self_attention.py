@@ -3,7 +3,7 @@ the loaded model, positions beyond the trained length, the "it" coreference exam
 cost measured live.
 
 Each section is built only while it is open (``presentation.section``: the first is; so the timing experiment
-runs only once section 5 is opened), and each section with controls is a fragment (issue 23): its controls
+runs only once section 5 is opened), and each section with controls is a fragment: its controls
 rerun it alone, so the longest length reruns the timing and nothing else, and no control reruns the
 permutation's model call or the timing experiment of another section. Every chart is drawn from its cached
 spec."""

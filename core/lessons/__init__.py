@@ -14,7 +14,9 @@ and small frozen dataclasses (the app only draws them):
   same for a pretrained Marian, BART/mBART or T5 model); ``model_map``: the Lesson's map of the model, the
   size of every array it draws, and what a family changes on each stage;
 - ``cross_reading``: what each decoder step's cross-attention output resembles among the encoder outputs;
-- ``sampling``: one decoder step's distribution under temperature, top-k and top-p;
+- ``sampling``: one decoder step's distribution under temperature, top-k and top-p, and tokens drawn from it;
+- ``decoding``: one sentence decoded greedily, by beam search and by seeded sampling;
+- ``questions``: the Lesson's questions, each answered by the model's own numbers;
 - ``recipe``: Adam's settings, warm-up schedules side by side, label smoothing's confidence penalty;
 - ``coreference``: which heads of a real encoder link one word to another, and their measured ranks;
 - ``torch_mha``: PyTorch's ``nn.MultiheadAttention`` loaded with a model's stacked W_qkv and W^O, against
@@ -37,7 +39,10 @@ from core.lessons.positional import (lecture_comparison, LectureComparison, mode
                                      RotationCheck, wavelength_range, worked_example, WorkedExample)
 from core.lessons.projections import model_projection, ModelProjection
 from core.lessons.recipe import confidence_penalty, ConfidencePenalty, paper_recipe, PaperRecipe, warmup_schedules
-from core.lessons.sampling import sampling_step, SamplingStep
+from core.lessons import questions
+from core.lessons.questions import Question
+from core.lessons.decoding import compare_decoding, Decoded, DecodingComparison
+from core.lessons.sampling import draw_tokens, Draws, sampling_step, SamplingStep
 from core.lessons.schedule import (kl_check, KLCheck, noam_curve, NoamCurve, other_share, smoothing_example,
                                    SmoothingExample)
 from core.lessons.self_attention import (attention_cost, AttentionCost, path_comparison, PathComparison,
@@ -54,6 +59,7 @@ __all__ = [
     "HeadTrace", "KLCheck", "KVLookup", "LectureComparison", "LengthAccuracy", "LessonTrace", "LessonWorker", "LinkReport",
     "MapBlock", "MaskedSoftmax", "ModelEncoding", "ModelMap", "ModelProjection", "NoamCurve", "NormDemo",
     "NormStats", "PaperRecipe", "PathComparison", "PEBeyond", "PECurves", "PermutationDemo", "QKVProjection",
+    "Question", "questions", "compare_decoding", "Decoded", "DecodingComparison", "draw_tokens", "Draws",
     "RotationCheck", "SamplingStep", "Saturation", "ScoreFunction", "SmoothingExample", "TokenBatch",
     "WorkedExample", "array_sizes", "attention_cost", "attention_row", "batch_masks", "checkpoint_batch",
     "confidence_penalty",

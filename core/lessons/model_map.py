@@ -4,7 +4,7 @@
   → linear + softmax), drawn from the traced model's own sizes, in the order its layers compute
   (pre-norm layers normalise before each sub-layer).
 - :func:`array_sizes`: every vector and matrix the Lesson shows, its shape in the notes' symbols and in
-  numbers, read from the traced arrays themselves ("Q ∈ ℝ^{S×d_k} = 3 × 16").
+  numbers, read from the traced arrays themselves ("Q ∈ ℝ^(S × d_k) = 3 × 16").
 - :func:`stage_notes`: where a family departs from the paper on a stage (pre-norm, RMSNorm, T5's
   relative positions, BART's learned positions, Marian's sinusoid layout, gated FFN, no biases); our
   own post-norm model gets none.
@@ -33,8 +33,8 @@ class ArraySize:
 
     @property
     def hover(self) -> str:
-        """Plain text for a tooltip: ``Q ∈ ℝ^{S×d_k} = 3 × 16``."""
-        return f"{self.name} ∈ ℝ^{{{'×'.join(self.symbols)}}} = {' × '.join(map(str, self.dims))}"
+        """Plain text for a tooltip and a subtitle (no LaTeX braces): ``Q ∈ ℝ^(S × d_k) = 3 × 16``."""
+        return f"{self.name} ∈ ℝ^({' × '.join(self.symbols)}) = {' × '.join(map(str, self.dims))}"
 
     @property
     def tex(self) -> str:
@@ -134,7 +134,7 @@ def model_map(trace: LessonTrace) -> ModelMap:
                  "encoder", _hovers(s, "memory")),
         MapBlock("masked_self", "Masked self-attention", "decoder", _hovers(s, "A_dec")),
         MapBlock("cross", "Cross-attention (memory)", "decoder", _hovers(s, "A_cross")),
-        MapBlock("decoder_ffn", "Feed-forward", "decoder", (f"W_1 ∈ ℝ^{{d_model×d_ff}} = {trace.d_model} × "
+        MapBlock("decoder_ffn", "Feed-forward", "decoder", (f"W_1 ∈ ℝ^(d_model × d_ff) = {trace.d_model} × "
                                                            f"{trace.d_ff}",)),
         MapBlock("output", "Linear + softmax", "output", _hovers(s, "W_out", "P")),
         MapBlock("decode", "Next token", "output", (f"T = {len(trace.target_tokens)} steps",)),

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.tasks.sentiment import LABELS as SENTIMENT_LABELS
 from core.training.objectives import noam_lr, smoothed_loss, smoothed_targets
 
 # The label-smoothing example: a six-token vocabulary and five target tokens (the last is padding).
 EXAMPLE_VOCAB = ("<pad>", "a", "b", "c", "d", "e")
 EXAMPLE_TARGETS = (2, 1, 4, 5, 0)
-# The classifier case: three classes, no padding class.
-CLASSIFIER_VOCAB = ("negative", "neutral", "positive")
-CLASSIFIER_TARGETS = (2, 0, 1)
+# The classifier case: the shipped classifier's own classes (sentiment: two), no padding class.
+CLASSIFIER_VOCAB = tuple(SENTIMENT_LABELS)
+CLASSIFIER_TARGETS = (1, 0, 1)
 
 
 def _thin(n: int, max_points: int) -> np.ndarray:

@@ -103,6 +103,7 @@ class LessonTrace:
         logits_scale: what the last decoder vector is multiplied by before the output layer (T5 tied: D^-0.5).
         cross_output: (T, D) the last decoder layer's cross-attention sublayer output (after W^O, before
             Add & Norm), or None where the model's trace does not record it (pretrained families).
+        encoder_heads: (H, S, S) the weights of every head of encoder layer 0 (``encoder_head`` is one of them).
     """
 
     source_tokens: tuple[str, ...]
@@ -154,6 +155,7 @@ class LessonTrace:
     embed_scale: float | None = None
     logits_scale: float = 1.0
     cross_output: np.ndarray | None = None
+    encoder_heads: np.ndarray | None = None
 
     @property
     def row_labels(self) -> tuple[str, ...]:
@@ -220,6 +222,7 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
     ffn_out = layer.ff.linear2(hidden)  # (S, D)
     return dict(token_embedding=as_numpy(scaled_embedding), positional=as_numpy(embedded - scaled_embedding),
                 embedded=as_numpy(embedded), encoder_head=traces[head], heads_concat=as_numpy(concat),
+                encoder_heads=np.stack([t.weights for t in traces]),  # (H, S, S)
                 qkv_weight=as_numpy(layer.self_attn.qkv_proj.weight.T),  # (D, 3D)
                 q_bias=as_numpy(_split(layer.self_attn.qkv_proj.bias[None, : cfg.d_model], cfg.n_heads)[head, 0]),
                 out_bias=as_numpy(layer.self_attn.out_proj.bias), residual1=as_numpy(residual1),

@@ -14,6 +14,7 @@ V vocabulary. Rows are queries, columns keys.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -77,6 +78,7 @@ def _encoder_layer0(model: Seq2SeqModel, src: Tensor, head: int) -> dict:
     shift = getattr(norm, "bias", None)
     return dict(token_embedding=as_numpy(scaled), positional=as_numpy(added), embedded=as_numpy(x),
                 encoder_head=traces[head], heads_concat=as_numpy(concat), qkv_weight=as_numpy(weight),
+                encoder_heads=np.stack([t.weights for t in traces]),  # (H, S, S)
                 q_bias=as_numpy(zeros if attn.q.bias is None else _split(attn.q.bias[None], attn)[head, 0]),
                 out_bias=as_numpy(torch.zeros(attn.o.out_features) if attn.o.bias is None else attn.o.bias),
                 residual1=as_numpy(residual1), norm_hat1=None if layer.pre_norm else as_numpy(hat),

@@ -4,8 +4,9 @@ An uploaded model (or one from the models folder) never runs in the server: Expl
 its :class:`~core.inspect.worker.ExplainWorker`. :class:`LessonWorker` is that worker with a small, explicit
 set of further calls (:data:`CALLS`): the Lesson's trace, what Positional, the Playground and Self-attention
 compute with the model, the Masks page's batch cut by the model's tokenizer, a sentence encoder's similarity, the
-Checkpoints page's attention timeline, the Research page's logit lens, head sweep and induction probe, and a
-Whisper model's explanation of a piece of speech (the audio file's bytes as base64 text). Each is a pure function of (the loaded model,
+Checkpoints page's attention timeline, the Research page's logit lens, head sweep and induction probe, a
+Whisper model's explanation of a piece of speech (the audio file's bytes as base64 text), and the Lesson's
+greedy, beam and sampled outputs. Each is a pure function of (the loaded model,
 JSON arguments) whose result is made of the frozen dataclasses in :data:`RECORDS`, NumPy arrays and JSON
 values, so it crosses back as JSON and a safetensors blob (:func:`core.inspect.wire.pack`), never a pickle,
 under the worker's deadline and memory cap; the result is the in-process one bit for bit.
@@ -24,6 +25,7 @@ from core.inspect.speech import explain_speech_encoded
 from core.inspect.sweep import head_sweep, Sweep
 from core.inspect.worker import ExplainWorker
 from core.inspect.worker import serve_child as _serve
+from core.lessons.decoding import compare_decoding, Decoded, DecodingComparison
 from core.lessons.beyond import length_accuracy, LengthAccuracy, pe_beyond, PEBeyond
 from core.lessons.masks import checkpoint_batch, TokenBatch
 from core.lessons.positional import model_encoding, ModelEncoding
@@ -38,11 +40,12 @@ from core.training.snapshots import timeline_parts, TimelineParts
 CALLS: dict[str, Callable[..., Any]] = {fn.__name__: fn for fn in (
     trace_sentence, model_encoding, model_projection, torch_mha, permutation_demo, length_accuracy, pe_beyond,
     checkpoint_batch, sentence_similarity, timeline_parts, logit_lens, head_sweep, induction_probe,
-    explain_speech_encoded)}
+    explain_speech_encoded, compare_decoding)}
 #: The dataclasses their results may hold.
 RECORDS: dict[str, type] = {cls.__name__: cls for cls in (
     LessonTrace, HeadTrace, ModelEncoding, ModelProjection, TorchMHA, PermutationDemo, LengthAccuracy, PEBeyond,
-    TokenBatch, TimelineParts, LogitLens, Sweep, InductionProbe, Explanation, Prediction)}
+    TokenBatch, TimelineParts, LogitLens, Sweep, InductionProbe, Explanation, Prediction, DecodingComparison,
+    Decoded)}
 
 
 class LessonWorker(ExplainWorker):

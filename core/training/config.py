@@ -15,7 +15,7 @@ from typing import Any
 from core.config import ModelConfig
 from core.budget import check_budget
 from core.device import resolve_device
-from core.tasks import TASKS, get_task
+from core.tasks import TRAINABLE, get_task
 from core.training.setup import PRESETS
 from core.training.step import SCHEDULES, StepRecipe
 
@@ -58,7 +58,7 @@ def _with_model_fields(cls: type) -> type:
 class TrainConfig:
     """Everything a training run needs; every field is a ``--flag`` of the CLI."""
 
-    task: str = _flag("reverse", f"the built-in task: {', '.join(TASKS)}")
+    task: str = _flag("reverse", f"the built-in task: {', '.join(TRAINABLE)}")
     out: str = _flag("runs/reverse.safetensors", "where the checkpoint is written")
     seed: int = _flag(0, "seed of the data split, the initial weights and the batches")
     steps: int = _flag(2000, "optimizer steps to take")

@@ -37,7 +37,7 @@ def bucket_function(task: Task) -> Bucket:
     input characters (copy, reverse, sort), otherwise everything in one ``"all"`` bucket."""
     from core.tasks import dates, translation
 
-    return {"translation": translation.length_bucket, "dates": dates.decade, "copy": _length,
+    return {"translation": translation.length_bucket, "everyday": translation.length_bucket, "dates": dates.decade, "copy": _length,
             "reverse": _length, "sort": _length}.get(task.name, lambda _example: "all")
 
 

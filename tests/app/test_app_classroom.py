@@ -44,7 +44,7 @@ def test_starting_a_class_gives_a_link_and_a_qr_code_and_no_link_holds_the_teach
     assert held["key"] not in "".join(links)
     assert "0** of 0 following" in _texts(teacher)
     screen = _store().screen(held["code"])
-    assert screen.page == "lesson" and screen.params["lesson_stage"] == "0" and "projector" not in screen.params
+    assert screen.page == "lesson" and screen.params["stage"] == "1" and "projector" not in screen.params
 
 
 def test_a_student_follows_the_teachers_page_stage_sentence_and_head(runs):

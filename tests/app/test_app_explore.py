@@ -285,7 +285,14 @@ def test_generation_steps_through_the_output(calls):
     at.slider(key="step").set_value(3).run()  # the third step (steps count from 1)
     cross, decoder = charts(at)
     assert np.allclose(frames(cross)[0]["weight"], expected.attention["cross"][0, 0, 2], atol=1e-6)
-    assert np.allclose(frames(decoder)[0]["weight"][3:], 0.0)  # the future is masked
+    bars = frames(decoder)[0]  # the decoder's tokens up to this step, no future word
+    assert list(bars["key"]) == [f"{i}:{visible(t)}" for i, t in enumerate(expected.target_tokens[:3])]
+    np.testing.assert_allclose(bars["weight"], expected.attention["decoder"][0, 0, 2, :3], atol=1e-6)
+    assert abs(bars["weight"].sum() - 1.0) < 1e-6  # the masked future held none of the row's weight
+    at.slider(key="step").set_value(1).run()
+    assert list(frames(charts(at)[2])[0]["key"]) == [f"0:{visible(expected.target_tokens[0])}"]
+    assert spec(charts(at)[2])["encoding"]["x"]["axis"]["labelOverlap"] is False  # every token labelled
+    at.slider(key="step").set_value(3).run()
     assert any(expected.generated_tokens[2] in t.value for t in at.text)
     at.toggle(key="gen_mean").set_value(True).run()
     cross, _ = charts(at)
@@ -545,6 +552,27 @@ def test_out_of_range_values_in_a_link_are_clamped(calls):
     assert at.segmented_control(key="view").value == "head"
     assert at.segmented_control(key="kind").value == "encoder"
     assert at.segmented_control(key="decoding").value == "greedy"
+
+
+@pytest.mark.parametrize(("control", "changed", "default"), [
+    ("causal", False, True), ("beta", 2.0, 1.0), ("hard", True, False), ("knockout", ["L1H2"], [])])
+def test_the_interventions_stay_open_when_the_last_change_returns_to_default(calls, control, changed, default):
+    """A teacher's "off, then on again": the panel, opened by hand, stays open through the change and its undoing."""
+    at = opened(start(kind="decoder"), experiments.INTERVENTIONS_OPEN)
+    widget = {"causal": at.toggle, "hard": at.toggle, "beta": at.slider, "knockout": at.multiselect}[control]
+    for value in (changed, default):
+        widget(key=control).set_value(value).run()
+        assert not at.exception
+        assert at.session_state[experiments.INTERVENTIONS_OPEN] is True
+        assert widget(key=control).value == value  # its controls are still drawn: the panel is open
+    assert any(i.value.startswith("Change a control above") for i in at.info)
+
+
+def test_a_link_with_an_intervention_opens_the_panel_and_undoing_it_keeps_it_open(calls):
+    at = start(beta="2")
+    assert at.session_state[experiments.INTERVENTIONS_OPEN] is True and at.slider(key="beta").value == 2.0
+    at.slider(key="beta").set_value(1.0).run()
+    assert at.session_state[experiments.INTERVENTIONS_OPEN] is True and at.slider(key="beta").value == 1.0
 
 
 # ----------------------------------------------------------------------------- issue 16 / 12

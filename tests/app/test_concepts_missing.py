@@ -77,10 +77,11 @@ def test_heads_concatenated_draws_the_split_undone_with_the_models_shapes(runs, 
     trace = trace_translation(shipped, "I have cats", head=1)
     np.testing.assert_array_equal(trace.heads_concat[:, dk:2 * dk], trace.encoder_head.output.astype(np.float32))
     at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_head": "1",
-                                    "lesson_stage": _stage("Heads concatenated")}, timeout=60)
+                                    "lesson_stage": _stage("Heads concatenated")}, state={"lesson_ask": False},
+                   timeout=60)
     latex = " ".join(l.value for l in at.latex)
-    assert f"(B, {h}, T, {dk})" in latex and f"(B, T, {h}, {dk})" in latex
-    assert f"(B, T, {h}\\cdot{dk} = {h * dk})" in latex and f"(B, T, {d})" in latex and h * dk == d
+    assert f"(B, {h}, S, {dk})" in latex and f"(B, S, {h}, {dk})" in latex
+    assert f"(B, S, {h}\\cdot{dk} = {h * dk})" in latex and f"(B, S, {d})" in latex and h * dk == d
 
 
 # ----------------------------------------------------------------------------- nn.MultiheadAttention
@@ -153,12 +154,12 @@ def test_lesson_cross_stage_draws_what_each_step_reads(runs, shipped):
     trace = trace_translation(shipped, "I have cats", head=0)
     similarity = cross_reading(trace.cross_output, trace.memory)
     at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": _stage("Cross-attention")},
-                   timeout=60)
+                   state={"lesson_ask": False}, timeout=60)
     _, frame = find_chart(at, "cos(cross-attention output")
     shown = frame.sort_values(["row_index", "col_index"])
     np.testing.assert_allclose(shown["cosine"].to_numpy(), similarity.ravel(), atol=1e-6)
     text = " ".join(m.value for m in at.markdown)
-    assert "carries source meaning into the target position" in text
-    j = int(np.argmax(similarity[0]))
+    assert "the attended tokens' *values*, mixed by W^O" in text
+    j = int(np.argmax(np.abs(similarity[0])))
     assert any(f"= {similarity[0, j]:.2f}" in l.value and r"\cos(c_{0}" in l.value for l in at.latex)
     assert any(f"largest |cosine| here is {np.abs(similarity).max():.2f}" in c.value for c in at.caption)

@@ -63,7 +63,7 @@ def test_the_map_is_drawn_from_the_model_config(own):
     assert [b.group for b in model.blocks] == ["input"] * 2 + ["encoder"] * 5 + ["decoder"] * 3 + ["output"] * 2
     attention = next(b for b in model.blocks if b.key == "self_attention")
     assert f"{config.n_heads} heads" in attention.label
-    assert f"W_qkv ∈ ℝ^{{d_model×3·h·d_k}} = {config.d_model} × {3 * config.d_model}" in attention.sizes
+    assert f"W_qkv ∈ ℝ^(d_model × 3·h·d_k) = {config.d_model} × {3 * config.d_model}" in attention.sizes
 
 
 def test_hover_sizes_equal_the_shapes_of_the_arrays(own):
@@ -76,7 +76,7 @@ def test_hover_sizes_equal_the_shapes_of_the_arrays(own):
     sizes = lessons.array_sizes(own)
     for name, shape in expected.items():
         assert sizes[name].dims == shape, name
-    assert sizes["Q"].hover == f"Q ∈ ℝ^{{S×d_k}} = {S} × {dk}"
+    assert sizes["Q"].hover == f"Q ∈ ℝ^(S × d_k) = {S} × {dk}"  # no LaTeX braces in plain text
     assert own.encoder_head.q.shape == sizes["Q"].dims and own.cross_weights.shape == sizes["A_cross"].dims
 
 
@@ -192,7 +192,8 @@ def test_the_lesson_follows_a_pretrained_model_from_the_models_folder(name, runs
     folder = BUILDERS[name](tmp_path_factory.mktemp("models") / name)[0]
     trace = lessons.trace_seq2seq(load_pretrained(folder), TEXT, head=1)
     monkeypatch.setenv("ATTNSCOPE_MODELS", str(folder.parent))
-    at = open_page("lesson", ckpt=f"models:{name}", query={"lesson_text": TEXT, "lesson_head": "1"}, timeout=90)
+    at = open_page("lesson", ckpt=f"models:{name}", query={"lesson_text": TEXT, "lesson_head": "1"},
+                   state={"lesson_ask": False}, timeout=90)
     notes = []
     for stage in range(len(STAGES)):
         _stage(at, stage)

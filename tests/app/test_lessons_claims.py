@@ -95,7 +95,7 @@ def test_lesson_cross_rows_and_head_mean(trace):
 
 def open_stage(stage: int, head: int = 0):
     return open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(stage),
-                                      "lesson_head": str(head)}, timeout=60)
+                                      "lesson_head": str(head)}, state={"lesson_ask": False}, timeout=60)
 
 
 def test_lesson_numbers_heads_and_layers_from_one(runs):
@@ -134,11 +134,11 @@ def test_lesson_draws_the_concatenation_and_the_cross_mean(runs, trace):
     assert at.radio(key="lesson_cross").value == "mean"
     _, frame = find_chart(at, "mean of 4 heads")
     np.testing.assert_allclose(as_matrix(frame), trace.cross_mean, atol=1e-5)
-    assert "after ‹yo› → predicts ‹tengo›" in frame["row"].str.cat().replace("␣", " ")
+    assert "after ‹yo› → predicts ‹tengo›" in frame["row"].str.cat().replace("\u00a0", " ")  # spaces, not ␣
     assert "Heads differ" in " ".join(m.value for m in at.markdown)
     at.selectbox(key="lesson_stage").set_value(14).run()
     latex = " ".join(l.value for l in at.latex)
-    assert r"y_0 \dots y_{0},\, x" in latex  # the source x is in the condition
+    assert r"P(w \mid y_0,\, x)" in latex  # the source x is in the condition (one history token at step 1)
     assert "last decoder layer's vector at this step" in " ".join(m.value for m in at.markdown)
 
 
@@ -157,7 +157,7 @@ def test_playground_cross_rows_name_the_prediction_and_heads_count_from_one(runs
     assert real.row_labels[1] == "after ‹yo› → predicts ‹tengo›"
     table = next(df.value for df in at.dataframe if "1:have" in df.value.columns)
     np.testing.assert_allclose(table.to_numpy(), real.weights, atol=1e-6)
-    assert list(table.index)[1].replace("␣", " ").endswith("after ‹yo› → predicts ‹tengo›")
+    assert list(table.index)[1].replace("\u00a0", " ").endswith("after ‹yo› → predicts ‹tengo›")  # not ␣
     assert not ZERO_BASED.search(page_text(at))
 
 

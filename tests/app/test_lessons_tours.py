@@ -13,9 +13,9 @@ import torch
 
 from app.ui import glossary
 from core import load_checkpoint, training
-from core.lessons import (confidence_penalty, paper_recipe, pe_table, sampling_step, trace_translation,
+from core.lessons import (confidence_penalty, draw_tokens, paper_recipe, pe_table, sampling_step, trace_translation,
                           warmup_schedules)
-from tests.helpers.apptest_helpers import find_chart, open_page
+from tests.helpers.apptest_helpers import charts, find_chart, open_page
 from tests.helpers.paths import SHIPPED
 
 
@@ -44,20 +44,27 @@ def test_sampling_step_matches_temperature_top_k_and_top_p():
 def test_lesson_sampling_stage_draws_core_numbers(runs, trace):
     from app.views.lesson import STAGES
     stage = [name for name, _ in STAGES].index("Sampling instead of greedy")
-    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(stage)}, timeout=60)
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(stage)},
+                   state={"lesson_ask": False}, timeout=60)
     at.slider(key="lesson_top_k").set_value(2).run()
     at.slider(key="lesson_temperature").set_value(0.5).run()
     expected = sampling_step(trace.probabilities[0], 0.5, 2, None)
-    _, frame = find_chart(at, "what the sampler draws from")
-    drawn = frame[frame["distribution"] == "sampler draws from"]
-    for token, value in zip(drawn["token"], drawn["probability"]):
+    draws = draw_tokens(trace.probabilities[0], 100, 0, 0.5, 2, None)
+    _, frame = find_chart(at, "100 draws (seed 0)")
+    sampler = frame[frame["what"] == "sampler's P"]
+    for token, value in zip(sampler["token"], sampler["share"]):
         assert value == pytest.approx(expected.final[trace.target_vocab.index(token)], abs=1e-6)
-    assert (drawn["probability"] > 0).sum() == 2
+    assert (sampler["share"] > 0).sum() == 2
+    shares = frame[frame["what"] == "share of the draws"]
+    for token, value in zip(shares["token"], shares["share"]):
+        assert value == pytest.approx(draws.frequencies[trace.target_vocab.index(token)])
+    first = trace.target_vocab[int(draws.ids[0])]
+    assert any(f"the sampler draws **{first}** (seed 0)" in m.value for m in at.markdown)
     assert any("2 of" in l.value for l in at.latex)
     assert not at.code  # the source waits in its closed expander
-    at.session_state[glossary.code_key(sampling_step)] = True
+    at.session_state[glossary.code_key(draw_tokens)] = True
     at.run()
-    assert inspect.getsource(sampling_step).rstrip() in [c.value.rstrip() for c in at.code]
+    assert inspect.getsource(draw_tokens).rstrip() in [c.value.rstrip() for c in at.code]
 
 
 # ----------------------------------------------------------------------------- the training recipe
@@ -109,7 +116,7 @@ def test_lesson_shows_sizes_and_the_stacked_matrix(runs, trace):
     np.testing.assert_allclose(frame.sort_values(["row_index", "col_index"])["value"].to_numpy(),
                                trace.qkv_weight.ravel(), atol=1e-6)
     latex = " ".join(l.value for l in at.latex)
-    assert r"(B, T, 128)" in latex and r"(B, 4, T, 32)" in latex
+    assert r"(B, S, 128)" in latex and r"(B, 4, S, 32)" in latex  # S: the source length (T is the decoder's)
     assert r"Q, K, V \in \mathbb{R}^{3 \times 32}" in latex
 
 
@@ -131,7 +138,30 @@ def test_kl_check_on_the_classifier_example_uses_its_own_row():
     from core.lessons import kl_check, smoothing_example
     check = kl_check(0.1, classifier=True)
     np.testing.assert_allclose(check.target, smoothing_example(0.1, classifier=True).matrix[0])
-    assert check.entropy == pytest.approx(-(0.9 * math.log(0.9) + 2 * 0.05 * math.log(0.05)), abs=1e-6)  # 0.394 (targets are float32)
+    assert check.entropy == pytest.approx(-(0.9 * math.log(0.9) + 0.1 * math.log(0.1)), abs=1e-6)  # 2 classes: 0.325
     assert check.kl == pytest.approx(check.cross_entropy - check.entropy, abs=1e-12)
     assert check.trainer_loss == pytest.approx(check.cross_entropy, abs=1e-6)
     assert kl_check(0.1).entropy != pytest.approx(check.entropy)  # the sequence row (with <pad>) differs
+
+
+def test_lesson_sampling_stage_changes_its_draws_with_the_seed_and_compares_whole_outputs(runs, trace):
+    from app.views.lesson import STAGES
+    names = [name for name, _ in STAGES]
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": str(names.index(
+        "Sampling instead of greedy"))}, state={"lesson_ask": False}, timeout=60)
+    at.slider(key="lesson_temperature").set_value(3.0).run()
+    drawn = {}
+    for seed in (0, 1, 0):
+        at.number_input(key="lesson_seed").set_value(seed).run()
+        token = trace.target_vocab[int(draw_tokens(trace.probabilities[0], 100, seed, 3.0).ids[0])]
+        assert any(f"the sampler draws **{token}** (seed {seed})" in m.value for m in at.markdown), seed
+        drawn.setdefault(seed, []).append(at.dataframe[-1].value.to_dict())
+    assert drawn[0][0] == drawn[0][1]  # the same seed, the same sampled sentence
+    table = at.dataframe[-1].value
+    assert list(table["decoder"]) == ["greedy", "sampled (seed 0)"] and table["output"][0] == "yo tengo gatos <eos>"
+    at.selectbox(key="lesson_stage").set_value(names.index("Greedy and beam search")).run()
+    assert not at.exception and not at.error
+    assert list(at.dataframe[0].value["decoder"]) == ["greedy", "beam search, 4 beams"]
+    assert not charts(at), "the greedy stage repeats the output chart"
+    at.selectbox(key="lesson_stage").set_value(names.index("Output distribution")).run()
+    assert charts(at)  # the chart the greedy stage no longer repeats

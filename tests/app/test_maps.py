@@ -51,3 +51,11 @@ def test_long_thumbnails_share_one_readable_scale():
     sink = thumbs[0, 1]  # layer 1, head 2: its first column holds 0.8 of every row, above the scale's top
     assert (sink[:, 0] == 255).all() and sink[1:, 1:][~np.eye(s - 1, dtype=bool)].max() == 0
     np.testing.assert_allclose(maps.block_mass(maps_[0, 1], s, s)[1:, 0], 0.8, atol=1e-6)
+
+
+def test_the_thinned_labels_note_counts_in_english_ordinals():
+    """"every 2nd position", never "every 2th"."""
+    matrix = np.full((4, 4), 0.25)
+    for step, said in ((2, "every 2nd position"), (3, "every 3rd position"), (4, "every 4th position"),
+                       (11, "every 11th position"), (21, "every 21st position")):
+        assert said in maps._note(matrix, matrix, step, 1)

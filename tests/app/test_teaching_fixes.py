@@ -83,9 +83,10 @@ def test_playground_says_where_beta_applies_and_layernorm_uses_b(runs):
 # ----------------------------------------------------------------------------- label smoothing
 def test_classifier_smoothing_uses_v_minus_1_and_sequences_v_minus_2():
     cls = smoothing_example(0.1, classifier=True)
-    assert cls.matrix.shape == (3, 3)
-    np.testing.assert_allclose(np.sort(cls.matrix, axis=1), [[0.05, 0.05, 0.9]] * 3)
-    assert other_share(0.1, 3, classifier=True) == pytest.approx(0.1 / 2)
+    assert cls.vocab == ("negative", "positive")  # the shipped classifier's own two classes, none invented
+    assert cls.matrix.shape == (3, 2)
+    np.testing.assert_allclose(np.sort(cls.matrix, axis=1), [[0.1, 0.9]] * 3, atol=1e-6)  # ε/(V − 1) = ε at V = 2
+    assert other_share(0.1, 2, classifier=True) == pytest.approx(0.1)
     seq = smoothing_example(0.1)
     assert seq.matrix[0, 1] == pytest.approx(0.1 / 4) == other_share(0.1, 6, classifier=False)
     np.testing.assert_allclose(seq.matrix.sum(axis=1), [1, 1, 1, 1, 0], atol=1e-6)

@@ -28,9 +28,16 @@ PAGES = {  # url path → a heading the page must show
 
 
 @pytest.fixture(scope="module")
-def browser_page(tmp_path_factory):
+def browser_runs(tmp_path_factory):
+    """The served app's runs folder (its server's console output is ``server.log`` there)."""
     runs = tmp_path_factory.mktemp("browser-runs")
     _big_models(runs)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def browser_page(browser_runs):
+    runs = browser_runs
     with app_in_chromium(runs) as (url, browser):
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         dialogs: list[str] = []
@@ -367,3 +374,50 @@ def test_each_chart_is_drawn_once_per_rerun(browser_page, path, act):
     page.wait_for_timeout(1500)  # a second draw comes a frame or more after the first
     draws = page.evaluate(DRAWS_JS)
     assert draws and all(n == 1 for n in draws), f"draws per redrawn chart: {draws}"
+
+
+def test_the_server_starts_and_serves_every_page_without_a_console_warning(browser_page, browser_runs):
+    """``streamlit run`` prints its banner and nothing else while it starts and every page opens (the warm-up's
+    caches once warned of a missing script run context and runtime)."""
+    url, page, _ = browser_page
+    for path, heading in PAGES.items():
+        _open(page, f"{url}/{path}", heading)
+    log = (browser_runs / "server.log").read_text(errors="replace").splitlines()
+    banner = ("You can now view your Streamlit app", "URL: http")
+    info = re.compile(r"^\S+ \S+ INFO app\.")  # the app's own INFO log (bench.browser_serve adds it)
+    printed = [line for line in log if line.strip() and not line.strip().startswith(banner) and not info.match(line)]
+    assert printed == [], "\n".join(printed)
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg", "html"])
+def test_a_plotly_chart_exports_as_png_svg_and_html_named_after_what_it_shows(browser_page, fmt):
+    """The Export chart menu's buttons save the chart drawn on screen (the positional-encoding table): a PNG and an
+    SVG drawn by Plotly in the browser and a standalone page, each named after the chart."""
+    url, page, _ = browser_page
+    _open(page, f"{url}/positional", "Positional encoding")
+    _wait_for_plots(page)
+    page.locator('[data-testid="stMain"] [data-testid="stPopover"] button').filter(has_text="Export chart").first.click()
+    menu = page.locator('[data-testid="stPopoverBody"]')
+    assert "vector picture" in menu.inner_text() and "interactive web page" in menu.inner_text()
+    with page.expect_download(timeout=60_000) as download:
+        menu.get_by_role("button", name=fmt.upper(), exact=True).click()
+    saved = download.value
+    assert saved.suggested_filename == f"positional-encoding.{fmt}"
+    content = open(saved.path(), "rb").read()
+    starts = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<svg", "html": b"<!doctype html>"}[fmt]
+    assert content.lstrip()[:len(starts)].lower() == starts.lower()
+    assert fmt == "png" or b"PE for" in content
+    page.keyboard.press("Escape")
+
+
+def test_the_model_uploader_says_its_real_limit(browser_page):
+    """The drop zone reads the server's limit, 600 MB (Streamlit's own text rounded it to "1GB per file")."""
+    url, page, _ = browser_page
+    _open(page, f"{url}/masks", "Masks")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Upload a model").click()
+    zone = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploaderDropzoneInstructions"] span').first
+    zone.wait_for(timeout=30_000)
+    shown = zone.evaluate("el => [getComputedStyle(el).fontSize, getComputedStyle(el, '::after').content]")
+    assert shown == ["0px", '"600 MB per file"']
+    label = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploader"] label').first.inner_text()
+    assert label.endswith("up to 600 MB")

@@ -29,11 +29,14 @@ SCRIPTS = {r.url_path: r.script for section in routes.SECTIONS.values() for r in
 
 
 def open_page(page: str = "explore", *, ckpt: str | None = None, query: dict[str, str] | None = None,
-              timeout: float = 120, every_section: bool = True) -> AppTest:
+              timeout: float = 120, every_section: bool = True, state: dict | None = None) -> AppTest:
     """The app opened on ``page`` with ``ckpt`` chosen in the sidebar and ``query`` in the URL; with
     ``every_section`` the sidebar's "Open every section" is on (a Learn page then builds all its sections, not
-    only its first)."""
+    only its first); ``state``: session values set before the first run (``{"lesson_ask": False}``: the Lesson
+    shows every stage without asking first)."""
     at = AppTest.from_file(str(APP), default_timeout=timeout)
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
     for key, value in (query or {}).items():
         at.query_params[key] = value
     if ckpt is not None:

@@ -33,6 +33,8 @@ CASES = [
     ("permutation_demo", ("the big dog",), {"positions": False, "permutation": [2, 0, 1]}),
     ("pe_beyond", (), {}),
     ("checkpoint_batch", (["the cat sleeps", "a big black dog"],), {"max_tokens": 3}),
+    ("compare_decoding", (SOURCE, 3, 2.0, 5, 0.9), {}),
+    ("compare_decoding", (SOURCE, 0, 1.0, None, None), {}),
 ]
 
 

@@ -19,7 +19,9 @@ DIFFERENCES = (
     "**Pre-norm**: LayerNorm before each sublayer, x + Sublayer(LayerNorm(x)), and a final LayerNorm after "
     "each stack (the paper: post-norm, LayerNorm(x + Sublayer(x))).",
     "**GELU** in the feed-forward networks instead of ReLU.",
-    "**Learned decoder positions** (448 of them); the encoder keeps sinusoidal ones, as in the paper.",
+    "**Learned decoder positions** (448 of them); the encoder's are sinusoidal, but not the paper's table: "
+    "sines then cosines (two halves, not interleaved) with a slightly different frequency spacing, "
+    "exp(−ln(10000)·i/(d/2 − 1)).",
     "**No bias on the key projections**, and token embeddings not multiplied by √D; the output projection "
     "shares the token embedding, as the paper's does.",
 )

@@ -23,7 +23,7 @@ from core import lessons
 class View:
     """What every stage needs besides the trace: the highlighted token i, the decoder row t, the
     head h (0-based; shown as h + 1), the projector's font scale, and every drawn array's size on hover
-    (:func:`core.lessons.array_sizes`: name → "Q ∈ ℝ^{S×d_k} = 3 × 32")."""
+    (:func:`core.lessons.array_sizes`: name → "Q ∈ ℝ^(S × d_k) = 3 × 32")."""
 
     i: int
     t: int
@@ -71,10 +71,14 @@ def chain(lhs: str, *steps: str) -> str:
 def tokens(trace: lessons.LessonTrace, v: View) -> None:
     src, S = trace.source_tokens, len(trace.source_tokens)
     st.markdown("The tokenizer cuts the sentence into tokens the model knows; each becomes a row of every "
-                "matrix that follows. An unknown word becomes `<unk>`.")
+                "matrix that follows. A word it does not know is cut into smaller pieces it does know (the "
+                "translation model spells it out, `z ##o ##r …`, so it can copy a name); only a tokenizer without "
+                "such pieces maps it to `<unk>`.")
     for note in trace.notes:
         st.info(note)
     st.dataframe({"position": list(range(S)), "token": list(src)}, hide_index=True)
+    if trace.family == "attnscope":
+        glossary.erratum("example_direction")
     st.latex(rf"\text{{{S} tokens}}\;\rightarrow\;X \in \mathbb{{R}}^{{{S} \times {trace.d_model}}}"
              r"\quad(\text{one row of width } d_{model} \text{ per token})")
 
@@ -110,11 +114,12 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
                                y_title="input dimension", font_scale=v.fs, size=v.sizes.get("W_qkv")),
                  name="w-qkv", key="lesson_w_qkv")
     st.markdown(f"Each block is then **split into heads**: its {d} columns are {H} slices of d_k = {d} / {H} = "
-                f"{dk}, and head {h + 1} uses slice {h + 1}. (Notes 000 give every head the full width, a "
-                f"W of size d × 3hd; the paper splits d_model instead, so {H} heads cost what one full-width head "
-                "does. Q, K and V are linear in x — no non-linearity — but W is a learned matrix, not a rotation.)")
-    st.latex(rf"\underbrace{{(B, T, {d})}}_{{XW^Q + b^Q}} \xrightarrow{{\text{{view}}}} (B, T, {H}, {dk}) "
-             rf"\xrightarrow{{\text{{transpose}}}} (B, {H}, T, {dk})")
+                f"{dk}, and head {h + 1} uses slice {h + 1}. (Notes 000's prose gives every head the full width, a "
+                f"W of size d × 3hd; their code, like the paper, splits d_model into h slices of d_k = d_model/h, "
+                f"so {H} heads cost what one full-width head does. Q, K and V are linear in x — no non-linearity — "
+                "but W is a learned matrix, not a rotation.)")
+    st.latex(rf"\underbrace{{(B, S, {d})}}_{{XW^Q + b^Q}} \xrightarrow{{\text{{view}}}} (B, S, {H}, {dk}) "
+             rf"\xrightarrow{{\text{{transpose}}}} (B, {H}, S, {dk})")
     for name, matrix in zip("QKV", (head.q, head.k, head.v)):  # one under another: each keeps its labels
         vega.draw(charts.vectors, matrix, src, title=f"{name} (head {h + 1})", highlight=i, max_dims=16,
                   font_scale=v.fs, size=v.sizes.get(name))
@@ -195,11 +200,11 @@ def weighted_sum(trace: lessons.LessonTrace, v: View) -> None:
 def concatenated(trace: lessons.LessonTrace, v: View) -> None:
     src, i, H, d, dk = trace.source_tokens, v.i, trace.n_heads, trace.d_model, trace.d_k
     st.markdown(f"The {H} heads' outputs are **placed side by side** (the reverse of the split: "
-                f"(B, {H}, T, {dk}) → transpose → (B, T, {H}, {dk}) → reshape → (B, T, {d})) and mixed by the "
+                f"(B, {H}, S, {dk}) → transpose → (B, S, {H}, {dk}) → reshape → (B, S, {d})) and mixed by the "
                 f"output projection W^O (plus its bias b^O), back to d_model = {d} numbers per token.")
-    st.latex(rf"\underbrace{{(B, {H}, T, {dk})}}_{{z^1, \dots, z^{{{H}}}}} \xrightarrow{{\text{{transpose}}}} "
-             rf"(B, T, {H}, {dk}) \xrightarrow{{\text{{reshape}}}} (B, T, {H}\cdot{dk} = {H * dk}) "
-             rf"\xrightarrow{{W^O}} (B, T, {d})")
+    st.latex(rf"\underbrace{{(B, {H}, S, {dk})}}_{{z^1, \dots, z^{{{H}}}}} \xrightarrow{{\text{{transpose}}}} "
+             rf"(B, S, {H}, {dk}) \xrightarrow{{\text{{reshape}}}} (B, S, {H}\cdot{dk} = {H * dk}) "
+             rf"\xrightarrow{{W^O}} (B, S, {d})")
     widgets.plot(charts.blocks(trace.heads_concat, [f"{n}:{t}" for n, t in enumerate(src)],
                                [f"head {n + 1}" for n in range(H)], title="[z¹; …; zᴴ]: the heads side by side",
                                x_title="column", y_title="token", font_scale=v.fs, size=v.sizes.get("Concat")),

@@ -10,7 +10,7 @@ import streamlit as st
 from app.ui import export, glossary, widgets
 from app import resources
 from app.charts import grids
-from app.charts.base import SEQUENTIAL, label_tokens
+from app.charts.base import SEQUENTIAL, label_tokens, phrases
 from core import lessons
 
 MODES = {"encoder self": "Encoder self-attention", "decoder self": "Decoder masked self-attention",
@@ -83,7 +83,7 @@ def render(seed: int, fs: float) -> None:
                    f"to the English sentence “{glossary.SOURCE_SENTENCE}” and its Spanish translation "
                    f"“{glossary.TARGET_SENTENCE}”.")
         x, src = real.x, real.source
-        rows, cols = label_tokens(list(real.row_labels)), label_tokens(list(real.key_tokens))
+        rows, cols = label_tokens(phrases(real.row_labels)), label_tokens(list(real.key_tokens))
         q, k, v, weights, output = real.q, real.k, real.v, real.weights, real.output
         check = (f"The model's own forward pass gives the same map for this head: the largest difference is "
                  f"{real.max_error:.1e}.")

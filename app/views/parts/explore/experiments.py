@@ -55,8 +55,11 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) 
     kind, layer, head, _ = views.selection(exp)
     fs = widgets.font_scale()
     layers, heads = exp.shape(kind)
+    if INTERVENTIONS_OPEN not in st.session_state and inputs.intervened():
+        st.session_state[INTERVENTIONS_OPEN] = True  # a link with interventions opens on them
+    # a constant ``expanded``: a new one would be a new panel, closed, when the last change returns to default
     box = presentation.opened("Interventions: change how attention works and re-run the model", INTERVENTIONS_OPEN,
-                              icon=":material/tune:", expanded=inputs.intervened())
+                              icon=":material/tune:")
     if box is None:  # nothing is built for a closed panel (issue 23)
         return
     with box:

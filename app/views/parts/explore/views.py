@@ -78,21 +78,20 @@ def selection(exp: Explanation) -> tuple[str, int, int, str]:
     return kind, index("layer", layers), index("head", heads), view
 
 
-def _data(exp: Explanation, kind: str, layer: int, head: int) -> tuple[dict[str, np.ndarray], Callable]:
-    """Every map of ``kind`` as arrays; the CSV (built on click) holds the chosen head's weights,
-    or every head's when that stays under a million rows."""
+def _data(exp: Explanation, kind: str, layer: int, head: int,
+          scope: str = "head") -> tuple[dict[str, np.ndarray], Callable]:
+    """The maps of ``kind`` an export holds, as arrays and a tidy table (built on click), by ``scope``: "head" the
+    chosen head's, "layer" every head of ``layer``. Past a million weights, or for a long input whose maps are
+    computed on demand, the chosen head's alone."""
     rows, cols, _ = charts.axes(exp, kind)
     every = exp.attention[kind]  # (L, H, Tq, Tk)
-    if exp.on_demand:  # a long input's maps are computed when indexed: the numbers of the chosen head alone
-        one = every[layer:layer + 1, head:head + 1]  # (1, 1, Tq, Tk)
-        arrays = {"attention": one, "layer": np.array(layer + 1), "head": np.array(head + 1),
-                  "query_labels": np.array(rows), "key_labels": np.array(cols)}
-        return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
-    arrays = {"attention": every, "query_labels": np.array(rows), "key_labels": np.array(cols)}
-    if every.size <= 1_000_000:
-        return arrays, lambda: charts.tidy_maps(every, rows, cols)
-    one = every[layer:layer + 1, head:head + 1]
-    return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
+    whole = not exp.on_demand and every.size <= 1_000_000
+    heads = slice(0, every.shape[1]) if scope == "layer" and whole else slice(head, head + 1)
+    shown = np.asarray(every[layer:layer + 1, heads])  # (1, heads, Tq, Tk)
+    arrays = {"attention": shown, "layer": np.array(layer + 1), "heads": np.arange(heads.start, heads.stop) + 1,
+              "query_labels": np.array(rows), "key_labels": np.array(cols)}
+    return arrays, lambda: charts.tidy_maps(shown, rows, cols).assign(
+        layer=layer + 1, head=lambda table: table["head"] + heads.start)
 
 
 def _head_title(exp: Explanation, kind: str, layer: int, head: int) -> str:
@@ -259,12 +258,15 @@ def generation_view(exp: Explanation, layer: int, head: int, fs: float) -> None:
     if "cross" in exp.attention:
         figures.append(charts.row_bars(row("cross"), exp.source_tokens, font_scale=fs,
                                        title=f"Cross-attention over the source (layer {layer + 1}, {which})"))
-    figures.append(charts.row_bars(row("decoder"), exp.target_tokens, font_scale=fs, x_title="decoder input token",
+    seen = slice(0, step + 1)  # the decoder's tokens up to this step: the causal mask hides the later ones
+    figures.append(charts.row_bars(row("decoder")[seen], exp.target_tokens[seen], font_scale=fs,
+                                   x_title="decoder input token",
                                    title=f"Decoder self-attention (layer {layer + 1}, {which})"))
     for column, figure in zip(st.columns(len(figures)), figures):
         with column:
             widgets.chart(figure)
     st.caption(f"This row: after “{reads}” → predicts “{makes}”. Under the causal mask the decoder gives the "
-               "tokens after this step a weight of exactly 0.")
+               "tokens after this step a weight of exactly 0: the bars end at this step's token.")
     kind = "cross" if "cross" in exp.attention else "decoder"
-    _exports(figures[0], *_data(exp, kind, layer, head), f"step-{step + 1}")
+    name = f"{kind}-L{layer + 1}-{'mean' if average else f'H{head + 1}'}-step{step + 1}"
+    _exports(figures[0], *_data(exp, kind, layer, head, "layer" if average else "head"), name)

@@ -46,8 +46,9 @@ def noam_plot(d_model: int, warmup: int, steps: int, scale: float) -> None:
 def smoothing_plot(smoothing: float, classifier: bool, scale: float) -> None:
     """Targets for the chosen task's kind, their formula, and the KL = CE − H check."""
     st.markdown("**Label smoothing.** The loss does not ask for 100 % on the right token: it keeps "
-                "1 − ε there and spreads ε evenly over the other tokens. The model becomes less over-confident, "
-                "which helps accuracy and BLEU.")
+                "1 − ε there and spreads ε evenly over the other tokens. The model becomes less over-confident: "
+                "the paper reports that this hurts perplexity but improves accuracy and BLEU (for translation; "
+                "a classifier has no BLEU).")
     if classifier:
         st.markdown("This task is a **classifier**: there is no padding class, so ε is shared by the V − 1 "
                     "other classes.")
@@ -70,10 +71,14 @@ def smoothing_plot(smoothing: float, classifier: bool, scale: float) -> None:
         st.dataframe(table.style.format("{:.4f}"), key="train_smoothing_table")
     export.exports(chart, {"targets": matrix}, table.reset_index(names="example"), "label-smoothing",
                    "train_smoothing_chart")
-    st.markdown("**The notes' form: KL divergence.** The notes train with a KL-divergence loss between the "
-                "smoothed targets q and the model's distribution p; the trainer here uses the cross-entropy "
-                "against q. They differ only by the entropy H(q) of the targets, which no weight can change, "
-                "so both have the same gradients.")
+    st.markdown(("**The same identity for a classifier.** The notes' classifier (notes 000) trains with a plain "
+                 "cross-entropy; their KL-divergence `LabelSmoothing` (notes 004) is for sequences. The identity "
+                 "still holds here: " if classifier else
+                 "**The notes' form: KL divergence.** The notes train with a KL-divergence loss between the "
+                 "smoothed targets q and the model's distribution p; the trainer here uses the cross-entropy "
+                 "against q. ")
+                + "KL and cross-entropy against q differ only by the entropy H(q) of the targets, which no weight "
+                "can change, so both have the same gradients.")
     st.latex(KL_LATEX)
     check = lessons.kl_check(smoothing, classifier=classifier)
     st.latex(rf"\text{{example 1:}}\quad \mathrm{{KL}} = {check.kl:.4f} = {check.cross_entropy:.4f} - "

@@ -1,0 +1,123 @@
+"""The Lesson's active tour: at chosen stages the page asks first and shows after.
+
+The student clicks a token or picks an answer; the page then reveals the model's real answer (computed by
+:mod:`core.lessons.questions`) beside theirs, with one sentence on why, and only then draws the stage. Skip (the
+button, or the S key) reveals the answer without one. The answers stay in the session, one per question, sentence,
+head and token or step (a new sentence asks again), and the last stage sums them up.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Callable
+
+import streamlit as st
+
+from app.ui import widgets
+from app.views.parts.lesson_stages import View
+from core import lessons
+
+ANSWERS = "lesson_answers"  # session state: question key → what the student answered and what the model did
+ASK = "lesson_ask"  # session state: ask before showing (the student may turn it off)
+SKIP_KEY = "s"
+Ask = Callable[[lessons.LessonTrace, View], "lessons.Question | None"]
+# Lesson stage (0-based, app.views.lesson.STAGES order) → its question
+QUESTIONS: dict[int, Ask] = {
+    3: lambda tr, v: lessons.questions.best_key(tr, v.i),
+    6: lambda tr, v: lessons.questions.beta(tr, v.i),
+    8: lambda tr, v: lessons.questions.positional_head(tr),
+    12: lambda tr, v: lessons.questions.row_sum(tr, v.t),
+    13: lambda tr, v: lessons.questions.cross_source(tr, v.t),
+    14: lambda tr, v: lessons.questions.next_token(tr, v.t),
+    16: lambda tr, v: lessons.questions.temperature(tr, v.t),
+}
+
+
+def _key(stage: int, question: lessons.Question, v: View) -> str:
+    """One question on one sentence, head and token or step: the prompt names them all."""
+    return f"{stage}|{question.topic}|{v.h}|{v.i}|{v.t}|{st.session_state.get('lesson_text', '')}|{question.prompt}"
+
+
+def _widget_key(kind: str, key: str) -> str:
+    return f"lesson_{kind}_{zlib.crc32(key.encode()):08x}"
+
+
+def _record(stage: int, key: str, question: lessons.Question, given: int | None) -> None:
+    st.session_state.setdefault(ANSWERS, {})[key] = {
+        "stage": stage + 1, "question": question.prompt,
+        "yours": "skipped" if given is None else question.options[given],
+        "model": question.options[question.answer], "right": None if given is None else given == question.answer,
+        "why": question.why}
+
+
+def _picked(stage: int, key: str, question: lessons.Question) -> None:
+    given = st.session_state.get(_widget_key("answer", key))
+    if given is not None:
+        _record(stage, key, question, int(given))
+
+
+def _pose(stage: int, key: str, question: lessons.Question) -> None:
+    """The question, its options as one-click pills, and Skip."""
+    with st.container(border=True, key=f"lesson_question_{stage}"):
+        st.markdown(f"**Your turn.** {widgets.plain(question.prompt)}")
+        label = "Click a token" if question.tokens else "Pick one"
+        options = question.options
+        fmt = (lambda n: f"{n}: {options[n]}") if question.tokens else (lambda n: options[n])
+        st.pills(label, range(len(options)), format_func=fmt, key=_widget_key("answer", key),
+                 on_change=_picked, args=(stage, key, question))
+        st.button("Skip: show me", key=f"lesson_skip_{stage}", on_click=_record, args=(stage, key, question, None),
+                  shortcut=SKIP_KEY, help=f"Show the stage without answering (key {SKIP_KEY.upper()})",
+                  icon=":material/skip_next:")
+
+
+def reveal(answer: dict) -> None:
+    """The student's answer beside the model's, and why, on one alert."""
+    model, why = widgets.plain(answer["model"]), widgets.plain(answer["why"])
+    if answer["right"] is None:
+        st.info(f"The model's answer: **{model}**. {why}", icon=":material/visibility:")
+    elif answer["right"]:
+        st.success(f"Right: **{model}**, as the model says. {why}", icon=":material/check_circle:")
+    else:
+        st.warning(f"You said **{widgets.plain(answer['yours'])}**; the model says **{model}**. {why}",
+                   icon=":material/cancel:")
+
+
+def toggle() -> None:
+    """The student's switch: ask before each question stage shows, or show every stage at once."""
+    st.toggle("Ask me first", key=ASK, help=f"{len(QUESTIONS)} stages ask a question before they show their "
+              f"picture; Skip (key {SKIP_KEY.upper()}) shows the answer without one")
+
+
+def ask(trace: lessons.LessonTrace, v: View, stage: int) -> bool | dict:
+    """Ask ``stage``'s question if it has one still unanswered: False, the stage waits. True: the stage has no
+    question (or asking is off). Else the answer given, for :func:`reveal` (the stage may be drawn)."""
+    make = QUESTIONS.get(stage)
+    question = None if make is None or not st.session_state.get(ASK, True) else make(trace, v)
+    if question is None:
+        return True
+    key = _key(stage, question, v)
+    answer = st.session_state.get(ANSWERS, {}).get(key)
+    if answer is None:
+        _pose(stage, key, question)
+        return False
+    return answer
+
+
+def summary() -> None:
+    """The student's answers so far, in the order given: the stage, the question, theirs and the model's."""
+    answers = list(st.session_state.get(ANSWERS, {}).values())
+    st.subheader("Your answers")
+    if not answers:
+        st.caption(f"No answers yet: {len(QUESTIONS)} stages ask a question before they show their picture "
+                   "(stages " + ", ".join(str(s + 1) for s in QUESTIONS) + ").")
+        return
+    right = sum(a["right"] is True for a in answers)
+    skipped = sum(a["right"] is None for a in answers)
+    given = len(answers) - skipped
+    st.markdown(f"**{right} of {given}** answered right" + (f", {skipped} skipped." if skipped else "."))
+    st.dataframe({"stage": [a["stage"] for a in answers], "question": [a["question"] for a in answers],
+                  "yours": [a["yours"] for a in answers], "the model's": [a["model"] for a in answers],
+                  "": ["✓" if a["right"] else "skipped" if a["right"] is None else "✗" for a in answers]},
+                 hide_index=True)
+    st.button("Ask me again", key="lesson_ask_again", on_click=st.session_state.pop, args=(ANSWERS, None),
+              icon=":material/replay:")

@@ -310,7 +310,10 @@ class AttentionCanvas {
     const width = Math.max(this.root.clientWidth || 600, 320);
     const left = Math.min(this.measure(h.rows) + 10, width * 0.3) + font * 1.6;
     const bottom = Math.min(this.measure(h.cols) + 10, 150) + font * 1.6;
-    const room = width - left - 70, most = Math.max(240, Math.min(640, (window.innerHeight || 720) * 0.62));
+    // the map and its labels on the first screen: its room is measured once, on the unscrolled page
+    this.stageTop = this.stageTop ?? this.stage.getBoundingClientRect().top + (window.scrollY || 0);
+    const top = this.stageTop;
+    const room = width - left - 70, most = Math.max(220, Math.min(640, (window.innerHeight || 720) - top - bottom - 16));
     let pw = Math.min(room, most), ph = pw * h.tq / h.tk;
     if (ph > most) { ph = most; pw = ph * h.tk / h.tq; }
     pw = Math.max(pw, 80); ph = Math.max(ph, 40);

@@ -12,7 +12,7 @@ import functools
 
 import streamlit as st
 
-from app.ui import export, widgets
+from app.ui import canvas, export, widgets
 from app import pretrained_resources
 from app.services import catalog
 from app.charts import attention as attention_charts
@@ -81,14 +81,15 @@ def head_finder(entry: catalog.Entry, exp: Explanation, fs: float, *, prefix: st
     chosen = ranked[pick]
     layer, head = chosen["layer"], chosen["head"]
     matrix = exp.attention["encoder"][layer, head]  # (T, T)
-    title = f"{name} · layer {layer + 1}, head {head + 1}"
-    size = int(min(620, max(300, 22 * len(tokens)) * fs))  # room for every token label
-    heatmap = attention_charts.head_heatmap(matrix, tokens, tokens, title=title, font_scale=fs, size=size)
+    labels = attention_charts.token_labels(tokens)
+    look = canvas.Look(title=name, presentation=fs > 1, theme=canvas.theme())
+    maps = canvas.maps_payload(exp.attention["encoder"], labels, labels, kind="encoder", layer=layer, head=head,
+                               view="head", look=look)  # every head, opened on the chosen one
     row = charts.row_chart(matrix[query], tokens, font_scale=fs,
                            title=f"“{word}” in layer {layer + 1}, head {head + 1}")
     first, second = st.columns([3, 2], gap="large")
     with first:
-        widgets.chart(heatmap)
+        canvas.maps(maps, key=f"{prefix}_canvas")
     with second:
         widgets.bars(row)  # fits the column's width, keeps one bar per token
         top_word = attention_charts.visible(tokens[chosen["key"]])

@@ -11,7 +11,10 @@
 //    imported from this server while the page is idle, one after another in the page's order (the one the next
 //    control needs first), so the first such chart does not wait for its code; the app imports the same module
 //    later and finds it loaded.
-// 6. An Export menu's PNG / SVG button of a Plotly chart (app/ui/export.py: data-attnscope-image, the format, and
+// 6. Presentation mode fits the first screen's charts into it: every chart (Plotly, Vega-Lite, a diagram) that
+//    starts on the first screen of the unscrolled page and would end below it is drawn smaller (scaled, down to
+//    FIT_FLOOR of its size), so its whole height is on the screen; the page below it moves up.
+// 7. An Export menu's PNG / SVG button of a Plotly chart (app/ui/export.py: data-attnscope-image, the format, and
 //    data-attnscope-chart, the chart's name) saves that chart in that format through its own toolbar's camera, the
 //    chart found by the file name its toolbar saves under.
 (() => {
@@ -103,7 +106,32 @@
     }
     if (root.dataset.attnscopeTheme !== theme) root.dataset.attnscopeTheme = theme;
   };
-  const tick = () => { sync(); background(); state.fold(); };
+  const FIT_FLOOR = 0.45, FIT_GAP = 8;  // the smallest scale; the room left under a fitted chart (px)
+  const CHARTS = '[data-testid="stMain"] [data-testid="stElementContainer"]:not(:has([data-testid="stElementContainer"]))'
+    + ':has(:is([data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], img.__DIAGRAM__))';
+  // A chart's element container is scaled from its top left corner and gives back the height it no longer covers
+  // (a negative bottom margin): its layout width stays, so a chart drawn to its column's width keeps its layout
+  // (a CSS zoom would narrow the column it measures), and Plotly maps the pointer through the transform.
+  const scaled = chart => parseFloat((chart.style.transform.match(/scale\(([\d.]+)\)/) || [0, 1])[1]);
+  const scale = (chart, by) => {
+    chart.style.transform = by === 1 ? '' : `scale(${by.toFixed(3)})`;
+    chart.style.transformOrigin = by === 1 ? '' : 'top left';
+    chart.style.marginBottom = by === 1 ? '' : `${-((1 - by) * chart.offsetHeight).toFixed(1)}px`;
+  };
+  const fit = () => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const scrolled = document.scrollingElement.scrollTop + (main ? main.scrollTop : 0);
+    for (const chart of document.querySelectorAll(CHARTS)) {
+      const now = scaled(chart);
+      if (!state.clicker) { if (now !== 1) scale(chart, 1); continue; }
+      if (chart.offsetParent === null) continue;
+      const top = chart.getBoundingClientRect().top + scrolled, natural = chart.offsetHeight;  // unscaled px
+      if (top >= innerHeight || natural === 0) continue;
+      const wanted = Math.max(FIT_FLOOR, Math.min(1, (innerHeight - top - FIT_GAP) / natural));
+      if (Math.abs(wanted - now) > 0.01) scale(chart, wanted);
+    }
+  };
+  const tick = () => { sync(); background(); state.fold(); fit(); };
   tick();
   setInterval(tick, 500);
 })();

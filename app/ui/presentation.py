@@ -28,6 +28,7 @@ import streamlit as st
 
 from app import routes
 from app.charts import look
+from app.ui.widgets import DIAGRAM_CLASS
 
 SCRIPT = Path(__file__).with_name("presentation.js")
 KEY = "projector"  # the session and share-link key (kept from "projector mode": old links still work)
@@ -166,7 +167,8 @@ def script(on: bool, preload: tuple[str, ...] = ()) -> str:
     ``preload`` loaded once the page is idle), as a <script> element."""
     paths = [r.url_path for pages in routes.SECTIONS.values() for r in pages]
     config = json.dumps({"clicker": on, "paths": paths, "preload": chart_modules(preload)})
-    return "<script>" + _script_source().replace("__CONFIG__", config) + "</script>"
+    source = _script_source().replace("__CONFIG__", config).replace("__DIAGRAM__", DIAGRAM_CLASS)
+    return "<script>" + source + "</script>"
 
 
 def apply(page: str = "") -> None:

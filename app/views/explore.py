@@ -5,9 +5,10 @@ and decoding options rerun everything under the title (one fragment: not the sid
 reruns only the fragment it touches (``panels``): the kind, layer, head and view controls rerun the head view,
 the chosen view and the experiment panels from the cached explanation, never the model.
 
-Layout: the chosen head's map is the first chart and lands above the fold. In normal mode the
-input, the prediction and the controls fill a left column and the head view the right one; in
-projector mode (larger type) they stack. The chosen view, when it is not the head view, follows
+Layout: the chosen head's map is the first chart and lands above the fold. The input, the prediction and the
+controls fill a left column and the head view the right one; in presentation mode (larger type) the page's
+introduction is left out and the examples fold into a popover, so the input, the model's output and the whole map (drawn
+smaller where it would not fit) share the first screen; on a narrower screen the two columns stack. The chosen view, when it is not the head view, follows
 at full width, then the sections of the model's kind (``kinds``: an encoder's sentence similarity and
 head finder, a decoder's sampled continuation step by step), the model's description, then three expanders
 whose content is built only while they are open: the tokens with the model's vocabulary, the interventions and the
@@ -28,8 +29,9 @@ from app.views.parts.explore import inputs as w
 TOKENS_OPEN = "tokens_open"
 widgets.restore_from_url(w.URL_PARSERS)
 st.title("Explore attention")
-st.caption("Type a sentence and see how the model splits it into tokens, what it predicts, and where every "
-           "attention head looks. Rows are the tokens doing the attending, columns the tokens attended to.")
+if not presentation.enabled():  # presentation mode: the input, the output and the map on the first screen
+    st.caption("Type a sentence and see how the model splits it into tokens, what it predicts, and where every "
+               "attention head looks. Rows are the tokens doing the attending, columns the tokens attended to.")
 
 
 @st.fragment(key="explore_body")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.ui import widgets
+from app.ui import presentation, widgets
 from app import pretrained_resources, resources
 from app.views.parts.pretrained import common, sentences
 from app.views.parts.pretrained.heads import head_finder
@@ -32,8 +32,9 @@ text = common.text_or_stop("Sentence", "mini_text", MAX_CHARS, "Type a sentence 
 exp = widgets.attempt("run MiniLM", resources.explain_entry, target, text)
 if exp is None:
     st.stop()
-widgets.show_user_text(" · ".join(exp.source_tokens), f"{len(exp.source_tokens)} WordPiece tokens (lower-cased; "
-                       "## marks the rest of a split word):")
+with presentation.folded(f"{len(exp.source_tokens)} tokens", ":material/token:"):  # the chart on the first screen
+    widgets.show_user_text(" · ".join(exp.source_tokens), f"{len(exp.source_tokens)} WordPiece tokens (lower-cased; "
+                           "## marks the rest of a split word):")
 for note in exp.notes:
     st.warning(widgets.plain(note), icon=":material/info:")
 sentences.embedding(exp, fs)

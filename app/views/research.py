@@ -12,7 +12,7 @@ from app import resources
 from app.charts import comparison
 from app.charts.attention import visible
 from app.charts.research import cell_grid, picked_cell
-from app.ui import widgets
+from app.ui import presentation, widgets
 from core import analysis, head_sweep, head_types, induction_probe, KIND_LABELS, logit_lens, merge_sweeps
 
 MAX_CHARS = 400
@@ -22,9 +22,10 @@ DEFAULT = "The animal didn't cross the street because it was too tired."
 widgets.restore_from_url({"research_text": widgets.clipped_text(MAX_CHARS)},
                          {"research_text": st.session_state.get("text") or DEFAULT})
 st.title("Research: layers and heads")
-st.caption("What interpretability work measures first, on the model chosen in the sidebar: what each layer would "
-           "predict, which heads the prediction needs, which heads are sinks, previous-token or induction heads, "
-           "and where two models' attention differs. Each number is computed as the recipe under it says.")
+presentation.folded().caption(  # presentation mode: in a popover, so the first chart is on the first screen
+    "What interpretability work measures first, on the model chosen in the sidebar: what each layer would predict, "
+    "which heads the prediction needs, which heads are sinks, previous-token or induction heads, and where two "
+    "models' attention differs. Each number is computed as the recipe under it says.")
 loaded = widgets.current_checkpoint(pretrained=True)
 if loaded is None:
     st.info("Pick a model in the sidebar to read it here.")

@@ -59,7 +59,7 @@ def recurrence_section() -> None:
     right.select_slider("Width d", [8, 16, 32, 64, 128, 256, 512, 1024], key="cc_d")
     n, d = int(st.session_state["cc_n"]), int(st.session_state["cc_d"])
     one = lessons.path_comparison([n], d)
-    st.dataframe(pd.DataFrame({
+    presentation.folded("Table 1 of the paper, in numbers", ":material/table:").dataframe(pd.DataFrame({
         "layer": ["recurrent (RNN)", "self-attention"],
         "sequential steps": [one.sequential_rnn[0], one.sequential_attention[0]],
         "longest path between two tokens": [one.path_rnn[0], one.path_attention[0]],

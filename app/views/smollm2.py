@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.ui import widgets
+from app.ui import presentation, widgets
 from app import resources
 from app.charts import attention as attention_charts
 from app.views.parts.pretrained import common, writing
@@ -29,8 +29,9 @@ prompt = common.text_or_stop("Prompt", "smol_prompt", MAX_CHARS, "Type a prompt 
 exp = widgets.attempt("run SmolLM2", resources.explain_entry, target, prompt, top_n=10)
 if exp is None:
     st.stop()
-widgets.show_user_text(" · ".join(attention_charts.visible(t) for t in exp.target_tokens),
-                       f"{len(exp.target_tokens)} tokens (␣ marks a space that belongs to the token):")
+with presentation.folded(f"{len(exp.target_tokens)} tokens", ":material/token:"):  # the chart on the first screen
+    widgets.show_user_text(" · ".join(attention_charts.visible(t) for t in exp.target_tokens),
+                           f"{len(exp.target_tokens)} tokens (␣ marks a space that belongs to the token):")
 for note in exp.notes:
     st.warning(widgets.plain(note), icon=":material/info:")
 pred = exp.prediction

@@ -39,8 +39,8 @@ widgets.restore_from_url(settings.URL_KEYS)
 settings.init_state()
 
 st.title("Train a Transformer")
-st.caption("Pick a task and a model size, look at how the paper trains, then train and watch attention form. "
-           "Short runs belong here; long ones to the command line (below).")
+presentation.folded().caption("Pick a task and a model size, look at how the paper trains, then train and watch "
+                              "attention form. Short runs belong here; long ones to the command line (below).")
 
 def _ideas() -> None:
     """The paper's two training ideas, drawn for the chosen settings (read from the session)."""

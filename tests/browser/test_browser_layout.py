@@ -6,7 +6,8 @@ overview and side by side; Train; the Lesson; the Learn pages; MiniLM, SmolLM2 a
 - no two text boxes of a chart, or of neighbouring charts, intersecting (the rendered SVG text, rotation kept),
 - no chart wider than its container,
 - no error message,
-- in presentation mode, the first chart's top above the first screen's bottom (720 px),
+- in presentation mode, the whole first view on the first screen: the first chart's bottom above the screen's
+  bottom, and on Explore the model's output and in the Lesson the Next button on it too,
 - every slider's value (above its thumb, and its ends) on one line, whole (in presentation mode the wrapping rule for
   prose once broke "3.50" into a column of characters, three of them hidden),
 - in the dark theme, a dark page and no Plotly chart painted on a white background,
@@ -134,13 +135,32 @@ BROKEN_VALUES_JS = """() => [...document.querySelectorAll(
   .filter(el => el.getBoundingClientRect().height
     > 1.8 * parseFloat(getComputedStyle(el.querySelector("p") || el).fontSize))
   .map(el => `${el.innerText.replace(/\\s+/g, ' ')} (${Math.round(el.getBoundingClientRect().height)} px tall)`)"""
-# The topmost chart, a diagram (Architecture's drawing of the model, app.ui.widgets.diagram) counting as one.
-FIRST_CHART_TOP_JS = """() => {
-  const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
-    + '[data-testid="stVegaLiteChart"], [data-attnscope-canvas], img.DIAGRAM)')]
-    .filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
-  return tops.length ? Math.min(...tops) : null;  // the page is unscrolled: the topmost chart's top on screen
+# The topmost chart (a diagram, Architecture's drawing of the model: app.ui.widgets.diagram, counting as one): the top
+# and bottom of its element's box as drawn on the unscrolled page (presentation mode draws a chart that would end
+# below the first screen smaller: app/ui/presentation.js), and the bottom of what the page names in ``below``
+# (Explore's output, the Lesson's Next), each null when absent.
+FIRST_VIEW_JS = """selectors => {
+  const boxes = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]'
+    + ':not(:has([data-testid="stElementContainer"])):has(:is([data-testid="stPlotlyChart"], '
+    + '[data-testid="stVegaLiteChart"], [data-attnscope-canvas], img.DIAGRAM))')]
+    .filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect());
+  const first = boxes.reduce((top, box) => (top === null || box.top < top.top ? box : top), null);
+  const bottom = selector => { const el = document.querySelector(selector);
+    return el && el.offsetParent !== null ? el.getBoundingClientRect().bottom : null; };
+  return {top: first && first.top, bottom: first && first.bottom, below: selectors.map(bottom)};
 }""".replace("DIAGRAM", DIAGRAM_CLASS)
+OUTPUT = '[data-testid="stMain"] .st-key-prediction'  # Explore's output (app/views/parts/explore/inputs.py)
+NEXT = '[data-testid="stMain"] .st-key-lesson_next'  # the Lesson's Next
+# Unscaled first (presentation mode's fitted charts, app/ui/presentation.js): a chart's text and width are measured as
+# Plotly and Vega laid them out; the page script scales it again on its next tick.
+UNZOOMED = ("document.querySelectorAll('[data-testid=\"stMain\"] [style*=\"scale(\"]')"
+            ".forEach(el => { el.style.transform = ''; el.style.marginBottom = ''; });")
+# Pages whose first view is still taller than a 1280 × 720 screen in presentation mode, even with their first chart
+# drawn at the page script's smallest zoom: their chart needs the page's layout changed (chart beside its controls).
+# For them only the first chart's top is checked (on the first screen).
+NOT_YET_FITTING = {"architecture", "checkpoints-side-by-side", "positional", "self-attention", "smollm2", "whisper"}
+ON_THE_FIRST_SCREEN = {"explore": [OUTPUT], "explore-model-view": [OUTPUT], "explore-intervention": [OUTPUT],
+                       "explore-models-bert": [OUTPUT], "lesson": [NEXT]}
 
 
 @pytest.fixture(scope="module")
@@ -201,11 +221,12 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation, t
         for name, (path, tab) in PAGES.items():
             _open(page, url, path, tab, presentation)
             failures += [f"{name}: shows an error: {problem[:200]}" for problem in problems_on(page)]
-            top = page.evaluate(FIRST_CHART_TOP_JS)
+            first = _first_view(page, name, size[1]) if presentation else None
             shot = SHOTS / f"{name}-{size[0]}x{size[1]}-{mode}"
             page.screenshot(path=f"{shot}.png", full_page=True)
             page.screenshot(path=f"{shot}-first-screen.png")  # what the class sees first (the README's pictures)
-            overlaps, wide = page.evaluate(OVERLAPS_JS), page.evaluate(TOO_WIDE_JS)
+            overlaps = page.evaluate(f"() => {{ {UNZOOMED} return ({OVERLAPS_JS})(); }}")
+            wide = page.evaluate(f"() => {{ {UNZOOMED} return ({TOO_WIDE_JS})(); }}")
             last = page.locator('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
                                 '[data-testid="stVegaLiteChart"]):visible')  # not those of hidden tabs
             if last.count():
@@ -214,13 +235,41 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation, t
             failures += [f"{name}: too wide {w}" for w in wide]
             failures += [f"{name}: margins pushed by automargin {pushed}" for pushed in page.evaluate(PUSHED_JS)]
             failures += [f"{name}: slider value broken over lines: {v}" for v in page.evaluate(BROKEN_VALUES_JS)]
-            if presentation and (top is None or top >= 720):
-                failures.append(f"{name}: the first chart starts at {top} px, below the first 720 px")
+            if presentation:
+                fits = name not in NOT_YET_FITTING or size[1] > 720  # a 1080-px screen holds them all
+                failures += _first_view_cut(name, first, size[1] if fits else None)
             if theme == "dark":
                 failures += [f"{name}: {bad}" for bad in page.evaluate(NOT_DARK_JS)]
     finally:
         page.close()
     assert failures == [], "\n".join(failures)
+
+
+def _first_view(page, name: str, height: int) -> dict:
+    """The first view's boxes (:data:`FIRST_VIEW_JS`), once the page script has fitted it (at most 3 s)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    below = ON_THE_FIRST_SCREEN.get(name, [])
+    try:
+        page.wait_for_function(f"s => ({FIRST_VIEW_JS})(s).bottom <= {height}", arg=below, timeout=3_000)
+    except PlaywrightTimeout:
+        pass  # measured as it is: the failure says where it ends
+    return page.evaluate(FIRST_VIEW_JS, below)
+
+
+def _first_view_cut(name: str, first: dict, height: int | None) -> list[str]:
+    """What of a page's first view lies below its first screen (``height`` px; None: only the first chart's top is
+    checked, :data:`NOT_YET_FITTING`): the first chart's bottom, and the output or Next button the page must show."""
+    if first["top"] is None:
+        return [f"{name}: no chart on the page"]
+    if height is None:
+        return [f"{name}: the first chart starts at {first['top']:.0f} px, below the first 720 px"] \
+            if first["top"] >= 720 else []
+    cut = [f"{name}: the first chart runs from {first['top']:.0f} to {first['bottom']:.0f} px, past the first "
+           f"{height} px"] if first["bottom"] > height else []
+    return cut + [f"{name}: {what} ends at {bottom} px, past the first {height} px"
+                  for what, bottom in zip(ON_THE_FIRST_SCREEN.get(name, []), first["below"])
+                  if bottom is None or bottom > height]
 
 
 STAGE_JS = "() => ([...document.querySelectorAll('[data-testid=\"stMain\"] h2')].map(h => h.innerText.trim())"

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from app.services import catalog
-from app.ui import widgets
+from app.ui import presentation, widgets
 from app.charts import attention as charts
 from app.charts import confidence
 from core import (Checkpoint, COVERAGE_THRESHOLD, Explanation, get_task, input_vocabulary, ModelFacts,
@@ -60,16 +60,17 @@ def text_input(entry: catalog.Entry) -> str:
     if "text" not in st.session_state or (switched and examples):
         st.session_state["text"] = examples[0] if examples else ""  # a new task starts on its own example
     st.session_state["_explore_examples"] = examples
-    if examples:
-        st.pills("Try an example", examples, key="example", on_change=_use_example)
+    if examples:  # presentation mode: in a popover, so the output shares the first screen with the map
+        with presentation.folded("Try an example", ":material/lightbulb:"):
+            st.pills("Try an example", examples, key="example", on_change=_use_example)
     return st.text_area("Input text", key="text", height=90, placeholder="Type a sentence…")
 
 
 def base_options(architecture: str) -> dict[str, Any]:
     """Decoding controls (seq2seq) or continuation (language model) → explain options."""
     options: dict[str, Any] = {}
-    if architecture == "encoder-decoder":
-        left, right = st.columns(2)
+    if architecture == "encoder-decoder":  # presentation mode's large type: the choice on one line, the beam below
+        left, right = (st.container(), st.container()) if presentation.enabled() else st.columns(2)
         widgets.choose("decoding", list(DECODINGS), "greedy")
         with left:
             st.segmented_control("Decoding", list(DECODINGS), key="decoding", required=True,

@@ -43,14 +43,15 @@ def catalog_entry(entry: PretrainedEntry) -> catalog.Entry:
 
 def page_top(title: str, name: str, intro: str) -> tuple[PretrainedEntry, catalog.Entry]:
     """A pretrained model's page opening: its title, the model (or how to install it, and the page stops),
-    the introduction (folded beside the chart in presentation mode) and the note on the sidebar's choice.
+    the introduction and the note on the sidebar's choice (both folded beside the chart in presentation mode).
     Returns the installed model and its catalog entry."""
     about = presentation.opening(title, intro)
     entry = installed(name)
     if entry is None:
         st.stop()
     about.caption(entry.description)
-    sidebar_note(entry)
+    with about:  # presentation mode: folded with the introduction, so the first chart is on the first screen
+        sidebar_note(entry)
     return entry, catalog_entry(entry)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, widgets
+from app.ui import export, presentation, widgets
 from app.charts import teaching as teaching_charts
 from app.charts import training as charts
 from core import lessons, training
@@ -24,13 +24,15 @@ KL_LATEX = (r"\mathrm{KL}(q\,\|\,p) = \sum_k q_k \log\frac{q_k}{p_k} = "
 
 
 def noam_plot(d_model: int, warmup: int, steps: int, scale: float) -> None:
-    """The schedule, its formula with the step-0 guard, and the guard's numbers."""
-    st.markdown("**Warm-up, then decay.** Adam starts with tiny steps while its statistics settle, "
-                "speeds up linearly for the warm-up, then slows down with the inverse square root of the step.")
-    st.latex(NOAM_LATEX)
-    st.caption(f"The guard s = max(step, 1), as in the notes' code (if step == 0: step = 1): at step 0 the formula "
-               f"would divide by zero (0^−0.5); guarded, step 0 gets step 1's rate, "
-               f"{training.noam_lr(0, d_model, warmup):.3e} = {training.noam_lr(1, d_model, warmup):.3e}.")
+    """The schedule, its formula with the step-0 guard (folded into a popover in presentation mode, so the chart
+    is on the first screen), and the guard's numbers."""
+    about = presentation.folded("Warm-up, then decay: the formula", ":material/function:")
+    about.markdown("**Warm-up, then decay.** Adam starts with tiny steps while its statistics settle, "
+                   "speeds up linearly for the warm-up, then slows down with the inverse square root of the step.")
+    about.latex(NOAM_LATEX)
+    about.caption(f"The guard s = max(step, 1), as in the notes' code (if step == 0: step = 1): at step 0 the formula "
+                  f"would divide by zero (0^−0.5); guarded, step 0 gets step 1's rate, "
+                  f"{training.noam_lr(0, d_model, warmup):.3e} = {training.noam_lr(1, d_model, warmup):.3e}.")
     curve = lessons.noam_curve(steps, d_model, warmup)
     chart = charts.noam_chart(curve, d_model=d_model, warmup=warmup, font_scale=scale)
     st.altair_chart(chart, width="content")

@@ -200,11 +200,17 @@ def _split(x: Tensor, n_heads: int) -> Tensor:
     return x.view(length, n_heads, width // n_heads).transpose(0, 1)  # (H, T, dk)
 
 
-def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
-    """Embeddings and encoder layer 0 recomputed step by step for a batch of one."""
+#: What the Lesson reads from the model's own forward pass (its trace) rather than recomputing.
+LAYER0 = ("encoder.embed", "encoder.0.resid_mid", "encoder.0.resid_out", "decoder.0.q", "decoder.0.k", "decoder.0.v")
+
+
+def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int, traced: dict[str, Tensor]) -> dict:
+    """Embeddings and encoder layer 0 step by step for a batch of one: the stack's input and the layer's Add & Norm
+    outputs from the forward pass's ``traced`` names (:data:`LAYER0`), the steps between them (each head's scores,
+    the concatenation, W^O, the LayerNorm's x̂, the FFN's hidden units) recomputed from the layer's weights."""
     model, cfg = ckpt.model, ckpt.config
     scaled_embedding = model.src_embed(src)[0] * math.sqrt(cfg.d_model)  # (S, D)
-    embedded = model.positional(scaled_embedding.unsqueeze(0))[0]  # (S, D)
+    embedded = traced["encoder.embed"][0]  # (S, D): scaled embedding + positions
     layer = model.encoder_layers[0]
     inp = layer.norm1(embedded) if cfg.norm == "pre" else embedded
     q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, S, dk)
@@ -212,7 +218,7 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
     traces = [head_trace(q[h], k[h], v[h], mask) for h in range(cfg.n_heads)]
     concat = torch.cat([torch.from_numpy(t.output) for t in traces], dim=-1)  # (S, D)
     attention_out = layer.self_attn.out_proj(concat)  # (S, D)
-    add_norm1 = layer._add(embedded, attention_out, layer.norm1)
+    add_norm1 = traced["encoder.0.resid_mid"][0]  # (S, D) after the first Add & Norm
     residual1 = embedded + attention_out  # (S, D) the LayerNorm's input (post-norm); pre-norm: the output
     norm = layer.norm1
     hat = (residual1 - residual1.mean(-1, keepdim=True)) / torch.sqrt(
@@ -228,17 +234,13 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
                 out_bias=as_numpy(layer.self_attn.out_proj.bias), residual1=as_numpy(residual1),
                 norm_hat1=as_numpy(hat) if cfg.norm == "post" else None, norm_gain1=as_numpy(norm.weight),
                 norm_shift1=as_numpy(norm.bias), attention_out=as_numpy(attention_out), add_norm1=as_numpy(add_norm1), ffn_hidden=as_numpy(hidden),
-                ffn_out=as_numpy(ffn_out), layer_out=as_numpy(layer._add(add_norm1, ffn_out, layer.norm2)))
+                ffn_out=as_numpy(ffn_out), layer_out=as_numpy(traced["encoder.0.resid_out"][0]))
 
 
-def _decoder_layer0_head(ckpt: Checkpoint, tgt: Tensor, head: int) -> HeadTrace:
-    """Masked self-attention of decoder layer 0, ``head``, recomputed for ``tgt`` (1, T)."""
-    model, cfg = ckpt.model, ckpt.config
-    x = model._embed(tgt, model.tgt_embed)[0]  # (T, D)
-    layer = model.decoder_layers[0]
-    inp = layer.norm1(x) if cfg.norm == "pre" else x
-    q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, T, dk)
-    return head_trace(q[head], k[head], v[head], subsequent_mask(tgt.size(1), tgt.device))
+def _decoder_layer0_head(traced: dict[str, Tensor], head: int) -> HeadTrace:
+    """Masked self-attention of decoder layer 0, ``head``, from the forward pass's q, k, v (``traced``)."""
+    q, k, v = (traced[f"decoder.0.{name}"][0, head] for name in "qkv")  # (T, dk)
+    return head_trace(q, k, v, subsequent_mask(q.size(0), q.device))
 
 
 def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace:
@@ -269,9 +271,10 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
     with torch.inference_mode():
         gen = greedy(model, src, prefix, eos_id=EOS_ID, max_new_tokens=cfg.max_len)
         tgt = gen.ids[:, :-1]  # (1, T) the decoder inputs; row t predicted gen.ids[0, t + 1]
-        encoder = _encoder_layer0(ckpt, src, head)
+        traced = model(src, tgt, record=list(LAYER0)).trace  # one forward pass, its named intermediates
+        encoder = _encoder_layer0(ckpt, src, head, traced)
         memory, memory_mask, _ = model.encode(src)  # (1, S, D)
-        decoder_head = _decoder_layer0_head(ckpt, tgt, head)
+        decoder_head = _decoder_layer0_head(traced, head)
     cross_output = last_cross_output(model, tgt, memory, memory_mask)  # (T, D)
     out_ids = gen.ids[0].tolist()
     src_tok, tgt_tok = ckpt.source_tokenizer, ckpt.target_tokenizer

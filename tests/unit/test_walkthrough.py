@@ -94,3 +94,19 @@ def test_refuses_other_architectures():
     ckpt = load_checkpoint(TRANSLATION.with_name("sentiment.safetensors"))
     with pytest.raises(ValueError, match="encoder-decoder"):
         trace_translation(ckpt, "good")
+
+
+def test_the_walkthrough_reads_the_forward_pass_trace_not_private_model_parts(ckpt, trace):
+    import inspect
+    import re
+
+    from core.lessons import walkthrough
+    from core.text.tokenizer import BOS_ID
+    assert not re.search(r"\b(model|layer)\._[a-z]", inspect.getsource(walkthrough)), "a private model part read"
+    src = torch.tensor([ckpt.source_tokenizer.encode(TEXT).ids])
+    tgt = torch.tensor([[BOS_ID, *ckpt.target_tokenizer.encode(" ".join(trace.generated_tokens[:-1])).ids]])
+    with torch.inference_mode():
+        out = ckpt.model(src, tgt, record=["decoder.0.q", "encoder.0.resid_out"])
+    assert tgt.shape[1] == len(trace.target_tokens)
+    np.testing.assert_array_equal(trace.decoder_head.q, out.trace["decoder.0.q"][0, 1].numpy())  # head 1
+    np.testing.assert_array_equal(trace.layer_out, out.trace["encoder.0.resid_out"][0].numpy())

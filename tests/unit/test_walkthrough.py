@@ -100,9 +100,10 @@ def test_the_walkthrough_reads_the_forward_pass_trace_not_private_model_parts(ck
     import inspect
     import re
 
-    from core.lessons import walkthrough
+    from core.lessons import projections, walkthrough
     from core.text.tokenizer import BOS_ID
-    assert not re.search(r"\b(model|layer)\._[a-z]", inspect.getsource(walkthrough)), "a private model part read"
+    for module in (walkthrough, projections):
+        assert not re.search(r"\b(model|layer)\._[a-z]", inspect.getsource(module)), module.__name__
     src = torch.tensor([ckpt.source_tokenizer.encode(TEXT).ids])
     tgt = torch.tensor([[BOS_ID, *ckpt.target_tokenizer.encode(" ".join(trace.generated_tokens[:-1])).ids]])
     with torch.inference_mode():

@@ -17,6 +17,7 @@ from app.services import catalog
 from app.ui import class_follow, classroom, presentation, widgets
 from app import resources
 from app.ui.import_form import import_form
+from app.services import uploads
 from app.services.uploads import NeedsImport
 from core import CheckpointError, device
 
@@ -45,11 +46,24 @@ def _release(uploaded: UploadedFile) -> None:
     st.session_state["_upload_round"] = st.session_state.get("_upload_round", 0) + 1
 
 
+UPLOAD_BOX = "model_upload"  # the container of the model uploader (its limit's text is rewritten in it)
+
+
+def limit_css(box: str, megabytes: int) -> str:
+    """The style that writes "``megabytes`` MB per file" in the drop zone of the uploader in the container keyed
+    ``box``: Streamlit's own text rounds a limit over 512 MB to whole gigabytes (600 MB reads "1GB per file")."""
+    zone = f'.st-key-{box} [data-testid="stFileUploaderDropzoneInstructions"] span'
+    return (f"<style>{zone} {{ font-size: 0 !important; }} {zone}::after {{ content: \"{megabytes} MB per file\"; "
+            "font-size: 0.875rem; }</style>")
+
+
 def _upload() -> None:
-    with st.expander("Upload a model"):
+    megabytes = uploads.max_upload_bytes() >> 20
+    with st.expander("Upload a model"), st.container(key=UPLOAD_BOX):
+        st.html(limit_css(UPLOAD_BOX, megabytes))
         uploaded = st.file_uploader(
             "An Attnscope checkpoint or PyTorch nn.Transformer state dict (.safetensors), a GGUF file, or a "
-            "Hugging Face model folder as a .zip", key=uploader_key(),
+            f"Hugging Face model folder as a .zip, up to {megabytes} MB", key=uploader_key(),
             help="Your uploads are visible only in this browser session and removed when it ends.")
         if uploaded is None:
             st.session_state.pop("_import_layout", None)

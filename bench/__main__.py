@@ -35,7 +35,7 @@ from pathlib import Path
 
 import torch
 
-from bench import (big, browser, browser_floor, browser_learn, classroom, families, families_decoders,
+from bench import (big, browser, browser_canvas, browser_floor, browser_learn, classroom, families, families_decoders,
                    families_seq2seq, gpu, inference, long, pretrained, soak, soak_fair, soak_hostile, train_speed,
                    whisper)
 from bench.table import markdown
@@ -44,6 +44,7 @@ SECTIONS = {"inference": inference.run, "long": long.run, "pretrained": pretrain
             "decoders": families_decoders.run, "seq2seq": families_seq2seq.run, "whisper": whisper.run,
             "training": train_speed.run, "soak": soak.run, "soak_fair": soak_fair.run,
             "soak_hostile": soak_hostile.run, "gpu": gpu.run, "browser": browser.run,
+            "browser_canvas": browser_canvas.run,
             "browser_learn": browser_learn.run, "browser_floor": browser_floor.run, "big": big.run,
             "classroom": classroom.run}
 

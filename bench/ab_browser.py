@@ -60,7 +60,7 @@ def _act(page, action: str, bare: bool, round_: int, texts: list[str]) -> float:
     if bare:
         return bp.nudge_ms(page, "layer")
     if action == "view":
-        return bp.click_ms(page, "view", "Summary" if round_ % 2 == 0 else "Model view")
+        return bp.click_ms(page, "view", "Summary" if round_ % 2 == 0 else "Generation")
     return control_ms(page, action)
 
 

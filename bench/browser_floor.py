@@ -71,14 +71,13 @@ class DeltaCounter:
 
 
 def moves(sentence: Callable[[int], str], explore: str) -> Iterator[tuple[str, str, Move, Move]]:
-    """(name, address, the app's move, the bare page's move) for each browser row with a move: Explore's text edit,
-    slider and view switch, then each Learn page's main control."""
+    """(name, address, the app's move, the bare page's move) for each browser row with a move: Explore's text edit
+    and view switch (its layer and head are the canvas's, in the browser: ``bench.browser_canvas``), then each Learn
+    page's main control."""
     yield ("Explore: text edit", explore, lambda page, i: bp.submit_ms(page, sentence(FIRST + i)),
            lambda page, i: bp.submit_ms(page, sentence(FIRST + i)))
-    yield ("Explore: layer/head slider", explore, lambda page, i: bp.nudge_ms(page, ("layer", "head")[i % 2]),
-           lambda page, i: bp.nudge_ms(page, "layer"))
-    yield ("Explore: view switch (model view / summary)", explore,
-           lambda page, i: bp.click_ms(page, "view", ("Model view", "Summary")[i % 2]),
+    yield ("Explore: view switch (summary / generation)", explore,
+           lambda page, i: bp.click_ms(page, "view", ("Summary", "Generation")[i % 2]),
            lambda page, i: bp.nudge_ms(page, "layer"))
     for path, (title, control, _, _) in learn.PAGES.items():
         section = f"?{learn.CONTROL_SECTIONS[path]}=true" if path in learn.CONTROL_SECTIONS else ""

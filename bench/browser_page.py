@@ -3,8 +3,9 @@ model loads and runs the app logs can be counted), Debian's Chromium through Pla
 in-page clock that says when a page is drawn.
 
 "Drawn" (``DRAWN_JS``): Streamlit's ``stApp`` reports the script state ``notRunning``, no element is stale
-(``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts are on the page, each with its
-``.main-svg`` and, for every heatmap, its ``.hm image``; and after an action, every chart (``mode="all"``) or at
+(``data-stale="true"``: left from the previous run), at least ``need`` Plotly charts or attention canvases are on the
+page, each Plotly chart with its ``.main-svg`` and, for every heatmap, its ``.hm image``, each canvas with its payload
+read (a new payload or a new paint counts as drawn anew); and after an action, every chart (``mode="all"``) or at
 least one (``mode="any"``) has been drawn anew, or (``mode="page"``, for a page whose charts an action may or may
 not change) the script was seen running or the main area changed outside the acted widget (React may draw a short
 run's start and end in one render), every Vega chart has its canvas, no element is still a skeleton (``stSkeleton``:
@@ -52,22 +53,30 @@ DRAWN_JS = """({mode, need, only}) => {
   }
   const plots = [...document.querySelectorAll(only || '[data-testid="stPlotlyChart"]')]
     .flatMap(box => [...box.querySelectorAll('.js-plotly-plot')]);
-  if (plots.length < need) return false;
-  const old = window.__bench?.old;
+  const canvases = [...document.querySelectorAll(only || 'body')]  // attention canvases count as charts
+    .flatMap(box => [...box.querySelectorAll('[data-attnscope-canvas]')])
+    .map(host => host.shadowRoot?.querySelector('.atc')?.canvas);
+  if (plots.length + canvases.length < need || canvases.some(c => !c || !c.id)) return false;
+  const old = window.__bench?.old, oldCanvases = window.__bench?.canvases;
+  const fresh = c => !oldCanvases.has(`${c.id}#${c.stats.paint.length}`);  // a new payload, or painted again
   for (const gd of plots) {
     if (!gd._fullLayout || !gd.querySelector('.main-svg')) return false;
     const heatmaps = (gd._fullData || []).filter(t => t.type === 'heatmap').length;
     if (gd.querySelectorAll('.hm image').length < heatmaps) return false;
     if (mode === 'all' && old && old.has(gd._fullLayout)) return false;
   }
-  return mode !== 'any' || !old || plots.some(gd => !old.has(gd._fullLayout));
+  if (mode === 'all' && old && canvases.some(c => !fresh(c))) return false;
+  return mode !== 'any' || !old || plots.some(gd => !old.has(gd._fullLayout)) || canvases.some(fresh);
 }"""
 
 ARM_JS = """({mode, need, only, skip}) => {
   const drawn = %s;
   const layouts = [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd._fullLayout).filter(Boolean);
-  const bench = window.__bench = {old: new WeakSet(layouts), t0: performance.now(), at: null, ran: null, ended: null,
-                                   error: null, tasks: [], last: null};
+  const painted = [...document.querySelectorAll('[data-attnscope-canvas]')]
+    .map(host => host.shadowRoot?.querySelector('.atc')?.canvas).filter(c => c && c.id)
+    .map(c => `${c.id}#${c.stats.paint.length}`);
+  const bench = window.__bench = {old: new WeakSet(layouts), canvases: new Set(painted), t0: performance.now(),
+                                  at: null, ran: null, ended: null, error: null, tasks: [], last: null};
   window.__benchChanges?.disconnect();  // the main area's last change but the acted widget's own (mode "page")
   window.__benchChanges = new MutationObserver(records => {
     const outside = r => { const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;

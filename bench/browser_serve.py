@@ -1,5 +1,5 @@
 """``python -m bench.browser_serve run SCRIPT [options]``: ``streamlit run`` with the app's INFO log
-on stderr (``app.resources`` logs every model load and run; the browser benchmark counts them).
+(each line naming its level) on stderr (``app.resources`` logs every model load and run; the browser benchmark counts them).
 
 Streamlit configures only its own loggers, so this sets up the root logger and then hands the
 command line to Streamlit's own ``python -m streamlit`` entry point unchanged.
@@ -11,7 +11,7 @@ import logging
 import runpy
 import sys
 
-LOG_FORMAT = "%(asctime)s %(name)s %(message)s"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"  # the level: a test reads warnings
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)

@@ -48,6 +48,7 @@ from core.inspect.lens import logit_lens
 from core.inspect.sweep import head_sweep, merged as merge_sweeps
 from core.inspect.maps import OnDemandMaps
 from core.inspect.records import Explanation, KIND_LABELS
+from core.inspect.coverage import COVERAGE_THRESHOLD, untranslated, word_coverage, WordCoverage
 from core.inspect.sentences import sentence_similarity
 from core.inspect.speech import explain_speech
 from core.inspect.facts import ModelFacts
@@ -63,7 +64,7 @@ from core import lessons
 
 __all__ = [
     "analysis", "attention", "AttentionControls", "beam_search", "cached_models", "CachedModel", "check_header",
-    "Checkpoint", "CheckpointError", "CheckpointInfo", "convert", "device", "explain", "explain_batch",
+    "Checkpoint", "CheckpointError", "CheckpointInfo", "convert", "COVERAGE_THRESHOLD", "device", "explain", "explain_batch",
     "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task", "greedy", "head_sweep", "head_types",
     "hub_cache", "identify", "induction_probe", "input_vocabulary", "is_hub_cache", "is_pretrained", "KIND_LABELS",
     "lessons", "load_checkpoint", "load_pretrained", "loading_progress", "logit_lens", "MAP_RECORD", "merge_sweeps",
@@ -71,5 +72,6 @@ __all__ = [
     "PretrainedEntry",
     "PretrainedModel", "read_info", "rotary_frequencies", "rotary_relative_scores", "sample", "save_checkpoint",
     "sentence_similarity", "sinusoidal_encoding", "SPECIAL_TOKENS", "subsequent_mask", "TASKS", "Tokenizer",
-    "TokenizerWorker", "trained_lengths_note", "training", "Transformer",
+    "TokenizerWorker", "trained_lengths_note", "training", "Transformer", "untranslated", "word_coverage",
+    "WordCoverage",
 ]

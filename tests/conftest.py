@@ -88,3 +88,14 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         job.stop()
         assert job.join(timeout=120)
         resources.registry().forget(job.name)
+
+
+# ----------------------------------------------------------------------------- parallel runs
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``pytest -n N --dist loadgroup`` (the README's test command) the browser tests run one after another
+    on one worker: each serves the app and drives Chromium, and two at once would starve each other's servers on a
+    2-core machine. Unit and app tests spread over the other workers."""
+    browser = Path(__file__).resolve().parent / "browser"
+    for item in items:
+        if browser in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.xdist_group("browser"))

@@ -1,6 +1,7 @@
 """Attention charts: the labels of a map's rows and columns (decoder rows say "after this token →
 predicts"), one head's heatmap (Plotly, :mod:`app.charts.maps`; Altair for small teaching views), a
-signed heatmap, BertViz-style lines, per-head statistics, prediction bars and single attention rows.
+signed heatmap, per-head statistics, prediction bars and single attention rows (the attention canvas,
+:mod:`app.ui.canvas`, draws the Explore page's maps and lines).
 
 Pure functions (numpy in, chart out), no Streamlit calls. Orientation everywhere:
 rows = query tokens (attending), columns = key tokens (attended to).
@@ -107,63 +108,6 @@ def tidy_maps(maps: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -> 
     })
 
 
-def lines_chart(rows: dict[str, np.ndarray], queries: Sequence[str], keys: Sequence[str], *, title: str,
-                font_scale: float = 1.0, threshold: float = 0.01) -> alt.LayerChart:
-    """BertViz-style lines: queries on the left, keys on the right, one line per (query, key) whose
-    opacity is the weight; one colour per head in ``rows`` (name → (Tq, Tk) matrix).
-
-    Hovering a token keeps only its lines. Weights below ``threshold`` are not drawn.
-    """
-    q_labels, k_labels = token_labels(queries), token_labels(keys)
-    parts = []
-    for name, matrix in rows.items():
-        q, k = np.nonzero(np.asarray(matrix) >= threshold)
-        parts.append(pd.DataFrame({"head": name, "query_index": q, "key_index": k,
-                                   "query": np.asarray(q_labels, dtype=object)[q],
-                                   "key": np.asarray(k_labels, dtype=object)[k],
-                                   "weight": np.asarray(matrix)[q, k].astype(float)}))
-    lines = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["head", "query_index", "key_index", "query", "key", "weight"])
-    lines["x"], lines["x2"] = 0.0, 1.0
-    n = max(len(queries), len(keys), 1)
-    height = int(max(240, 22 * n * font_scale))
-    y_scale = alt.Scale(domain=[-0.5, n - 0.5], reverse=True)
-    x_scale = alt.Scale(domain=[-0.45, 1.45])
-    over_q = alt.selection_point(name="over_query", on="pointerover", clear="pointerout", fields=["query_index"])
-    over_k = alt.selection_point(name="over_key", on="pointerover", clear="pointerout", fields=["key_index"])
-    colour = alt.Color("head:N", scale=alt.Scale(scheme=base.CATEGORY), legend=alt.Legend(title="head"))
-
-    drawn = alt.Chart(lines).mark_rule(strokeCap="round").encode(
-        x=alt.X("x:Q", scale=x_scale, axis=None), x2="x2:Q",
-        y=alt.Y("query_index:Q", scale=y_scale, axis=None), y2="key_index:Q",
-        color=colour,
-        size=alt.Size("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.5, 6]), legend=None),
-        opacity=alt.condition(over_q & over_k, alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]),
-                                                           legend=None), alt.value(0.0)),
-        tooltip=[alt.Tooltip("head:N"), alt.Tooltip("query:N", title=QUERY_TITLE),
-                 alt.Tooltip("key:N", title=KEY_TITLE), alt.Tooltip("weight:Q", format=".3f")],
-    )
-
-    def side(labels: list[str], field: str, x: float, align: str, selection: Any, what: str) -> alt.LayerChart:
-        frame = pd.DataFrame({field: np.arange(len(labels)), "token": labels, "x": x})
-        anchor = alt.Chart(frame).encode(x=alt.X("x:Q", scale=x_scale, axis=None),
-                                         y=alt.Y(f"{field}:Q", scale=y_scale, axis=None),
-                                         tooltip=[alt.Tooltip("token:N", title=what)])
-        dots = anchor.mark_point(filled=True, size=140 * font_scale, color="#888").add_params(selection)
-        text = anchor.mark_text(align=align, dx=-10 if align == "right" else 10, fontSize=12 * font_scale).encode(
-            text="token:N")
-        return dots + text
-
-    left = side(q_labels, "query_index", 0.0, "right", over_q, QUERY_TITLE)
-    right = side(k_labels, "key_index", 1.0, "left", over_k, KEY_TITLE)
-    return alt.layer(drawn, left, right).properties(
-        width=int(460 * font_scale), height=height,
-        title=alt.Title(title, fontSize=14 * font_scale,
-                        subtitle="Queries on the left, keys on the right. Hover a token to keep only its lines.",
-                        subtitleFontSize=11 * font_scale),
-    )
-
-
 STAT_TITLES = {"entropy_bits": "entropy (bits)", "mean_distance": "mean distance |i − j|",
                "max_weight": "largest weight (0–1 scale)"}
 STATS_WIDTH = 800  # (px, times the font scale) the statistics figure fits the page's main column at 1280 px
@@ -244,7 +188,8 @@ def row_bars(weights: np.ndarray, keys: Sequence[str], *, title: str, font_scale
     frame = pd.DataFrame({"key": labels, "weight": np.asarray(weights, dtype=float)})
     return alt.Chart(frame, title=alt.Title(title, fontSize=14 * font_scale)).mark_bar().encode(
         x=alt.X("key:N", sort=labels, title=x_title,
-                axis=alt.Axis(labelAngle=-60, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
+                axis=alt.Axis(labelAngle=-60, labelFontSize=11 * font_scale, titleFontSize=12 * font_scale,
+                              labelOverlap=False)),  # every token: 28 px a bar, slanted labels fit
         y=alt.Y("weight:Q", scale=alt.Scale(domain=[0, 1]), title="attention weight",
                 axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
         color=alt.Color("weight:Q", scale=alt.Scale(scheme=base.SEQUENTIAL, domain=[0, 1]), legend=None),

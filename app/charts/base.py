@@ -54,6 +54,12 @@ _PICTURES = str.maketrans({**{chr(c): chr(0x2400 + c) for c in range(0x20)},
                            " ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"})
 
 
+def ordinal(n: int) -> str:
+    """``n`` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 22nd…"""
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def visible(token: str) -> str:
     """A token as it should be read on screen: whitespace and control characters drawn as symbols."""
     return token.translate(_PICTURES) or "∅"

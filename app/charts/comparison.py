@@ -22,7 +22,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.charts import look, maps
-from core import analysis
 
 KEY_TITLE = "key token (attended to)"
 WEIGHT = "weight"  # the one scale that is fixed to 0–1
@@ -157,24 +156,3 @@ def _decorate(result: go.Figure, panels: Sequence[Panel], parts: list[go.Figure]
     result.update_layout(height=side + top + bottom, font=dict(size=12 * fs),
                          margin=dict(l=parts[0].layout.margin.l, r=10, t=top, b=bottom),
                          meta={"note": " ".join(dict.fromkeys(n for n in notes if n)) or None, "settled": True})
-
-
-def triptych(first: np.ndarray, second: np.ndarray, first_axes: tuple[Sequence[str], Sequence[str]],
-             second_axes: tuple[Sequence[str], Sequence[str]], *, titles: tuple[str, str], difference_title: str,
-             y_title: str, font_scale: float = 1.0) -> tuple[go.Figure, np.ndarray, bool]:
-    """First | second (one 0–1 colour bar) | second − first (a diverging one) as one figure; the difference
-    covers the block both maps share. Returns (figure, difference, whether the maps have the same shape)."""
-    diff, same = analysis.difference(second, first)
-    queries, keys = second_axes
-    panels = [Panel(first, *first_axes, title=titles[0]), Panel(second, *second_axes, title=titles[1]),
-              Panel(diff, list(queries)[:diff.shape[0]], list(keys)[:diff.shape[1]], title=difference_title,
-                    scale="change")]
-    return figure(panels, y_title=y_title, font_scale=font_scale), diff, same
-
-
-def weights_and_scores(weights: np.ndarray, scores: np.ndarray, rows: Sequence[str], cols: Sequence[str], *,
-                       title: str, y_title: str, font_scale: float = 1.0) -> go.Figure:
-    """One head's weights (0–1) beside its scores before softmax (diverging, symmetric about 0)."""
-    return figure([Panel(weights, rows, cols, title=title), Panel(scores, rows, cols, title="Scores before softmax",
-                                                                  scale="score")],
-                  y_title=y_title, font_scale=font_scale)

@@ -1,6 +1,6 @@
-"""Plotly heatmaps that scale: one attention map as one image-like ``go.Heatmap`` trace (hover values,
-every token labelled up to :data:`MAX_LABELLED` tokens, block-averaged beyond :data:`MAX_SIDE`), and
-the layer × head grid as one mosaic trace of downsampled thumbnails.
+"""Plotly heatmaps that scale: one matrix as one image-like ``go.Heatmap`` trace (hover values, every token
+labelled up to :data:`MAX_LABELLED` tokens, block-averaged beyond :data:`MAX_SIDE`), and the block mass and
+shared scale of the attention canvas's model-view thumbnails (:mod:`app.ui.canvas.payload`).
 
 Pure functions (numpy in, ``go.Figure`` out), no Streamlit calls. Orientation: rows = query tokens,
 columns = key tokens. Layers and heads are numbered from 1 on screen (0-based in code). A figure's
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from app.charts import base
 from app.charts.look import lean_figure, meta
 from app.charts.margins import settle
 
@@ -21,8 +22,6 @@ SEQUENTIAL = "Viridis"  # perceptually uniform, colour-blind safe
 DIVERGING = [[0.0, "#134b85"], [0.25, "#5e9ad0"], [0.5, "#f4f4f4"], [0.75, "#f0a04a"], [1.0, "#8a4204"]]  # blue-orange
 MAX_LABELLED = 48  # up to this many tokens every one is labelled
 MAX_SIDE = 400  # a head is drawn with at most this many rows/columns (block means beyond)
-THUMB = 24  # a thumbnail of the model grid has at most THUMB × THUMB cells
-GRID_PAGE = 12  # layers per page of the model grid
 
 
 def edges(n: int, bins: int) -> np.ndarray:
@@ -106,7 +105,7 @@ def _note(matrix: np.ndarray, small: np.ndarray, x_step: int, y_step: int) -> st
                      f"{small.shape[1]} blocks, each the mean of the weights it covers; export the numbers for "
                      "every weight.")
     if max(x_step, y_step) > 1:
-        notes.append(f"Too many tokens to label each: every {max(x_step, y_step)}th position is labelled "
+        notes.append(f"Too many tokens to label each: every {base.ordinal(max(x_step, y_step))} position is labelled "
                      "(hover any cell for its tokens).")
     return " ".join(notes) or None
 
@@ -124,23 +123,8 @@ def block_mass(matrix: np.ndarray, max_rows: int, max_cols: int) -> np.ndarray:
     return small * np.diff(cols).astype(np.float32)  # column means times columns per block = column sums
 
 
-def mosaic(maps: np.ndarray, thumb: int = THUMB) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every (layer, head) map of (L, H, Tq, Tk) as at most ``thumb`` × ``thumb`` blocks (:func:`block_mass`),
-    laid out in one array, one NaN row/column between thumbnails; also the mosaic's x and y coordinates,
-    chosen so that rounding one gives the 1-based head (x) or layer (y) it lies in."""
-    layers, heads, tq, tk = maps.shape
-    sq, sk = min(tq, thumb), min(tk, thumb)
-    grid = np.full((layers * (sq + 1) - 1, heads * (sk + 1) - 1), np.nan, dtype=np.float32)
-    for l in range(layers):
-        for h in range(heads):
-            grid[l * (sq + 1):l * (sq + 1) + sq, h * (sk + 1):h * (sk + 1) + sk] = block_mass(maps[l, h], sq, sk)
-    x = np.arange(grid.shape[1]) / (sk + 1) + 1 - (sk - 1) / (2 * (sk + 1))
-    y = np.arange(grid.shape[0]) / (sq + 1) + 1 - (sq - 1) / (2 * (sq + 1))
-    return grid, x.astype(np.float32), y.astype(np.float32)
-
-
 def grid_top(grid: np.ndarray, reduced: bool) -> float:
-    """The top of the model grid's one shared colour scale: 1 when every weight is drawn as it is; for
+    """The top of the model view's one shared colour scale: 1 when every weight is drawn as it is; for
     thumbnails of long inputs (blocks of many keys, most holding a few per cent), the 90th percentile of
     every block on the page (two significant digits, at least 0.01; the few blocks above it, such as a
     first token every query parks on, take the top colour), so a spread-out head is not uniformly dark."""
@@ -148,49 +132,3 @@ def grid_top(grid: np.ndarray, reduced: bool) -> float:
         return 1.0
     top = float(np.nanpercentile(grid, 90)) if np.isfinite(grid).any() else 1.0
     return float(min(1.0, max(0.01, float(f"{top:.2g}"))))
-
-
-def model_grid(maps: np.ndarray, *, title: str, first_layer: int = 0, chosen: tuple[int, int] | None = None,
-               font_scale: float = 1.0) -> go.Figure:
-    """The layer × head grid of (L, H, Tq, Tk) maps as one heatmap of thumbnails (rows = layers
-    ``first_layer + 1 …``, columns = heads); clicking a thumbnail selects its (layer, head)."""
-    layers, heads = maps.shape[:2]
-    grid, x, y = mosaic(maps)
-    y = y + first_layer
-    reduced = max(maps.shape[2:]) > THUMB
-    top, value = grid_top(grid, reduced), "weight per block" if reduced else "weight"
-    cell = max(44.0, min(110.0, 640 / max(heads, 1))) * font_scale
-    aspect = min(maps.shape[2], THUMB) / min(maps.shape[3], THUMB)  # thumbnail height / width
-    mosaic_trace = dict(type="heatmap", z=grid, x=x, y=y, zmin=0, zmax=top, colorscale=SEQUENTIAL, name=value,
-                        hoverongaps=False, colorbar=dict(title=dict(text=value, side="right"), thickness=14),
-                        hovertemplate=f"layer %{{y:.0f}}, head %{{x:.0f}}<br>{value} %{{z:.3f}}<extra></extra>")
-    # Heatmap cells cannot be selected in Streamlit: one transparent square per thumbnail takes the click.
-    centres_x, centres_y = np.meshgrid(np.arange(1, heads + 1), np.arange(first_layer + 1, first_layer + layers + 1))
-    targets = dict(type="scatter", x=centres_x.ravel(), y=centres_y.ravel(), mode="markers", name="open",
-                   marker=dict(symbol="square", size=cell * 0.8, color="rgba(0,0,0,0.01)"), showlegend=False,
-                   hovertemplate="layer %{y}, head %{x}: click to open it<extra></extra>",
-                   selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1)))
-    shapes = []
-    if chosen is not None and first_layer <= chosen[0] < first_layer + layers:
-        shapes.append(dict(type="rect", x0=chosen[1] + 0.5, x1=chosen[1] + 1.5, y0=chosen[0] + 0.5,
-                           y1=chosen[0] + 1.5, line=dict(color="#e45756", width=3)))
-    ticks = dict(tickfont=dict(size=12 * font_scale), showgrid=False, zeroline=False)
-    rows = range(first_layer + 1, first_layer + layers + 1)
-    layout = dict(
-        title=dict(text=title, font=dict(size=15 * font_scale)), font=dict(size=12 * font_scale), shapes=shapes,
-        xaxis=dict(tickvals=list(range(1, heads + 1)), ticktext=[f"head {h}" for h in range(1, heads + 1)],
-                   side="top", **ticks),
-        yaxis=dict(tickvals=list(rows), autorange="reversed", ticktext=[f"layer {l}" for l in rows], **ticks),
-        width=int(cell * heads + 170 * font_scale), height=int(cell * aspect * layers + 130 * font_scale),
-        margin=dict(l=10, r=10, t=int(80 * font_scale), b=10), clickmode="event+select", dragmode=False,
-        meta={"value": value, "first_layer": first_layer, "layers": layers, "heads": heads, "top": top})
-    settle([mosaic_trace], layout)
-    return lean_figure([mosaic_trace, targets], layout)
-
-
-def picked(points: Sequence[dict]) -> tuple[int, int] | None:
-    """The 0-based (layer, head) of a click on :func:`model_grid` (None when nothing was picked)."""
-    for point in points:
-        if point.get("x") is not None and point.get("y") is not None:
-            return int(round(float(point["y"]))) - 1, int(round(float(point["x"]))) - 1
-    return None

@@ -33,6 +33,7 @@ TICK_PAD = 4  # pixels between the plot and its tick labels
 AXIS_EDGE, TILT_EDGE, BAR_EDGE, UNTITLED_EDGE = 17, 4, 8, 0.5
 COLORBAR_PAD = 10  # Plotly's colour bar ``xpad`` default, each side
 COLORBAR_OFFSET = 0.02  # a vertical colour bar starts at x = 1.02 of the plot's width
+TITLE_PAD = 8  # pixels between the figure's top edge and a title pinned there
 
 
 def text_width(text: str, size: float) -> float:
@@ -126,9 +127,22 @@ def _colorbar_room(trace: dict, plot_width: float, base: float) -> float | None:
             + _longest(labels, tick_size) + title_room + BAR_EDGE)
 
 
+def _title_above(layout: dict, base: float) -> float:
+    """The room a figure's title takes at the top of the figure, above x labels drawn on top (0 without a title).
+    The title is pinned to the figure's top edge so that it never sinks into the labels."""
+    title = layout.get("title")
+    if not title:
+        return 0.0
+    if isinstance(title, str):
+        title = layout["title"] = {"text": title}
+    title.update(yref="container", y=1, yanchor="top", pad=dict(t=TITLE_PAD))
+    return _font_size(title, base) * LINE + TITLE_PAD
+
+
 def settle(traces: Sequence[dict], layout: dict) -> None:
-    """Raise ``layout``'s left, bottom and right margins to the room its y labels, x labels and colour bar
-    need (a figure with one x and one y axis; other sides and figures are left as they are). The layout's
+    """Raise ``layout``'s left, bottom (top, for x labels drawn on top, with the title above them) and right
+    margins to the room its y labels, x labels and colour bar need (a figure with one x and one y axis; other
+    sides and figures are left as they are). The layout's
     ``meta["settled"]`` records the promise (the browser tests check that such a figure is laid out once)."""
     base = float((layout.get("font") or {}).get("size") or 12)
     margin = layout.setdefault("margin", {})
@@ -136,8 +150,11 @@ def settle(traces: Sequence[dict], layout: dict) -> None:
     y_labels, x_labels = _axis_labels(yaxis, traces, "y"), _axis_labels(xaxis, traces, "x")
     if yaxis.get("side", "left") == "left" and (room := _axis_room(yaxis, y_labels, base, across=False)) is not None:
         margin["l"] = max(int(margin.get("l", 80)), math.ceil(room))
-    if xaxis.get("side", "bottom") == "bottom" and (room := _axis_room(xaxis, x_labels, base, across=True)) is not None:
-        margin["b"] = max(int(margin.get("b", 80)), math.ceil(room))
+    if (room := _axis_room(xaxis, x_labels, base, across=True)) is not None:
+        if xaxis.get("side", "bottom") == "bottom":
+            margin["b"] = max(int(margin.get("b", 80)), math.ceil(room))
+        elif xaxis.get("side") == "top":
+            margin["t"] = max(int(margin.get("t", 100)), math.ceil(room + _title_above(layout, base)))
     width = float(layout.get("width") or 700)
     for trace in traces:
         plot_width = width - margin.get("l", 80) - margin.get("r", 80)

@@ -51,6 +51,7 @@ def cell_grid(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, t
         margin=dict(l=10, r=10, t=int(90 * font_scale), b=10), clickmode="event+select", dragmode=False,
         meta={"value": value, "rows": n_rows, "cols": n_cols})
     settle([grid], layout)
+    layout["height"] += layout["margin"]["t"] - int(90 * font_scale)  # the plot keeps its height under taller labels
     return lean_figure([grid, targets], layout)
 
 

@@ -10,11 +10,10 @@ import numpy as np
 import streamlit as st
 
 from app.services import catalog
-from app.ui import export, widgets
+from app.ui import canvas, export, widgets
 from app import resources
 from app.charts import attention as charts
-from app.charts import comparison
-from core import KIND_LABELS, Explanation
+from core import KIND_LABELS, analysis, Explanation
 
 UNK = "<unk>"
 
@@ -23,23 +22,27 @@ Axes = tuple[Sequence[str], Sequence[str]]  # (query tokens, key tokens)
 
 def draw(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: Axes, *, titles: tuple[str, str],
          difference_title: str, name: str, y_title: str = charts.QUERY_TITLE) -> None:
-    """The triptych first | second | second − first, the largest change, and its exports.
+    """First | second | second − first on the attention canvas (the two maps on one 0–1 scale, the difference on
+    a diverging one; hover a cell for its value in all three), the largest change, and the numbers to export.
 
-    ``first_axes`` / ``second_axes``: (row labels, column labels), unique (``charts.token_labels``).
+    ``first_axes`` / ``second_axes``: (row labels, column labels), unique (``charts.token_labels``). The difference
+    covers the block both maps share.
     """
-    figure, diff, same = comparison.triptych(first, second, first_axes, second_axes, titles=titles,
-                                             difference_title=difference_title, y_title=y_title,
-                                             font_scale=widgets.font_scale())
-    widgets.plot(figure, name=name, stretch=True)
+    diff, same = analysis.difference(second, first)
+    queries, keys = second_axes
+    shared = (list(queries)[:diff.shape[0]], list(keys)[:diff.shape[1]])
+    canvas.panels([canvas.Panel(first, *first_axes, titles[0]), canvas.Panel(second, *second_axes, titles[1]),
+                   canvas.Panel(diff, *shared, difference_title, scale="change")],
+                  key=f"canvas-{name}", title=f"{titles[0]}, {titles[1]} and the difference", name=name,
+                  font_scale=widgets.font_scale(), row_title=y_title)
     st.metric("Largest change of one weight in this head", f"{np.abs(diff).max(initial=0.0):.3f}")
     if not same:
         st.caption(f"The maps differ in shape ({first.shape[0]}×{first.shape[1]} vs {second.shape[0]}×"
                    f"{second.shape[1]}): the difference covers the {diff.shape[0]}×{diff.shape[1]} cells both share.")
     elif tuple(map(tuple, first_axes)) != tuple(map(tuple, second_axes)):
         st.caption("The two maps label different tokens: the difference lines up positions, not tokens.")
-    queries, keys = second_axes
-    table = charts.tidy_maps(diff[None, None], list(queries)[:diff.shape[0]], list(keys)[:diff.shape[1]])
-    export.exports(figure, {"first": first, "second": second, "difference": diff}, table, name, f"export-{name}")
+    table = charts.tidy_maps(diff[None, None], *shared)
+    export.export_data({"first": first, "second": second, "difference": diff}, table, name, f"export-{name}")
 
 
 def vocabulary_warning(names: tuple[str, str], sides: tuple[Explanation, Explanation]) -> None:

@@ -1,15 +1,17 @@
 """Every export of the app: PNG, SVG and standalone HTML of a chart; CSV, JSON and NPZ of its numbers.
 
 Files are built only when their button is clicked; nothing is fetched from the internet (the HTML
-inlines Vega or plotly.js). Plotly charts offer PNG from their own toolbar (drawn in the browser).
+inlines Vega or plotly.js). A Plotly chart's PNG and SVG are drawn in the browser, by Plotly itself: the menu's
+picture buttons ask the page script (``app/ui/presentation.js``) to save the chart whose toolbar's file name is
+the export's name. Each button says what its file holds; each file is named after what it shows.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import io
 import json
-
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +19,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
 import vl_convert
 
@@ -24,6 +27,19 @@ from app.ui.vega import Drawn
 
 alt.data_transformers.disable_max_rows()  # exports of large heatmaps (e.g. 128 × 128) must not fail
 MAX_CELLS = 5000  # larger charts are too slow to serialise for export: the numbers are offered instead
+PNG_HELP = "a picture for slides and documents (twice the screen's resolution)"
+SVG_HELP = "a vector picture, sharp at any size (editable in Inkscape or Illustrator)"
+HTML_HELP = "this chart as an interactive web page (hover, zoom; works offline)"
+CSV_HELP = "a table, one row per number (spreadsheets, pandas)"
+JSON_HELP = "the arrays as nested lists (JavaScript, any language)"
+NPZ_HELP = "the arrays for NumPy (`numpy.load`)"
+IMAGE_ATTRIBUTE = "data-attnscope-image"  # a picture button of a Plotly chart: the format it saves
+CHART_ATTRIBUTE = "data-attnscope-chart"  # … and the chart's name (its toolbar's file name)
+IMAGE_BUTTON_CSS = """<style>
+button.attnscope-image { border: 1px solid rgba(128, 128, 128, 0.4); border-radius: 0.5rem; padding: 0.25rem 0.75rem;
+  background: transparent; color: inherit; font: inherit; cursor: pointer; margin: 0 0.5rem 0.25rem 0; }
+button.attnscope-image:hover { border-color: #ff4b4b; color: #ff4b4b; }
+</style>"""
 
 
 @functools.lru_cache(maxsize=64)
@@ -55,13 +71,31 @@ def _npz(arrays: dict[str, np.ndarray]) -> bytes:
 
 
 def _plotly_html(figure: go.Figure) -> str:
-    return figure.to_html(include_plotlyjs=True, full_html=True)  # plotly.js inlined: works offline
+    """A standalone page of ``figure`` (plotly.js inlined: works offline). The app's figures carry their look
+    and no template (:mod:`app.charts.look`), which ``Figure.to_html`` cannot read: the page is written from the
+    figure's plain dictionary, its empty template left out."""
+    spec = figure.to_plotly_json()
+    layout = {key: value for key, value in spec.get("layout", {}).items() if key != "template"}
+    return pio.to_html({"data": spec.get("data", []), "layout": layout}, include_plotlyjs=True, full_html=True,
+                       validate=False)
+
+
+def image_buttons(name: str) -> str:
+    """The PNG and SVG buttons of the Plotly chart drawn with the name ``name`` (``widgets.plot``): the page script
+    saves that chart as ``name.png`` / ``name.svg`` through Plotly's own download, in the browser."""
+    chart = html.escape(name, quote=True)
+    return IMAGE_BUTTON_CSS + "".join(
+        f'<button type="button" class="attnscope-image" {IMAGE_ATTRIBUTE}="{fmt}" {CHART_ATTRIBUTE}="{chart}">'
+        f'{fmt.upper()}</button>' for fmt in ("png", "svg"))
 
 
 def export_plotly(figure: go.Figure, name: str, key: str) -> None:
-    """A standalone interactive HTML download of a Plotly chart (PNG: the camera in its toolbar)."""
+    """PNG and SVG (drawn in the browser) and a standalone interactive HTML download of the Plotly chart drawn
+    with the name ``name``."""
     with st.popover("Export chart", icon=":material/download:"):
-        st.caption("PNG: the camera icon in the chart's toolbar. Interactive page:")
+        st.caption(f"**PNG**: {PNG_HELP}. **SVG**: {SVG_HELP}. Both are saved as `{name}.png` / `.svg`.")
+        st.html(image_buttons(name))
+        st.caption(f"**HTML**: {HTML_HELP}.")
         st.download_button("HTML", functools.partial(_plotly_html, figure), f"{name}.html", "text/html",
                            key=f"{key}-html", on_click="ignore")
 
@@ -71,7 +105,8 @@ def export_chart(chart: Any, name: str, key: str, cells: int | None = None) -> N
 
     ``chart``: an Altair chart, or one drawn from its cached spec (:class:`app.ui.vega.Drawn`, built again
     only on the click). ``cells``: how many data rows the chart draws; above :data:`MAX_CELLS` only a hint is
-    shown. A Plotly figure gets its HTML here and its PNG from its own toolbar.
+    shown. A Plotly figure (drawn with the name ``name``) gets its HTML here and its PNG and SVG from the
+    browser (:func:`export_plotly`).
     """
     if isinstance(chart, go.Figure):
         export_plotly(chart, name, key)
@@ -81,6 +116,7 @@ def export_chart(chart: Any, name: str, key: str, cells: int | None = None) -> N
                    "make it smaller, or export the numbers.")
         return
     with st.popover("Export chart", icon=":material/download:"):
+        st.caption(f"**PNG**: {PNG_HELP}. **SVG**: {SVG_HELP}. **HTML**: {HTML_HELP}.")
         st.download_button("PNG", functools.partial(_rendered, chart, "png", 2.0), f"{name}.png", "image/png",
                            key=f"{key}-png", on_click="ignore")
         st.download_button("SVG", functools.partial(_rendered, chart, "svg", 1.0), f"{name}.svg", "image/svg+xml",
@@ -99,6 +135,7 @@ def export_data(arrays: dict[str, np.ndarray], table: pd.DataFrame | Callable[[]
         return (table() if callable(table) else table).to_csv(index=False)
 
     with st.popover("Export data", icon=":material/table:"):
+        st.caption(f"**CSV**: {CSV_HELP}. **JSON**: {JSON_HELP}. **NPZ**: {NPZ_HELP}.")
         st.download_button("CSV", csv, f"{name}.csv", "text/csv",
                            key=f"{key}-csv", on_click="ignore")
         st.download_button("JSON", lambda: json.dumps({k: np.asarray(v).tolist() for k, v in arrays.items()}),

@@ -11,6 +11,9 @@
 //    imported from this server while the page is idle, one after another in the page's order (the one the next
 //    control needs first), so the first such chart does not wait for its code; the app imports the same module
 //    later and finds it loaded.
+// 6. An Export menu's PNG / SVG button of a Plotly chart (app/ui/export.py: data-attnscope-image, the format, and
+//    data-attnscope-chart, the chart's name) saves that chart in that format through its own toolbar's camera, the
+//    chart found by the file name its toolbar saves under.
 (() => {
   const state = window.__attnscope = Object.assign(window.__attnscope || {}, __CONFIG__);
   state.warm = () => {
@@ -43,6 +46,7 @@
   };
 
   const typing = el => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)
+    || el.hasAttribute('data-attnscope-canvas') // the attention canvas's arrows move its heads and layers
     || ['slider', 'combobox', 'textbox', 'spinbutton'].includes(el.getAttribute('role')));
   document.addEventListener('keydown', event => {
     if (!state.clicker || event.altKey || event.ctrlKey || event.metaKey || typing(document.activeElement)) return;
@@ -58,6 +62,20 @@
     event.stopPropagation();
     button.click();
   }, true);
+
+  document.addEventListener('click', event => {
+    const button = event.target.closest && event.target.closest('button[data-attnscope-image]');
+    if (!button) return;
+    const format = button.getAttribute('data-attnscope-image'), name = button.getAttribute('data-attnscope-chart');
+    const chart = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+      .find(gd => gd._context?.toImageButtonOptions?.filename === name);
+    const camera = chart?.querySelector('.modebar-btn[data-title^="Download plot"]');
+    if (!camera) return;
+    const options = chart._context.toImageButtonOptions, drawn = options.format;
+    options.format = format;
+    camera.dispatchEvent(new MouseEvent('click'));  // not bubbling: the menu stays open
+    options.format = drawn;
+  });
 
   const entry = performance.getEntriesByType('navigation')[0];
   const start = new URL(entry ? entry.name : location.href).pathname;

@@ -30,11 +30,15 @@ _LINKED = "_link_values"  # key → the value a share link gave it, until the pa
 
 
 # ----------------------------------------------------------------------------- share links
-def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, Any] | None = None) -> None:
+def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, Any] | None = None,
+                     from_one: dict[str, str] | None = None) -> None:
     """Seed ``st.session_state`` from the URL's query parameters, once per page visit, then
     give every key of ``defaults`` still unset its default value.
 
     ``keys`` maps a widget key to a parser (``int``, ``str``, ``float``, ``parse_bool``, ``bounded(…)``).
+    ``from_one`` maps a 0-based key to the parameter that carries it counted from 1, as every screen counts
+    (``{"lesson_stage": "stage"}``: ``?stage=2`` is index 1); the key's own name, 0-based, is still read when that
+    parameter is absent (older links).
     Unparseable, non-finite or out-of-range values are ignored with a notice, so a hand-edited
     link never breaks the page; a value that parses but lies outside what the page can show (a head the model
     does not have) is clamped where the page knows its range, with a notice too (:func:`clamped`, :func:`choose`).
@@ -44,15 +48,17 @@ def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, 
         st.session_state[marker] = True
         ignored, linked = [], st.session_state.setdefault(_LINKED, {})
         for key, parse in keys.items():
-            if key in st.query_params:
+            name = (from_one or {}).get(key)
+            param, shift = (name, 1) if name is not None and name in st.query_params else (key, 0)
+            if param in st.query_params:
                 try:
-                    value = parse(st.query_params[key])
+                    value = parse(st.query_params[param])
                     if isinstance(value, float) and not math.isfinite(value):  # nan, 1e400
                         raise ValueError(value)
-                    st.session_state[key] = linked[key] = value
+                    st.session_state[key] = linked[key] = value - shift if shift else value
                 except (TypeError, ValueError, OverflowError):
-                    log.info("ignoring query parameter %s=%r", key, st.query_params[key])
-                    ignored.append(key)
+                    log.info("ignoring query parameter %s=%r", param, st.query_params[param])
+                    ignored.append(param)
         if ignored:
             st.toast(f"The link's {', '.join(ignored)} could not be used; the defaults are shown instead.")
     for key, default in (defaults or {}).items():
@@ -83,10 +89,15 @@ def clamped(key: str, low: int, high: int) -> int:
     return st.session_state[key]
 
 
-def write_to_url(keys: list[str]) -> None:
+def write_to_url(keys: list[str], from_one: dict[str, str] | None = None) -> None:
     """Mirror these session values into the URL so the address bar is a shareable link (and, in a fragment's own
-    run of a teacher's session, the class's screen: :func:`app.ui.class_follow.url_written`)."""
-    values = {k: _url_value(st.session_state[k]) for k in keys if k in st.session_state}
+    run of a teacher's session, the class's screen: :func:`app.ui.class_follow.url_written`). A key of
+    ``from_one`` (0-based) is written under its parameter there, counted from 1 (:func:`restore_from_url`)."""
+    from_one = from_one or {}
+    values = {from_one.get(k, k): _url_value(st.session_state[k] + 1 if k in from_one else st.session_state[k])
+              for k in keys if k in st.session_state}
+    for key in from_one:
+        st.query_params.pop(key, None)  # an older link's 0-based name
     for key, value in values.items():
         if st.query_params.get(key) != value:
             st.query_params[key] = value
@@ -118,6 +129,16 @@ def bounded(low: float, high: float, cast=int) -> Callable[[str], Any]:
             raise ValueError(text)
         return value
     return parse
+
+
+def read_at_most(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text`` a box took, with a one-line notice when it holds more (the box
+    takes any paste: a text box's own ``max_chars`` drops a longer paste without a word)."""
+    if len(text) <= limit:
+        return text
+    st.warning(f"Only the first {limit:,} characters are read: this text has {len(text):,}.",
+               icon=":material/content_cut:")
+    return text[:limit]
 
 
 def clipped_text(limit: int) -> Callable[[str], str]:

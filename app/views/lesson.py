@@ -6,7 +6,7 @@ a map of the model with the current stage highlighted (:mod:`app.views.parts.les
 sidebar's translation checkpoint or pretrained Marian/BART/T5 model, else the shipped one; where its
 family departs from the paper, the stage says so. In presentation mode the pickers fold into a
 popover beside Next so that the stage's first chart is on the first screen.
-The stage, sentence, head and highlighted token live in the share link. Everything under the title is one
+The stage, sentence, head and highlighted token live in the share link (the stage and head counted from 1). Everything under the title is one
 fragment (issue 23): moving on a stage reruns it alone, not the sidebar.
 """
 
@@ -41,11 +41,14 @@ def _go(delta: int) -> None:
     st.session_state["lesson_stage"] = int(np.clip(st.session_state["lesson_stage"] + delta, 0, len(STAGES) - 1))
 
 
+# The link counts the stage and the head from 1, as the page does (``?stage=3&stage_head=2``); an older link's
+# 0-based ``lesson_stage`` / ``lesson_head`` still opens the stage and head it meant.
+FROM_ONE = {"lesson_stage": "stage", "lesson_head": "stage_head"}  # not "head": Explore's, 1-based too
 widgets.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head": int, "lesson_token": int,
                           "lesson_step": int},
                          {"lesson_text": DEFAULT_TEXT, "lesson_stage": 0, "lesson_head": 0, "lesson_token": 0,
                           "lesson_step": 0, "lesson_cross": "mean", "lesson_temperature": 1.0, "lesson_top_k": 10_000,
-                          "lesson_top_p": 1.0, "lesson_seed": 0, quiz.ASK: True})
+                          "lesson_top_p": 1.0, "lesson_seed": 0, quiz.ASK: True}, from_one=FROM_ONE)
 fs = widgets.font_scale()
 show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen
 st.title("Lesson: one sentence, every stage")
@@ -104,7 +107,7 @@ def lesson_body() -> None:
                 quiz.toggle()
         st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
                     text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
-        widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"])
+        widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"], FROM_ONE)
         _stage(entry, trace, stage)
 
 

@@ -66,7 +66,7 @@ with presentation.folded("Model and audio", ":material/mic:"):
         audio, label = (CLIPS / clip).read_bytes(), SENTENCES[clip]
     elif source == "Upload a file":
         upload = st.file_uploader(f"WAV, FLAC or OGG, at most {MAX_SECONDS:g} s", type=["wav", "flac", "ogg"],
-                                  key="speech_upload")
+                                  key="speech_upload", max_upload_size=MAX_BYTES >> 20)
         if upload is not None:
             if upload.size > MAX_BYTES:
                 st.error(f"{widgets.plain(upload.name)} is {upload.size / 2**20:.1f} MiB; at most {MAX_BYTES >> 20} MiB.")

@@ -3,6 +3,7 @@
 - ``train``    train a model on a built-in task (:mod:`core.cli.train`)
 - ``evaluate`` re-measure checkpoints on their held-out split (:mod:`core.cli.evaluate`)
 - ``report``   a checkpoint's accuracy per input length, greedy and beam (:mod:`core.cli.report`)
+- ``coverage`` set and score the translation's "not translated?" flag (:mod:`core.cli.coverage`)
 - ``explain``  print a model's prediction and each head's most-attended key (below)
 - ``import``   turn a PyTorch ``nn.Transformer`` state dict into a checkpoint (:mod:`core.cli.import_command`)
 
@@ -22,7 +23,7 @@ from core.io.pretrained.progress import loading_progress
 from core.inspect.options import DECODINGS
 from core.inspect.records import Explanation
 from core.io.checkpoint import CheckpointError
-from core.cli import evaluate, import_command, report, train
+from core.cli import coverage, evaluate, import_command, report, train
 
 
 def summary(explanation: Explanation) -> str:
@@ -87,6 +88,7 @@ COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
     "train": train.main,
     "evaluate": evaluate.main,
     "report": report.main,
+    "coverage": coverage.main,
     "explain": explain_main,
     "import": import_command.main,
 }

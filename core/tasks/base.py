@@ -87,6 +87,8 @@ class Task:
         spelled: ``spelled(word) -> bool`` for a word-level task: the training words kept out of the
             vocabulary and read letter by letter (names, numbers), so the model learns to copy any of them
             (:mod:`core.text.spelling`); None: every training word is in the vocabulary.
+        scope: one sentence saying what a model of this task is and where its knowledge ends, for the app's
+            note beside the output ("" when the description says it all).
     """
 
     name: str
@@ -105,6 +107,7 @@ class Task:
     trained_lengths: tuple[int, int] | None = None
     out_of_range: Callable[[str], str | None] | None = None
     spelled: Callable[[str], bool] | None = None
+    scope: str = ""
 
     def normalize_input(self, text: str) -> tuple[str, bool]:
         """``(text as the model expects it, whether that differs from what was typed)``.

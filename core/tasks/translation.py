@@ -1,6 +1,6 @@
 """Translation task: English -> Spanish from a grammar of everyday English a class can type at.
 
-The grammar (about 1,375 English word forms in the training split; nouns and adjectives in
+The grammar (``wordlist.english_word_count()`` English words; nouns and adjectives in
 :mod:`core.tasks.lexicon`, verbs and their conjugation in :mod:`core.tasks.verbs`, everyday words in
 :mod:`core.tasks.everyday` and :mod:`core.tasks.activities`, sentences in
 :mod:`core.tasks.sentences`; the sources of each agreement rule are in those modules) covers:
@@ -48,7 +48,7 @@ from core.tasks.phrases import (
 from core.tasks import sentences
 from core.tasks.names import HELD_OUT_NAMES
 from core.tasks.pools import draw_pools, held_out_pairs
-from core.tasks.wordlist import spelled
+from core.tasks.wordlist import english_word_count, spelled
 
 
 HELD_OUT_PAIRS = held_out_pairs(tuple(NOUNS), tuple(ADJECTIVES))
@@ -223,7 +223,7 @@ LECTURE_EXAMPLES = {
 TASK = Task(
     name="translation",
     description=(
-        "Translate everyday English to Spanish (about 1,375 English word forms: present, past and future, "
+        f"Translate everyday English to Spanish ({english_word_count():,} English words: present, past and future, "
         "negation, questions, commands, \"like\", the weather, time words, \"and\"/\"but\"/\"because\"; "
         "adjectives move after the noun and agree with it; names and digits are copied); the test split only "
         "uses noun-adjective pairs and names never seen in training."
@@ -246,4 +246,6 @@ TASK = Task(
     split=_split,
     normalize=normalize,
     spelled=spelled,
+    scope=(f"A classroom model trained on a generated grammar of {english_word_count():,} English words: a word "
+           "outside them is read letter by letter and copied, and a phrase it cannot translate may be left out."),
 )

@@ -179,4 +179,9 @@ def _verb(row: list[str]) -> Verb:
                 extra.get("imperative", present[2]), extra.get("ing", _ing(en)))
 
 
+def parse_verb(line: str) -> Verb:
+    """One verb from a line in the table's format ("say says said decir r present:digo,… future:dir")."""
+    return _verb(line.split())
+
+
 VERBS: dict[str, Verb] = {row[0]: _verb(row) for row in (line.split() for line in _VERBS.strip().splitlines())}

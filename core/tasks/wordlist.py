@@ -13,15 +13,20 @@ from core.tasks.lexicon import ADJECTIVES, BE, DETERMINERS, ENGLISH_BE, GOING, N
 from core.tasks.verbs import VERBS
 from core.tasks.numbers import BIG_NUMBERS, is_digits
 
-# the words the sentence builders write themselves (not in a table)
-FUNCTION_WORDS = """
-there is are hay where dónde do does did not n't no don didn doesn won t ' s m re ll will going to a al del
-en in at near on cerca de with con and y e but pero because porque or o u , . ? ¿ please por favor
-it was were it's estaba estaban está están very too so muy demasiado tan years old años age
-today tomorrow yesterday is was birthday cumpleaños hoy mañana ayer es fue l me te le les nos él ella ellos
-an some one todos todas the el la los las mi tu su nuestro nuestra mis tus sus gusta gustan gustó gustaron
-like likes liked to hace hacía hará be isn wasn aren weren they he she we you i yo tú nosotros
+# the words the sentence builders write themselves (not in a table): English, then Spanish
+ENGLISH_FUNCTION_WORDS = """
+there is are where do does did not n't no don didn doesn won t ' s m re ll will going to a in at near on with
+and but because or , . ? please it was were it's very too so years old age today tomorrow yesterday birthday an
+some one the like likes liked be isn wasn aren weren they he she we you i
 """
+SPANISH_FUNCTION_WORDS = """
+hay dónde no a al del en cerca de con y e pero porque o u , . ? ¿ por favor estaba estaban está están muy
+demasiado tan años cumpleaños hoy mañana ayer es fue l me te le les nos él ella ellos todos todas el la los las mi tu su
+nuestro nuestra mis tus sus gusta gustan gustó gustaron hace hacía hará yo tú nosotros
+"""
+FUNCTION_WORDS = ENGLISH_FUNCTION_WORDS + SPANISH_FUNCTION_WORDS
+#: Contraction pieces the word tokenizer splits off ("didn't" -> didn ' t): not words of their own.
+FRAGMENTS = frozenset({"t", "s", "m", "re", "ll", "ve", "d", "n"})
 
 
 def _words(texts: Iterable[str]) -> set[str]:
@@ -55,7 +60,31 @@ def grammar_words() -> frozenset[str]:
     return frozenset(_words(texts))
 
 
+def english_words() -> frozenset[str]:
+    """The English words of every table of the grammar (lower case, split as the word tokenizer splits them:
+    "didn't" gives "didn" and "t")."""
+    texts: list[str] = ENGLISH_FUNCTION_WORDS.split()
+    texts += [form for noun in NOUNS.values() for form in (noun.en, noun.en_plural)]
+    texts += [*ADJECTIVES, *PRONOUNS, *ENGLISH_BE.values(), *DETERMINERS, *BIG_NUMBERS, *everyday.ENGLISH_WAS.values()]
+    for verb in VERBS.values():
+        texts += [verb.en, verb.en_third, verb.en_past or "", verb.en_ing]
+    for table in (everyday.DAYS, everyday.MONTHS, everyday.FREQUENCY, everyday.DEGREE, everyday.WEATHER,
+                  activities.CLITICS, everyday.CONJUNCTIONS, everyday.IDIOMS, activities.FEMININE, activities.SUBJECTS):
+        texts += list(table)
+    texts += [*everyday.CONTRACTIONS, *everyday.CONTRACTIONS.values()]
+    texts += [w for tense in everyday.TIME.values() for w in tense]
+    texts += [f"{r}{e}" for r in everyday.RAIN for e in ("", "s", "ed", "ing")]
+    texts += [w for row in activities.ACTIVITIES for w in row[:2]]
+    return frozenset(w for w in _words(texts) if re.fullmatch(r"[a-z]+", w))
+
+
 GRAMMAR_WORDS = grammar_words()
+ENGLISH_WORDS = english_words()
+
+
+def english_word_count() -> int:
+    """How many English words the grammar writes: :data:`ENGLISH_WORDS` without the contraction pieces."""
+    return len(ENGLISH_WORDS - FRAGMENTS)
 
 
 def spelled(word: str) -> bool:

@@ -44,7 +44,7 @@ def test_starting_a_class_gives_a_link_and_a_qr_code_and_no_link_holds_the_teach
     assert held["key"] not in "".join(links)
     assert "0** of 0 following" in _texts(teacher)
     screen = _store().screen(held["code"])
-    assert screen.page == "lesson" and screen.params["lesson_stage"] == "0" and "projector" not in screen.params
+    assert screen.page == "lesson" and screen.params["stage"] == "1" and "projector" not in screen.params
 
 
 def test_a_student_follows_the_teachers_page_stage_sentence_and_head(runs):
@@ -64,7 +64,8 @@ def test_a_student_follows_the_teachers_page_stage_sentence_and_head(runs):
     assert student.header[0].value.startswith("5. ")
     teacher.switch_page("views/explore.py").run()
     teacher.selectbox(key="ckpt").set_value("shipped:reverse").run()
-    teacher.slider(key="head").set_value(2).run()
+    teacher.session_state["head"] = 2  # the teacher pins head 2 on the attention canvas
+    teacher.run()
     student.run()
     assert student.session_state["ckpt"] == "shipped:reverse" and student.session_state["head"] == 2
     assert not student.header or not student.header[0].value.startswith("5. ")  # left the Lesson with the teacher

@@ -9,7 +9,9 @@ import numpy as np
 
 from tests.helpers.apptest_helpers import charts, is_plotly, open_page, spec
 from app.charts import confidence
-from core import explain
+from app.ui import widgets
+from core import explain, get_task
+from core.tasks.wordlist import english_word_count
 from tests.helpers.paths import SHIPPED
 
 TRANSLATION = SHIPPED / "translation.safetensors"
@@ -91,3 +93,23 @@ def test_the_unreliable_line_is_none_when_every_word_is_known():
     assert confidence.unreliable_message((), "<unk>") is None
     line = confidence.unreliable_message((("zebra", ("break",)), ("okapi", ())), "<unk>")
     assert line.startswith("Unreliable output") and "“okapi”" in line and "them as <unk>" in line
+
+
+def test_a_dropped_phrase_is_marked_not_translated_and_the_output_less_reliable():
+    at = _explore("Yesterday I went to the market with my mother.")
+    (flag,) = [w.value for w in at.warning if w.value.startswith("Not translated?")]
+    assert "“with”, “my”, “mother”" in flag and "0.26" in flag
+    assert any(c.value == "Generated output (less reliable: see below)" for c in at.caption)
+
+
+def test_a_fully_translated_sentence_is_not_flagged():
+    at = _explore("the big dog sees a small cat")
+    assert not [w.value for w in at.warning if w.value.startswith("Not translated?")]
+    assert any(c.value == "Generated output" for c in at.caption)
+
+
+def test_the_note_under_the_output_names_the_model_for_what_it_is():
+    at = _explore("the black cat")
+    scope = [c.value for c in at.caption if "A classroom model trained on a generated grammar" in c.value]
+    assert scope == [widgets.plain(get_task("translation").scope)]
+    assert f"of {english_word_count():,} English words" in scope[0]

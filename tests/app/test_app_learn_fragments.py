@@ -152,7 +152,7 @@ def test_lesson_next_reruns_the_lesson_not_the_page_around_it(runs):
     rerun_fragment(at, "lesson_body")
     assert not at.title and not at.sidebar.selectbox  # the title and the sidebar were not drawn again
     assert headers(at) == ["2. Embeddings + positional encoding"]
-    assert at.query_params["lesson_stage"] == "1"
+    assert at.query_params["stage"] == "2"  # counted from 1, as the header
 
 
 # ----------------------------------------------------------------------------- charts built once per input

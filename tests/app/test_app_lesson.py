@@ -33,7 +33,7 @@ def test_next_and_back_buttons_walk_the_stages(runs):
     at.button(key="lesson_next").click().run()
     assert at.session_state["lesson_stage"] == 1
     at.button(key="lesson_prev").click().run()
-    assert at.session_state["lesson_stage"] == 0 and at.query_params["lesson_stage"] == "0"
+    assert at.session_state["lesson_stage"] == 0 and at.query_params["stage"] == "1"
 
 
 def test_share_link_restores_stage_head_and_token(runs):
@@ -43,6 +43,19 @@ def test_share_link_restores_stage_head_and_token(runs):
     trace = trace_translation(load_checkpoint(TRANSLATION), "the red car", head=1)
     weight = trace.encoder_head.weights[2].max()
     assert f"= {weight:.2f}" in at.latex[0].value  # the formula shows the live number of token 2
+
+
+def test_the_share_link_counts_the_stage_and_head_from_1_and_reads_older_links(runs):
+    """``?stage=7&stage_head=2`` opens "7. Softmax" on head 2 as the page counts them; an older link's 0-based
+    ``lesson_stage=6&lesson_head=1`` opens the same and is rewritten counted from 1."""
+    for query in ({"stage": "7", "stage_head": "2"}, {"lesson_stage": "6", "lesson_head": "1"}):
+        at = open_lesson({"lesson_text": "the red car", **query})
+        assert not at.exception and at.header[0].value == "7. Softmax"
+        assert (at.session_state["lesson_stage"], at.session_state["lesson_head"]) == (6, 1)
+        assert (at.query_params["stage"], at.query_params["stage_head"]) == ("7", "2")
+        assert "lesson_stage" not in at.query_params and "lesson_head" not in at.query_params
+    at.button(key="lesson_next").click().run()
+    assert at.header[0].value == "8. Weighted sum of values" and at.query_params["stage"] == "8"
 
 
 def test_out_of_range_link_values_are_clamped(runs):

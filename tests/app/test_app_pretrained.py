@@ -129,6 +129,26 @@ def test_smollm_next_token_is_paris(smollm_path):
     assert any("“␣Paris”" in t.value for t in at.text)
 
 
+@pytest.mark.parametrize(("page", "key", "model"), [("minilm", "mini_text", "minilm_path"),
+                                                    ("minilm", "mini_b", "minilm_path"),
+                                                    ("smollm2", "smol_prompt", "smollm_path")])
+def test_a_paste_over_the_limit_is_read_in_part_and_says_so(page, key, model, request):
+    """A text box takes any paste (its own limit dropped a longer one without a word): the page reads the first
+    300 characters and says so in one line."""
+    request.getfixturevalue(model)
+    at = open_page(page)
+    assert not at.text_input(key=key).max_chars  # no limit in the box itself
+    pasted = "the cat sat on the mat and " * 20  # 540 characters
+    at.text_input(key=key).input(pasted).run()
+    assert not at.exception
+    notices = [w.value for w in at.warning if w.value.startswith("Only the first")]
+    assert notices == ["Only the first 300 characters are read: this text has 540."]
+    if page == "smollm2":  # the model read the first 300 characters
+        expected = explain(request.getfixturevalue(model), pasted[:300], top_n=10)
+        frame = chart(at, "Next-token candidates")[0]
+        np.testing.assert_allclose(frame["probability"], expected.prediction.probabilities, atol=1e-5)
+
+
 def test_smollm_step_rows_equal_explain(smollm_path):
     prompt, new = "The capital of France is", 3
     at = open_page("smollm2")

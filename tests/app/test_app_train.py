@@ -17,7 +17,7 @@ from core import explain, load_checkpoint, save_checkpoint, training
 from core.lessons import noam_curve, smoothing_example
 from core.training.objectives import smoothed_targets
 from core.training.snapshots import snapshot_maps
-from tests.helpers.apptest_helpers import as_matrix, chart, charts_in, open_page, wait_until
+from tests.helpers.apptest_helpers import as_matrix, chart, charts_in, open_page, panel_matrix, wait_until
 from tests.helpers.paths import REVERSE
 from tests.helpers.tiny import build_checkpoint, tiny_model
 
@@ -223,19 +223,19 @@ def test_side_by_side_snapshots_and_checkpoints(runs, char_tokenizer):
     assert at.radio(key="sbs_mode").value == "snapshots"
     at.selectbox(key="sbs_kind").set_value("encoder").run()
     assert at.select_slider(key="sbs_step_a").value == steps[0]
-    diff = weights(chart(at, "Difference")[0], "change")
+    diff = panel_matrix(at, "Difference")  # the canvas's difference panel (float16)
     maps_a, maps_b = (snapshot_maps(ckpt.extra_tensors, s)["encoder"][0, 0] for s in (steps[0], steps[-1]))
-    assert np.allclose(diff, maps_b - maps_a, atol=1e-6) and np.abs(diff).max() > 0
+    assert np.allclose(diff, maps_b - maps_a, atol=1e-3) and np.abs(diff).max() > 0
 
     at.radio(key="sbs_mode").set_value("checkpoints").run()
     at.selectbox(key="sbs_other").set_value("run:random")
     at.text_area(key="sbs_text").input("abcd").run()
     at.selectbox(key="sbs_kind").set_value("encoder").run()
     assert not at.exception
-    diff = weights(chart(at, "Difference")[0], "change")
+    diff = panel_matrix(at, "Difference")
     ours = explain(ckpt, "abcd").attention["encoder"][0, 0]
     theirs = explain(load_checkpoint(runs / "random.safetensors"), "abcd").attention["encoder"][0, 0]
-    assert np.allclose(diff, theirs - ours, atol=1e-5) and np.abs(diff).max() > 0
+    assert np.allclose(diff, theirs - ours, atol=1e-3) and np.abs(diff).max() > 0
 
 
 def test_download_and_delete_a_run(runs):

@@ -1,11 +1,12 @@
-"""The model grid's thumbnails (issue 24: SmolLM2's 352-token thumbnails were uniformly dark): blocks keep
-the weight their keys hold together, and one shared colour scale tops out where the blocks are."""
+"""The model view's thumbnails (SmolLM2's 352-token thumbnails were uniformly dark): blocks keep the weight
+their keys hold together, and one shared colour scale tops out where the blocks are (app/ui/canvas/payload.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from app.charts import look, maps
+from app.charts import maps
+from app.ui.canvas import payload
 
 
 def _causal_uniform(t: int) -> np.ndarray:
@@ -34,23 +35,27 @@ def test_a_block_holds_the_weight_of_its_keys_averaged_over_its_queries():
 
 def test_small_maps_are_drawn_as_they_are_on_the_0_to_1_scale():
     maps_ = np.stack([np.stack([_causal_uniform(12)] * 2)] * 3)  # (L=3, H=2, 12, 12)
-    figure = maps.model_grid(maps_, title="grid")
-    heat = figure.data[0]
-    assert (heat.zmin, heat.zmax) == (0, 1.0) and look.meta(figure)["value"] == "weight"
-    grid = np.asarray(heat.z)
-    np.testing.assert_array_equal(grid[:12, :12], _causal_uniform(12))
+    thumbs, top = payload.thumbnails(list(maps_))
+    assert top == 1.0 and thumbs.shape == (3, 2, 12, 12)
+    np.testing.assert_array_equal(thumbs[0, 0], payload.quantise(_causal_uniform(12)))
 
 
 def test_long_thumbnails_share_one_readable_scale():
-    t = 352
+    t, s = 352, payload.THUMB
     maps_ = np.stack([np.stack([_causal_uniform(t), _sink(t)])] * 2)  # (L=2, H=2, 352, 352)
-    figure = maps.model_grid(maps_, title="grid")
-    heat, top = figure.data[0], look.meta(figure)["top"]
-    grid = np.asarray(heat.z, dtype=np.float32)
-    assert heat.zmax == top and look.meta(figure)["value"] == "weight per block"
-    assert 0.01 <= top < 0.5  # on 0–1 the spread-out head's blocks (≈ 1/24 each) were all but black
-    spread = grid[:24, :24]  # layer 1, head 1
-    lit = np.tril(np.ones((24, 24), dtype=bool))
+    thumbs, top = payload.thumbnails(list(maps_))
+    assert 0.01 <= top < 0.5  # on 0–1 the spread-out head's blocks (≈ 1/32 each) were all but black
+    spread = thumbs[0, 0].astype(np.float32) / 255 * top  # layer 1, head 1, in weight per block
+    lit = np.tril(np.ones((s, s), dtype=bool))
     assert np.median(spread[lit]) / top > 0.25  # most of its blocks get a visible colour
-    sink = grid[:24, 25:49]  # layer 1, head 2: its first column holds 0.8 of every row, above the scale's top
-    assert sink[:, 0].min() > top and sink[1:, 1:][~np.eye(23, dtype=bool)].max() == 0.0
+    sink = thumbs[0, 1]  # layer 1, head 2: its first column holds 0.8 of every row, above the scale's top
+    assert (sink[:, 0] == 255).all() and sink[1:, 1:][~np.eye(s - 1, dtype=bool)].max() == 0
+    np.testing.assert_allclose(maps.block_mass(maps_[0, 1], s, s)[1:, 0], 0.8, atol=1e-6)
+
+
+def test_the_thinned_labels_note_counts_in_english_ordinals():
+    """"every 2nd position", never "every 2th"."""
+    matrix = np.full((4, 4), 0.25)
+    for step, said in ((2, "every 2nd position"), (3, "every 3rd position"), (4, "every 4th position"),
+                       (11, "every 11th position"), (21, "every 21st position")):
+        assert said in maps._note(matrix, matrix, step, 1)

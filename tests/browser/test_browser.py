@@ -28,9 +28,16 @@ PAGES = {  # url path → a heading the page must show
 
 
 @pytest.fixture(scope="module")
-def browser_page(tmp_path_factory):
+def browser_runs(tmp_path_factory):
+    """The served app's runs folder (its server's console output is ``server.log`` there)."""
     runs = tmp_path_factory.mktemp("browser-runs")
     _big_models(runs)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def browser_page(browser_runs):
+    runs = browser_runs
     with app_in_chromium(runs) as (url, browser):
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         dialogs: list[str] = []
@@ -58,22 +65,14 @@ def big_runs():
     return ["run:deep-grid", "run:long-head"]
 
 
-# The attention maps' element containers: on Explore every Plotly chart is one (the prediction's confidence is HTML).
-MAPS = ".stElementContainer"
+# Explore's attention canvas (app/ui/canvas): its root in the component's shadow root, and the drawing state on it.
+CANVAS = "document.querySelector('[data-attnscope-canvas]').shadowRoot.querySelector('.atc')"
+CANVAS_PNG_JS = f"() => {CANVAS}.canvas.mapCanvas.toDataURL()"
 
 
-def _first_chart_png(page) -> bytes:
-    """A picture of the first Plotly chart. A fragment rerun may swap the chart's element for a new one
-    just after the script run ends (the head view lives in the chart column, outside its fragment):
-    a picture of an element that went away is taken again of the one that replaced it."""
-    for _ in range(20):
-        try:
-            return page.locator(f'{MAPS} [data-testid="stPlotlyChart"]').first.screenshot()
-        except Exception as error:  # playwright's Error: only the swapped-element case is retried
-            if "not attached" not in str(error):
-                raise
-            page.wait_for_timeout(250)
-    raise AssertionError("the first chart kept being replaced for 5 s")
+def _wait_for_canvas(page) -> None:
+    page.wait_for_function(f"() => {{ try {{ return {CANVAS}.canvas.id; }} catch (e) {{ return false; }} }}",
+                           timeout=90_000)
 
 
 def _main_text(page) -> str:
@@ -118,16 +117,12 @@ def test_explore_reacts_to_text_kind_layer_head_and_the_causal_mask(browser_page
 
     page.locator(".st-key-kind").get_by_text("Cross-attention").click()
     wait_until_idle(page)
-    for control in ("layer", "head"):
-        before = _first_chart_png(page)
-        page.locator(f".st-key-{control}").get_by_role("slider").press("ArrowRight")
-        wait_until_idle(page)
-        for _ in range(40):  # Plotly redraws after the script run ends: give it up to 10 s
-            after = _first_chart_png(page)
-            if after != before:
-                break
-            page.wait_for_timeout(250)
-        assert after != before, f"changing the {control} did not redraw the map"
+    page.wait_for_function(f"() => {CANVAS}.canvas.h.kind === 'cross'", timeout=30_000)
+    for control, key in (("layer", "ArrowDown"), ("head", "ArrowRight")):  # chosen in the browser, keys on the map
+        before = page.evaluate(CANVAS_PNG_JS)
+        page.evaluate(f"() => {CANVAS}.focus()")
+        page.keyboard.press(key)
+        assert page.evaluate(CANVAS_PNG_JS) != before, f"changing the {control} did not redraw the map"
     screenshot(page, "explore-cross")
 
     page.get_by_text("Interventions: change how attention works").click()
@@ -175,13 +170,9 @@ def test_train_page_trains_a_model_that_appears_in_the_picker(browser_page):
 # ----------------------------------------------------------------------------- what a class sees
 ROUTE_PATHS = ["" if r.script == routes.EXPLORE else r.url_path for pages in routes.SECTIONS.values() for r in pages]
 SIZES = [(1280, 720), (1920, 1080)]
-GRID_JS = "() => [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullLayout?.meta?.[0]?.heads)"
-CLICK_JS = """([layer, head]) => {
-  const grid = (%s)();
-  const box = grid.querySelector('.nsewdrag').getBoundingClientRect();
-  return [box.left + grid._fullLayout.xaxis.l2p(head), box.top + grid._fullLayout.yaxis.l2p(layer)];
-}""" % GRID_JS
-TITLES_JS = f"() => [...document.querySelectorAll('{MAPS} .js-plotly-plot .gtitle')].map(t => t.textContent)"
+THUMB_JS = f"""([layer, head]) => {{ const c = {CANVAS}.canvas, g = c.grid, r = c.stage.getBoundingClientRect();
+  return [r.left + g.x + head * (g.tw + g.gap) + g.tw / 2, r.top + g.y + layer * (g.th + g.gap) + g.th / 2]; }}"""
+TITLE_JS = f"() => {CANVAS}.querySelector('.atc-title').textContent"
 
 
 # Streamlit 1.67 shows a select box's value in an <input role="combobox">, which never wraps: a value
@@ -203,10 +194,9 @@ CUT_OFF_JS = """() => {
   }
   return found;
 }"""
-FIRST_CHART_JS = """() => {
-  const box = document.querySelector('[data-testid="stMain"] %s [data-testid="stPlotlyChart"]').getBoundingClientRect();
-  return {top: box.top, bottom: box.bottom, left: box.left, right: box.right, width: innerWidth, height: innerHeight};
-}""" % MAPS
+FIRST_CHART_JS = f"""() => {{ const c = {CANVAS}.canvas, r = c.stage.getBoundingClientRect();
+  return {{top: r.top + c.plot.y, bottom: r.top + c.plot.y + c.plot.h, left: r.left + c.plot.x,
+          right: r.left + c.plot.x + c.plot.w, width: innerWidth, height: innerHeight}}; }}"""
 
 
 def _wait_for_plots(page, count: int = 1) -> None:
@@ -227,7 +217,7 @@ def test_every_page_fits_its_boxes(browser_page, size, projector):
             page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
             wait_until_idle(page)
             if path == "":
-                _wait_for_plots(page)
+                _wait_for_canvas(page)
             assert problems_on(page) == [], f"/{path} shows errors"
             assert overflowing(page) == [], f"/{path} at {size} (projector={projector}) overflows"
             assert page.evaluate(CUT_OFF_JS) == [], f"/{path} at {size} (projector={projector}) cuts off a value"
@@ -245,11 +235,11 @@ def test_the_first_attention_chart_is_in_view_without_scrolling(browser_page, si
     try:
         page.goto(f"{url}/")
         wait_until_idle(page)
-        _wait_for_plots(page)
+        _wait_for_canvas(page)
         box = page.evaluate(FIRST_CHART_JS)
         assert 0 <= box["top"] < box["bottom"] <= box["height"], box
         assert 0 <= box["left"] < box["right"] <= box["width"], box
-        assert page.evaluate(f"() => ({TITLES_JS})()[0]").endswith("layer 1, head 1")
+        assert page.evaluate(TITLE_JS).endswith("layer 1, head 1")
         prediction = page.locator('[data-testid="stMain"] .st-key-prediction').first.bounding_box()
         assert prediction is not None and prediction["y"] + prediction["height"] <= size[1]
         screenshot(page, f"explore-first-look-{size[0]}x{size[1]}")
@@ -264,9 +254,9 @@ def test_head_view_labels_every_token_of_a_12_token_input(browser_page):
     assert len(expected) >= 12
     page.goto(f"{url}/?ckpt=shipped:reverse&view=head&kind=encoder&text={text}")
     wait_until_idle(page)
-    _wait_for_plots(page)
-    ticks = page.evaluate("""() => ['xtick', 'ytick'].map(k =>
-        [...document.querySelectorAll(`%s .js-plotly-plot .${k} text`)].map(t => t.textContent))""" % MAPS)
+    _wait_for_canvas(page)
+    ticks = page.evaluate(f"""() => {{ const c = {CANVAS}.canvas;
+        return [[...c.colTicks.values()], [...c.rowTicks.values()]].map(ts => ts.map(t => t.textContent)); }}""")
     assert ticks[0] == expected and ticks[1] == expected  # every token, both axes, in order
 
 
@@ -279,9 +269,9 @@ def test_typed_lecture_sentences_translate_and_the_cross_attention_swaps_adjecti
         text.fill(typed)  # capitals as a teacher types them: the page lower-cases and says so
         text.press("Control+Enter")
         _wait_for_text(page, spanish)
-    _wait_for_plots(page)
-    drawn = page.evaluate("""() => { const plot = document.querySelector('%s .js-plotly-plot');
-        return {z: Array.from(plot._fullData[0].z, row => Array.from(row)), x: [...plot.querySelectorAll('.xtick text')].map(t => t.textContent)}; }""" % MAPS)
+    page.wait_for_function(f"() => {CANVAS}.canvas.h.cols.length === 3", timeout=60_000)
+    drawn = page.evaluate(f"""() => {{ const c = {CANVAS}.canvas, h = c.h;
+        return {{z: h.rows.map((_, q) => h.cols.map((_, k) => c.value(c.layer, c.head, q, k))), x: h.cols}}; }}""")
     assert drawn["x"] == ["0:the", "1:black", "2:cat"]
     looks_at = [max(range(3), key=row.__getitem__) for row in drawn["z"]]  # each decoder row's strongest key
     # the row after "el" predicts "gato" and reads "cat"; the row after "gato" predicts "negro" and reads "black"
@@ -291,40 +281,41 @@ def test_typed_lecture_sentences_translate_and_the_cross_attention_swaps_adjecti
 
 def test_clicking_a_grid_thumbnail_opens_that_head(browser_page):
     url, page, _ = browser_page
-    page.goto(f"{url}/?ckpt=shipped:reverse&view=model&kind=encoder")
+    page.goto(f"{url}/?ckpt=shipped:reverse&map=model&kind=encoder")
     wait_until_idle(page)
-    _wait_for_plots(page, 2)
-    page.evaluate(f"() => ({GRID_JS})().scrollIntoView()")
-    x, y = page.evaluate(CLICK_JS, [2, 3])
+    _wait_for_canvas(page)
+    page.evaluate(f"() => {CANVAS}.scrollIntoView()")
+    x, y = page.evaluate(THUMB_JS, [1, 2])  # 0-based: layer 2, head 3
     page.mouse.click(x, y)
-    page.wait_for_function(f"() => ({TITLES_JS})().some(t => t.endsWith('layer 2, head 3'))", timeout=60_000)
-    page.wait_for_url(re.compile(r"layer=2&head=3"), timeout=30_000)  # the share link follows the click
+    page.wait_for_function(f"() => ({TITLE_JS})().endsWith('layer 2, head 3')", timeout=10_000)
+    page.evaluate(f"() => {CANVAS}.querySelector('button[data-action=pin]').click()")
+    page.wait_for_url(re.compile(r"layer=2&head=3"), timeout=30_000)  # the share link follows the pinned head
     screenshot(page, "explore-grid-click")
 
 
 def test_a_30_layer_9_head_grid_and_a_2048_token_head_are_drawn(browser_page, big_runs):
-    """Downsampled thumbnails (one trace) for 270 maps, block means for a 2048 × 2048 head, each with
-    a notice of what is shown; the draw times are printed (not asserted: CI machines vary)."""
+    """The canvas's model view of 270 maps, and a 2048 × 2048 head as a max-pooled overview with its notice; the
+    draw times are printed (not asserted: CI machines vary)."""
     url, page, _ = browser_page
-    page.goto(f"{url}/?ckpt=run:deep-grid&view=model&text=abcdefghabcdefghabcdefgh")
+    page.goto(f"{url}/?ckpt=run:deep-grid&map=model&text=abcdefghabcdefghabcdefgh")
     wait_until_idle(page)
     started = page.evaluate("() => performance.now()")
-    _wait_for_plots(page, 2)
+    _wait_for_canvas(page)
     grid_ms = page.evaluate("() => performance.now()") - started
-    layout = page.evaluate(f"() => ({GRID_JS})()._fullLayout.meta[0]")
-    assert (layout["layers"], layout["heads"]) == (12, 9)  # the first page of 30 layers
-    assert page.get_by_text("Layers").count() >= 1
+    assert page.evaluate(f"() => [{CANVAS}.canvas.h.layers, {CANVAS}.canvas.h.heads, {CANVAS}.dataset.view]") == [
+        30, 9, "model"]
     long_text = "ab" * 1023 + "a"  # 2047 characters + <bos> = 2048 tokens
-    page.goto(f"{url}/?ckpt=run:long-head&view=head&kind=decoder")
+    page.goto(f"{url}/?ckpt=run:long-head&map=head&kind=decoder")
     wait_until_idle(page)
     box = page.locator(".st-key-text textarea")
     box.fill(long_text)
     started = page.evaluate("() => performance.now()")
     box.press("Control+Enter")
-    _wait_for_text(page, "2,048 × 2,048 map is drawn as", timeout_ms=180_000)  # a loaded CI machine is slow
-    _wait_for_plots(page)
+    page.wait_for_function(f"() => {{ try {{ return {CANVAS}.canvas.h.tq === 2048; }} catch (e) {{ return false; }} }}",
+                           timeout=180_000)  # a loaded CI machine is slow
     head_ms = page.evaluate("() => performance.now()") - started
-    print(f"model grid 30×9 drawn in {grid_ms:.0f} ms; 2048-token head in {head_ms:.0f} ms")
+    assert "max-pooled" in page.evaluate(f"() => {CANVAS}.querySelector('.atc-note').textContent")
+    print(f"model view 30×9 drawn in {grid_ms:.0f} ms; 2048-token head in {head_ms:.0f} ms")
     screenshot(page, "explore-2048-head")
 
 
@@ -365,7 +356,8 @@ DRAWS_JS = """() => [...window.__draws].filter(([div]) => div.isConnected && div
 
 @pytest.mark.parametrize(("path", "act"), [
     ("masks", lambda page: page.locator(".st-key-mask_len").get_by_role("slider").press("ArrowRight")),
-    ("?ckpt=shipped:translation", lambda page: (page.locator(".st-key-text textarea").fill("the small dog sees a cat"),
+    ("?ckpt=shipped:translation&view=summary", lambda page: (page.locator(".st-key-text textarea").fill(
+        "the small dog sees a cat"),
                                                 page.locator(".st-key-text textarea").press("Control+Enter"))),
 ], ids=["masks-slider", "explore-edit"])
 def test_each_chart_is_drawn_once_per_rerun(browser_page, path, act):
@@ -382,3 +374,50 @@ def test_each_chart_is_drawn_once_per_rerun(browser_page, path, act):
     page.wait_for_timeout(1500)  # a second draw comes a frame or more after the first
     draws = page.evaluate(DRAWS_JS)
     assert draws and all(n == 1 for n in draws), f"draws per redrawn chart: {draws}"
+
+
+def test_the_server_starts_and_serves_every_page_without_a_console_warning(browser_page, browser_runs):
+    """``streamlit run`` prints its banner and nothing else while it starts and every page opens (the warm-up's
+    caches once warned of a missing script run context and runtime)."""
+    url, page, _ = browser_page
+    for path, heading in PAGES.items():
+        _open(page, f"{url}/{path}", heading)
+    log = (browser_runs / "server.log").read_text(errors="replace").splitlines()
+    banner = ("You can now view your Streamlit app", "URL: http")
+    info = re.compile(r"^\S+ \S+ INFO app\.")  # the app's own INFO log (bench.browser_serve adds it)
+    printed = [line for line in log if line.strip() and not line.strip().startswith(banner) and not info.match(line)]
+    assert printed == [], "\n".join(printed)
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg", "html"])
+def test_a_plotly_chart_exports_as_png_svg_and_html_named_after_what_it_shows(browser_page, fmt):
+    """The Export chart menu's buttons save the chart drawn on screen (the positional-encoding table): a PNG and an
+    SVG drawn by Plotly in the browser and a standalone page, each named after the chart."""
+    url, page, _ = browser_page
+    _open(page, f"{url}/positional", "Positional encoding")
+    _wait_for_plots(page)
+    page.locator('[data-testid="stMain"] [data-testid="stPopover"] button').filter(has_text="Export chart").first.click()
+    menu = page.locator('[data-testid="stPopoverBody"]')
+    assert "vector picture" in menu.inner_text() and "interactive web page" in menu.inner_text()
+    with page.expect_download(timeout=60_000) as download:
+        menu.get_by_role("button", name=fmt.upper(), exact=True).click()
+    saved = download.value
+    assert saved.suggested_filename == f"positional-encoding.{fmt}"
+    content = open(saved.path(), "rb").read()
+    starts = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<svg", "html": b"<!doctype html>"}[fmt]
+    assert content.lstrip()[:len(starts)].lower() == starts.lower()
+    assert fmt == "png" or b"PE for" in content
+    page.keyboard.press("Escape")
+
+
+def test_the_model_uploader_says_its_real_limit(browser_page):
+    """The drop zone reads the server's limit, 600 MB (Streamlit's own text rounded it to "1GB per file")."""
+    url, page, _ = browser_page
+    _open(page, f"{url}/masks", "Masks")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Upload a model").click()
+    zone = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploaderDropzoneInstructions"] span').first
+    zone.wait_for(timeout=30_000)
+    shown = zone.evaluate("el => [getComputedStyle(el).fontSize, getComputedStyle(el, '::after').content]")
+    assert shown == ["0px", '"600 MB per file"']
+    label = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploader"] label').first.inner_text()
+    assert label.endswith("up to 600 MB")

@@ -27,9 +27,10 @@ SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS")
 TEXT = "the animal didn't cross the street because it was tired"
 FIRST_CHART_TOP_JS = """() => {
   const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
-    + '[data-testid="stVegaLiteChart"])')].filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
+    + '[data-testid="stVegaLiteChart"], [data-attnscope-canvas])')].filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
   return tops.length ? Math.min(...tops) : null;
 }"""
+CANVAS = "document.querySelector('[data-attnscope-canvas]').shadowRoot.querySelector('.atc')"
 SIDEWAYS_JS = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 
 
@@ -52,9 +53,9 @@ def _open(page, url: str, model: str, presentation: bool) -> None:
     page.goto(f"{url}/explore?ckpt=models:{model}&projector={int(presentation)}&text={TEXT.replace(' ', '+')}")
     page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=90_000)
     wait_until_idle(page, 90_000)
-    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] .js-plotly-plot .main-svg')",
+    page.wait_for_function(f"() => {{ try {{ return {CANVAS}.canvas.id; }} catch (e) {{ return false; }} }}",
                            timeout=60_000)
-    page.wait_for_timeout(500)  # Plotly's relayout to the column's width
+    page.wait_for_timeout(500)
 
 
 def _fits(page, name: str) -> None:
@@ -108,7 +109,7 @@ def test_an_encoder_shows_similarity_and_the_head_finder(screen):
 def test_a_decoder_writes_step_by_step_and_the_head_view_stays(screen):
     page, opened = screen
     shot = opened("llama")
-    head_view = page.locator(".st-key-head_map .gtitle").first
+    head_view = page.locator("[data-attnscope-canvas] .atc-title").first  # the canvas's title (its shadow root)
     title = head_view.text_content()
     assert title.endswith("kv head 1 of 2")
     page.get_by_text("Sampled", exact=True).first.click()

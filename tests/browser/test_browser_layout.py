@@ -31,8 +31,8 @@ from tests.helpers.pretrained_files import write_tiny_bert
 SIZES = [(1280, 720), (1920, 1080)]
 BERT_TEXT = "the+animal+didn't+cross+the+street+because+it+was+tired"  # a tiny BERT in the models folder
 PAGES = {  # name → (path and query, tab to open or None): every page of app/routes.py
-    "explore": ("explore", None),  # the head view
-    "explore-model-view": ("explore?view=model", None),
+    "explore": ("explore", None),  # the attention canvas's head view
+    "explore-model-view": ("explore?map=model", None),  # the canvas's model view
     "explore-intervention": ("explore?beta=2", None),  # Before / After / Difference
     "explore-models-bert": (f"explore?ckpt=models:bert&text={BERT_TEXT}", None),  # + similarity, head finder
     "checkpoints-overview": ("checkpoints", None),  # the parameter bars
@@ -137,7 +137,7 @@ BROKEN_VALUES_JS = """() => [...document.querySelectorAll(
 # The topmost chart, a diagram (Architecture's drawing of the model, app.ui.widgets.diagram) counting as one.
 FIRST_CHART_TOP_JS = """() => {
   const tops = [...document.querySelectorAll('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], '
-    + '[data-testid="stVegaLiteChart"], img.DIAGRAM)')]
+    + '[data-testid="stVegaLiteChart"], [data-attnscope-canvas], img.DIAGRAM)')]
     .filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().top);
   return tops.length ? Math.min(...tops) : null;  // the page is unscrolled: the topmost chart's top on screen
 }""".replace("DIAGRAM", DIAGRAM_CLASS)
@@ -165,7 +165,9 @@ def _open(page, url: str, path: str, tab: str | None, presentation: bool) -> Non
         page.get_by_role("tab", name=tab).click()
         wait_until_idle(page)
     page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] :is(.js-plotly-plot .main-svg, "
-                           "[data-testid=\"stVegaLiteChart\"] :is(svg, canvas))')", timeout=60_000)
+                           "[data-testid=\"stVegaLiteChart\"] :is(svg, canvas))') || document.querySelector("
+                           "'[data-attnscope-canvas]')?.shadowRoot?.querySelector('.atc')?.canvas?.id",
+                           timeout=60_000)
     page.wait_for_timeout(500)  # Plotly's relayout to the column's width
 
 

@@ -232,3 +232,48 @@ def diagram_lines(svg: str) -> list[str]:
     root = ElementTree.fromstring(svg)
     return ([span.text or "" for span in root.iter(f"{SVG}tspan")]
             + [text.text for text in root.iter(f"{SVG}text") if text.text])
+
+
+def canvases(at: AppTest) -> list[tuple[dict, dict]]:
+    """The attention canvases on the page in page order, each decoded as the browser reads it: (header, arrays)."""
+    from app.ui.canvas import payload
+
+    assert not at.exception, at.exception
+    found = []
+
+    def walk(node) -> None:
+        for child in getattr(node, "children", {}).values():
+            if getattr(child, "type", None) == "bidi_component" and child.proto.WhichOneof("data") == "bytes":
+                found.append(payload.decode(child.proto.bytes))
+            walk(child)
+    walk(at._tree)
+    return found
+
+
+def canvas_weights(at: AppTest, layer: int, head: int, which: int = 0) -> np.ndarray:
+    """The float16 weights the page's ``which``-th maps canvas carries for (layer, head), 0-based, as float32."""
+    header, arrays = [c for c in canvases(at) if c[0]["mode"] == "maps"][which]
+    return arrays["value"][header["sent"].index(layer), head].astype(np.float32)
+
+
+def canvas_titles(at: AppTest) -> list[str]:
+    """Each maps canvas's title as the browser writes it for the head it opens on ("Decoder masked self-attention
+    — layer 1, head 3 · kv head 2 of 2"), and each panels canvas's panel titles."""
+    found = []
+    for header, _ in canvases(at):
+        if header["mode"] == "panels":
+            found += [p["title"] for p in header["panels"]]
+            continue
+        layer, head, groups = header["pinned"]["layer"], header["pinned"]["head"], header.get("groups") or []
+        shared = f" · kv head {groups[head] + 1} of {len(set(groups))}" if groups else ""
+        found.append(f"{header['title']} — layer {layer + 1}, head {head + 1}{shared}")
+    return found
+
+
+def panel_matrix(at: AppTest, title: str) -> np.ndarray:
+    """The float16 values (as float32) of the first canvas panel whose title starts with ``title``."""
+    for header, arrays in canvases(at):
+        for i, panel in enumerate(header.get("panels", [])):
+            if panel["title"].startswith(title):
+                return arrays[f"value{i}"].astype(np.float32)
+    raise AssertionError(f"no canvas panel titled {title!r} in {canvas_titles(at)}")

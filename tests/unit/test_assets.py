@@ -204,7 +204,7 @@ EVERYDAY = {  # twelve sentences written before looking at the model's vocabular
     "Today is Monday.": "hoy es lunes .",
     "She is my friend and she is very happy.": "ella es mi amiga y ella está muy contenta .",
 }
-# measured on the shipped checkpoint, greedy = beam (README lists all twelve outputs): 12 of 12
+# measured on the shipped checkpoint, greedy = beam (docs/models.md lists all twelve outputs): 12 of 12
 EVERYDAY_RIGHT = list(EVERYDAY)
 
 

@@ -47,7 +47,7 @@ def test_mpnet_and_its_heads_equal_transformers(tmp_path, suffix):
     with torch.no_grad():
         ours = pretrained.model(ids, return_attention=True, key_mask=real)
     maps = ours.attention["encoder"]  # (L, B, H, T, T)
-    assert float((maps - torch.stack(theirs.attentions)).abs().max()) <= 1e-6
+    assert float((maps - torch.stack(theirs.attentions)).abs().max()) <= 2e-6  # float32: a few ulps of the largest weights, whatever the summation order
     assert bool((maps[:, 1, :, :, ~real[1]] == 0).all())  # padding keys
     expected = getattr(theirs, HEADS[suffix][1])
     assert float((ours.logits - expected).abs().max()) <= 1e-5 * max(1.0, float(expected.abs().max()))

@@ -1,4 +1,5 @@
-"""The README does not lie: its Python examples run, and its quick-start commands are the ones CI runs."""
+"""The README does not lie: its Python examples (and docs/'s) run, its quick-start commands are the ones CI runs,
+every file it links to exists, and it stays a front door of at most 350 lines."""
 
 from __future__ import annotations
 
@@ -8,23 +9,59 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "RESULTS.md"]
+LINK = re.compile(r"\]\(([^)\s]+)\)")  # a Markdown link's or image's target
 
 
-def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+def _blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
 
 
-def test_python_examples_run(tmp_path):
-    examples = _blocks("python")
-    assert examples, "the README shows the public API with runnable examples"
+def _anchor(heading: str) -> str:
+    """GitHub's id for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)  # no headings inside code
+    return {_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.parent != ROOT / "bench"], ids=lambda p: p.name)
+def test_python_examples_run(page: Path, tmp_path: Path) -> None:
+    examples = _blocks(page.read_text(encoding="utf-8"), "python")
+    if page.name == "README.md":
+        assert examples, "the README shows the public API with runnable examples"
     for code in examples:
         script = tmp_path / "example.py"
         script.write_text(code, encoding="utf-8")
         done = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
-        assert done.returncode == 0, f"README example failed:\n{code}\n{done.stderr[-3000:]}"
+        assert done.returncode == 0, f"{page.name} example failed:\n{code}\n{done.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_relative_link_reaches_a_file_and_heading(page: Path) -> None:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        if not linked.is_file() or (anchor and linked.suffix == ".md" and anchor not in _anchors(linked)):
+            broken.append(target)
+    assert broken == [], f"{page.relative_to(ROOT)} links to what is not there: {broken}"
+
+
+def test_the_readme_is_a_front_door() -> None:
+    lines = README.count("\n")
+    assert lines <= 350, (f"README.md has {lines} lines: keep it a front door (at most 350); run records belong in "
+                          "bench/RESULTS.md and full references in docs/")
 
 
 def test_quick_start_has_exactly_two_commands_that_ci_runs():

@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 
 from app.services import catalog
-from app.ui import glossary, presentation, widgets
+from app.ui import canvas, glossary, presentation, widgets
 from app import resources
 from app.ui import compare as sides
 from app.charts import attention as charts
@@ -55,8 +55,11 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) 
     kind, layer, head, _ = views.selection(exp)
     fs = widgets.font_scale()
     layers, heads = exp.shape(kind)
+    if INTERVENTIONS_OPEN not in st.session_state and inputs.intervened():
+        st.session_state[INTERVENTIONS_OPEN] = True  # a link with interventions opens on them
+    # a constant ``expanded``: a new one would be a new panel, closed, when the last change returns to default
     box = presentation.opened("Interventions: change how attention works and re-run the model", INTERVENTIONS_OPEN,
-                              icon=":material/tune:", expanded=inputs.intervened())
+                              icon=":material/tune:")
     if box is None:  # nothing is built for a closed panel (issue 23)
         return
     with box:
@@ -128,9 +131,10 @@ def _padding(entry: catalog.Entry, exp: Explanation, base: dict[str, Any], kind:
         rows, cols, y_title = charts.axes(masked[shorter], kind)
         st.caption("Shorter sentence: prediction")
         widgets.output_text(masked[shorter].prediction.text or "(empty)")
-        widgets.plot(charts.head_map(masked[shorter].attention[kind][layer, head], rows, cols, font_scale=fs, y_title=y_title,
-                                     title=f"Shorter sentence, padding mask on — layer {layer + 1}, head {head + 1}"),
-                     name=f"{kind}-padding-L{layer + 1}H{head + 1}")
+        canvas.panels([canvas.Panel(masked[shorter].attention[kind][layer, head], rows, cols,
+                                    f"Shorter sentence, padding mask on — layer {layer + 1}, head {head + 1}")],
+                      key="canvas-padding", title="The shorter sentence", name=f"{kind}-padding-L{layer + 1}H{head + 1}",
+                      font_scale=fs, row_title=y_title)
         st.caption("Switch the padding mask off to see the model attend to the padding.")
         return
     unmasked = widgets.attempt("run the batch", resources.explain_batch_entry, entry, texts, **(base | {"padding": False}))

@@ -15,10 +15,11 @@ from app.services import catalog
 from app.ui import widgets
 from app.charts import attention as charts
 from app.charts import confidence
-from core import Checkpoint, Explanation, get_task, input_vocabulary, ModelFacts, trained_lengths_note
+from core import (Checkpoint, COVERAGE_THRESHOLD, Explanation, get_task, input_vocabulary, ModelFacts,
+                  trained_lengths_note, untranslated)
 
-URL_KEYS = ["text", "kind", "layer", "head", "view", "decoding"]
-URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "decoding": str,
+URL_KEYS = ["text", "kind", "layer", "head", "view", "map", "decoding"]
+URL_PARSERS = {"text": str, "kind": str, "layer": int, "head": int, "view": str, "map": str, "decoding": str,
                "causal": widgets.parse_bool, "hard": widgets.parse_bool, "beta": widgets.bounded(0.0, 5.0, float),
                "padding": widgets.parse_bool, "knockout": lambda text: [x for x in text.split(",") if x]}
 # The interventions travel in the link only when they differ from the model as trained.
@@ -143,8 +144,14 @@ def prediction(exp: Explanation, font_scale: float) -> None:
     if unsure and pred.kind in ("text", "next_token", "class"):
         st.warning(unsure, icon=":material/help:")
     if pred.kind == "text":
-        st.caption("Generated output" + (" (unreliable: see above)" if unsure else ""))
+        missing = untranslated(exp) if exp.task == "translation" else ()  # the flag was set on that model
+        st.caption("Generated output" + (" (unreliable: see above)" if unsure else
+                                         " (less reliable: see below)" if missing else ""))
         widgets.output_text(pred.text or "(empty)", key=PREDICTION)
+        if missing:
+            st.warning(not_translated_message([word.word for word in missing]), icon=":material/rule:")
+        if scope := _scope(exp):
+            st.caption(widgets.plain(scope))
         if not pred.finished:
             st.caption("The output hit the length limit before an end-of-sequence token.")
         _confidence(exp)
@@ -167,6 +174,23 @@ def prediction(exp: Explanation, font_scale: float) -> None:
     widgets.output_text(charts.visible(pred.text), key=PREDICTION)  # a space or newline must not look like nothing
     widgets.candidate_bars(pred.labels, pred.probabilities, title="Next-token candidates", x_title="next token",
                            font_scale=font_scale)
+
+
+def not_translated_message(words: list[str]) -> str:
+    """The words the output barely attended to, marked "not translated?" (Markdown-escaped)."""
+    shown = ", ".join(f"“{widgets.plain(word)}”" for word in words)
+    them = "them" if len(words) > 1 else "it"
+    return (f"Not translated? {shown}: the output's cross-attention to {them} (last layer, summed over the "
+            f"output) is under {COVERAGE_THRESHOLD:.2f}, where a translated word draws about 1. The output may "
+            f"have left {them} out.")
+
+
+def _scope(exp: Explanation) -> str:
+    """What a built-in task's model is and where its knowledge ends ("" for other models)."""
+    try:
+        return get_task(exp.task).scope if exp.task else ""
+    except ValueError:
+        return ""
 
 
 def _unknown_token(exp: Explanation) -> str:

@@ -1,12 +1,12 @@
 """The Explore page's fragments: each part a control touches reruns alone (issue 23).
 
-* :func:`head_panel` — the kind, layer and head controls (in the input column) and the chosen
-  head's map (written into the chart column): a layer or head slider move reruns this, not the page;
-* :func:`view_panel` — the view chooser and the chosen view below (model grid, lines, summary, generation),
+* :func:`head_panel` — the kind control (in the input column) and the attention canvas (written into the chart
+  column): the layer, head and view are chosen in the browser; a pinned head reruns this, not the page;
+* :func:`view_panel` — the chooser and the chosen view below the canvas (summary, generation),
   whose own controls (the chooser, grid page, overlaid heads, step) rerun it alone, in one round trip;
 * the interventions and compare panels (``experiments``), each a fragment of its own.
 
-A layer or head move reruns the slider's own fragment, the head view; the chosen view and the panels that
+A pinned head reruns the canvas's own fragment; the chosen view and the panels that
 draw the chosen head (:func:`followers`) are rerun with it by name (``st.rerun([...])`` from the callback)
 only when there are any. A kind change reruns every panel; the text and
 decoding options rerun the page's body (``explore_body``, a fragment: not the sidebar), as everything depends on
@@ -46,6 +46,13 @@ def followers(state: Mapping[str, Any]) -> list[str]:
     return ([VIEW] if state.get("view", "head") != "head" else []) + experiments.drawing(state)
 
 
+def follow_pin() -> None:
+    """The reader pinned a head on the canvas: the session takes it (the share link, the exports) and the panels
+    that draw the chosen head follow it."""
+    if views.pin_from_canvas():
+        follow_selection()
+
+
 def follow_kind() -> None:
     """The kind changed: every fragment that draws the chosen head reruns (the knock-out list names its heads)."""
     st.rerun(FOLLOWERS)
@@ -55,9 +62,9 @@ def follow_kind() -> None:
 def head_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], chart_side: Any) -> None:
     """The selection controls here, the chosen head's map in ``chart_side``, and the share link."""
     fs = widgets.font_scale()
-    kind, layer, head = views.attention_controls(exp, on_change=follow_selection, on_kind=follow_kind)
+    kind, layer, head = views.attention_controls(exp, on_kind=follow_kind)
     with chart_side:
-        views.head_view(entry, exp, options, kind, layer, head, fs)
+        views.head_view(entry, exp, options, kind, layer, head, fs, on_pin=follow_pin)
     w.share(exp.text)
 
 
@@ -68,11 +75,7 @@ def view_panel(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]) 
     fs = widgets.font_scale()
     views.view_control(exp)
     kind, layer, head, view = views.selection(exp)
-    if view == "model":
-        views.model_view(entry, exp, options, kind, layer, head, fs, on_pick=follow_selection)
-    elif view == "lines":
-        views.lines_view(exp, kind, layer, head, fs)
-    elif view == "summary":
+    if view == "summary":
         views.summary_view(entry, exp, options, kind, layer, fs)
     elif view == "generation":
         views.generation_view(exp, layer, head, fs)

@@ -1,7 +1,10 @@
-"""The Explore page's attention views: the layer × head grid, one head, lines, the summary
-(mean over heads, rollout, head statistics) and step-by-step generation.
+"""The Explore page's attention views: the attention canvas (:mod:`app.ui.canvas`: one head, the layer × head
+grid and the lines, chosen and explored in the browser), the summary (mean over heads, rollout, head statistics)
+and step-by-step generation.
 
-Each view slices the cached :class:`~core.Explanation`; none of them runs the model.
+Each view slices the cached :class:`~core.Explanation`; none of them runs the model. The canvas tells the page
+one thing, the head the reader pins: it becomes the session's ``layer`` / ``head`` (counted from 1, as the share
+link has them) and ``map`` (the canvas's view), which the panels below and the exports follow.
 """
 
 from __future__ import annotations
@@ -14,17 +17,16 @@ import pandas as pd
 import streamlit as st
 
 from app.services import catalog
-from app.ui import export, presentation, widgets
+from app.ui import canvas, export, presentation, widgets
 from app import resources
 from app.charts import attention as charts
-from app.charts import comparison, look
-from app.charts import maps
+from app.charts import comparison
 from core import analysis, Explanation, KIND_LABELS
 
 SUMMARY_TOKENS = 1024  # the summary (rollout, every head's statistics) is drawn for inputs up to this long
-LINES_TOKENS = 512  # lines past this many tokens are a solid block: the head view draws them
-VIEWS = {"model": "Model view", "head": "Head view", "lines": "Lines", "summary": "Summary",
-         "generation": "Generation"}
+VIEWS = {"head": "Maps", "summary": "Summary", "generation": "Generation"}  # the maps' own views are the canvas's
+MAP_VIEWS = ("head", "model", "lines")  # the canvas's views (the share link's ``map``; an old link's ``view``)
+CANVAS = "attention_canvas"
 
 
 def _exports(figure, arrays: dict[str, np.ndarray], table: pd.DataFrame, name: str) -> None:
@@ -36,31 +38,23 @@ def _views(exp: Explanation) -> list[str]:
     return [v for v in VIEWS if v != "generation" or exp.architecture != "encoder"]
 
 
-def attention_controls(exp: Explanation, on_change: Callable[[], None] | None = None,
-                       on_kind: Callable[[], None] | None = None) -> tuple[str, int, int]:
-    """Kind, layer and head (0-based; the sliders count from 1), clamped to this explanation; ``on_change``
-    runs when the layer or head moves, ``on_kind`` (else ``on_change``) when the kind does."""
+def attention_controls(exp: Explanation, on_kind: Callable[[], None] | None = None) -> tuple[str, int, int]:
+    """The kind control (the layer and head are chosen on the canvas) and the pinned kind, layer and head
+    (0-based), clamped to this explanation; ``on_kind`` runs when the kind changes."""
     kinds = list(exp.kinds)
     widgets.choose("kind", kinds)
-    kind = st.segmented_control("Attention", kinds, key="kind", required=True, format_func=KIND_LABELS.get,
-                                on_change=on_kind or on_change)
-    layers, heads = exp.shape(kind)
-    first, second = st.columns(2, gap="large")
-    with first:
-        layer = widgets.index_slider("Layer", layers, "layer", first=1, on_change=on_change)
-    with second:
-        head = widgets.index_slider("Head", heads, "head", first=1, on_change=on_change)
+    st.segmented_control("Attention", kinds, key="kind", required=True, format_func=KIND_LABELS.get,
+                         on_change=on_kind)
+    kind, layer, head, _ = selection(exp)
     return kind, layer, head
 
 
 def view_control(exp: Explanation) -> None:
-    """The view chooser (head, model grid, lines, summary, generation), drawn in the view's own fragment so
+    """The chooser of what follows the canvas (the summary, generation), drawn in the view's own fragment so
     that a switch reruns that fragment alone, in one round trip."""
     views = _views(exp)
     widgets.choose("view", views, "head")
-    view = st.segmented_control("View", views, key="view", required=True, format_func=VIEWS.get)
-    if view != "head":
-        st.caption(f"The chosen head stays in the head view above; the {VIEWS[view].lower()} is drawn here.")
+    st.segmented_control("Below the maps", views, key="view", required=True, format_func=VIEWS.get)
 
 
 def selection(exp: Explanation) -> tuple[str, int, int, str]:
@@ -68,9 +62,13 @@ def selection(exp: Explanation) -> tuple[str, int, int, str]:
     clamped to ``exp`` (read from the session, no widget drawn)."""
     kinds, views = list(exp.kinds), _views(exp)
     state = st.session_state
+    if state.get("view") in MAP_VIEWS[1:]:  # an older link named the canvas's view
+        state["map"], state["view"] = state["view"], "head"
     kind = state.get("kind") if state.get("kind") in kinds else kinds[0]
     view = state.get("view") if state.get("view") in views else "head"
     layers, heads = exp.shape(kind)
+    for key, count in (("layer", layers), ("head", heads)):
+        widgets.clamped(key, 1, count)  # a link's value out of range is said once
 
     def index(key: str, count: int) -> int:
         try:
@@ -80,31 +78,20 @@ def selection(exp: Explanation) -> tuple[str, int, int, str]:
     return kind, index("layer", layers), index("head", heads), view
 
 
-def _pick_from_grid(then: Callable[[], None] | None) -> None:
-    """A click on the model grid opens that head (the sliders count from 1), then ``then`` runs."""
-    points = ((st.session_state.get("grid") or {}).get("selection") or {}).get("points") or []
-    chosen = maps.picked(points)
-    if chosen is not None:
-        st.session_state["layer"], st.session_state["head"] = chosen[0] + 1, chosen[1] + 1
-        if then is not None:
-            then()
-
-
-def _data(exp: Explanation, kind: str, layer: int, head: int) -> tuple[dict[str, np.ndarray], Callable]:
-    """Every map of ``kind`` as arrays; the CSV (built on click) holds the chosen head's weights,
-    or every head's when that stays under a million rows."""
+def _data(exp: Explanation, kind: str, layer: int, head: int,
+          scope: str = "head") -> tuple[dict[str, np.ndarray], Callable]:
+    """The maps of ``kind`` an export holds, as arrays and a tidy table (built on click), by ``scope``: "head" the
+    chosen head's, "layer" every head of ``layer``. Past a million weights, or for a long input whose maps are
+    computed on demand, the chosen head's alone."""
     rows, cols, _ = charts.axes(exp, kind)
     every = exp.attention[kind]  # (L, H, Tq, Tk)
-    if exp.on_demand:  # a long input's maps are computed when indexed: the numbers of the chosen head alone
-        one = every[layer:layer + 1, head:head + 1]  # (1, 1, Tq, Tk)
-        arrays = {"attention": one, "layer": np.array(layer + 1), "head": np.array(head + 1),
-                  "query_labels": np.array(rows), "key_labels": np.array(cols)}
-        return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
-    arrays = {"attention": every, "query_labels": np.array(rows), "key_labels": np.array(cols)}
-    if every.size <= 1_000_000:
-        return arrays, lambda: charts.tidy_maps(every, rows, cols)
-    one = every[layer:layer + 1, head:head + 1]
-    return arrays, lambda: charts.tidy_maps(one, rows, cols).assign(layer=layer + 1, head=head + 1)
+    whole = not exp.on_demand and every.size <= 1_000_000
+    heads = slice(0, every.shape[1]) if scope == "layer" and whole else slice(head, head + 1)
+    shown = np.asarray(every[layer:layer + 1, heads])  # (1, heads, Tq, Tk)
+    arrays = {"attention": shown, "layer": np.array(layer + 1), "heads": np.arange(heads.start, heads.stop) + 1,
+              "query_labels": np.array(rows), "key_labels": np.array(cols)}
+    return arrays, lambda: charts.tidy_maps(shown, rows, cols).assign(
+        layer=layer + 1, head=lambda table: table["head"] + heads.start)
 
 
 def _head_title(exp: Explanation, kind: str, layer: int, head: int) -> str:
@@ -125,101 +112,72 @@ def _kv_note(exp: Explanation, kind: str) -> str:
             "heads that share one compare their queries with the same keys.")
 
 
-# ----------------------------------------------------------------------------- views
-def model_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int, head: int,
-               fs: float, on_pick: Callable[[], None] | None = None) -> None:
-    """Every layer × head as thumbnails (built once per input and selection); a click opens that head in
-    the head view and runs ``on_pick``."""
-    every = exp.attention[kind]
-    layers = every.shape[0]
-    first = 0
-    if layers > maps.GRID_PAGE:  # pages of layers keep each thumbnail large enough to read
-        pages = list(range(0, layers, maps.GRID_PAGE))
-        if st.session_state.get("grid_page") not in pages:
-            st.session_state["grid_page"] = layer - layer % maps.GRID_PAGE
-        first = st.segmented_control("Layers", pages, key="grid_page", required=True,
-                                     format_func=lambda p: f"{p + 1}–{min(p + maps.GRID_PAGE, layers)}")
-    shown = every[first:first + maps.GRID_PAGE]
-    grid = resources.figure(
-        entry, exp.text, options, ("grid", kind, first, layer, head, fs),
-        lambda: maps.model_grid(shown, first_layer=first, chosen=(layer, head), font_scale=fs,
-                                title=f"{KIND_LABELS[kind]}: every layer × head (click one to open it in the head "
-                                      "view)"))
-    widgets.plot(grid, name=f"{kind}-all-heads", key="grid", on_select=lambda: _pick_from_grid(on_pick),
-                 selection_mode="points")
-    if max(every.shape[2:]) > maps.THUMB:
-        st.caption(f"Thumbnails are drawn in at most {maps.THUMB} × {maps.THUMB} blocks: a block holds the weight "
-                   "its keys get together, averaged over its queries. One colour scale for every thumbnail, up to "
-                   f"{look.meta(grid)['top']:g} (blocks above it take the top colour); the head view draws the "
-                   "chosen head in full.")
-    _exports(grid, *_data(exp, kind, layer, head), f"{kind}-all-heads")
+# ----------------------------------------------------------------------------- the canvas
+def map_view() -> str:
+    """The canvas's view the session last pinned (head, model or lines)."""
+    chosen = st.session_state.get("map")
+    return chosen if chosen in MAP_VIEWS else "head"
 
 
-def _head_figure(exp: Explanation, kind: str, layer: int, head: int, fs: float, scores: bool):
+def pin_from_canvas() -> bool:
+    """Take the head the reader pinned on the canvas into the session (``layer`` / ``head`` from 1, ``map``);
+    True when it moved."""
+    chosen = canvas.pinned(CANVAS)
+    if not chosen:
+        return False
+    state, before = st.session_state, (st.session_state.get("layer"), st.session_state.get("head"))
+    state["layer"], state["head"] = int(chosen.get("layer", 0)) + 1, int(chosen.get("head", 0)) + 1
+    if chosen.get("view") in MAP_VIEWS:
+        state["map"] = chosen["view"]
+    return (state["layer"], state["head"]) != before
+
+
+def canvas_payload(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
+                   head: int, fs: float, view: str = "head", theme: str | None = None) -> bytes:
+    """Every map of ``kind`` as the canvas's payload, opening on ``view``, built once per (input, options, kind,
+    pinned head, view, scale, theme hint)."""
     rows, cols, y_title = charts.axes(exp, kind)
-    figure = charts.head_map(exp.attention[kind][layer, head], rows, cols, title=_head_title(exp, kind, layer, head),
-                             font_scale=fs, y_title=y_title)
-    if not scores:
-        return figure
-    return comparison.weights_and_scores(exp.attention[kind][layer, head], exp.scores[kind][layer, head], rows,
-                                         cols, title=_head_title(exp, kind, layer, head), y_title=y_title, font_scale=fs)
-
-
-def head_figure(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
-                head: int, fs: float, scores: bool = False):
-    """The head view's figure, built once per (input, options, kind, layer, head, scale, scores)."""
-    return resources.figure(entry, exp.text, options, ("head", kind, layer, head, fs, scores),
-                            lambda: _head_figure(exp, kind, layer, head, fs, scores))
+    groups = [int(g) for g in exp.head_groups.get(kind) or []]  # the key/value head each query head reads
+    look = canvas.Look(title=KIND_LABELS[kind], row_title=y_title, col_title=charts.KEY_TITLE, presentation=fs > 1,
+                       theme=theme, extra={"groups": groups})
+    return resources.figure(entry, exp.text, options, ("canvas", kind, layer, head, view, fs, theme),
+                            lambda: canvas.maps_payload(exp.attention[kind], rows, cols, kind=kind, layer=layer,
+                                                        head=head, view=view, look=look))
 
 
 def head_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int, head: int,
-              fs: float) -> None:
-    """The chosen head's map (and its scores before softmax when asked), its exports and how to read it.
+              fs: float, on_pin: Callable[[], None] | None = None) -> None:
+    """The attention canvas of every head of ``kind`` (opened on the pinned ``layer`` / ``head``), how to read it,
+    the pinned head's weights beside its scores before softmax when asked, and its numbers to export.
 
-    The figure is built once per (input, options, kind, layer, head, scale) and shared; the scores come
-    from a cached run with ``return_scores`` (the page asks for it once the toggle is on)."""
+    The scores come from a cached run with ``return_scores`` (the page asks for it once the toggle is on)."""
     y_title = charts.axes(exp, kind)[2]
+    canvas.maps(canvas_payload(entry, exp, options, kind, layer, head, fs, map_view(), canvas.theme()), key=CANVAS,
+                on_pin=on_pin)
+    st.caption("Each row is one query token; its weights over the key tokens sum to 1. Hover a cell for its weight; "
+               "←/→ change the head and ↑/↓ the layer; **Pin head** puts it in the link, the exports and the panels "
+               "below." + (" A decoder row reads “after this token → predicts”: the token it takes in, then the "
+                           "token it produces." if y_title == charts.PREDICTS_TITLE else "") + _kv_note(exp, kind))
     scores = bool(st.session_state.get("show_scores"))
     if scores and not exp.scores:
         exp = widgets.attempt("run the model", resources.explain_entry, entry, exp.text,
                               **(options | {"return_scores": True})) or exp
         scores = bool(exp.scores)
-    figure = head_figure(entry, exp, options, kind, layer, head, fs, scores)
-    if scores:
-        widgets.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}-scores", stretch=True, key="head_map_scores")
-    else:
-        widgets.plot(figure, name=f"{kind}-L{layer + 1}H{head + 1}", key="head_map")
-    st.caption("Each row is one query token; its weights over the key tokens sum to 1."
-               + (" A decoder row reads “after this token → predicts”: the token it takes in, then the token "
-                  "it produces." if y_title == charts.PREDICTS_TITLE else "") + _kv_note(exp, kind))
-    st.toggle("Show the scores before softmax", key="show_scores",  # read above: the chart comes first
+    st.toggle("Show the pinned head's scores before softmax", key="show_scores",
               help="The scores q·k/√d_k (times β), before masking: what softmax turns into weights. They are already "
                    "scaled by 1/√d_k, not raw dot products.")
-    _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}H{head + 1}")
+    if scores:
+        rows, cols, _ = charts.axes(exp, kind)
+        canvas.panels([canvas.Panel(exp.attention[kind][layer, head], rows, cols, _head_title(exp, kind, layer, head)),
+                       canvas.Panel(exp.scores[kind][layer, head], rows, cols, "Scores before softmax", scale="score")],
+                      key="attention_scores", title="The pinned head: weights and scores", name=f"{kind}-scores",
+                      font_scale=fs, row_title=y_title)
+    export.export_data(*_data(exp, kind, layer, head), file_name(kind, layer, head), f"export-{kind}-head")
 
 
-def lines_view(exp: Explanation, kind: str, layer: int, head: int, fs: float) -> None:
-    queries, keys = exp.axis_tokens(kind)
-    heads = exp.shape(kind)[1]
-    options = [*range(heads), "mean"]
-    chosen = [h for h in st.session_state.get("line_heads", [head]) if h in options]
-    st.session_state["line_heads"] = chosen
-    picked = st.multiselect("Heads to overlay", options, key="line_heads",
-                            format_func=lambda h: "mean of heads" if h == "mean" else f"head {h + 1}")
-    if not picked:
-        st.info("Pick at least one head to draw its lines.")
-        return
-    if max(len(queries), len(keys)) > LINES_TOKENS:
-        st.info(f"Lines are drawn for inputs of up to {LINES_TOKENS} tokens (this one has "
-                f"{max(len(queries), len(keys)):,}); the head view shows it.", icon=":material/info:")
-        return
-    every = exp.attention[kind][layer]  # (H, Tq, Tk)
-    rows = {("mean" if h == "mean" else f"head {h + 1}"): (every.mean(0) if h == "mean" else every[h])
-            for h in picked}
-    figure = charts.lines_chart(rows, queries, keys, title=f"{KIND_LABELS[kind]} — layer {layer + 1}",
-                                font_scale=fs)
-    widgets.chart(figure)
-    _exports(figure, *_data(exp, kind, layer, head), f"{kind}-L{layer + 1}-lines")
+def file_name(kind: str, layer: int, head: int) -> str:
+    """An export's name: the kind, layer and head (counted from 1)."""
+    return f"{kind}-layer{layer + 1}-head{head + 1}"
 
 
 def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
@@ -300,12 +258,15 @@ def generation_view(exp: Explanation, layer: int, head: int, fs: float) -> None:
     if "cross" in exp.attention:
         figures.append(charts.row_bars(row("cross"), exp.source_tokens, font_scale=fs,
                                        title=f"Cross-attention over the source (layer {layer + 1}, {which})"))
-    figures.append(charts.row_bars(row("decoder"), exp.target_tokens, font_scale=fs, x_title="decoder input token",
+    seen = slice(0, step + 1)  # the decoder's tokens up to this step: the causal mask hides the later ones
+    figures.append(charts.row_bars(row("decoder")[seen], exp.target_tokens[seen], font_scale=fs,
+                                   x_title="decoder input token",
                                    title=f"Decoder self-attention (layer {layer + 1}, {which})"))
     for column, figure in zip(st.columns(len(figures)), figures):
         with column:
             widgets.chart(figure)
     st.caption(f"This row: after “{reads}” → predicts “{makes}”. Under the causal mask the decoder gives the "
-               "tokens after this step a weight of exactly 0.")
+               "tokens after this step a weight of exactly 0: the bars end at this step's token.")
     kind = "cross" if "cross" in exp.attention else "decoder"
-    _exports(figures[0], *_data(exp, kind, layer, head), f"step-{step + 1}")
+    name = f"{kind}-L{layer + 1}-{'mean' if average else f'H{head + 1}'}-step{step + 1}"
+    _exports(figures[0], *_data(exp, kind, layer, head, "layer" if average else "head"), name)

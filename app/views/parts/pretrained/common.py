@@ -55,8 +55,9 @@ def page_top(title: str, name: str, intro: str) -> tuple[PretrainedEntry, catalo
 
 
 def text_or_stop(label: str, key: str, max_chars: int, hint: str) -> str:
-    """A text box; when it is blank, ``hint`` and the page stops."""
-    text = st.text_input(label, key=key, max_chars=max_chars)
+    """A text box read up to ``max_chars`` characters (a notice says so when it holds more); when it is blank,
+    ``hint`` and the page stops."""
+    text = widgets.read_at_most(st.text_input(label, key=key), max_chars)
     if not text.strip():
         st.info(hint)
         st.stop()

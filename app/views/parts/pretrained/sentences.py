@@ -37,9 +37,9 @@ def similarity(entry: catalog.Entry, *, prefix: str = "mini") -> float | None:
         st.session_state.setdefault(f"{prefix}_{key}", default)
     a, b = st.columns(2)
     with a:
-        first = st.text_input("First sentence", key=f"{prefix}_a", max_chars=MAX_CHARS)
+        first = widgets.read_at_most(st.text_input("First sentence", key=f"{prefix}_a"), MAX_CHARS)
     with b:
-        second = st.text_input("Second sentence", key=f"{prefix}_b", max_chars=MAX_CHARS)
+        second = widgets.read_at_most(st.text_input("Second sentence", key=f"{prefix}_b"), MAX_CHARS)
     if not (first.strip() and second.strip()):
         st.info("Type two sentences to compare them.")
         return None

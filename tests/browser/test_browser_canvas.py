@@ -1,0 +1,187 @@
+"""The attention canvas in Chromium (app/ui/canvas): on Explore with the shipped reverse model, one served app for
+the module. A head switch repaints the canvas; hovering and switching send nothing to the server; a pinned head
+reaches the share link and a reload restores it; the dark theme paints light labels on a dark ground; labels are
+at least 12 px (18 px presenting); the lines' widths are the weights; a 2,048-token map draws and zooms; the PNG
+export downloads."""
+
+from __future__ import annotations
+
+import base64
+import time
+
+import numpy as np
+import pytest
+
+from app.ui.canvas import payload
+from core import explain
+from tests.helpers.browser import app_in_chromium, wait_until_idle
+from tests.helpers.paths import REVERSE
+
+TEXT = "abcde"
+ROOT = "document.querySelector('[data-attnscope-canvas]').shadowRoot.querySelector('.atc')"
+PIXELS = f"() => {ROOT}.canvas.mapCanvas.toDataURL()"
+STATE = f"() => {{ const r = {ROOT}; return [r.dataset.view, +r.dataset.layer, +r.dataset.head]; }}"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with app_in_chromium(tmp_path_factory.mktemp("browser-canvas-runs")) as (url, chromium):
+        yield url, chromium
+
+
+def _open(chromium, url: str, query: str = "", **context):
+    page = chromium.new_context(viewport={"width": 1280, "height": 720}, **context).new_page()
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: frames.append(payload)))
+    page.goto(f"{url}/explore?ckpt=shipped:reverse&text={TEXT}{query}")
+    wait_until_idle(page, 90_000)
+    page.wait_for_function(f"() => {{ try {{ return {ROOT}.canvas.id; }} catch (e) {{ return false; }} }}",
+                           timeout=60_000)
+    return page, frames
+
+
+def _plot(page) -> dict:
+    """The head view's plot in page coordinates."""
+    return page.evaluate(f"""() => {{ const c = {ROOT}.canvas, r = c.stage.getBoundingClientRect();
+        return {{x: r.left + c.plot.x, y: r.top + c.plot.y, w: c.plot.w, h: c.plot.h}}; }}""")
+
+
+def test_hover_and_switch_repaint_in_the_browser_with_no_message(served):
+    url, chromium = served
+    page, frames = _open(chromium, url)
+    before = page.evaluate(PIXELS)
+    page.wait_for_timeout(500)
+    sent = len(frames)
+    box = _plot(page)
+    for i in range(40):  # a hover sweep over every row
+        page.mouse.move(box["x"] + box["w"] * (i % 5 + 0.5) / 5, box["y"] + box["h"] * (i / 40))
+    status = page.evaluate(f"() => {ROOT}.querySelector('.atc-status').textContent")
+    assert "weight" in status and "query" in status
+    page.evaluate(f"() => {ROOT}.focus()")
+    page.keyboard.press("ArrowRight")  # head 2
+    assert page.evaluate(STATE) == ["head", 0, 1]
+    after = page.evaluate(PIXELS)
+    page.keyboard.press("ArrowDown")  # layer 2
+    assert page.evaluate(STATE) == ["head", 1, 1]
+    page.evaluate(f"() => {ROOT}.querySelector('button[data-view=model]').click()")
+    page.evaluate(f"() => {ROOT}.querySelector('button[data-view=head]').click()")
+    page.wait_for_timeout(800)
+    assert after != before  # the pixels changed with the head
+    assert len(frames) == sent, "hovering and switching heads sent messages to the server"
+    page.context.close()
+
+
+def test_a_pinned_head_reaches_the_link_and_a_reload_restores_it(served):
+    url, chromium = served
+    page, _ = _open(chromium, url)
+    page.evaluate(f"() => {ROOT}.focus()")
+    for key in ("ArrowRight", "ArrowRight", "ArrowDown"):
+        page.keyboard.press(key)
+    page.evaluate(f"() => {ROOT}.querySelector('button[data-action=pin]').click()")
+    page.wait_for_function("() => location.search.includes('head=3') && location.search.includes('layer=2')",
+                           timeout=30_000)
+    page.reload()
+    wait_until_idle(page, 90_000)
+    page.wait_for_function(f"() => {{ try {{ return {ROOT}.canvas.id; }} catch (e) {{ return false; }} }}")
+    assert page.evaluate(STATE) == ["head", 1, 2]
+    page.context.close()
+
+
+def test_dark_theme_paints_light_labels_on_a_dark_ground(served):
+    url, chromium = served
+    page, _ = _open(chromium, url, color_scheme="dark")
+    assert page.evaluate(f"() => {ROOT}.classList.contains('dark')")
+    stage = page.evaluate(f"() => {{ const r = {ROOT}.canvas.stage.getBoundingClientRect(); "
+                          "return [r.left, r.top]; }")
+    box = _plot(page)
+    shot = page.screenshot(clip={"x": stage[0], "y": box["y"], "width": box["x"] - stage[0] - 2, "height": box["h"]})
+    from io import BytesIO
+
+    from PIL import Image
+    grey = np.asarray(Image.open(BytesIO(shot)).convert("L"), dtype=np.float32)  # the row labels' strip
+    assert np.median(grey) < 60 and grey.max() > 170  # a dark ground, light label text
+    page.context.close()
+
+
+@pytest.mark.parametrize("projector, smallest", [("0", 12), ("1", 18)])
+def test_labels_are_large_enough(served, projector, smallest):
+    url, chromium = served
+    page, _ = _open(chromium, url, f"&projector={projector}")
+    for view in ("head", "model", "lines"):
+        page.evaluate(f"() => {ROOT}.querySelector('button[data-view={view}]').click()")
+        sizes = page.evaluate(f"() => [...{ROOT}.querySelectorAll('svg text')]"
+                              ".map(t => parseFloat(getComputedStyle(t).fontSize))")
+        assert sizes and min(sizes) >= smallest, (view, min(sizes))
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 1280  # nothing wider than the screen
+    page.context.close()
+
+
+def test_line_widths_are_the_weights(served):
+    url, chromium = served
+    page, _ = _open(chromium, url)
+    page.evaluate(f"() => {ROOT}.querySelector('button[data-view=lines]').click()")
+    lines = page.evaluate(f"""() => [...{ROOT}.querySelectorAll('.atc-lines line')].map(l => [
+        +l.dataset.head, +l.dataset.q, +l.dataset.k, parseFloat(l.getAttribute('stroke-width'))])""")
+    expected = explain(REVERSE, TEXT).attention["encoder"][0]  # (H, Tq, Tk) layer 1
+    sent = expected.astype(np.float16).astype(np.float32)  # what the payload carries for hover and lines
+    drawn = {(h, q, k) for h, q, k, _ in lines}
+    wanted = {tuple(int(i) for i in at) for at in np.argwhere(sent >= 0.01)}
+    assert drawn == wanted, (wanted - drawn, [sent[c] for c in wanted - drawn])  # a line for each weight ≥ 0.01
+    for head, q, k, width in lines:
+        assert width / 8 == pytest.approx(expected[head, q, k], abs=1e-3)
+    page.evaluate(f"() => {ROOT}.querySelector('.atc-legend [data-head=\"0\"]').dispatchEvent(new MouseEvent('dblclick'))")
+    shown = page.evaluate(f"() => new Set([...{ROOT}.querySelectorAll('.atc-lines line')].map(l => l.dataset.head)).size")
+    assert shown == 1  # a double-click shows that head alone
+    page.context.close()
+
+
+def test_a_2048_token_map_draws_and_zooms(served):
+    url, chromium = served
+    page, _ = _open(chromium, url)
+    tokens = 2048
+    rng = np.random.default_rng(0)
+    scores = rng.standard_normal((1, 2, tokens, tokens), dtype=np.float32)
+    scores[0, :, np.arange(tokens), np.arange(tokens)] += 12  # a sharp diagonal the overview must keep
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    labels = [f"{i}:t{i}" for i in range(tokens)]
+    data = payload.encode_maps(list(weights), labels, labels, shape=weights.shape, sent=[0], look=payload.Look(
+        title="Synthetic"), pinned={"layer": 0, "head": 0, "view": "head"})
+    assert payload.bytes_per_cell(data) <= 1.1
+    took = page.evaluate(f"""(b64) => {{ const bin = atob(b64), bytes = new Uint8Array(bin.length);
+        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        const c = {ROOT}.canvas, t0 = performance.now(); c.receive(bytes); return performance.now() - t0; }}""",
+                         base64.b64encode(data).decode())
+    assert took < 3000
+    diagonal, off = page.evaluate(f"""() => {{ const c = {ROOT}.canvas, p = c.plot, ctx = c.mapCanvas.getContext('2d'),
+        d = window.devicePixelRatio || 1;
+        const brightest = (x, y) => {{ const px = ctx.getImageData((x - 3) * d, (y - 3) * d, 7 * d, 7 * d).data;
+          let top = 0; for (let i = 0; i < px.length; i += 4) top = Math.max(top, px[i] + px[i + 1] + px[i + 2]);
+          return top; }};
+        return [brightest(p.x + p.w / 2, p.y + p.h / 2), brightest(p.x + p.w * 0.8, p.y + p.h * 0.2)]; }}""")
+    assert diagonal > 450 and off < 250, (diagonal, off)  # the overview keeps the diagonal's peaks (max-pooled)
+    whole = page.evaluate(PIXELS)
+    box = _plot(page)
+    page.mouse.move(box["x"] + box["w"] / 2, box["y"] + box["h"] / 2)
+    started = time.monotonic()
+    for _ in range(12):
+        page.mouse.wheel(0, -120)
+    page.wait_for_timeout(300)
+    window = page.evaluate(f"() => {ROOT}.canvas.window")
+    assert window["w"] < tokens / 8 and time.monotonic() - started < 10
+    assert page.evaluate(PIXELS) != whole
+    labels_shown = page.evaluate(f"() => {ROOT}.querySelectorAll('svg .tick text').length")
+    assert labels_shown > 0
+    page.context.close()
+
+
+def test_the_png_export_downloads(served):
+    url, chromium = served
+    page, _ = _open(chromium, url)
+    with page.expect_download() as download:
+        page.evaluate(f"() => {ROOT}.querySelector('button[data-action=png]').click()")
+    path = download.value.path()
+    assert download.value.suggested_filename == "encoder-layer1-head1.png"
+    assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    page.context.close()

@@ -200,14 +200,23 @@ def _split(x: Tensor, n_heads: int) -> Tensor:
     return x.view(length, n_heads, width // n_heads).transpose(0, 1)  # (H, T, dk)
 
 
-#: What the Lesson reads from the model's own forward pass (its trace) rather than recomputing.
-LAYER0 = ("encoder.embed", "encoder.0.resid_mid", "encoder.0.resid_out", "decoder.0.q", "decoder.0.k", "decoder.0.v")
+#: What the Lesson reads from the model's own forward pass (its trace): each stack's input, after the embedding's
+#: scale and the positions. The steps after it are recomputed from the layer's weights one operation at a time,
+#: so they are the same bit for bit whatever the thread count (a worker process's pass may split its products
+#: otherwise).
+LAYER0 = ("encoder.embed", "decoder.embed")
+
+
+def _add_norm(x: Tensor, sublayer: Tensor, norm: torch.nn.Module, pre_norm: bool) -> Tensor:
+    """The residual sum, normalised after (post-norm: LayerNorm(x + Sublayer)) or left as it is (pre-norm, whose
+    LayerNorm was applied to the sublayer's input)."""
+    return x + sublayer if pre_norm else norm(x + sublayer)
 
 
 def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int, traced: dict[str, Tensor]) -> dict:
-    """Embeddings and encoder layer 0 step by step for a batch of one: the stack's input and the layer's Add & Norm
-    outputs from the forward pass's ``traced`` names (:data:`LAYER0`), the steps between them (each head's scores,
-    the concatenation, W^O, the LayerNorm's x̂, the FFN's hidden units) recomputed from the layer's weights."""
+    """Embeddings and encoder layer 0 step by step for a batch of one: the stack's input from the forward pass's
+    ``traced`` names (:data:`LAYER0`), every step after it (each head's scores, the concatenation, W^O, Add & Norm
+    and the LayerNorm's x̂, the FFN) recomputed from the layer's weights."""
     model, cfg = ckpt.model, ckpt.config
     scaled_embedding = model.src_embed(src)[0] * math.sqrt(cfg.d_model)  # (S, D)
     embedded = traced["encoder.embed"][0]  # (S, D): scaled embedding + positions
@@ -218,7 +227,7 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int, traced: dict[str, 
     traces = [head_trace(q[h], k[h], v[h], mask) for h in range(cfg.n_heads)]
     concat = torch.cat([torch.from_numpy(t.output) for t in traces], dim=-1)  # (S, D)
     attention_out = layer.self_attn.out_proj(concat)  # (S, D)
-    add_norm1 = traced["encoder.0.resid_mid"][0]  # (S, D) after the first Add & Norm
+    add_norm1 = _add_norm(embedded, attention_out, layer.norm1, cfg.norm == "pre")  # (S, D)
     residual1 = embedded + attention_out  # (S, D) the LayerNorm's input (post-norm); pre-norm: the output
     norm = layer.norm1
     hat = (residual1 - residual1.mean(-1, keepdim=True)) / torch.sqrt(
@@ -234,13 +243,17 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int, traced: dict[str, 
                 out_bias=as_numpy(layer.self_attn.out_proj.bias), residual1=as_numpy(residual1),
                 norm_hat1=as_numpy(hat) if cfg.norm == "post" else None, norm_gain1=as_numpy(norm.weight),
                 norm_shift1=as_numpy(norm.bias), attention_out=as_numpy(attention_out), add_norm1=as_numpy(add_norm1), ffn_hidden=as_numpy(hidden),
-                ffn_out=as_numpy(ffn_out), layer_out=as_numpy(traced["encoder.0.resid_out"][0]))
+                ffn_out=as_numpy(ffn_out),
+                layer_out=as_numpy(_add_norm(add_norm1, ffn_out, layer.norm2, cfg.norm == "pre")))
 
 
-def _decoder_layer0_head(traced: dict[str, Tensor], head: int) -> HeadTrace:
-    """Masked self-attention of decoder layer 0, ``head``, from the forward pass's q, k, v (``traced``)."""
-    q, k, v = (traced[f"decoder.0.{name}"][0, head] for name in "qkv")  # (T, dk)
-    return head_trace(q, k, v, subsequent_mask(q.size(0), q.device))
+def _decoder_layer0_head(ckpt: Checkpoint, traced: dict[str, Tensor], head: int) -> HeadTrace:
+    """Masked self-attention of decoder layer 0, ``head``, from the decoder's input in the forward pass's trace."""
+    cfg, layer = ckpt.config, ckpt.model.decoder_layers[0]
+    x = traced["decoder.embed"][0]  # (T, D)
+    inp = layer.norm1(x) if cfg.norm == "pre" else x
+    q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, T, dk)
+    return head_trace(q[head], k[head], v[head], subsequent_mask(x.size(0), x.device))
 
 
 def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace:
@@ -274,7 +287,7 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
         traced = model(src, tgt, record=list(LAYER0)).trace  # one forward pass, its named intermediates
         encoder = _encoder_layer0(ckpt, src, head, traced)
         memory, memory_mask, _ = model.encode(src)  # (1, S, D)
-        decoder_head = _decoder_layer0_head(traced, head)
+        decoder_head = _decoder_layer0_head(ckpt, traced, head)
     cross_output = last_cross_output(model, tgt, memory, memory_mask)  # (T, D)
     out_ids = gen.ids[0].tolist()
     src_tok, tgt_tok = ckpt.source_tokenizer, ckpt.target_tokenizer

@@ -107,7 +107,8 @@ def test_the_walkthrough_reads_the_forward_pass_trace_not_private_model_parts(ck
     src = torch.tensor([ckpt.source_tokenizer.encode(TEXT).ids])
     tgt = torch.tensor([[BOS_ID, *ckpt.target_tokenizer.encode(" ".join(trace.generated_tokens[:-1])).ids]])
     with torch.inference_mode():
-        out = ckpt.model(src, tgt, record=["decoder.0.q", "encoder.0.resid_out"])
+        out = ckpt.model(src, tgt, record=["decoder.0.q", "encoder.0.resid_out", "encoder.embed"])
     assert tgt.shape[1] == len(trace.target_tokens)
-    np.testing.assert_array_equal(trace.decoder_head.q, out.trace["decoder.0.q"][0, 1].numpy())  # head 1
-    np.testing.assert_array_equal(trace.layer_out, out.trace["encoder.0.resid_out"][0].numpy())
+    np.testing.assert_array_equal(trace.embedded, out.trace["encoder.embed"][0].numpy())  # read from the trace
+    np.testing.assert_allclose(trace.decoder_head.q, out.trace["decoder.0.q"][0, 1].numpy(), atol=1e-5)  # head 1
+    np.testing.assert_allclose(trace.layer_out, out.trace["encoder.0.resid_out"][0].numpy(), atol=1e-5)

@@ -133,7 +133,8 @@ def whisper_diagram(config) -> Diagram:
         _sublayers("pre", [(f"self-attention over the frames\n{heads}", "attn", ""), ffn]),
         (Box(f"final LayerNorm → memory:\n{f:,} frames (K, V for the decoder)", COLOURS["norm"], "memory"),))
     decoder = Column(
-        (Box("tokens: <|startoftranscript|>\n<|lang|> <|task|> <|notimestamps|>\nthen the text", COLOURS["io"]),
+        (Box("tokens: <|startoftranscript|>\n" + ("<|lang|> <|task|> " if c.multilingual else "")
+             + "<|notimestamps|>\nthen the text", COLOURS["io"]),
          Box(f"token embedding (no × √{d})\n+ learned positions ({c.max_len})", COLOURS["io"])),
         _stack_title("Decoder", c.n_decoder_layers, "pre"), DECODER,
         _sublayers("pre", [(f"masked self-attention\n{heads}, look-ahead mask", "attn", ""),

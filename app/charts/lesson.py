@@ -70,8 +70,21 @@ def shape_text(matrix: np.ndarray) -> str:
     return "size " + " × ".join(str(n) for n in np.shape(matrix))
 
 
+def _slices(n_blocks: int, per: int, slices: int, marked: int | None) -> list[dict]:
+    """Dotted lines between the ``slices`` of every block, and a box around slice ``marked`` of each."""
+    step = per // max(slices, 1)
+    lines = [dict(type="line", x0=b * per + s * step - 0.5, x1=b * per + s * step - 0.5, y0=0, y1=1, yref="paper",
+                  line=dict(color="#555555", width=1, dash="dot")) for b in range(n_blocks) for s in range(1, slices)]
+    boxes = [] if marked is None else [
+        dict(type="rect", x0=b * per + marked * step - 0.5, x1=b * per + (marked + 1) * step - 0.5, y0=0, y1=1,
+             yref="paper", line=dict(color="black", width=2, dash="dash"), fillcolor="rgba(0,0,0,0)")
+        for b in range(n_blocks)]
+    return lines + boxes
+
+
 def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, title: str, x_title: str,
-           y_title: str, font_scale: float = 1.0, width: int = 560, size: str | None = None) -> go.Figure:
+           y_title: str, font_scale: float = 1.0, width: int = 560, size: str | None = None, slices: int = 1,
+           marked: int | None = None) -> go.Figure:
     """A matrix whose columns fall into ``len(names)`` equal blocks (the stacked [W^Q | W^K | W^V],
     or the heads side by side): one diverging Plotly heatmap (a 128 × 384 W_qkv is one image, where a Vega-Lite
     chart drew 49,152 marks) with a line between blocks and each block's name over it.
@@ -79,7 +92,9 @@ def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, tit
     Columns are the categories ``name:j`` (j from 0 inside the block), so a hover names its column from the
     axis, not from a per-cell array (a 128 × 384 figure would carry 49,152 strings); the ticks give each block's
     first column and the last one by number. The size is in the subtitle, and ``size`` (the array's size in
-    symbols and numbers) on every hover too.
+    symbols and numbers) on every hover too. ``slices``: each block is cut again into that many equal slices (the
+    heads' d_k columns), drawn as dotted lines; ``marked``: that slice of every block is outlined (one head's
+    columns of W^Q, W^K and W^V).
     """
     matrix = np.asarray(matrix, dtype=float)  # (rows, columns)
     n_blocks, n_cols = len(names), matrix.shape[1]
@@ -94,6 +109,7 @@ def blocks(matrix: np.ndarray, rows: Sequence[str], names: Sequence[str], *, tit
                  hovertemplate=f"%{{x}} · {y_title} %{{y}}<br>value %{{z:.3f}}<br>{shown}<extra></extra>")
     edges = [dict(type="line", x0=b * per - 0.5, x1=b * per - 0.5, y0=0, y1=1, yref="paper",
                   line=dict(color="black", width=2)) for b in range(1, n_blocks)]
+    edges += _slices(n_blocks, per, slices, marked)
     labels = [dict(x=(b + 0.5) * per - 0.5, y=1, yref="paper", yanchor="bottom", text=name, showarrow=False,
                    font=dict(size=12 * font_scale)) for b, name in enumerate(names)]
     height = min(max(8, 300 // max(len(rows), 1)) * len(rows), 360) * font_scale

@@ -125,8 +125,11 @@ export.exports(figure, {"cross": cross, "shown": matrix, "features": exp.feature
                lambda: pd.DataFrame([{"step": t + 1, "row": rows[t], "frame_start_s": f * 0.02, "weight": float(w)}
                                      for t in range(matrix.shape[0]) for f, w in enumerate(matrix[t])]),
                "whisper-cross-attention", "speech_export")
+prompt = exp.target_tokens[:int(exp.options["prompt_tokens"])]  # what this model's decoder starts from
 st.caption(f"Alignment heads (layer.head, from 1): {', '.join(f'{l + 1}.{h + 1}' for l, h in exp.alignment_heads)}. "
-           "The first rows read the prompt (start, language, task, no timestamps).")
+           f"The first {len(prompt)} row{'s' if len(prompt) != 1 else ''} read the prompt: "
+           f"{widgets.plain(' '.join(prompt))}" + ("" if len(prompt) > 2 else " (an English-only model has no "
+                                                     "language or task token)") + ".")
 for note in exp.notes:
     st.caption(widgets.plain(note))
 

@@ -23,7 +23,6 @@ from core.lessons.walkthrough import HeadTrace
 from core.io.checkpoint import Checkpoint
 from core.text.tokenizer import BOS_ID
 from core.model.attention import attention_weights
-from core.model.layers import LayerCall
 from core.model.masks import subsequent_mask
 
 MODES = ("encoder self", "decoder self", "cross")
@@ -71,27 +70,31 @@ def _head_slices(weight: Tensor, bias: Tensor, part: int, head: int, d_model: in
     return _np(weight[rows].T), _np(bias[rows])
 
 
-def _inputs(ckpt: Checkpoint, mode: str, src: Tensor | None, tgt: Tensor | None):
-    """(query input (Tq, D), key/value input (Tk, D), fused projections, mask (Tq, Tk), map index)."""
+#: The residual streams each mode's sublayer reads, from the forward pass's trace.
+STREAMS = ("encoder.embed", "encoder.final", "decoder.embed", "decoder.0.resid_mid")
+
+
+def _inputs(ckpt: Checkpoint, mode: str, traced: dict[str, Tensor]):
+    """(query input (Tq, D), key/value input (Tk, D), fused projections, mask (Tq, Tk), map index), the streams
+    read from the forward pass's ``traced`` names (:data:`STREAMS`)."""
     model, cfg = ckpt.model, ckpt.config
     if mode == "encoder self":
         layer = model.encoder_layers[0]
-        x = model._embed(src, model.src_embed)[0]  # (S, D)
+        x = traced["encoder.embed"][0]  # (S, D)
         inp = layer.norm1(x) if cfg.norm == "pre" else x
         attn = layer.self_attn
         return inp, inp, (attn.qkv_proj, 0, attn.qkv_proj, 1, attn.qkv_proj, 2), None, "encoder"
     layer = model.decoder_layers[0]
-    y = model._embed(tgt, model.tgt_embed)  # (1, T, D)
-    causal = subsequent_mask(tgt.size(1), tgt.device)  # (T, T)
+    y = traced["decoder.embed"][0]  # (T, D)
+    causal = subsequent_mask(y.size(0), y.device)  # (T, T)
     if mode == "decoder self":
-        inp = layer.norm1(y[0]) if cfg.norm == "pre" else y[0]
+        inp = layer.norm1(y) if cfg.norm == "pre" else y
         attn = layer.self_attn
         return inp, inp, (attn.qkv_proj, 0, attn.qkv_proj, 1, attn.qkv_proj, 2), causal, "decoder"
-    after_self, _ = layer.attend(y, layer.norm1, layer.self_attn, None, causal, LayerCall(), None)  # (1, T, D)
-    inp = layer.norm2(after_self[0]) if cfg.norm == "pre" else after_self[0]
-    memory, _, _ = model.encode(src)  # (1, S, D)
+    after_self = traced["decoder.0.resid_mid"][0]  # (T, D) after the masked self-attention's Add & Norm
+    inp = layer.norm2(after_self) if cfg.norm == "pre" else after_self
     attn = layer.cross_attn
-    return inp, memory[0], (attn.q_proj, 0, attn.kv_proj, 0, attn.kv_proj, 1), None, "cross"
+    return inp, traced["encoder.final"][0], (attn.q_proj, 0, attn.kv_proj, 0, attn.kv_proj, 1), None, "cross"
 
 
 def model_projection(ckpt: Checkpoint, source: str, target: str, mode: str, head: int = 0) -> ModelProjection:
@@ -120,7 +123,8 @@ def model_projection(ckpt: Checkpoint, source: str, target: str, mode: str, head
     src, tgt = torch.tensor([src_ids], device=device), torch.tensor([tgt_ids], device=device)  # (1, S), (1, T)
     d, dk = cfg.d_model, cfg.head_dim
     with torch.inference_mode():
-        inp, kv_in, (pq, iq, pk, ik, pv, iv), mask, kind = _inputs(ckpt, mode, src, tgt)
+        traced = ckpt.model(src, tgt, record=list(STREAMS)).trace
+        inp, kv_in, (pq, iq, pk, ik, pv, iv), mask, kind = _inputs(ckpt, mode, traced)
         w_q, b_q = _head_slices(pq.weight, pq.bias, iq, head, d, dk)
         w_k, b_k = _head_slices(pk.weight, pk.bias, ik, head, d, dk)
         w_v, b_v = _head_slices(pv.weight, pv.bias, iv, head, d, dk)

@@ -200,11 +200,26 @@ def _split(x: Tensor, n_heads: int) -> Tensor:
     return x.view(length, n_heads, width // n_heads).transpose(0, 1)  # (H, T, dk)
 
 
-def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
-    """Embeddings and encoder layer 0 recomputed step by step for a batch of one."""
+#: What the Lesson reads from the model's own forward pass (its trace): each stack's input, after the embedding's
+#: scale and the positions. The steps after it are recomputed from the layer's weights one operation at a time,
+#: so they are the same bit for bit whatever the thread count (a worker process's pass may split its products
+#: otherwise).
+LAYER0 = ("encoder.embed", "decoder.embed")
+
+
+def _add_norm(x: Tensor, sublayer: Tensor, norm: torch.nn.Module, pre_norm: bool) -> Tensor:
+    """The residual sum, normalised after (post-norm: LayerNorm(x + Sublayer)) or left as it is (pre-norm, whose
+    LayerNorm was applied to the sublayer's input)."""
+    return x + sublayer if pre_norm else norm(x + sublayer)
+
+
+def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int, traced: dict[str, Tensor]) -> dict:
+    """Embeddings and encoder layer 0 step by step for a batch of one: the stack's input from the forward pass's
+    ``traced`` names (:data:`LAYER0`), every step after it (each head's scores, the concatenation, W^O, Add & Norm
+    and the LayerNorm's x̂, the FFN) recomputed from the layer's weights."""
     model, cfg = ckpt.model, ckpt.config
     scaled_embedding = model.src_embed(src)[0] * math.sqrt(cfg.d_model)  # (S, D)
-    embedded = model.positional(scaled_embedding.unsqueeze(0))[0]  # (S, D)
+    embedded = traced["encoder.embed"][0]  # (S, D): scaled embedding + positions
     layer = model.encoder_layers[0]
     inp = layer.norm1(embedded) if cfg.norm == "pre" else embedded
     q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, S, dk)
@@ -212,7 +227,7 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
     traces = [head_trace(q[h], k[h], v[h], mask) for h in range(cfg.n_heads)]
     concat = torch.cat([torch.from_numpy(t.output) for t in traces], dim=-1)  # (S, D)
     attention_out = layer.self_attn.out_proj(concat)  # (S, D)
-    add_norm1 = layer._add(embedded, attention_out, layer.norm1)
+    add_norm1 = _add_norm(embedded, attention_out, layer.norm1, cfg.norm == "pre")  # (S, D)
     residual1 = embedded + attention_out  # (S, D) the LayerNorm's input (post-norm); pre-norm: the output
     norm = layer.norm1
     hat = (residual1 - residual1.mean(-1, keepdim=True)) / torch.sqrt(
@@ -228,17 +243,17 @@ def _encoder_layer0(ckpt: Checkpoint, src: Tensor, head: int) -> dict:
                 out_bias=as_numpy(layer.self_attn.out_proj.bias), residual1=as_numpy(residual1),
                 norm_hat1=as_numpy(hat) if cfg.norm == "post" else None, norm_gain1=as_numpy(norm.weight),
                 norm_shift1=as_numpy(norm.bias), attention_out=as_numpy(attention_out), add_norm1=as_numpy(add_norm1), ffn_hidden=as_numpy(hidden),
-                ffn_out=as_numpy(ffn_out), layer_out=as_numpy(layer._add(add_norm1, ffn_out, layer.norm2)))
+                ffn_out=as_numpy(ffn_out),
+                layer_out=as_numpy(_add_norm(add_norm1, ffn_out, layer.norm2, cfg.norm == "pre")))
 
 
-def _decoder_layer0_head(ckpt: Checkpoint, tgt: Tensor, head: int) -> HeadTrace:
-    """Masked self-attention of decoder layer 0, ``head``, recomputed for ``tgt`` (1, T)."""
-    model, cfg = ckpt.model, ckpt.config
-    x = model._embed(tgt, model.tgt_embed)[0]  # (T, D)
-    layer = model.decoder_layers[0]
+def _decoder_layer0_head(ckpt: Checkpoint, traced: dict[str, Tensor], head: int) -> HeadTrace:
+    """Masked self-attention of decoder layer 0, ``head``, from the decoder's input in the forward pass's trace."""
+    cfg, layer = ckpt.config, ckpt.model.decoder_layers[0]
+    x = traced["decoder.embed"][0]  # (T, D)
     inp = layer.norm1(x) if cfg.norm == "pre" else x
     q, k, v = (_split(t, cfg.n_heads) for t in layer.self_attn.qkv_proj(inp).chunk(3, dim=-1))  # (H, T, dk)
-    return head_trace(q[head], k[head], v[head], subsequent_mask(tgt.size(1), tgt.device))
+    return head_trace(q[head], k[head], v[head], subsequent_mask(x.size(0), x.device))
 
 
 def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace:
@@ -269,9 +284,10 @@ def trace_translation(ckpt: Checkpoint, text: str, head: int = 0) -> LessonTrace
     with torch.inference_mode():
         gen = greedy(model, src, prefix, eos_id=EOS_ID, max_new_tokens=cfg.max_len)
         tgt = gen.ids[:, :-1]  # (1, T) the decoder inputs; row t predicted gen.ids[0, t + 1]
-        encoder = _encoder_layer0(ckpt, src, head)
+        traced = model(src, tgt, record=list(LAYER0)).trace  # one forward pass, its named intermediates
+        encoder = _encoder_layer0(ckpt, src, head, traced)
         memory, memory_mask, _ = model.encode(src)  # (1, S, D)
-        decoder_head = _decoder_layer0_head(ckpt, tgt, head)
+        decoder_head = _decoder_layer0_head(ckpt, traced, head)
     cross_output = last_cross_output(model, tgt, memory, memory_mask)  # (T, D)
     out_ids = gen.ids[0].tolist()
     src_tok, tgt_tok = ckpt.source_tokenizer, ckpt.target_tokenizer

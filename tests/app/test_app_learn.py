@@ -343,7 +343,7 @@ def test_projections_use_the_translation_models_learned_weights(runs, mode):
     if mode == "decoder self":
         assert np.all(np.triu(shown.to_numpy(dtype=float), 1) == 0)
     if mode != "encoder self":
-        rows = [r.replace("␣", " ") for r in shown.index]  # row t reads decoder input t and predicts t + 1
+        rows = [r.replace("\u00a0", " ") for r in shown.index]  # spaces kept (non-breaking), never drawn as ␣
         assert rows == ["0:after ‹<bos>› → predicts ‹yo›", "1:after ‹yo› → predicts ‹tengo›",
                         "2:after ‹tengo› → predicts ‹gatos›", "3:after ‹gatos› → predicts ‹<eos>›"]
 

@@ -151,3 +151,36 @@ def test_t20_sizes_are_written_without_latex_braces(lesson):
         _stage(lesson, name)
         drawn = " ".join(json.dumps(spec(c), ensure_ascii=False) for c in charts(lesson))
         assert f'"subtitle": "{size}"' in drawn and "ℝ^{" not in drawn
+
+
+def test_t21_stage_3_marks_the_head_slices_and_the_followed_head_s_columns(runs):
+    at = open_page("lesson", query={"lesson_text": "I have cats", "lesson_stage": "2", "lesson_head": "1"},
+                   state={"lesson_ask": False}, timeout=60)
+    figure = next(spec(c) for c in charts(at) if "stacked W_qkv" in json.dumps(spec(c)))
+    shapes = figure["layout"]["shapes"]
+    dotted = sorted(s["x0"] for s in shapes if s["type"] == "line" and s["line"].get("dash") == "dot")
+    boxes = sorted((s["x0"], s["x1"]) for s in shapes if s["type"] == "rect")
+    d, heads, dk = 128, 4, 32  # the shipped model: 4 heads of d_k = 32 in each 128-column block
+    assert dotted == sorted(b * d + s * dk - 0.5 for b in range(3) for s in range(1, heads))
+    assert boxes == [(b * d + dk - 0.5, b * d + 2 * dk - 0.5) for b in range(3)]  # head 2 = slice 2 of Q, K and V
+    assert "dashed: head 2" in json.dumps(figure, ensure_ascii=False)
+
+
+def test_t7_whisper_s_prompt_is_named_from_the_model():
+    from dataclasses import replace
+
+    from app.charts.architecture import whisper_diagram
+    from app.charts.diagram import svg
+    from core.model.families.whisper_config import WhisperConfig
+    from tests.helpers.apptest_helpers import diagram_lines
+    english = WhisperConfig(vocab_size=40, d_model=16, n_encoder_layers=2, n_decoder_layers=3, n_heads=2, d_ff=32,
+                            eot_id=30, sot_id=31, no_timestamps_id=35, n_mels=8, n_frames=20, max_len=12)
+    multilingual = replace(english, translate_id=33)
+    assert not english.multilingual and multilingual.multilingual
+    en_text = " ".join(diagram_lines(svg(whisper_diagram(english))))
+    multi_text = " ".join(diagram_lines(svg(whisper_diagram(multilingual))))
+    assert "<|lang|>" not in en_text and "<|notimestamps|>" in en_text
+    assert "<|lang|> <|task|> <|notimestamps|>" in multi_text
+    from tests.helpers.paths import ROOT
+    page = (ROOT / "app" / "views" / "whisper.py").read_text()  # the page itself needs a Whisper model (slow tests)
+    assert "(start, language, task, no timestamps)" not in page and 'exp.options["prompt_tokens"]' in page

@@ -94,3 +94,21 @@ def test_refuses_other_architectures():
     ckpt = load_checkpoint(TRANSLATION.with_name("sentiment.safetensors"))
     with pytest.raises(ValueError, match="encoder-decoder"):
         trace_translation(ckpt, "good")
+
+
+def test_the_walkthrough_reads_the_forward_pass_trace_not_private_model_parts(ckpt, trace):
+    import inspect
+    import re
+
+    from core.lessons import projections, walkthrough
+    from core.text.tokenizer import BOS_ID
+    for module in (walkthrough, projections):
+        assert not re.search(r"\b(model|layer)\._[a-z]", inspect.getsource(module)), module.__name__
+    src = torch.tensor([ckpt.source_tokenizer.encode(TEXT).ids])
+    tgt = torch.tensor([[BOS_ID, *ckpt.target_tokenizer.encode(" ".join(trace.generated_tokens[:-1])).ids]])
+    with torch.inference_mode():
+        out = ckpt.model(src, tgt, record=["decoder.0.q", "encoder.0.resid_out", "encoder.embed"])
+    assert tgt.shape[1] == len(trace.target_tokens)
+    np.testing.assert_array_equal(trace.embedded, out.trace["encoder.embed"][0].numpy())  # read from the trace
+    np.testing.assert_allclose(trace.decoder_head.q, out.trace["decoder.0.q"][0, 1].numpy(), atol=1e-5)  # head 1
+    np.testing.assert_allclose(trace.layer_out, out.trace["encoder.0.resid_out"][0].numpy(), atol=1e-5)

@@ -115,9 +115,9 @@ def summary() -> None:
     skipped = sum(a["right"] is None for a in answers)
     given = len(answers) - skipped
     st.markdown(f"**{right} of {given}** answered right" + (f", {skipped} skipped." if skipped else "."))
-    st.dataframe({"stage": [a["stage"] for a in answers], "question": [a["question"] for a in answers],
+    st.dataframe({"stage": [a["stage"] for a in answers],  # the short columns first: all on a 1280-px screen
+                  "": ["✓" if a["right"] else "skipped" if a["right"] is None else "✗" for a in answers],
                   "yours": [a["yours"] for a in answers], "the model's": [a["model"] for a in answers],
-                  "": ["✓" if a["right"] else "skipped" if a["right"] is None else "✗" for a in answers]},
-                 hide_index=True)
+                  "question": [a["question"] for a in answers]}, hide_index=True)
     st.button("Ask me again", key="lesson_ask_again", on_click=st.session_state.pop, args=(ANSWERS, None),
               icon=":material/replay:")

@@ -110,8 +110,10 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
                 f"matrices **stacked into one** W_qkv of size {d} × {3 * d}: one multiplication gives Q, K and V "
                 f"of all {H} heads at once.")
     widgets.plot(charts.blocks(trace.qkv_weight, [str(r) for r in range(d)], ["W^Q", "W^K", "W^V"],
-                               title="Layer 1's stacked W_qkv = [W^Q | W^K | W^V]", x_title="output column",
-                               y_title="input dimension", font_scale=v.fs, size=v.sizes.get("W_qkv")),
+                               title=f"Layer 1's stacked W_qkv = [W^Q | W^K | W^V] · dotted: the {H} heads, "
+                                     f"dashed: head {h + 1}", x_title="output column",
+                               y_title="input dimension", font_scale=v.fs, size=v.sizes.get("W_qkv"), slices=H,
+                               marked=h),
                  name="w-qkv", key="lesson_w_qkv")
     st.markdown(f"Each block is then **split into heads**: its {d} columns are {H} slices of d_k = {d} / {H} = "
                 f"{dk}, and head {h + 1} uses slice {h + 1}. (Notes 000's prose gives every head the full width, a "

@@ -290,8 +290,8 @@ def test_generation_steps_through_the_output(calls):
     np.testing.assert_allclose(bars["weight"], expected.attention["decoder"][0, 0, 2, :3], atol=1e-6)
     assert abs(bars["weight"].sum() - 1.0) < 1e-6  # the masked future held none of the row's weight
     at.slider(key="step").set_value(1).run()
-    assert list(frames(charts(at)[2])[0]["key"]) == [f"0:{visible(expected.target_tokens[0])}"]
-    assert spec(charts(at)[2])["encoding"]["x"]["axis"]["labelOverlap"] is False  # every token labelled
+    assert list(frames(charts(at)[1])[0]["key"]) == [f"0:{visible(expected.target_tokens[0])}"]  # the decoder row
+    assert spec(charts(at)[1])["encoding"]["x"]["axis"]["labelOverlap"] is False  # every token labelled
     at.slider(key="step").set_value(3).run()
     assert any(expected.generated_tokens[2] in t.value for t in at.text)
     at.toggle(key="gen_mean").set_value(True).run()

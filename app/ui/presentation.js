@@ -118,13 +118,20 @@
     chart.style.transformOrigin = by === 1 ? '' : 'top left';
     chart.style.marginBottom = by === 1 ? '' : `${-((1 - by) * chart.offsetHeight).toFixed(1)}px`;
   };
+  // Scaled only once its box kept its size for a tick: a chart is not scaled while the page is still laid out (the
+  // sidebar folding away, Plotly drawing it to its column's new width).
+  const settled = chart => {
+    const size = `${chart.offsetWidth}x${chart.offsetHeight}`, same = chart.dataset.attnscopeSize === size;
+    chart.dataset.attnscopeSize = size;
+    return same;
+  };
   const fit = () => {
     const main = document.querySelector('[data-testid="stMain"]');
     const scrolled = document.scrollingElement.scrollTop + (main ? main.scrollTop : 0);
     for (const chart of document.querySelectorAll(CHARTS)) {
       const now = scaled(chart);
       if (!state.clicker) { if (now !== 1) scale(chart, 1); continue; }
-      if (chart.offsetParent === null) continue;
+      if (chart.offsetParent === null || !settled(chart)) continue;
       const top = chart.getBoundingClientRect().top + scrolled, natural = chart.offsetHeight;  // unscaled px
       if (top >= innerHeight || natural === 0) continue;
       const wanted = Math.max(FIT_FLOOR, Math.min(1, (innerHeight - top - FIT_GAP) / natural));

@@ -91,6 +91,7 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 # ----------------------------------------------------------------------------- parallel runs
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``pytest -n N --dist loadgroup`` (the README's test command) the browser tests run one after another
     on one worker: each serves the app and drives Chromium, and two at once would starve each other's servers on a

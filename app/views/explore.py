@@ -36,7 +36,7 @@ if not presentation.enabled():  # presentation mode: the input, the output and t
 
 @st.fragment(key="explore_body")
 def explore_body() -> None:
-    """Everything under the title: the model's input, prediction, head view, views and panels. A fragment (issue 23):
+    """Everything under the title: the model's input, prediction, head view, views and panels. A fragment:
     a text edit or a decoding option reruns it alone, not the sidebar and the page's frame."""
     loaded = widgets.current_checkpoint(pretrained=True)
     if loaded is None:
@@ -68,7 +68,7 @@ def explore_body() -> None:
     kinds.sections(entry, exp)
 
     w.header(entry, ckpt.config)
-    # built only while open: a text edit redraws what is on screen (issue 23)
+    # built only while open: a text edit redraws what is on screen
     if tokens_box := presentation.opened("Tokens: what the model read, and the words it knows", TOKENS_OPEN,
                                          icon=":material/token:"):
         with tokens_box:

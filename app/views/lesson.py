@@ -7,7 +7,7 @@ sidebar's translation checkpoint or pretrained Marian/BART/T5 model, else the sh
 family departs from the paper, the stage says so. In presentation mode the pickers fold into a
 popover beside Next so that the stage's first chart is on the first screen.
 The stage, sentence, head and highlighted token live in the share link (the stage and head counted from 1). Everything under the title is one
-fragment (issue 23): moving on a stage reruns it alone, not the sidebar.
+fragment: moving on a stage reruns it alone, not the sidebar.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ ENCODER = (stages.tokens, stages.embeddings, stages.projections, lambda tr, v: s
 @st.fragment(key="lesson_body")
 def lesson_body() -> None:
     """Everything under the title: the model, its trace of the sentence, the pickers, the map and the stage.
-    A fragment (issue 23): Next, Back, a map block or a picker reruns it alone, never the sidebar."""
+    A fragment: Next, Back, a map block or a picker reruns it alone, never the sidebar."""
     chosen = widgets.current_entry()
     entry = widgets.attempt("open the model", resources.lesson_entry, chosen)
     if entry is None:
@@ -156,7 +156,7 @@ def _stage(entry, trace: lessons.LessonTrace, stage: int) -> None:
     if stage == len(STAGES) - 1:
         quiz.summary()
     st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")
-    if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder (issue 25)
+    if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder
         st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",
                      icon=":material/mic:")
 

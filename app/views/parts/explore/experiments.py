@@ -60,7 +60,7 @@ def interventions(entry: catalog.Entry, exp: Explanation, base: dict[str, Any]) 
     # a constant ``expanded``: a new one would be a new panel, closed, when the last change returns to default
     box = presentation.opened("Interventions: change how attention works and re-run the model", INTERVENTIONS_OPEN,
                               icon=":material/tune:")
-    if box is None:  # nothing is built for a closed panel (issue 23)
+    if box is None:  # nothing is built for a closed panel
         return
     with box:
         st.caption("Before = the model as trained. After = with your changes, for the layer and head chosen above.")

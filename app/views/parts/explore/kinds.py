@@ -1,4 +1,4 @@
-"""The Explore page's sections that depend on the model's kind (issue 21), drawn only for that kind, for
+"""The Explore page's sections that depend on the model's kind, drawn only for that kind, for
 every model the picker offers (shipped, installed, ``--models DIR`` or uploaded):
 
 * an encoder that gives sentence vectors: its embedding and the similarity of two sentences; a

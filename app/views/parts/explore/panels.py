@@ -1,4 +1,4 @@
-"""The Explore page's fragments: each part a control touches reruns alone (issue 23).
+"""The Explore page's fragments: each part a control touches reruns alone.
 
 * :func:`head_panel` — the kind control (in the input column) and the attention canvas (written into the chart
   column): the layer, head and view are chosen in the browser; a pinned head reruns this, not the page;

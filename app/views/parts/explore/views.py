@@ -222,7 +222,7 @@ def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]
     st.caption("The largest weight is drawn on a fixed 0–1 scale, so a head at 0.99999 looks as strong as it is.")
     table = pd.DataFrame(records).dropna(axis=1, how="all")
     numbers = presentation.opened("Every head's statistics as numbers", "summary_numbers_open")
-    if numbers:  # the chart above shows them; the table is built only when asked for (issue 23)
+    if numbers:  # the chart above shows them; the table is built only when asked for
         with numbers:
             st.dataframe(table.rename(columns=charts.STAT_TITLES).round(3), hide_index=True, width="content")
     formula = r"H_{\ell,h} = \operatorname{mean}_i\Big(-\sum_j a_{ij}\log_2 a_{ij}\Big)\ \text{bits}"

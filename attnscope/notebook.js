@@ -1,6 +1,6 @@
-// The attention canvas in a notebook: anywidget's entry around the app's own canvas.js.
-// The Python side (attnscope/notebook.py) puts canvas.js's source in place of CANVAS_SOURCE; it is loaded as a
-// module from a blob URL (nothing fetched), and its default export, the Streamlit entry, is called with the
+// The attention canvas in a notebook: anywidget's entry around the app's own canvas module.
+// The Python side (attnscope/notebook.py) puts that module's source (app/ui/canvas/module.py) in place of
+// CANVAS_SOURCE; it is loaded as a module from a blob URL (nothing fetched), and its default export, the Streamlit entry, is called with the
 // same three things Streamlit gives it: the payload bytes, the element to draw in, and a setter for the pin.
 const CANVAS_SOURCE = "__CANVAS_SOURCE__";
 let drawing = null;

@@ -4,7 +4,7 @@
     show("assets/checkpoints/translation.safetensors", "I have cats")              # a path, a loaded model,
     show(model, "The animal didn't cross the street because it was tired", kind="encoder")  # or an Explanation
 
-The widget runs the app's own ``app/ui/canvas/canvas.js`` (read from the checkout, nothing fetched): the head,
+The widget runs the app's own canvas module (``app/ui/canvas/canvas*.js``) (read from the checkout, nothing fetched): the head,
 model and lines views with hover, ←/→ and ↑/↓, zoom and the exports, all in the notebook's page. The maps are
 sent once as the app's compact payload (uint8 colour, float16 values); the head the reader pins comes back as
 :attr:`AttentionWidget.pinned` ({kind, layer, head, view}, 0-based), e.g. to read that head's numbers in the next
@@ -26,25 +26,24 @@ import traitlets  # noqa: E402
 
 from app.charts import attention as charts  # noqa: E402
 from app.ui.canvas import Look, maps_payload  # noqa: E402
+from app.ui.canvas import module as canvas_module  # noqa: E402
 from core import Explanation, explain, KIND_LABELS  # noqa: E402
 
 log = logging.getLogger(__name__)
-CANVAS = ROOT / "app" / "ui" / "canvas"
 VIEWS = ("head", "model", "lines")
 
 
 def _esm() -> str:
     """The widget's module: the notebook entry with canvas.js's source inlined as a string."""
     entry = (ROOT / "attnscope" / "notebook.js").read_text(encoding="utf-8")
-    source = (CANVAS / "canvas.js").read_text(encoding="utf-8")
-    return entry.replace('"__CANVAS_SOURCE__"', json.dumps(source), 1)
+    return entry.replace('"__CANVAS_SOURCE__"', json.dumps(canvas_module.source()), 1)
 
 
 class AttentionWidget(anywidget.AnyWidget):
     """Every head of one kind of one input on the attention canvas; ``pinned`` is what the reader pinned."""
 
     _esm = _esm()
-    _css = (CANVAS / "canvas.css").read_text(encoding="utf-8")
+    _css = canvas_module.css()
     payload = traitlets.Bytes(b"").tag(sync=True)
     pinned = traitlets.Dict({}).tag(sync=True)
 

@@ -60,7 +60,8 @@ def test_the_architecture_page_says_how_to_install_whisper(monkeypatch):
 def test_the_lessons_cross_attention_stage_points_at_whisper():
     from tests.helpers.apptest_helpers import open_page
 
-    at = open_page("lesson", query={"lesson_stage": "13"}, timeout=300)  # stage 14: Cross-attention
+    at = open_page("lesson", query={"lesson_stage": "13"}, timeout=300,  # stage 14: Cross-attention
+                   state={"lesson_ask": False})  # shown, not asked first
     links = {el.proto.label: el.proto.page for el in at.get("page_link")}
     label = "The same cross-attention in a real model: Whisper, speech in, text out"
     assert label in links and links[label] == "whisper" and not at.exception  # the Speech page's URL path

@@ -46,9 +46,9 @@ def link_keys() -> dict[str, dict[str, Callable[[str], Any]]]:
     found: dict[str, dict[str, Callable[[str], Any]]] = {}
     real, recording = widgets.restore_from_url, {}
 
-    def spy(keys, defaults=None):
+    def spy(keys, defaults=None, **options):
         recording.update(keys)
-        return real(keys, defaults)
+        return real(keys, defaults, **options)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(widgets, "restore_from_url", spy)

@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("anywidget")
 
+from app.ui.canvas import module as canvas_module  # noqa: E402
 from app.ui.canvas import payload  # noqa: E402
 from attnscope import notebook  # noqa: E402
 from core import explain  # noqa: E402
@@ -29,7 +30,7 @@ def test_show_sends_every_head_of_the_kind_once_as_the_canvas_payload():
 
 
 def test_the_widget_runs_the_apps_own_canvas_and_refuses_what_the_maps_lack():
-    source = (notebook.CANVAS / "canvas.js").read_text(encoding="utf-8")
+    source = canvas_module.source()  # the app's canvas*.js, joined as the app loads them
     assert json.dumps(source) in notebook.AttentionWidget._esm
     assert "__CANVAS_SOURCE__" not in notebook.AttentionWidget._esm
     exp = explain(REVERSE, "abc")

@@ -1,4 +1,4 @@
-"""The attention canvas: ONE Streamlit component (components v2: ``canvas.js`` and ``canvas.css`` shipped here,
+"""The attention canvas: ONE Streamlit component (components v2: the ``canvas*.js`` files and ``canvas.css`` shipped here,
 passed as strings, no CDN, no iframe) that draws every attention map of the app in the browser.
 
 * :func:`maps` — every head of one kind of one input (the head, model and lines views), sent once per input;
@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
-from app.ui.canvas import payload
+from app.ui.canvas import module, payload
 from app.ui.canvas.payload import Look, Panel
 
 log = logging.getLogger(__name__)
-HERE = Path(__file__).parent
-_COMPONENT = st.components.v2.component("attnscope_canvas", js=(HERE / "canvas.js").read_text(encoding="utf-8"),
-                                        css=(HERE / "canvas.css").read_text(encoding="utf-8"))
+_COMPONENT = st.components.v2.component("attnscope_canvas", js=module.source(), css=module.css())
 
 __all__ = ["Look", "Panel", "maps_payload", "maps", "panels", "pinned", "theme"]
 

@@ -24,7 +24,10 @@ class AttentionCanvas {
     this.id = null; this.pinned = null; this.view = 'head'; this.layer = 0; this.head = 0;
     this.hover = null; this.frame = 0; this.stats = {hover: [], switch: [], paint: []};
     this.listen();
-    new ResizeObserver(() => this.id && this.render()).observe(this.root);
+    new ResizeObserver(() => { // a new width is a new layout (the sidebar folded): the stage's top is measured again
+      if (this.root.clientWidth !== this.measuredWidth) { this.measuredWidth = this.root.clientWidth; this.stageTop = undefined; }
+      if (this.id) this.render();
+    }).observe(this.root);
   }
 
   receive(bytes) {
@@ -203,16 +206,19 @@ class AttentionCanvas {
     return `${h.title} — layer ${this.layer + 1}, head ${this.head + 1}${shared}`;
   }
 
-  drawHead() {
+  firstScreenRoom() { // the stage's height that keeps it and the status under it (two lines at most) on the first
+    // screen; the stage's top is measured once, on the unscrolled page
+    this.stageTop = this.stageTop ?? this.stage.getBoundingClientRect().top + (window.scrollY || 0);
+    return (window.innerHeight || 720) - this.stageTop - 16 - this.font() * 3.6;
+  }
+
+  drawHead() { // the map and its labels on the first screen
     const h = this.h, font = this.font();
     this.titleLine.textContent = this.kindTitle();
     const width = Math.max(this.root.clientWidth || 600, 320);
     const left = Math.min(this.measure(h.rows) + 10, width * 0.3) + font * 1.6;
     const bottom = Math.min(this.measure(h.cols) + 10, 150) + font * 1.6;
-    // the map and its labels on the first screen: its room is measured once, on the unscrolled page
-    this.stageTop = this.stageTop ?? this.stage.getBoundingClientRect().top + (window.scrollY || 0);
-    const top = this.stageTop;
-    const room = width - left - 70, most = Math.max(220, Math.min(640, (window.innerHeight || 720) - top - bottom - 16));
+    const room = width - left - 70, most = Math.max(220, Math.min(640, this.firstScreenRoom() - bottom));
     let pw = Math.min(room, most), ph = pw * h.tq / h.tk;
     if (ph > most) { ph = most; pw = ph * h.tk / h.tq; }
     pw = Math.max(pw, 80); ph = Math.max(ph, 40);

@@ -7,8 +7,12 @@ Object.assign(AttentionCanvas.prototype, {
     this.titleLine.textContent = `${h.title}: every layer × head on one scale (click one to open it)`;
     const width = Math.max(this.root.clientWidth || 600, 320), left = this.measure([`layer ${h.layers}`]) + 14;
     const [, , sq, sk] = this.thumbShape();
-    const side = Math.max(24, Math.min(110 * (h.presentation ? 1.25 : 1), (width - left - 80) / h.heads - 6));
-    const tw = side, th = side * sq / sk, gap = 6, top = font * 1.8;
+    const gap = 6, top = font * 1.8;
+    let side = Math.max(24, Math.min(110 * (h.presentation ? 1.25 : 1), (width - left - 80) / h.heads - 6));
+    if (h.presentation) { // the whole grid on the projector's first screen
+      side = Math.max(24, Math.min(side, ((this.firstScreenRoom() - top - 10) / h.layers - gap) * sk / sq));
+    }
+    const tw = side, th = side * sq / sk;
     this.grid = {x: left, y: top, tw, th, gap};
     this.size(width, top + h.layers * (th + gap) + 10);
     const ctx = this.mapCanvas.getContext('2d');
@@ -121,8 +125,9 @@ Object.assign(AttentionCanvas.prototype, {
     const left = Math.min(this.measure(h.panels[0].rows) + 10, width * 0.22) + font * 1.6;
     const longest = Math.max(...h.panels.map(p => Math.max(p.rows.length, p.cols.length)));
     const bottom = Math.min(Math.max(...h.panels.map(p => this.measure(p.cols))) + 10, 120) + font * 1.6;
-    const side = Math.max(60, Math.min(360, (width - left - 60 - gap * (n - 1)) / n));
     const top = font * 2.6;
+    let side = Math.max(60, Math.min(360, (width - left - 60 - gap * (n - 1)) / n));
+    if (h.presentation) side = Math.max(60, Math.min(side, this.firstScreenRoom() - top - bottom - font * 3));
     this.boxes = h.panels.map((p, i) => {
       const s = side / Math.max(p.rows.length, p.cols.length) * 1;
       return {x: left + i * (side + gap), y: top, w: s * p.cols.length, h: s * p.rows.length, panel: p, i};

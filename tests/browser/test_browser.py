@@ -14,7 +14,7 @@ import pytest
 from app import routes
 from core import ModelConfig, Tokenizer, Transformer, explain, save_checkpoint
 from tests.helpers.paths import REVERSE
-from tests.helpers.browser import app_in_chromium, overflowing, problems_on, screenshot, wait_until_idle
+from tests.helpers.browser import app_in_chromium, choose_option, overflowing, problems_on, screenshot, wait_until_idle
 
 PAGES = {  # url path → a heading the page must show
     "": "Explore attention",
@@ -144,9 +144,8 @@ def test_train_page_trains_a_model_that_appears_in_the_picker(browser_page):
     url, page, _ = browser_page
     _open(page, f"{url}/train", "Train")
     for key, choice in (("train_task", "copy"), ("train_preset", "tiny")):
-        page.locator(f".st-key-{key}").click()
-        page.get_by_role("option").filter(has_text=re.compile(f"^{choice}\\b")).first.click()
-        wait_until_idle(page)
+        choose_option(page, page.locator(f".st-key-{key}"),
+                      page.get_by_role("option").filter(has_text=re.compile(f"^{choice}\\b")).first)
     steps = page.locator(".st-key-train_steps input")
     steps.fill("60")
     steps.press("Enter")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import app_in_chromium, overflowing, problems_on, wait_until_idle
+from tests.helpers.browser import app_in_chromium, choose_option, overflowing, problems_on, wait_until_idle
 
 SHOTS = Path(os.environ.get("ATTNSCOPE_SCREENSHOTS") or
              Path(__file__).resolve().parents[2] / "screenshots-tmp" / "classroom")
@@ -50,23 +50,8 @@ def _head_box(page):
 
 
 def _choose_head(page, name: str) -> None:
-    """Open the head picker and choose ``name``; a rerun that lands while the list opens closes it again, so the
-    list is opened again (at most three times) until the option shows."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    for _ in range(3):
-        _head_box(page).click()
-        option = page.get_by_role("option", name=name)
-        try:
-            option.wait_for(state="visible", timeout=10_000)
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-            wait_until_idle(page)
-            continue
-        option.click()
-        wait_until_idle(page)
-        return
-    raise AssertionError(f"the head picker never listed {name!r}")
+    """Choose ``name`` in the Lesson's head picker."""
+    choose_option(page, _head_box(page), page.get_by_role("option", name=name))
 
 
 @pytest.fixture(scope="module")

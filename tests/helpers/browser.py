@@ -134,3 +134,24 @@ PUSHED_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-p
     const title = (gd._fullLayout.title.text || '').replace(/<[^>]*>/g, '').slice(0, 40);
     const moved = off.map(side => `${side} ${set[side]} → ${drawn[side]}`).join(', ');
     return off.length ? [`[${title}] ${moved}`] : []; })"""
+
+
+def choose_option(page, box, option) -> None:
+    """Open the select ``box`` (a locator) and click ``option`` (a locator in the open list). A redraw that lands
+    while the list opens closes it again (on a page still drawing its charts), so the list is opened again, at
+    most three times, until the option shows."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(3):
+        box.click()
+        try:
+            option.wait_for(state="visible", timeout=10_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            wait_until_idle(page)
+            continue
+        option.click()
+        wait_until_idle(page)
+        return
+    raise AssertionError(f"the list never showed {option}")
+

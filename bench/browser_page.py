@@ -160,16 +160,22 @@ class Server:
     """A running ``streamlit run`` of ``script`` (relative to the checkout ``root``, this one by default)."""
 
     def __init__(self, script: str, runs: Path, log: Path, root: Path = ROOT) -> None:
-        self.port, self.log = free_port(), log
+        self.script, self.runs, self.log, self.root = script, runs, log, root
+        self._start()
+
+    def _start(self) -> None:
+        """Start the server on a free port (another process may take that port before the server binds it:
+        :meth:`wait_ready` then starts it again on another)."""
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "ATTNSCOPE_RUNS": str(runs), "PYTHONPATH": str(root)}
-        command = [sys.executable, "-m", "bench.browser_serve", "run", script, "--server.port", str(self.port),
+        env = {**os.environ, "ATTNSCOPE_RUNS": str(self.runs), "PYTHONPATH": str(self.root)}
+        command = [sys.executable, "-m", "bench.browser_serve", "run", self.script, "--server.port", str(self.port),
                    "--server.address", "127.0.0.1", "--server.headless", "true",
                    "--browser.gatherUsageStats", "false"]
-        with open(log, "wb") as output:
-            self.process = subprocess.Popen(command, cwd=root, env=env, stdout=output, stderr=subprocess.STDOUT)
+        with open(self.log, "wb") as output:
+            self.process = subprocess.Popen(command, cwd=self.root, env=env, stdout=output, stderr=subprocess.STDOUT)
 
-    def wait_ready(self, timeout_s: float = 120) -> None:
+    def wait_ready(self, timeout_s: float = 120, port_tries: int = 3) -> None:
         """Return once ``/_stcore/health`` answers 200 ("server ready")."""
         deadline = time.monotonic() + timeout_s
         while True:
@@ -179,7 +185,13 @@ class Server:
                         return
             except OSError:
                 pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
+            exited = self.process.poll() is not None
+            taken = exited and f"Port {self.port} is not available" in self.log.read_text(errors="replace")
+            if taken and port_tries > 1:
+                port_tries -= 1
+                self._start()
+                continue
+            if exited or time.monotonic() > deadline:
                 raise RuntimeError(f"the server did not start:\n{self.log.read_text(errors='replace')[-2000:]}")
             time.sleep(0.05)
 

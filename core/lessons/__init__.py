@@ -24,6 +24,7 @@ and small frozen dataclasses (the app only draws them):
 - ``torch_mha``: PyTorch's ``nn.MultiheadAttention`` loaded with a model's stacked W_qkv and W^O, against
   the model's own layer-0 encoder self-attention;
 - ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's;
+- ``weight_tying``: whether a model's embedding is its output layer, measured on one pass (the paper's §3.4);
 - ``worker``: :class:`LessonWorker`, the functions above that run a model, for an untrusted model in its worker process.
 """
 
@@ -55,11 +56,12 @@ from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.lessons.torch_mha import as_torch_mha, compare_torch_mha, torch_mha, TorchMHA
 from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
 from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
+from core.lessons.weight_tying import weight_tying, WeightTying
 from core.lessons.worker import LessonWorker
 
 __all__ = [
     "ArraySize", "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink",
-    "HeadTrace", "KLCheck", "KVLookup", "LearningStep", "LectureComparison", "LengthAccuracy", "LessonTrace", "LessonWorker", "LinkReport",
+    "HeadTrace", "KLCheck", "KVLookup", "LearningStep", "WeightTying", "LectureComparison", "LengthAccuracy", "LessonTrace", "LessonWorker", "LinkReport",
     "MapBlock", "MaskedSoftmax", "ModelEncoding", "ModelMap", "ModelProjection", "NoamCurve", "NormDemo",
     "NormStats", "PaperRecipe", "PathComparison", "PEBeyond", "PECurves", "PermutationDemo", "QKVProjection",
     "Question", "questions", "compare_decoding", "Decoded", "DecodingComparison", "draw_tokens", "Draws",
@@ -68,7 +70,7 @@ __all__ = [
     "confidence_penalty",
     "cross_reading",
     "expected_parameter_counts", "ffn_as_convolution", "head_links", "kl_check", "kv_lookup", "learning_step", "lesson_follows",
-    "lecture_comparison", "length_accuracy", "links_from_ranking", "training_pairs", "look_ahead_mask", "masked_softmax_demo",
+    "lecture_comparison", "length_accuracy", "links_from_ranking", "training_pairs", "weight_tying", "look_ahead_mask", "masked_softmax_demo",
     "model_encoding", "model_map", "model_projection", "noam_curve", "norm_demo", "norm_stats", "other_share",
     "pad_sentences", "paper_recipe", "parameter_table", "path_comparison", "pe_beyond", "pe_curves",
     "pe_frequency", "pe_table", "permutation_demo", "qkv_projection", "random_vectors", "rotation_check",

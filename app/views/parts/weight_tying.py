@@ -31,7 +31,7 @@ def _measured(e: catalog.Entry, got: lessons.WeightTying) -> None:
     else:
         st.markdown(f"**{e.name} does not tie them**: its output layer is a matrix of its own ({got.vocab:,} × "
                     f"{got.width}); tying would save {got.saved:,} parameters, {share:.1%} of its {got.total:,}. "
-                    "The Train page's *Tie embeddings* setting trains a model that ties them.")
+                    "The Train page's advanced setting *Tie the decoder's input and output embeddings* trains one that does.")
 
 
 def section(current: catalog.Entry | None, architecture: str | None) -> None:

@@ -16,6 +16,9 @@ from app.charts import attention as charts
 from core import KIND_LABELS, analysis, Explanation
 
 UNK = "<unk>"
+# The canvas writes its labels at LABEL_PX[presentation] px, one every LABEL_PITCH × that many px at most; a map beside
+# another in half a 1280-px page (the sidebar open) gets a side of about HALF_SIDE px.
+LABEL_PX, LABEL_PITCH, HALF_SIDE = (12, 18), 1.2, 280
 
 Axes = tuple[Sequence[str], Sequence[str]]  # (query tokens, key tokens)
 
@@ -52,10 +55,15 @@ def draw(first: np.ndarray, second: np.ndarray, first_axes: Axes, second_axes: A
 
 def separately(maps: Sequence[canvas.Panel], *, name: str, row_title: str) -> None:
     """Maps of different tokens, each on a canvas of its own (a canvas labels the rows of its first panel alone, and
-    gives every panel one side, so a longer map gets smaller cells and fewer labels): the first two side by side, the
-    third (their difference) under the first, so each labels every one of its own tokens wherever its cells are tall
-    enough for a label."""
-    columns = [*st.columns(2), st.columns(2)[0]]
+    gives every panel one side, so a longer map gets smaller cells and fewer labels), so each labels every one of its
+    own tokens wherever its cells are tall enough for a label: the first two side by side and their difference under
+    the first while half the page holds a label for each of their tokens, else one under the other."""
+    font = LABEL_PX[widgets.font_scale() > 1]
+    longest = max(max(len(panel.rows), len(panel.cols)) for panel in maps[:2])
+    if longest * LABEL_PITCH * font <= HALF_SIDE:
+        columns = [*st.columns(2), st.columns(2)[0]]
+    else:
+        columns = [st.container() for _ in maps]
     for column, panel, role in zip(columns, maps, ("first", "second", "difference")):
         with column:
             canvas.panels([panel], key=f"canvas-{name}-{role}", title=panel.title, name=f"{name}-{role}",

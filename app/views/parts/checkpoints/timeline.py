@@ -103,7 +103,8 @@ def _compare_snapshots(entry: catalog.Entry, tl: training.SnapshotTimeline, box:
         step_a = st.select_slider("Left: step", options=steps, key="sbs_step_a")
     with b:
         step_b = st.select_slider("Right: step", options=steps, key="sbs_step_b")
-    kind, layer, head = widgets.map_controls({k: tl.maps(step_a, k).shape[:2] for k in tl.kinds}, "sbs")
+    with presentation.folded("Which head", ":material/tune:"):  # presentation mode: all on the first screen
+        kind, layer, head = widgets.map_controls({k: tl.maps(step_a, k).shape[:2] for k in tl.kinds}, "sbs")
     first, second = tl.maps(step_a, kind)[layer, head], tl.maps(step_b, kind)[layer, head]
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
     queries, keys = tl.axes(kind)
@@ -136,7 +137,8 @@ def _compare_checkpoints(entry: catalog.Entry, box: DeltaGenerator) -> None:
                 "language model), so their maps cannot be compared.")
         return
     shapes = {k: tuple(min(x, y) for x, y in zip(first.shape(k), second.shape(k))) for k in kinds}
-    kind, layer, head = widgets.map_controls(shapes, "sbs")
+    with presentation.folded("Which head", ":material/tune:"):  # presentation mode: all on the first screen
+        kind, layer, head = widgets.map_controls(shapes, "sbs")
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
     st.caption(f"{label}: {widgets.plain(entry.name)} (left) and {widgets.plain(other.name)} (right).")
     with box:

@@ -68,30 +68,21 @@ def model_section() -> None:
         return
     entry, ckpt = loaded
     cfg = ckpt.config
-    st.radio("Draw the LayerNorms", list(NORM_VIEWS), key="arch_norm", horizontal=True,
-             format_func=lambda v: f"{NORM_VIEWS[v]} ({cfg.norm}-norm)" if v == "checkpoint" else NORM_VIEWS[v],
-             help="Compare where the LayerNorm sits; the model itself is not changed.")
+    if presentation.enabled():  # the diagram on the left, the radio and the folded settings beside it
+        drawing, side = st.columns([3, 2], gap="medium")
+        with side:
+            norm_radio(cfg, horizontal=False)
+            with presentation.folded("The model's settings", ":material/table:"):
+                settings(entry, cfg)
+    else:
+        norm_radio(cfg, horizontal=True)
+        summary, drawing = st.columns([2, 3])
+        with summary:
+            settings(entry, cfg)
+        side = st.container()  # the note on the LayerNorms under both columns
     view = st.session_state["arch_norm"]
     norm = cfg.norm if view == "checkpoint" else view
-    summary, diagram = st.columns([2, 3])
-    with summary:
-        widgets.show_user_text(entry.name, label="Checkpoint")  # a run's name is user text
-        st.table(pd.DataFrame([
-            ("architecture", cfg.architecture),
-            ("encoder layers", cfg.n_encoder_layers if cfg.has_encoder else "—"),
-            ("decoder layers", cfg.n_decoder_layers if cfg.has_decoder else "—"),
-            ("heads h", cfg.n_heads), ("d_model", cfg.d_model), ("d_k = d_v = d_model / h", cfg.head_dim),
-            ("d_ff", cfg.d_ff), ("norm placement", f"{cfg.norm}-norm"),
-            ("final LayerNorm after each stack", "yes" if has_final_norm(cfg) else "no"),
-            ("positional encoding", cfg.positional + (f" (base {cfg.pe_base:g})"
-                                                      if cfg.positional == "sinusoidal" else "")),
-            ("score function", cfg.score), ("max_len", cfg.max_len), ("dropout", cfg.dropout),
-            ("source vocabulary", cfg.src_vocab_size if cfg.has_encoder else "—"),
-            ("target vocabulary", cfg.tgt_vocab_size if cfg.has_decoder else "—"),
-            ("classes", cfg.n_classes if cfg.architecture == "encoder" else "—"),
-            ("tied embeddings", cfg.tie_embeddings),
-        ], columns=["setting", "value"]).astype(str).set_index("setting"))
-    with diagram:
+    with drawing:
         widgets.diagram(architecture_diagram(cfg, None if view == "checkpoint" else view), key="arch_diagram",
                         font_scale=fs)
         st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back)"
@@ -99,9 +90,36 @@ def model_section() -> None:
                       if cfg.has_encoder and cfg.has_decoder else "."))
         if cfg.architecture == "encoder":
             glossary.erratum("classifier_code")
-    st.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
-                           view == "checkpoint"))
+    side.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
+                             view == "checkpoint"))
     widgets.write_to_url(["arch_norm"])
+
+
+def norm_radio(cfg, horizontal: bool) -> None:
+    """Where the diagram draws the LayerNorms: as in the checkpoint ``cfg``, post-norm or pre-norm."""
+    st.radio("Draw the LayerNorms", list(NORM_VIEWS), key="arch_norm", horizontal=horizontal,
+             format_func=lambda v: f"{NORM_VIEWS[v]} ({cfg.norm}-norm)" if v == "checkpoint" else NORM_VIEWS[v],
+             help="Compare where the LayerNorm sits; the model itself is not changed.")
+
+
+def settings(entry, cfg) -> None:
+    """The checkpoint's name (user text) and its configuration as a table."""
+    widgets.show_user_text(entry.name, label="Checkpoint")  # a run's name is user text
+    st.table(pd.DataFrame([
+        ("architecture", cfg.architecture),
+        ("encoder layers", cfg.n_encoder_layers if cfg.has_encoder else "—"),
+        ("decoder layers", cfg.n_decoder_layers if cfg.has_decoder else "—"),
+        ("heads h", cfg.n_heads), ("d_model", cfg.d_model), ("d_k = d_v = d_model / h", cfg.head_dim),
+        ("d_ff", cfg.d_ff), ("norm placement", f"{cfg.norm}-norm"),
+        ("final LayerNorm after each stack", "yes" if has_final_norm(cfg) else "no"),
+        ("positional encoding", cfg.positional + (f" (base {cfg.pe_base:g})"
+                                                  if cfg.positional == "sinusoidal" else "")),
+        ("score function", cfg.score), ("max_len", cfg.max_len), ("dropout", cfg.dropout),
+        ("source vocabulary", cfg.src_vocab_size if cfg.has_encoder else "—"),
+        ("target vocabulary", cfg.tgt_vocab_size if cfg.has_decoder else "—"),
+        ("classes", cfg.n_classes if cfg.architecture == "encoder" else "—"),
+        ("tied embeddings", cfg.tie_embeddings),
+    ], columns=["setting", "value"]).astype(str).set_index("setting"))
 
 
 def parameters_section() -> None:

@@ -39,7 +39,7 @@ def _axis(labels: list[str], title: str, font_scale: float, cell: float, across:
     too small for one each; x labels (``across``) tilted when they are too long to stand side by side."""
     size = 11 * font_scale
     line = 1.5 * size  # a label's height, and (over sin 60°) the width a tilted one takes along the axis
-    flat = 0.62 * size * max((len(label) for label in labels), default=1) + 4
+    flat = 0.62 * size * max((_length(label) for label in labels), default=1) + 4
     tilted = across and flat > cell
     need = line / 0.87 if tilted else (flat if across else line)
     step = max(-(-len(labels) // MAX_LABELS), int(np.ceil(need / max(cell, 1e-9))))
@@ -104,7 +104,7 @@ def _title(text: str, font_scale: float, subtitle: str | None, width: float) -> 
 
 def _room(labels: Sequence[str], font_scale: float, per_char: float) -> int:
     """Pixels beside the plot for an axis' title and its longest label."""
-    return int(34 * font_scale + per_char * font_scale * max((len(str(t)) for t in labels), default=1))
+    return int(34 * font_scale + per_char * font_scale * max((_length(str(t)) for t in labels), default=1))
 
 
 def _layout(text: str, subtitle: str | None, xaxis: dict, yaxis: dict, width: float, height: float,

@@ -60,8 +60,8 @@ def font_family(lang: str) -> str:
 
 
 def style() -> str:
-    """The page's font stack for the session's language, and the document's ``lang`` for line breaking."""
-    family = font_family(current())
-    return (f"<style>:is(.stApp, .stApp :is(p, li, label, h1, h2, h3, h4, span, div, input, textarea, button))"
-            f":not(.katex *):not(code):not(code *):not([data-testid='stIconMaterial']) {{ font-family: {family}; }}"
+    """The page's font stack for the session's language, on the app and its text elements (not on icons, code or
+    formulas, which keep their own fonts)."""
+    text = ":is(p, li, label, h1, h2, h3, h4, h5, h6, a, summary, input, textarea, button)"
+    return (f"<style>.stApp, .stApp {text}:not(.katex *):not(code *) {{ font-family: {font_family(current())}; }}"
             "</style>")

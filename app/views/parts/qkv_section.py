@@ -21,7 +21,7 @@ def _matrix(matrix: np.ndarray, rows, cols, title: str, fs: float, x_title: str,
     small = matrix.shape[1] <= 8  # the random demo: big annotated cells; a real model: fit the width
     t = language.words("playground")
     return grids.grid_heatmap(matrix, title=title, x_title=x_title, y_title=t("qkv.token"), rows=list(rows),
-                              cols=list(cols), symmetric=True, cell=46 if small else None, font_scale=fs,
+                              cols=list(cols), symmetric=True, cell=46 if small else None, font_scale=fs, value=t("qkv.value"),
                               annotate=small, max_width=max_width, max_height=300)
 
 

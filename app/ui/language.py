@@ -61,7 +61,10 @@ def font_family(lang: str) -> str:
 
 def style() -> str:
     """The page's font stack for the session's language, on the app and its text elements (not on icons, code or
-    formulas, which keep their own fonts)."""
+    formulas, which keep their own fonts), and on the charts' SVG text (Plotly and Vega write their font on each
+    text element: Latin stays in the charts' Source Sans, Japanese and Chinese take their own CJK face)."""
+    family = font_family(current())
     text = ":is(p, li, label, h1, h2, h3, h4, h5, h6, a, summary, input, textarea, button)"
-    return (f"<style>.stApp, .stApp {text}:not(.katex *):not(code *) {{ font-family: {font_family(current())}; }}"
-            "</style>")
+    charts = ":is(.js-plotly-plot, [data-testid='stVegaLiteChart']) svg text"
+    return (f"<style>.stApp, .stApp {text}:not(.katex *):not(code *) {{ font-family: {family}; }}"
+            f" .stApp {charts} {{ font-family: {family} !important; }}</style>")

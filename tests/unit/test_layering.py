@@ -88,11 +88,13 @@ def test_the_app_uses_only_cores_public_api_and_no_torch():
 
 #: The app by role: what each folder may import of the app. Services hold no Streamlit page code (no
 #: widgets, no caches: only the server's own settings and Host check), UI helpers and charts never reach
-#: a page, and pages (``app/views/``) are the only ones that import page parts.
+#: a page, and pages (``app/views/``) are the only ones that import page parts. The message files' loader
+#: (``app.i18n``) sits under charts and UI helpers: it imports nothing of the app.
 APP_ROLES = {
+    "app.i18n": ("app.i18n",),
     "app.services": ("app.services",),
-    "app.charts": ("app.charts",),
-    "app.ui": ("app.services", "app.charts", "app.ui", "app.resources", "app.routes"),
+    "app.charts": ("app.charts", "app.i18n"),
+    "app.ui": ("app.services", "app.charts", "app.ui", "app.resources", "app.routes", "app.i18n"),
 }
 SERVICE_STREAMLIT = {"streamlit.config", "streamlit.web.server.starlette.starlette_websocket"}
 

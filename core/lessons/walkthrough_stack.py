@@ -6,7 +6,8 @@ draw, for any model on the contract whose architecture is ``decoder`` (SmolLM2, 
 keys, values, mask, bias and scale, its sublayers' outputs and residual streams, and the stack's output. Nothing
 here knows a family: how the model departs from the paper is read from the trace itself (a pre-norm layer's
 ``resid_mid`` is ``embed + attn_out``; a post-norm one's is normalised) and from its config's and parameters'
-names (rotary or learned positions, a gated FFN, RMSNorm).
+names (rotary or learned positions, a gated FFN, RMSNorm); a final norm, from the stack's output against its last
+layer's residual stream.
 
 A decoder-only model's prompt is the "source" of the layer-0 stages (its rows are the prompt's tokens, the causal
 mask hides the future); the model then continues the prompt greedily, and the output stages read every row of
@@ -53,7 +54,6 @@ def _facts(subject: Subject) -> dict:
                 norm_type="rmsnorm" if any("rmsnorm" in k for k in kinds) else "layernorm",
                 projection_bias=any(n.endswith("bias") and ("q_proj" in n or "qkv" in n or "query" in n)
                                     for n in names),
-                final_norm=bool(getattr(spec, "final_norm", getattr(spec, "has_final_norm", True))),
                 d_ff=int(getattr(spec, "d_ff", 0) or getattr(spec, "intermediate_size", 0)))
 
 
@@ -100,6 +100,16 @@ def _layer0(subject: Subject, traced: dict[str, Tensor], kind: str, head: int, r
                 layer_out=as_numpy(traced[f"{kind}.0.resid_out"][0, :rows]), norm="pre" if pre else "post")
 
 
+def _final_norm(subject: Subject, traced: dict[str, Tensor], stack: str) -> bool:
+    """Whether the stack ends with a norm: its output differs from its last layer's residual stream."""
+    last = traced[f"{stack}.{subject.spec.n_layers(stack) - 1}.resid_out"]
+    return not torch.allclose(traced[f"{stack}.final"], last)
+
+
+def _record(subject: Subject, stack: str) -> list[str]:
+    return [p.format(s=stack) for p in TRACED] + [f"{stack}.{subject.spec.n_layers(stack) - 1}.resid_out"]
+
+
 def _common(subject: Subject, head: int) -> dict:
     spec = subject.spec
     if not 0 <= head < spec.n_heads:
@@ -131,7 +141,7 @@ def trace_decoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
     tok = subject.target_tokenizer
     ids, notes = _tokens(subject, text, tok, subject.input_prefix)
     prompt = torch.tensor([ids], device=subject.device)  # (1, S)
-    record = [p.format(s="decoder") for p in TRACED]
+    record = _record(subject, "decoder")
     with torch.inference_mode():
         gen = greedy(subject.model, None, prompt, eos_id=subject.eos_id, max_new_tokens=CONTINUATION, record=record)
     traced, rows = gen.output.trace, len(ids)
@@ -150,7 +160,7 @@ def trace_decoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
                                                                                 np.float32),
         probabilities=as_numpy(logits.softmax(-1)), target_vocab=_vocab(tok, logits.size(-1)),
         output_bias=False, notes=notes, n_encoder_layers=0, n_decoder_layers=subject.spec.n_layers("decoder"),
-        kind="decoder", **layer0, **_common(subject, head))
+        kind="decoder", final_norm=_final_norm(subject, traced, "decoder"), **layer0, **_common(subject, head))
 
 
 def trace_encoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
@@ -159,7 +169,7 @@ def trace_encoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
     ids, notes = _tokens(subject, text, tok, ())
     src = torch.tensor([ids], device=subject.device)  # (1, S)
     with torch.inference_mode():
-        out = subject.model(src, record=[p.format(s="encoder") for p in TRACED])
+        out = subject.model(src, record=_record(subject, "encoder"))
     traced, rows = out.trace, len(ids)
     eps = float(getattr(subject.spec, "norm_eps", 1e-12))
     layer0 = _layer0(subject, traced, "encoder", head, rows, eps)
@@ -180,7 +190,7 @@ def trace_encoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
         memory=as_numpy(final), decoder_head=layer0["encoder_head"], cross_weights=empty,
         cross_heads=np.zeros((subject.spec.n_heads, *empty.shape), np.float32), probabilities=probabilities,
         target_vocab=tuple(vocab), output_bias=False, notes=notes, n_encoder_layers=subject.spec.n_layers("encoder"),
-        n_decoder_layers=0, kind="encoder", use=subject.head, pooled=pooled, **layer0, **_common(subject, head))
+        n_decoder_layers=0, kind="encoder", final_norm=_final_norm(subject, traced, "encoder"), use=subject.head, pooled=pooled, **layer0, **_common(subject, head))
 
 
 def trace_stack(model: Checkpoint | PretrainedModel, text: str, head: int = 0) -> LessonTrace:

@@ -62,16 +62,16 @@ def _head(traced: dict[str, Tensor], kind: str, head: int, kv: int, rows: int, c
     scale (the key/value head ``kv`` for grouped heads); with no recorded mask, a decoder's is the causal one."""
     q = traced[f"{kind}.0.q"][0, head, :rows]  # (Tq, dk)
     k, v = (traced[f"{kind}.0.{p}"][0, kv, :rows] for p in "kv")  # (Tk, dk)
+    shape = (1, traced[f"{kind}.0.q"].size(1), traced[f"{kind}.0.q"].size(2), traced[f"{kind}.0.k"].size(2))
     recorded = traced.get(f"{kind}.0.mask")
     if recorded is not None:
-        full = recorded.expand(1, traced[f"{kind}.0.q"].size(1), -1, -1)[0, head]  # (T, T) broadcast
-        mask = full[:rows, :rows].bool()
+        mask = torch.broadcast_to(recorded, shape)[0, head, :rows, :rows].bool()  # (Tq, Tk)
     else:
         mask = torch.ones(rows, rows, dtype=torch.bool, device=q.device)
         mask = mask.tril() if causal else mask
     bias = traced.get(f"{kind}.0.bias")
     if bias is not None:
-        bias = bias.expand(1, traced[f"{kind}.0.q"].size(1), -1, -1)[0, head, :rows, :rows]  # (Tq, Tk)
+        bias = torch.broadcast_to(bias, shape)[0, head, :rows, :rows]  # (Tq, Tk)
     scale = traced.get(f"{kind}.0.scale")
     return head_trace(q.float(), k.float(), v.float(), mask, None if scale is None else float(scale), bias)
 

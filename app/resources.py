@@ -316,10 +316,10 @@ def timeline(e: catalog.Entry) -> training.SnapshotTimeline:
 
 
 def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
-    """The checkpoint the Lesson follows: the sidebar's translation model or pretrained text encoder-decoder
-    (Marian, BART, T5), else the shipped translation model."""
-    if current is not None and (current.task == "translation" or current.pretrained
-                                and lessons.lesson_follows(checkpoint(current))):
+    """The model the Lesson follows: the sidebar's, whatever its kind (a translation model, a pretrained text
+    encoder-decoder, a decoder-only or an encoder-only model: :func:`core.lessons.lesson_follows`, an upload's from
+    its worker's facts), else the shipped translation model (a speech model's Lesson)."""
+    if current is not None and (current.task == "translation" or lessons.lesson_follows(checkpoint(current))):
         return current
     return entry(catalog.DEFAULT_KEY)
 

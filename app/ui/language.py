@@ -65,5 +65,6 @@ def style() -> str:
     formulas, which keep their own fonts; the Plotly charts' stack is :data:`app.charts.look.FONT`)."""
     family = font_family(current())
     text = ":is(p, li, label, h1, h2, h3, h4, h5, h6, a, summary, input, textarea, button)"
+    # CJK faces rise higher above the baseline than Source Sans: the title moves clear of the app's header bar
     return (f"<style>.stApp, .stApp {text}:not(.katex *):not(code *) {{ font-family: {family}; }}"
-            "</style>")
+            " .stApp [data-testid='stMain'] h1 { line-height: 1.35; padding-top: 0.4em; }</style>")

@@ -101,6 +101,8 @@ def sidebar(page: str = "") -> None:
     """Draw the sidebar of the page at URL path ``page``; the choice lives in ``st.session_state["ckpt"]`` and the
     share link."""
     class_follow.follow(page)  # a following student takes the teacher's page and share link (may switch page)
+    if language.current() in language.CJK:  # the fonts first: before any chart is drawn and fitted to the screen
+        st.html(language.style())
     widgets.restore_from_url({"ckpt": str, "projector": widgets.parse_bool,
                               presentation.ALL_SECTIONS: widgets.parse_bool})
     if "_ckpt_pending" in st.session_state:  # a new upload: chosen before the picker is drawn
@@ -134,6 +136,5 @@ def sidebar(page: str = "") -> None:
         st.divider()
         classroom.panel()
     presentation.apply(page)
-    st.html(language.style())
     classroom.banner()
     widgets.write_to_url(["ckpt", "projector", presentation.ALL_SECTIONS])

@@ -15,6 +15,7 @@ from app.ui import widgets
 KEY = "lang"  # the session, widget and share-link key
 
 # Latin and Cyrillic from Streamlit's Source Sans (it has Cyrillic), then the CJK face of the language first.
+CJK = ("ja", "zh")  # the languages whose page text takes its own font stack (:func:`style`)
 _CJK = {"ja": ('"Noto Sans CJK JP"', '"Noto Sans CJK SC"'), "zh": ('"Noto Sans CJK SC"', '"Noto Sans CJK JP"')}
 
 
@@ -61,10 +62,9 @@ def font_family(lang: str) -> str:
 
 def style() -> str:
     """The page's font stack for the session's language, on the app and its text elements (not on icons, code or
-    formulas, which keep their own fonts), and on the charts' SVG text (Plotly and Vega write their font on each
-    text element: Latin stays in the charts' Source Sans, Japanese and Chinese take their own CJK face)."""
+    formulas, which keep their own fonts; the Plotly charts' stack is :data:`app.charts.look.FONT`)."""
     family = font_family(current())
     text = ":is(p, li, label, h1, h2, h3, h4, h5, h6, a, summary, input, textarea, button)"
-    charts = ":is(.js-plotly-plot, [data-testid='stVegaLiteChart']) svg text"
+    # CJK faces rise higher above the baseline than Source Sans: the title moves clear of the app's header bar
     return (f"<style>.stApp, .stApp {text}:not(.katex *):not(code *) {{ font-family: {family}; }}"
-            f" .stApp {charts} {{ font-family: {family} !important; }}</style>")
+            " .stApp [data-testid='stMain'] h1 { line-height: 1.35; padding-top: 0.4em; }</style>")

@@ -175,9 +175,9 @@ def _split(sentences: list[str]):
         else:
             tokenizer = ckpt.source_tokenizer if ckpt.config.has_encoder else ckpt.target_tokenizer
             st.caption(t("padding.tokenizer", kind=tokenizer.kind, size=tokenizer.vocab_size))
-            return widgets.attempt(t("padding.attempt"), resources.model_lesson, lessons.checkpoint_batch, ckpt,
+            return widgets.attempt("tokenize the sentences", resources.model_lesson, lessons.checkpoint_batch, ckpt,
                                    sentences)
-    return widgets.attempt(t("padding.attempt"), lessons.whitespace_batch, sentences)
+    return widgets.attempt("tokenize the sentences", lessons.whitespace_batch, sentences)
 
 
 # ----------------------------------------------------------------------------- combined

@@ -38,7 +38,7 @@ def _real(ckpt, mode: str, head: int):
     cfg = ckpt.config if ckpt is not None else None
     if cfg is None or ckpt.info.task != "translation" or cfg.score != "scaled_dot":
         return None  # the English → Spanish sentences need the translation model's vocabulary
-    return widgets.attempt(language.words("playground")("qkv.project"), resources.model_lesson, lessons.model_projection,
+    return widgets.attempt("project the sentences with the model's weights", resources.model_lesson, lessons.model_projection,
                            ckpt, glossary.SOURCE_SENTENCE, glossary.TARGET_SENTENCE, mode, min(head, cfg.n_heads - 1))
 
 

@@ -35,7 +35,7 @@ def render(fs: float) -> None:
     if ckpt is None or ckpt.info.task != "translation" or ckpt.config.score != "scaled_dot":
         st.info(t("torch.choose"))
         return
-    result = widgets.attempt(t("torch.run"), resources.model_lesson,
+    result = widgets.attempt("run nn.MultiheadAttention with the model's weights", resources.model_lesson,
                              lessons.torch_mha, ckpt, glossary.SOURCE_SENTENCE)
     if result is None:
         return

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.contract import KINDS, AttentionControls, ModelOutput, check_ids, check_positive, stack_head_mask
-from core.model.families.grouped import HeadCall, grouped_attention, stack_field
+from core.model.families.grouped import HeadCall, grouped_attention, padded_loss, stacked_output
 from core.model.kv_cache import AttentionCache, KVCache
 from core.model.masks import combine_masks, padding_mask, subsequent_mask
 from core.model.trace import Recorder, at_layer, of_kind, put, recorder_of, stack_site
@@ -300,15 +300,7 @@ class WhisperModel(nn.Module):
         recorder = recorder_of(record)
         memory, _, encoder = self.encode(src, controls, need, return_scores, recorder=recorder)
         hidden, decoder, cross = self.decode(tgt, memory, None, controls, need, return_scores, recorder=recorder)
-        logits = self.lm_head(hidden)
-        loss = None
-        if targets is not None:
-            flat = logits.reshape(-1, logits.size(-1)).float()
-            loss = F.cross_entropy(flat, targets.reshape(-1), ignore_index=self.config.pad_id)
-        per_kind = {"encoder": encoder, "decoder": decoder, "cross": cross}
-        return ModelOutput(
-            logits=logits, loss=loss,
-            attention={k: stack_field(v, "weights") for k, v in per_kind.items()} if return_attention else None,
-            scores={k: stack_field(v, "scores") for k, v in per_kind.items()} if return_scores else None,
-            trace=None if recorder is None else recorder.trace,
-        )
+        logits = self.lm_head(hidden)  # (B, T, V)
+        loss = None if targets is None else padded_loss(logits, targets, self.config.pad_id)
+        return stacked_output(logits, {"encoder": encoder, "decoder": decoder, "cross": cross}, return_attention,
+                              return_scores, recorder, loss)

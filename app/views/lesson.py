@@ -168,6 +168,8 @@ def _stage(entry, trace: lessons.LessonTrace, track: tuple[tracks.Stage, ...], s
         quiz.reveal(answer)
     if stage == len(track) - 1:
         quiz.summary(track)
+        st.page_link(routes.LEARNING, label="Next lesson: how it learns — one real training step on a batch",
+                     icon=":material/trending_down:")
     st.page_link(here.route, label="Go deeper on this topic", icon=":material/arrow_forward:")
     if trace.kind == "encoder-decoder" and here.title in ("Cross-attention", "Next step"):  # a real one
         st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",

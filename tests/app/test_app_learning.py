@@ -60,3 +60,23 @@ def test_a_linked_step_near_the_warm_up_peak_is_taken_and_an_absurd_one_clamped(
     at = open_page("how-it-learns", query={"learn_stage_n": "99", "learn_step": "10000000"})
     assert not at.exception
     assert at.session_state["learn_stage"] == 5 and at.session_state["learn_step"] == 20_000
+
+
+@pytest.mark.parametrize("lang", ["ja", "ru", "zh"])
+def test_every_stage_in_the_lectures_languages_shows_no_english_sentence(lang):
+    from tests.app.test_app_i18n import sentences, shown
+
+    english = sentences("how-it-learns")
+    at = open_page("how-it-learns", query={"lang": lang})
+    for stage in range(6):
+        text = shown(at.main)
+        assert [s for s in english if s in text] == [], f"stage {stage + 1}"
+        assert i18n_title(lang) in text
+        if stage < 5:
+            _next(at)
+
+
+def i18n_title(lang: str) -> str:
+    from app import i18n
+
+    return i18n.text(lang, "how-it-learns", "opening.title")

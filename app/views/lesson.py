@@ -55,7 +55,9 @@ if show:
 
 #: Each stage's drawing, by its title (the same drawing in every track that has the stage).
 DRAW = {
-    "Tokens": stages.tokens, "Embeddings + positional encoding": stages.embeddings,
+    "Tokens": stages.tokens,
+    "Embeddings + positional encoding": lambda tr, v: (stages.embeddings if tr.token_embedding is not None
+                                                       else single.embeddings)(tr, v),  # a trace holds their sum
     "Embeddings + positions": single.embeddings,
     "Q, K, V of one head": lambda tr, v: (stages.projections if tr.qkv_weight is not None else single.projections)(
         tr, v),  # a single-stack trace has q, k and v, not the stored matrices

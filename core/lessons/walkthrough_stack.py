@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from core.generate.decode import greedy
+from core.inspect.facts import OWN
 from core.inspect.heads import pool
 from core.inspect.subject import as_subject, maps_on_demand, Subject
 from core.io.checkpoint import Checkpoint
@@ -122,7 +123,7 @@ def _common(subject: Subject, head: int) -> dict:
         raise ValueError(f"head must be in 0..{spec.n_heads - 1}, got {head}")
     facts = model_facts(subject)
     return dict(head=head, d_model=int(spec.d_model), n_heads=int(spec.n_heads),
-                d_ff=facts.pop("d_ff"), family=str(getattr(spec, "family", "") or "pretrained"),
+                d_ff=facts.pop("d_ff"), family=OWN if subject.task is not None else str(getattr(spec, "family", "") or "pretrained"),
                 source_vocab_size=int(getattr(spec, "vocab_size", 0) or getattr(spec, "tgt_vocab_size", 0)),
                 embed_scale=1.0, **facts)
 

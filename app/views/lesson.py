@@ -70,8 +70,7 @@ DRAW = {
     "Greedy and beam search": decoder.greedy_and_beam, "Sampling instead of greedy": decoder.sampling,
     "Next step": decoder.next_step,
 }
-KINDS = {"encoder-decoder": "an encoder-decoder (the paper's architecture)", "decoder": "a decoder-only model",
-         "encoder": "an encoder-only model"}
+KINDS = {"encoder-decoder": "encoder-decoder", "decoder": "decoder-only", "encoder": "encoder-only"}
 
 
 @st.fragment(key="lesson_body")

@@ -55,7 +55,9 @@ if show:
 
 #: Each stage's drawing, by its title (the same drawing in every track that has the stage).
 DRAW = {
-    "Tokens": stages.tokens, "Embeddings + positional encoding": stages.embeddings,
+    "Tokens": stages.tokens,
+    "Embeddings + positional encoding": lambda tr, v: (stages.embeddings if tr.token_embedding is not None
+                                                       else single.embeddings)(tr, v),  # a trace holds their sum
     "Embeddings + positions": single.embeddings,
     "Q, K, V of one head": lambda tr, v: (stages.projections if tr.qkv_weight is not None else single.projections)(
         tr, v),  # a single-stack trace has q, k and v, not the stored matrices
@@ -68,8 +70,7 @@ DRAW = {
     "Greedy and beam search": decoder.greedy_and_beam, "Sampling instead of greedy": decoder.sampling,
     "Next step": decoder.next_step,
 }
-KINDS = {"encoder-decoder": "an encoder-decoder (the paper's architecture)", "decoder": "a decoder-only model",
-         "encoder": "an encoder-only model"}
+KINDS = {"encoder-decoder": "encoder-decoder", "decoder": "decoder-only", "encoder": "encoder-only"}
 
 
 @st.fragment(key="lesson_body")

@@ -1,12 +1,13 @@
 """One sentence followed through a pretrained encoder-decoder (Marian, BART/mBART, T5), stage by stage.
 
 :func:`trace_seq2seq` fills the same :class:`~core.lessons.walkthrough.LessonTrace` as
-:func:`~core.lessons.walkthrough.trace_translation` does for our own model, recomputed from the
-family's own weights (:class:`~core.model.families.seq2seq.Seq2SeqModel`), so the Lesson's stages
-draw any encoder-decoder the app can load. Where a family departs from the paper the trace says how
-(``positions``, ``norm``, ``norm_type``, ``projection_bias``, ``gated``…): pre-norm layers compute
-x + Sublayer(Norm(x)); T5 adds a learned bias per relative distance to the unscaled scores instead
-of adding positions to the embeddings; BART adds a learned position table and normalises the sum.
+:func:`~core.lessons.walkthrough.trace_translation` does for our own model, read from one forward pass's trace
+(:mod:`core.model.trace`: each stack's input, layer 0's q, k, v, mask, relative bias and scale, its sublayers'
+outputs and residual streams, each stack's output), so the Lesson's stages draw any encoder-decoder the app can
+load without knowing its family. Where a model departs from the paper the trace and the config's fields say how:
+a pre-norm layer's ``resid_mid`` is ``embed + attn_out`` (x + Sublayer(Norm(x))); T5 records a learned bias per
+relative distance added to its unscaled scores (``scale`` 1) instead of adding positions to the embeddings; BART
+adds a learned position table and normalises the sum (``embedding_norm``).
 
 Axis letters: S source length, T decoder length, D model width, H heads, dk head width, F FFN width,
 V vocabulary. Rows are queries, columns keys.
@@ -14,95 +15,31 @@ V vocabulary. Rows are queries, columns keys.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
-from torch import Tensor, nn
 
 from core.generate.decode import greedy
 from core.inspect.facts import ModelFacts
 from core.inspect.subject import as_subject, maps_on_demand
 from core.io.checkpoint import Checkpoint
 from core.io.pretrained.load import PretrainedModel
-from core.lessons.walkthrough import LessonTrace, as_numpy, head_trace, trace_translation
-from core.lessons.walkthrough_stack import trace_stack
-from core.model.families.seq2seq import Seq2SeqModel, Stack
-from core.model.families.seq2seq_layers import Attention, RMSNorm
-from core.model.masks import subsequent_mask
+from core.lessons.walkthrough import as_numpy, LessonTrace, trace_translation
+from core.lessons.walkthrough_stack import (final_norm_of, head_from_trace, layer0_from_trace, model_facts,
+                                            record_for, trace_stack, vocab_strings)
 from core.text.inputs import normalized, prepare, tokenize
 
 GENERATION_LIMIT = 64  # tokens the Lesson's translation may run to
+POSITIONS = {"sinusoidal": "marian", "learned": "learned", "relative": "relative"}  # config → the Lesson's names
 
 
-def _split(x: Tensor, attn: Attention) -> Tensor:
-    return x.view(x.size(0), attn.n_heads, attn.head_dim).transpose(0, 1)  # (H, T, dk)
-
-
-def _embedded(stack: Stack, embed: nn.Embedding, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """(token embedding × scale, what is added for the positions (zeros for T5), stack input) of ``ids``
-    (T,), each (T, D): the stack input is their sum, normalised by BART's ``layernorm_embedding``."""
-    scaled = embed(ids) * stack.embed_scale  # (T, D)
-    added = torch.zeros_like(scaled) if stack.positions is None else stack.positions(0, ids.size(0), ids.device)
-    x = scaled + added
-    return scaled, added, (x if stack.embedding_norm is None else stack.embedding_norm(x))
-
-
-def _bias(stack: Stack, length: int, head: int, device: torch.device) -> Tensor | None:
-    """T5's relative-position bias (T, T) of ``head`` for the stack's self-attention, else None."""
-    return None if stack.relative is None else stack.relative(0, length, length, device)[0, head]
-
-
-def _encoder_layer0(model: Seq2SeqModel, src: Tensor, head: int) -> dict:
-    """Embeddings and encoder layer 0, step by step, for ``src`` (S,)."""
-    stack, layer = model.encoder, model.encoder.layers[0]
-    attn, length = layer.self_attn, src.size(0)
-    scaled, added, x = _embedded(stack, model.embed, src)  # (S, D)
-    biases = None if stack.relative is None else stack.relative(0, length, length, src.device)[0]  # (H, S, S)
-    inp = layer.self_norm(x) if layer.pre_norm else x
-    q, k, v = (_split(p(inp), attn) for p in (attn.q, attn.k, attn.v))  # (H, S, dk)
-    mask = torch.ones(length, length, dtype=torch.bool, device=src.device)  # one sentence: no padding
-    traces = [head_trace(q[h], k[h], v[h], mask, attn.scale, None if biases is None else biases[h])
-              for h in range(attn.n_heads)]
-    concat = torch.cat([torch.from_numpy(t.output) for t in traces], dim=-1)  # (S, H·dk)
-    attention_out = attn.o(concat)  # (S, D)
-    residual1 = x + attention_out  # (S, D)
-    add_norm1 = residual1 if layer.pre_norm else layer.self_norm(residual1)
-    norm = layer.self_norm
-    centred = residual1 if isinstance(norm, RMSNorm) else residual1 - residual1.mean(-1, keepdim=True)
-    hat = centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + norm.eps)  # (S, D) before γ (and b)
-    ffn = layer.ffn
-    ffn_in = layer.ffn_norm(add_norm1) if layer.pre_norm else add_norm1
-    hidden = ffn.activation(ffn.up(ffn_in)) if ffn.gate is None else ffn.activation(ffn.gate(ffn_in)) * ffn.up(ffn_in)
-    ffn_out = ffn.down(hidden)  # (S, D)
-    layer_out = add_norm1 + ffn_out if layer.pre_norm else layer.ffn_norm(add_norm1 + ffn_out)
-    weight = torch.cat([attn.q.weight, attn.k.weight, attn.v.weight]).T  # (D, 3·H·dk) = [W^Q | W^K | W^V]
-    zeros = torch.zeros(attn.head_dim)
-    shift = getattr(norm, "bias", None)
-    return dict(token_embedding=as_numpy(scaled), positional=as_numpy(added), embedded=as_numpy(x),
-                encoder_head=traces[head], heads_concat=as_numpy(concat), qkv_weight=as_numpy(weight),
-                encoder_heads=np.stack([t.weights for t in traces]),  # (H, S, S)
-                q_bias=as_numpy(zeros if attn.q.bias is None else _split(attn.q.bias[None], attn)[head, 0]),
-                out_bias=as_numpy(torch.zeros(attn.o.out_features) if attn.o.bias is None else attn.o.bias),
-                residual1=as_numpy(residual1), norm_hat1=None if layer.pre_norm else as_numpy(hat),
-                norm_gain1=as_numpy(norm.weight), norm_shift1=as_numpy(torch.zeros_like(norm.weight) if shift is None
-                                                                  else shift),
-                attention_out=as_numpy(attention_out), add_norm1=as_numpy(add_norm1), ffn_hidden=as_numpy(hidden),
-                ffn_out=as_numpy(ffn_out), layer_out=as_numpy(layer_out))
-
-
-def _decoder_layer0_head(model: Seq2SeqModel, tgt: Tensor, head: int):
-    """Masked self-attention of decoder layer 0, ``head``, recomputed for ``tgt`` (T,)."""
-    stack, layer = model.decoder, model.decoder.layers[0]
-    attn, length = layer.self_attn, tgt.size(0)
-    _, _, x = _embedded(stack, model.embed, tgt)  # (T, D)
-    inp = layer.self_norm(x) if layer.pre_norm else x
-    q, k, v = (_split(p(inp), attn)[head] for p in (attn.q, attn.k, attn.v))  # (T, dk)
-    bias = None if stack.relative is None else stack.relative(0, length, length, tgt.device)[0, head]  # (T, T)
-    return head_trace(q, k, v, subsequent_mask(length, tgt.device), attn.scale, bias)
-
-
-def _positions(model: Seq2SeqModel) -> str:
-    c = model.config
-    return {"sinusoidal": "marian", "learned": "learned", "relative": "relative"}[c.positions]
+def _config_facts(config) -> dict:
+    """What the family's config says where it departs from the paper (its fields, no family class)."""
+    return dict(family=str(getattr(config, "family", "pretrained")),
+                positions=POSITIONS.get(getattr(config, "positions", ""), "none"),
+                embedding_norm=bool(getattr(config, "embedding_norm", False)),
+                projection_bias=bool(getattr(config, "bias", True)), output_bias=bool(getattr(config, "logits_bias",
+                                                                                               False)),
+                embed_scale=float(getattr(config, "embed_scale", 1.0)),
+                logits_scale=float(getattr(config, "logits_scale", 1.0)))
 
 
 def trace_seq2seq(pretrained: PretrainedModel, text: str, head: int = 0) -> LessonTrace:
@@ -116,44 +53,42 @@ def trace_seq2seq(pretrained: PretrainedModel, text: str, head: int = 0) -> Less
         ValueError: another kind of model (speech, encoder- or decoder-only), a head out of range, or
             text the model cannot read.
     """
-    model = pretrained.model
-    if not isinstance(model, Seq2SeqModel):
+    subject = as_subject(pretrained)
+    c = subject.spec
+    if c.architecture != "encoder-decoder" or subject.head != "text":
         raise ValueError(f"The lesson follows a text encoder-decoder; {pretrained.name} is a "
-                         f"{pretrained.family} {model.config.architecture} model.")
-    c = model.config
+                         f"{pretrained.family} {c.architecture} model.")
     if not 0 <= head < c.n_heads:
         raise ValueError(f"head must be in 0..{c.n_heads - 1}, got {head}")
-    subject = as_subject(pretrained)
     item = normalized(prepare(text), None)
     tokenize(item, subject.source_tokenizer, subject.token_limit)
     ids = item.encoding.ids
-    device = subject.device
-    src = torch.tensor([ids], device=device)  # (1, S)
-    prefix = torch.tensor([list(subject.decoder_start)], device=device)  # (1, 1 or 2)
+    src = torch.tensor([ids], device=subject.device)  # (1, S)
+    prefix = torch.tensor([list(subject.decoder_start)], device=subject.device)  # (1, 1 or 2)
     with torch.inference_mode():
-        gen = greedy(model, src, prefix, eos_id=subject.eos_id, max_new_tokens=min(c.max_len, GENERATION_LIMIT))
-        out_ids = gen.ids[0].tolist()
-        encoder = _encoder_layer0(model, src[0], head)
-        memory, _, _ = model.encode(src)  # (1, S, D)
-        decoder_head = _decoder_layer0_head(model, gen.ids[0, :-1], head)
+        gen = greedy(subject.model, src, prefix, eos_id=subject.eos_id,
+                     max_new_tokens=min(c.max_len, GENERATION_LIMIT))
+        traced = subject.model(src, gen.ids[:, :-1], record=record_for(subject, "encoder") + record_for(subject, "decoder")).trace
+    out_ids = gen.ids[0].tolist()
+    eps = float(getattr(c, "norm_eps", 1e-6))
+    groups = subject.head_groups or tuple(range(c.n_heads))
+    encoder = layer0_from_trace(subject, traced, "encoder", head, len(ids), eps)
+    decoder_head = head_from_trace(traced, "decoder", head, groups[head], len(out_ids) - 1, True)
+    facts = model_facts(subject)
     src_tok, tgt_tok = subject.source_tokenizer, subject.target_tokenizer
-    known = tgt_tok.vocab_size
-    vocab = tuple(tgt_tok.token_strings(list(range(min(known, c.vocab_size))))) + tuple(
-        f"<id {i}>" for i in range(known, c.vocab_size))  # T5 keeps rows past its tokenizer's vocabulary
+    vocab_size = int(gen.output.logits.size(-1))  # T5 keeps rows past its tokenizer's vocabulary
     return LessonTrace(
         source_tokens=tuple(src_tok.token_strings(ids)), target_tokens=tuple(tgt_tok.token_strings(out_ids[:-1])),
         generated_tokens=tuple(tgt_tok.token_strings(out_ids[1:])), output_text=tgt_tok.decode(out_ids),
-        head=head, d_model=c.d_model, d_k=c.d_kv, n_heads=c.n_heads, d_ff=c.d_ff,
-        norm="pre" if c.pre_norm else "post", memory=as_numpy(memory[0]), decoder_head=decoder_head,
+        head=head, d_model=int(c.d_model), n_heads=int(c.n_heads), d_ff=facts["d_ff"],
+        memory=as_numpy(traced["encoder.final"][0]), decoder_head=decoder_head,
         cross_weights=as_numpy(gen.output.attention["cross"][-1, 0, head]),  # (T, S)
         cross_heads=as_numpy(gen.output.attention["cross"][-1, 0]),  # (H, T, S)
         probabilities=as_numpy(gen.output.logits[0].float().softmax(-1)),  # (T, V)
-        target_vocab=vocab, final_norm=c.final_norm, output_bias=c.logits_bias, notes=tuple(item.notes),
-        family=c.family, positions=_positions(model), norm_type="rmsnorm" if c.rms_norm else "layernorm",
-        embedding_norm=c.embedding_norm, projection_bias=c.bias, activation=c.activation, gated=c.gated,
-        n_encoder_layers=c.n_encoder_layers, n_decoder_layers=c.n_decoder_layers, source_vocab_size=c.vocab_size,
-        embed_scale=c.embed_scale, logits_scale=c.logits_scale,
-        **encoder,
+        target_vocab=vocab_strings(tgt_tok, vocab_size), final_norm=final_norm_of(subject, traced, "encoder"),
+        notes=tuple(item.notes), norm_type=facts["norm_type"], activation=facts["activation"], gated=facts["gated"],
+        n_encoder_layers=c.n_layers("encoder"), n_decoder_layers=c.n_layers("decoder"),
+        source_vocab_size=int(getattr(c, "vocab_size", vocab_size)), **_config_facts(c), **encoder,
     )
 
 
@@ -168,7 +103,7 @@ def lesson_follows(model: Checkpoint | PretrainedModel | ModelFacts) -> bool:
     if model.config.architecture in ("decoder", "encoder"):
         return maps_on_demand(model.config)
     if isinstance(model, PretrainedModel):
-        return isinstance(model.model, Seq2SeqModel)
+        return model.head == "text"  # a text encoder-decoder (a speech model's head is "speech")
     return model.config.architecture == "encoder-decoder" and model.config.score == "scaled_dot"
 
 

@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from core.generate.decode import greedy
+from core.inspect.facts import OWN
 from core.inspect.heads import pool
 from core.inspect.subject import as_subject, maps_on_demand, Subject
 from core.io.checkpoint import Checkpoint
@@ -40,7 +41,7 @@ CONTINUATION = 8  # tokens a decoder-only model adds to the prompt in the Lesson
 TRACED = ("{s}.embed", "{s}.0.*", "{s}.final")  # what one pass records: the stack's input, layer 0, its output
 
 
-def _facts(subject: Subject) -> dict:
+def model_facts(subject: Subject) -> dict:
     """How the model departs from the paper, from its config's fields and its parameters' names (no family)."""
     spec, model = subject.spec, subject.model
     names = [name for name, _ in model.named_parameters()]
@@ -57,7 +58,7 @@ def _facts(subject: Subject) -> dict:
                 d_ff=int(getattr(spec, "d_ff", 0) or getattr(spec, "intermediate_size", 0)))
 
 
-def _head(traced: dict[str, Tensor], kind: str, head: int, kv: int, rows: int, causal: bool) -> HeadTrace:
+def head_from_trace(traced: dict[str, Tensor], kind: str, head: int, kv: int, rows: int, causal: bool) -> HeadTrace:
     """Layer 0's ``head`` of ``kind`` over its first ``rows`` positions, from the trace's q, k, v, mask, bias and
     scale (the key/value head ``kv`` for grouped heads); with no recorded mask, a decoder's is the causal one."""
     q = traced[f"{kind}.0.q"][0, head, :rows]  # (Tq, dk)
@@ -76,13 +77,18 @@ def _head(traced: dict[str, Tensor], kind: str, head: int, kv: int, rows: int, c
     return head_trace(q.float(), k.float(), v.float(), mask, None if scale is None else float(scale), bias)
 
 
-def _layer0(subject: Subject, traced: dict[str, Tensor], kind: str, head: int, rows: int, eps: float) -> dict:
+def q_width(traced: dict[str, Tensor], kind: str) -> int:
+    """d_k: the width of one head's query, as the trace holds it."""
+    return int(traced[f"{kind}.0.q"].size(-1))
+
+
+def layer0_from_trace(subject: Subject, traced: dict[str, Tensor], kind: str, head: int, rows: int, eps: float) -> dict:
     """The layer-0 stages (embeddings → FFN) over the first ``rows`` positions, all read from the trace."""
     spec, groups = subject.spec, subject.head_groups or tuple(range(subject.spec.n_heads))
     if f"{kind}.0.softcap" in traced:
         raise ValueError("The Lesson follows softmax(q·k / √d_k): this model caps its scores (tanh), which the "
                          "stages do not show.")
-    traces = [_head(traced, kind, h, groups[h], rows, kind == "decoder") for h in range(spec.n_heads)]
+    traces = [head_from_trace(traced, kind, h, groups[h], rows, kind == "decoder") for h in range(spec.n_heads)]
     x = traced[f"{kind}.embed"][0, :rows].float()  # (S, D)
     attention_out = traced[f"{kind}.0.attn_out"][0, :rows].float()  # (S, D)
     resid_mid = traced[f"{kind}.0.resid_mid"][0, :rows].float()  # (S, D)
@@ -90,7 +96,7 @@ def _layer0(subject: Subject, traced: dict[str, Tensor], kind: str, head: int, r
     pre = bool(torch.allclose(resid_mid, residual1, atol=1e-4, rtol=1e-4))  # pre-norm: the sum is not normalised
     centred = residual1 - residual1.mean(-1, keepdim=True)
     hat = centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + eps)  # (S, D) before γ and b
-    return dict(embedded=as_numpy(x), token_embedding=None, positional=None, encoder_head=traces[head],
+    return dict(d_k=int(q_width(traced, kind)), embedded=as_numpy(x), token_embedding=None, positional=None, encoder_head=traces[head],
                 encoder_heads=np.stack([t.weights for t in traces]),  # (H, S, S)
                 heads_concat=np.concatenate([t.output for t in traces], axis=-1),  # (S, H·dk)
                 qkv_weight=None, q_bias=None, out_bias=None, attention_out=as_numpy(attention_out),
@@ -100,13 +106,14 @@ def _layer0(subject: Subject, traced: dict[str, Tensor], kind: str, head: int, r
                 layer_out=as_numpy(traced[f"{kind}.0.resid_out"][0, :rows]), norm="pre" if pre else "post")
 
 
-def _final_norm(subject: Subject, traced: dict[str, Tensor], stack: str) -> bool:
+def final_norm_of(subject: Subject, traced: dict[str, Tensor], stack: str) -> bool:
     """Whether the stack ends with a norm: its output differs from its last layer's residual stream."""
     last = traced[f"{stack}.{subject.spec.n_layers(stack) - 1}.resid_out"]
     return not torch.allclose(traced[f"{stack}.final"], last)
 
 
-def _record(subject: Subject, stack: str) -> list[str]:
+def record_for(subject: Subject, stack: str) -> list[str]:
+    """The trace names one ``stack``'s Lesson reads: its input, layer 0, its last layer's stream and its output."""
     return [p.format(s=stack) for p in TRACED] + [f"{stack}.{subject.spec.n_layers(stack) - 1}.resid_out"]
 
 
@@ -114,9 +121,9 @@ def _common(subject: Subject, head: int) -> dict:
     spec = subject.spec
     if not 0 <= head < spec.n_heads:
         raise ValueError(f"head must be in 0..{spec.n_heads - 1}, got {head}")
-    facts = _facts(subject)
-    return dict(head=head, d_model=int(spec.d_model), d_k=int(spec.head_dim), n_heads=int(spec.n_heads),
-                d_ff=facts.pop("d_ff"), family=str(getattr(spec, "family", "") or "pretrained"),
+    facts = model_facts(subject)
+    return dict(head=head, d_model=int(spec.d_model), n_heads=int(spec.n_heads),
+                d_ff=facts.pop("d_ff"), family=OWN if subject.task is not None else str(getattr(spec, "family", "") or "pretrained"),
                 source_vocab_size=int(getattr(spec, "vocab_size", 0) or getattr(spec, "tgt_vocab_size", 0)),
                 embed_scale=1.0, **facts)
 
@@ -131,7 +138,7 @@ def _tokens(subject: Subject, text: str, tokenizer, prefix: tuple[int, ...]) -> 
     return ids, tuple(item.notes)
 
 
-def _vocab(tokenizer, size: int) -> tuple[str, ...]:
+def vocab_strings(tokenizer, size: int) -> tuple[str, ...]:
     known = min(tokenizer.vocab_size, size)
     return tuple(tokenizer.token_strings(list(range(known)))) + tuple(f"<id {i}>" for i in range(known, size))
 
@@ -141,15 +148,15 @@ def trace_decoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
     tok = subject.target_tokenizer
     ids, notes = _tokens(subject, text, tok, subject.input_prefix)
     prompt = torch.tensor([ids], device=subject.device)  # (1, S)
-    record = _record(subject, "decoder")
+    record = record_for(subject, "decoder")
     with torch.inference_mode():
         gen = greedy(subject.model, None, prompt, eos_id=subject.eos_id, max_new_tokens=CONTINUATION, record=record)
     traced, rows = gen.output.trace, len(ids)
     every = gen.ids[0].tolist()
     logits = gen.output.logits[0].float()  # (T, V): row t predicted every[t + 1]
     eps = float(getattr(subject.spec, "norm_eps", 1e-5))
-    layer0 = _layer0(subject, traced, "decoder", head, rows, eps)
-    decoder_head = _head(traced, "decoder", head, (subject.head_groups or range(subject.spec.n_heads))[head],
+    layer0 = layer0_from_trace(subject, traced, "decoder", head, rows, eps)
+    decoder_head = head_from_trace(traced, "decoder", head, (subject.head_groups or range(subject.spec.n_heads))[head],
                          len(every) - 1, True)
     empty = np.zeros((len(every) - 1, 0), np.float32)
     return LessonTrace(
@@ -158,9 +165,9 @@ def trace_decoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
         output_text=tok.decode(every[len(subject.input_prefix):]), memory=as_numpy(traced["decoder.final"][0, :rows]),
         decoder_head=decoder_head, cross_weights=empty, cross_heads=np.zeros((subject.spec.n_heads, *empty.shape),
                                                                                 np.float32),
-        probabilities=as_numpy(logits.softmax(-1)), target_vocab=_vocab(tok, logits.size(-1)),
+        probabilities=as_numpy(logits.softmax(-1)), target_vocab=vocab_strings(tok, logits.size(-1)),
         output_bias=False, notes=notes, n_encoder_layers=0, n_decoder_layers=subject.spec.n_layers("decoder"),
-        kind="decoder", final_norm=_final_norm(subject, traced, "decoder"), **layer0, **_common(subject, head))
+        kind="decoder", final_norm=final_norm_of(subject, traced, "decoder"), **layer0, **_common(subject, head))
 
 
 def trace_encoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
@@ -169,17 +176,17 @@ def trace_encoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
     ids, notes = _tokens(subject, text, tok, ())
     src = torch.tensor([ids], device=subject.device)  # (1, S)
     with torch.inference_mode():
-        out = subject.model(src, record=_record(subject, "encoder"))
+        out = subject.model(src, record=record_for(subject, "encoder"))
     traced, rows = out.trace, len(ids)
     eps = float(getattr(subject.spec, "norm_eps", 1e-12))
-    layer0 = _layer0(subject, traced, "encoder", head, rows, eps)
+    layer0 = layer0_from_trace(subject, traced, "encoder", head, rows, eps)
     final = traced["encoder.final"][0].float()  # (S, D)
     pooled, probabilities, vocab = None, np.zeros((0, 0), np.float32), ()
     if subject.head == "hidden":
         pooled = as_numpy(pool(subject, final[None], torch.ones(1, rows, dtype=torch.bool))[0])  # (D,)
     elif subject.head == "masked_lm":
         probabilities = as_numpy(out.logits[0].float().softmax(-1))  # (S, V)
-        vocab = _vocab(tok, probabilities.shape[-1])
+        vocab = vocab_strings(tok, probabilities.shape[-1])
     elif subject.head == "classes":
         probabilities = as_numpy(out.logits.float().softmax(-1))  # (1, C)
         vocab = subject.labels
@@ -190,7 +197,7 @@ def trace_encoder_only(subject: Subject, text: str, head: int) -> LessonTrace:
         memory=as_numpy(final), decoder_head=layer0["encoder_head"], cross_weights=empty,
         cross_heads=np.zeros((subject.spec.n_heads, *empty.shape), np.float32), probabilities=probabilities,
         target_vocab=tuple(vocab), output_bias=False, notes=notes, n_encoder_layers=subject.spec.n_layers("encoder"),
-        n_decoder_layers=0, kind="encoder", final_norm=_final_norm(subject, traced, "encoder"), use=subject.head, pooled=pooled, **layer0, **_common(subject, head))
+        n_decoder_layers=0, kind="encoder", final_norm=final_norm_of(subject, traced, "encoder"), use=subject.head, pooled=pooled, **layer0, **_common(subject, head))
 
 
 def trace_stack(model: Checkpoint | PretrainedModel, text: str, head: int = 0) -> LessonTrace:

@@ -79,3 +79,15 @@ def test_a_share_links_stage_past_the_track_is_clamped(folders, runs, monkeypatc
     track = tracks.ENCODER_ONLY
     assert at.session_state["lesson_stage"] == len(track) - 1
     assert at.header[0].value == f"{len(track)}. {track[-1].title}"
+
+
+def test_a_speech_model_is_not_followed(tmp_path):
+    """Whisper's encoder reads audio frames, not the sentence: the Lesson does not follow it (the page then
+    names it and follows the shipped translation model), and its trace refuses it in one line."""
+    from tests.helpers.hf_whisper_folder import reference_whisper, save_whisper, whisper_tokenizer
+    folder = save_whisper(reference_whisper(whisper_tokenizer().get_vocab_size()), tmp_path / "whisper-tiny",
+                          multilingual=True)
+    whisper = load_pretrained(folder)
+    assert not lessons.lesson_follows(whisper)
+    with pytest.raises(ValueError, match="text encoder-decoder"):
+        lessons.trace_seq2seq(whisper, TEXT)

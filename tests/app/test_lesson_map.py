@@ -103,10 +103,12 @@ def test_the_map_highlights_the_current_stage_and_a_click_jumps(runs):
     assert at.button(key="lesson_map_decoder_ffn").disabled
 
 
-def test_a_model_the_lesson_cannot_follow_is_named_and_replaced(runs):
+def test_every_text_model_is_followed_itself(runs):
+    """Our own reversal model (an encoder-decoder that is no translation model) is followed, not replaced."""
     at = open_page("lesson", ckpt="shipped:reverse", query={"lesson_text": "the red car"}, timeout=60)
-    assert any("reverse is neither, so it follows translation" in c.value for c in at.caption)
-    assert at.button(key="lesson_map_tokens").proto.type == "primary" and not at.error
+    assert not any("so it follows" in c.value for c in at.caption) and not at.error
+    assert any(c.value.startswith("Model: reverse") for c in at.caption)
+    assert at.button(key="lesson_map_tokens").proto.type == "primary"
 
 
 def test_charts_carry_the_sizes_of_their_arrays_on_hover(runs):

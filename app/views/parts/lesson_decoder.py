@@ -90,7 +90,7 @@ def output(trace: lessons.LessonTrace, v: View) -> None:
     t, tgt = v.t, trace.target_tokens
     candidates = trace.top_candidates(t, k=5)
     st.markdown("A linear layer and a softmax turn the last decoder layer's vector at this step into a "
-                "probability for every output token" + (" (Spanish)." if trace.family == "attnscope" else ".")
+                "probability for every output token" + (" (Spanish)." if trace.family == "attnscope" and trace.kind == "encoder-decoder" else ".")
                 + " Greedy decoding takes the most likely one.")
     vega.draw(candidates_chart, candidates, f"after {tgt[t]} → predicts", v.fs, v.sizes.get("P"))
     best, p = candidates[0]
@@ -119,14 +119,15 @@ def greedy_and_beam(trace: lessons.LessonTrace, v: View, entry) -> None:
     """Greedy against beam search on the whole sentence: the tokens and the log-probability of each."""
     seed, temperature, top_k, top_p = _settings(len(trace.target_vocab))
     both = resources.decoding_comparison(entry, st.session_state["lesson_text"], seed, temperature, top_k, top_p)
-    st.markdown(f"Greedy keeps one partial translation and takes the best token at each step. **Beam search** keeps "
-                f"the {both.beam_size} best partial translations at every step (ranked by their log-probability, "
+    what = "translation" if trace.kind == "encoder-decoder" else "continuation"
+    st.markdown(f"Greedy keeps one partial {what} and takes the best token at each step. **Beam search** keeps "
+                f"the {both.beam_size} best partial {what}s at every step (ranked by their log-probability, "
                 "with a length penalty) and returns the best finished one, so a step that looks worse now can win "
                 "later. Both are this model's outputs for the sentence.")
     _outputs_table([("greedy", both.greedy), (f"beam search, {both.beam_size} beams", both.beam)])
     gap = both.beam.log_prob - both.greedy.log_prob
     if both.beam.tokens == both.greedy.tokens:
-        st.caption(f"Here beam search finds greedy's own translation: no path that starts with a less likely token "
+        st.caption(f"Here beam search finds greedy's own {what}: no path that starts with a less likely token "
                    f"ends better (log P {both.greedy.log_prob:.3f}).")
     else:
         st.caption(f"The two differ: beam search's output has log P {both.beam.log_prob:.3f} against greedy's "
@@ -185,7 +186,8 @@ def next_step(trace: lessons.LessonTrace, v: View) -> None:
                 "produces `<eos>`.")
     st.dataframe({"step": list(range(1, T + 1)), "after": list(trace.target_tokens),
                   "predicts": list(trace.generated_tokens)}, hide_index=True)
-    widgets.show_user_text(trace.output_text, label="Translation")
+    widgets.show_user_text(trace.output_text, label="Translation" if trace.kind == "encoder-decoder" else
+                           "Prompt and continuation")
 
 
 STAGES = (masked_self, cross, output, greedy_and_beam, sampling, next_step)

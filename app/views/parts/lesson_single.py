@@ -60,19 +60,33 @@ def use(trace, v: View) -> None:
     widgets.show_user_text(" ".join(src), label="Tokens read")
 
 
+#: How each positional scheme enters x, in words, and the formula of x_i (``{t}``: the token, ``{i}``: its position).
+POSITIONS = {
+    "rotary": ("**No position is added here**: this model uses rotary positions (RoPE), which rotate every head's q "
+               "and k by an angle proportional to the token's position (the next stage), so q·k depends on how far "
+               "apart two tokens are.", r"E[\text{{{t}}}]"),
+    "relative": ("**No position is added here**: this model adds a learned bias per relative distance j − i to the "
+                 "scores instead (the ÷ √d_k stage).", r"E[\text{{{t}}}]"),
+    "learned": ("The row of its position in a **learned** position table is added (the paper adds fixed sinusoids), "
+                "so the same word at another position gives another vector.", r"E[\text{{{t}}}] + P_{{{i}}}"),
+    "sinusoidal": ("The **sinusoidal** positional encoding of its position is added, so the same word at another "
+                   "position gives another vector.", r"E[\text{{{t}}}] + PE_{{{i}}}"),
+    "none": ("No position is added: this model sees its input as a set.", r"E[\text{{{t}}}]"),
+}
+POSITIONS["marian"] = POSITIONS["sinusoidal"]
+
+
 def embeddings(trace, v: View) -> None:
-    """A single-stack model's input: the trace holds the sum the first layer reads, x (the token's embedding row,
-    plus a learned position row where the model adds one; rotary positions enter q and k instead)."""
+    """The first layer's input as a trace holds it, x: the token's embedding row (scaled as the model scales it)
+    with what the model adds for its position — their sum only, as the model computes it."""
     src, i = trace.source_tokens, v.i
-    if trace.positions == "rotary":
-        st.markdown("Each token becomes its embedding row. **No position is added here**: this model uses rotary "
-                    "positions (RoPE), which rotate every head's q and k by an angle proportional to the token's "
-                    "position (the next stage), so q·k depends on how far apart two tokens are.")
-        formula = rf"E[\text{{{tex(src[i])}}}]"
-    else:
-        st.markdown("Each token's embedding row gets the row of its position in a **learned** position table added "
-                    "(the paper adds fixed sinusoids), so the same word at another position gives another vector.")
-        formula = rf"E[\text{{{tex(src[i])}}}] + P_{{{i}}}"
+    words, formula = POSITIONS.get(trace.positions, POSITIONS["learned"])
+    scale = "" if trace.embed_scale in (None, 1.0) else rf"\cdot {num(trace.embed_scale)}"
+    formula = formula.format(t=tex(src[i]), i=i).replace("]", "]" + scale, 1)
+    if trace.embedding_norm:
+        formula = rf"\mathrm{{LN}}({formula})"
+    st.markdown("Each token becomes its embedding row" + (f" × {num(trace.embed_scale)}" if scale else "") + ". "
+                + words + (" A LayerNorm then normalises the sum." if trace.embedding_norm else ""))
     vega.draw(charts.vectors, trace.embedded, src, title="x: the first layer's input", highlight=i,
               font_scale=v.fs, size=v.sizes.get("x"))
     st.latex(rf"x_{{{i}}} = {formula} = {vec(trace.embedded[i])},\quad x_{{{i}}} \in \mathbb{{R}}^{{{trace.d_model}}}")

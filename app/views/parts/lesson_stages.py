@@ -77,7 +77,7 @@ def tokens(trace: lessons.LessonTrace, v: View) -> None:
     for note in trace.notes:
         st.info(note)
     st.dataframe({"position": list(range(S)), "token": list(src)}, hide_index=True)
-    if trace.family == "attnscope":
+    if trace.family == "attnscope" and trace.kind == "encoder-decoder":
         glossary.erratum("example_direction")
     st.latex(rf"\text{{{S} tokens}}\;\rightarrow\;X \in \mathbb{{R}}^{{{S} \times {trace.d_model}}}"
              r"\quad(\text{one row of width } d_{model} \text{ per token})")

@@ -28,6 +28,7 @@ EXPLORE = "views/explore.py"
 CHECKPOINTS = "views/checkpoints.py"
 TRAIN = "views/train.py"
 LESSON = "views/lesson.py"
+LEARNING = "views/learning.py"
 POSITIONAL = "views/positional.py"
 PLAYGROUND = "views/playground.py"
 MASKS = "views/masks.py"
@@ -49,6 +50,7 @@ SECTIONS: dict[str, list[Route]] = {
     "Learn": [
         Route(LESSON, "Lesson: one sentence, every stage", ":material/school:", "lesson",
               preload=("ArrowVegaLiteChart", "PlotlyChart")),  # stage 0 draws neither kind; Next brings both
+        Route(LEARNING, "Lesson: how it learns", ":material/trending_down:", "how-it-learns"),
         Route(POSITIONAL, "Positional encoding", ":material/waves:", "positional"),
         Route(PLAYGROUND, "Attention playground", ":material/science:", "playground"),
         Route(MASKS, "Masks", ":material/grid_on:", "masks"),

@@ -321,5 +321,7 @@ def _mask_trace(allowed: np.ndarray, size: float, font_scale: float, x_title: st
 
 
 def cell_text(value: float) -> str:
-    """A number as written in a cell: two decimals, an exact zero as "0"."""
+    """A number as written in a cell: two decimals, an exact zero as "0", a cell not measured (NaN) blank."""
+    if value != value:  # NaN
+        return ""
     return "0" if value == 0 else f"{value:.2f}"

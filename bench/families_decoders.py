@@ -15,7 +15,6 @@ import logging
 import multiprocessing
 import os
 import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -78,22 +77,10 @@ def _measure(folder: str, queue, repeats: int) -> None:
         maps, reference_maps = ours().attention["decoder"], theirs().attentions  # (L, 1, H, T, T), L × (1, H, T, T)
         error = max(float((maps[i] - a).abs().max()) for i, a in enumerate(reference_maps))
         ours_ms, theirs_ms = paired_ms(ours, theirs, repeats)
-        ours_cpu, theirs_cpu = _paired_cpu_ms(ours, theirs, repeats)
+        ours_cpu, theirs_cpu = paired_ms(ours, theirs, repeats, clock=time.process_time)
     queue.put({"load_s": load_s, "load_peak_mb": load_peak_mb, "ours_ms": ours_ms, "theirs_ms": theirs_ms,
                "ours_cpu": ours_cpu, "theirs_cpu": theirs_cpu, "map_error": error,
                "maps": len(reference_maps) * reference_maps[0].shape[1]})
-
-
-def _paired_cpu_ms(ours, theirs, repeats: int) -> tuple[float, float]:
-    """Median CPU times (ms) of two contenders in alternation: on a shared machine, closer to their
-    idle-machine wall times than wall-clock medians, which mostly measure the other processes."""
-    samples: dict[int, list[float]] = {0: [], 1: []}
-    for _ in range(repeats):
-        for index, fn in enumerate((ours, theirs)):
-            tick = time.process_time()
-            fn()
-            samples[index].append((time.process_time() - tick) * 1000)
-    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def run(repeats: int = 15) -> list[Row]:

@@ -21,7 +21,7 @@ import time
 
 import torch
 
-from bench.table import Row, markdown
+from bench.table import Row, markdown, median_ms
 
 TOKENS = 32
 GOALS = {"all-MiniLM-L6-v2": 20.0, "SmolLM2-135M-Instruct": 400.0}  # ms for the forward with every map
@@ -74,14 +74,9 @@ def _cpu_ms(fn, repeats: int) -> float:
     """Median CPU time of ``fn`` on one thread: close to its idle-machine wall time even when
     other processes share the cores (wall-clock figures then mostly measure the others)."""
     torch.set_num_threads(1)
-    fn()
-    samples = []
-    for _ in range(repeats):
-        tick = time.process_time()
-        fn()
-        samples.append((time.process_time() - tick) * 1000)
+    median = median_ms(fn, repeats, warmup=1, clock=time.process_time)
     torch.set_num_threads(2)
-    return statistics.median(samples)
+    return median
 
 
 def _child(path, cache_dir: str, forward: bool, repeats: int) -> dict:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from app.charts.base import visible
 from app.charts.look import lean_figure
 from app.charts.maps import DIVERGING, SEQUENTIAL
 from app.charts.margins import settle
@@ -62,3 +63,50 @@ def picked_cell(points: Sequence[dict]) -> tuple[int, int] | None:
         if isinstance(x, (int, float)) and isinstance(y, (int, float)):
             return int(round(y)) - 1, int(round(x)) - 1
     return None
+
+
+def layer_head_grid(values: np.ndarray, *, title: str, value: str, signed: bool = False,
+                    zrange: tuple[float, float] | None = None, font_scale: float = 1.0) -> object:
+    """An (L, H) score per head as a :func:`cell_grid` labelled "layer 1…" × "head 1…"."""
+    values = np.asarray(values)
+    return cell_grid(values, [f"layer {l + 1}" for l in range(values.shape[0])],
+                     [f"head {h + 1}" for h in range(values.shape[1])], title=title, value=value, signed=signed,
+                     zrange=zrange, font_scale=font_scale)
+
+
+def lens_grid(lens, *, font_scale: float = 1.0) -> object:
+    """A :class:`core.inspect.lens.LogitLens` as stages × positions: each cell writes the token that stage would
+    predict next, coloured by the probability it gives the model's final choice."""
+    columns = [f"{i}: {visible(t)}" for i, t in enumerate(lens.tokens)]
+    top = np.array([[visible(stage[p][0])[:6] for p in range(len(lens.tokens))] for stage in lens.top_tokens],
+                   dtype=object)
+    return cell_grid(lens.final_prob, lens.stages, columns, text=top, font_scale=font_scale,
+                     title="Probability of the model's final choice at each position, after each layer",
+                     value="probability", zrange=(0.0, 1.0))
+
+
+def sweep_grid(change: np.ndarray, kind_label: str, *, font_scale: float = 1.0) -> object:
+    """One kind's (L, H) sweep: the change in the measured log-probability when each head is knocked out alone."""
+    return layer_head_grid(change, signed=True, font_scale=font_scale, value="Δ log-probability",
+                           title=f"{kind_label}: change when the head is knocked out")
+
+
+HEAD_TYPES = {  # measure → (title, value, the one-line definition shown under the grid)
+    "sink": ("Sink share", "share", "The mean weight a head's queries put on the first position (an attention sink)."),
+    "previous": ("Previous-token score", "weight", "The mean weight query i puts on key i − 1."),
+    "induction": ("Induction score", "weight",
+                  "On a random sequence repeated twice, the mean weight a token of the second copy puts on the token "
+                  "that followed its first occurrence: what an induction head copies from."),
+}
+
+
+def head_type_grid(values: np.ndarray, measure: str, *, suffix: str = "", font_scale: float = 1.0) -> object:
+    """One of :data:`HEAD_TYPES`' (L, H) scores, on the 0…1 scale."""
+    title, value, _ = HEAD_TYPES[measure]
+    return layer_head_grid(values, title=title + suffix, value=value, zrange=(0.0, 1.0), font_scale=font_scale)
+
+
+def divergence_grid(divergence: np.ndarray, kind_label: str, *, font_scale: float = 1.0) -> object:
+    """Two models' per-head Jensen–Shannon divergence (bits) on one input."""
+    return layer_head_grid(divergence, title=f"{kind_label}: Jensen–Shannon divergence", value="bits",
+                           zrange=(0.0, 1.0), font_scale=font_scale)

@@ -28,6 +28,7 @@ import streamlit as st
 
 from app import routes
 from app.charts import look
+from app.ui import language
 from app.ui.widgets import DIAGRAM_CLASS
 
 SCRIPT = Path(__file__).with_name("presentation.js")
@@ -105,11 +106,13 @@ def enabled() -> bool:
     return bool(st.session_state.get(KEY))
 
 
-def folded(label: str = "About this page", icon: str = ":material/menu_book:"):
+def folded(label: str | None = None, icon: str = ":material/menu_book:"):
     """A container for a page's opening prose, formulas or secondary controls: in presentation mode a popover
-    button (``label``, ``icon``) that opens it, so the first chart and its main controls are on the first
-    screen; otherwise the page itself."""
-    return st.popover(label, icon=icon) if enabled() else st.container()
+    button (``label``, by default "About this page" in the session's language; ``icon``) that opens it, so the
+    first chart and its main controls are on the first screen; otherwise the page itself."""
+    if not enabled():
+        return st.container()
+    return st.popover(label or language.words("common")("presentation.about"), icon=icon)
 
 
 def heading(title: str):

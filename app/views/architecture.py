@@ -13,6 +13,8 @@ import streamlit as st
 from app.ui import export, glossary, presentation, tables, vega, widgets
 from app.charts import grids
 from app.charts.architecture import architecture_diagram, has_final_norm, parameter_chart
+from app import resources
+from app.views.parts import weight_tying
 from app.views.parts.architecture_whisper import whisper_section
 from app.views.parts.training_recipe import recipe_section
 from core import lessons
@@ -275,3 +277,13 @@ presentation.section("5 · LayerNorm vs BatchNorm", "arch-norms", norm_section)
 presentation.section("6 · How the paper trains it", "arch-recipe", recipe_section, fs)
 presentation.section("7 · A real encoder-decoder: Whisper", "arch-whisper",  # its model radio redraws it alone
                      st.fragment(whisper_section, key="arch_whisper_section"), fs)
+
+
+def tying_section() -> None:
+    """Section 8: the paper's weight tying, measured on the sidebar's model (and on one that ties, if it does not)."""
+    current = widgets.current_entry()
+    facts = None if current is None else widgets.attempt("open the model", resources.checkpoint, current)
+    weight_tying.section(current, None if facts is None else facts.config.architecture)
+
+
+presentation.section("8 · Weight tying: one matrix in and out (§3.4)", "arch-tying", tying_section)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import resources
+from app import resources, routes
 from app.ui import presentation, widgets
 from app.views.parts.explore import experiments, kinds, panels
 from app.views.parts.explore import inputs as w
@@ -76,6 +76,8 @@ def explore_body() -> None:
             w.vocabulary(ckpt)
     experiments.interventions(entry, exp, options)
     experiments.compare(entry, exp, options)
+    st.page_link(routes.RESEARCH, label="Read this model as a researcher: logit lens, head sweep, head types, diff",
+                 icon=":material/biotech:", query_params={"research_text": text})
 
 
 explore_body()

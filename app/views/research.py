@@ -11,7 +11,8 @@ import streamlit as st
 from app import resources
 from app.charts import comparison
 from app.charts.attention import visible
-from app.charts.research import cell_grid, picked_cell
+from app.charts import research as research_charts
+from app.charts.research import picked_cell
 from app.ui import presentation, widgets
 from core import analysis, head_sweep, head_types, induction_probe, KIND_LABELS, logit_lens, merge_sweeps
 
@@ -44,6 +45,29 @@ def _clicked(key: str) -> tuple[int, int] | None:
     return picked_cell(points)
 
 
+def _knockout_effect(before, after, kind: str, layer: int, head: int, lost: float) -> None:
+    """What knocking out (``layer``, ``head``) of ``kind`` changes: its own map stays (the head still computes its
+    weights; only its output is 0), so the panels show the next layer's heads, averaged, intact and knocked out."""
+    where = f"Layer {layer + 1}, head {head + 1}"
+    if layer + 1 >= before.shape(kind)[0]:
+        st.caption(f"{where} is in the last layer: no later map of this kind reads its output, so the change of "
+                   f"{lost:+.3f} in the prediction is all it does.")
+        return
+    rows, cols = (tuple(f"{i}:{visible(t)}" for i, t in enumerate(side)) for side in before.axis_tokens(kind))
+    intact = np.asarray(before.attention[kind][layer + 1]).mean(axis=0)  # (Tq, Tk)
+    knocked = np.asarray(after.attention[kind][layer + 1]).mean(axis=0)
+    diff, _ = analysis.difference(knocked, intact)
+    widgets.plot(comparison.figure([
+        comparison.Panel(intact, rows, cols, title=f"layer {layer + 2}, intact"),
+        comparison.Panel(knocked, rows, cols, title=f"layer {layer + 2}, head knocked out"),
+        comparison.Panel(diff, rows, cols, title="difference", scale="difference")],
+        y_title="query token", font_scale=widgets.font_scale()),
+        name=f"knockout-{kind}-L{layer + 1}H{head + 1}", stretch=True)
+    st.caption(f"{where}'s own map does not change when it is knocked out: it still computes its weights, only its "
+               f"output is set to 0. The layer after it reads that output, so its heads (averaged here) attend "
+               f"differently; the change of {lost:+.3f} is what the prediction lost.")
+
+
 # ----------------------------------------------------------------------------- logit lens
 st.header("1 · Logit lens: the prediction forming, layer by layer")
 if not config.has_decoder:
@@ -52,12 +76,7 @@ if not config.has_decoder:
 else:
     lens = widgets.attempt("read the logit lens", resources.model_lesson, logit_lens, entry, text, generates=True)
     if lens is not None:
-        columns = [f"{i}: {visible(t)}" for i, t in enumerate(lens.tokens)]
-        top = np.array([[visible(stage[p][0])[:6] for p in range(len(lens.tokens))] for stage in lens.top_tokens],
-                       dtype=object)
-        figure = cell_grid(lens.final_prob, lens.stages, columns, text=top, font_scale=fs,
-                           title="Probability of the model's final choice at each position, after each layer",
-                           value="probability", zrange=(0.0, 1.0))
+        figure = research_charts.lens_grid(lens, font_scale=fs)
         widgets.plot(figure, name="logit-lens", key="lens_grid", on_select="rerun", selection_mode="points")
         st.caption("Each column is a position of the decoder's input; each cell writes the token that stage would "
                    "predict next, coloured by the probability it gives the model's final choice (the last row is "
@@ -97,11 +116,7 @@ if st.session_state.get("research_swept") == (text, target):
         st.text(f"Measured: {sweep.measure} — intact {sweep.baseline:.3f}")
         for kind, change in sweep.change.items():
             key = f"sweep_{kind}"
-            widgets.plot(cell_grid(change, [f"layer {l + 1}" for l in range(change.shape[0])],
-                                   [f"head {h + 1}" for h in range(change.shape[1])], signed=True, font_scale=fs,
-                                   title=f"{KIND_LABELS[kind]}: change when the head is knocked out",
-                                   value="Δ log-probability"),
-                         name=key, key=key, on_select="rerun", selection_mode="points")
+            widgets.plot(research_charts.sweep_grid(change, KIND_LABELS[kind], font_scale=fs), name=key, key=key, on_select="rerun", selection_mode="points")
             picked = _clicked(key)
             if picked is not None:
                 layer, head = picked
@@ -109,16 +124,7 @@ if st.session_state.get("research_swept") == (text, target):
                 before = resources.explain_entry(entry, text)
                 after = widgets.attempt("run the model", resources.explain_entry, entry, text, head_mask=mask)
                 if after is not None and before.axis_tokens(kind) == after.axis_tokens(kind):
-                    rows, cols = (tuple(f"{i}:{visible(t)}" for i, t in enumerate(side))
-                                  for side in before.axis_tokens(kind))
-                    diff, _ = analysis.difference(after.attention[kind][layer, head], before.attention[kind][layer, head])
-                    widgets.plot(comparison.figure([
-                        comparison.Panel(before.attention[kind][layer, head], rows, cols, title="intact"),
-                        comparison.Panel(after.attention[kind][layer, head], rows, cols, title="head knocked out"),
-                        comparison.Panel(diff, rows, cols, title="difference", scale="difference")],
-                        y_title="query token", font_scale=fs), name=f"{key}-L{layer + 1}H{head + 1}", stretch=True)
-                    st.caption(f"Layer {layer + 1}, head {head + 1}: its own map is 0 once knocked out; the "
-                               f"change of {change[layer, head]:+.3f} is what the prediction lost.")
+                    _knockout_effect(before, after, kind, layer, head, change[layer, head])
         st.code("from core.inspect.sweep import head_sweep\nsweep = head_sweep(model, text)  # kind → (L, H)",
                 language="python")
 
@@ -127,29 +133,22 @@ st.header("3 · Head types")
 exp = widgets.attempt("run the model", resources.explain_entry, entry, text)
 if exp is not None:
     kind = "decoder" if "decoder" in exp.kinds else exp.kinds[0]
-    layers, heads = exp.shape(kind)
-    row_names, col_names = [f"layer {l + 1}" for l in range(layers)], [f"head {h + 1}" for h in range(heads)]
-    types = head_types
     left, right = st.columns(2)
     with left:
-        widgets.plot(cell_grid(types.sink_share(exp.attention[kind]), row_names, col_names, font_scale=fs,
-                               title="Sink share", value="share", zrange=(0.0, 1.0)), name="sink-share")
-        st.caption("The mean weight a head's queries put on the first position (an attention sink).")
+        widgets.plot(research_charts.head_type_grid(head_types.sink_share(exp.attention[kind]), "sink", font_scale=fs),
+                     name="sink-share")
+        st.caption(research_charts.HEAD_TYPES["sink"][2])
     with right:
-        widgets.plot(cell_grid(types.previous_token_score(exp.attention[kind]), row_names, col_names, font_scale=fs,
-                               title="Previous-token score", value="weight", zrange=(0.0, 1.0)),
-                     name="previous-token")
-        st.caption("The mean weight query i puts on key i − 1.")
+        widgets.plot(research_charts.head_type_grid(head_types.previous_token_score(exp.attention[kind]), "previous",
+                                                    font_scale=fs), name="previous-token")
+        st.caption(research_charts.HEAD_TYPES["previous"][2])
     seed = st.number_input("Seed of the random sequence", 0, 9999, 0, key="research_seed")
     probe = widgets.attempt("probe induction", resources.model_lesson, induction_probe,
                             entry, repeat=min(20, max(2, (config.max_len - 2) // 2)), seed=int(seed))
     if probe is not None:
-        widgets.plot(cell_grid(probe.score, [f"layer {l + 1}" for l in range(probe.score.shape[0])],
-                               [f"head {h + 1}" for h in range(probe.score.shape[1])], font_scale=fs,
-                               title=f"Induction score · {probe.kind}", value="weight", zrange=(0.0, 1.0)),
-                     name="induction")
-        st.caption("On a random sequence repeated twice, the mean weight a token of the second copy puts on the "
-                   "token that followed its first occurrence: what an induction head copies from.")
+        widgets.plot(research_charts.head_type_grid(probe.score, "induction", suffix=f" · {probe.kind}",
+                                                    font_scale=fs), name="induction")
+        st.caption(research_charts.HEAD_TYPES["induction"][2])
         widgets.show_user_text(" ".join(visible(t) for t in probe.tokens),
                                f"{probe.repeat} random tokens (seed {probe.seed}), twice:")
     st.code("from core.inspect import head_types\n"
@@ -167,15 +166,11 @@ if exp is not None and other_key is not None:
     if second is not None:
         kind = exp.kinds[0]
         try:
-            divergence = head_types.map_divergence(exp.attention[kind],
-                                                                               second.attention[kind])
+            divergence = head_types.map_divergence(exp.attention[kind], second.attention[kind])
         except ValueError as error:
             st.warning(str(error), icon=":material/info:")
         else:
-            widgets.plot(cell_grid(divergence, [f"layer {l + 1}" for l in range(divergence.shape[0])],
-                                   [f"head {h + 1}" for h in range(divergence.shape[1])], font_scale=fs,
-                                   title=f"{KIND_LABELS[kind]}: Jensen–Shannon divergence",
-                                   value="bits", zrange=(0.0, 1.0)),
+            widgets.plot(research_charts.divergence_grid(divergence, KIND_LABELS[kind], font_scale=fs),
                          name="diff", key="diff_grid", on_select="rerun", selection_mode="points")
             picked = _clicked("diff_grid")
             if picked is not None:

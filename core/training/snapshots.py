@@ -10,7 +10,7 @@ hides that layout.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -67,8 +67,8 @@ def snapshot_maps(extra_tensors: Mapping[str, torch.Tensor], step: int) -> dict[
 
 
 @dataclass(frozen=True)
-class SnapshotTimeline:
-    """A checkpoint's attention timeline: the probe's maps at every recorded step (pure data).
+class TimelineHeader:
+    """What an attention timeline says besides its maps (pure data).
 
     Attributes:
         steps: recorded steps whose maps are really in the file, ascending (0 = random initialisation).
@@ -87,6 +87,21 @@ class SnapshotTimeline:
     target_tokens: list[str]
     history: list[dict[str, Any]]
     best_step: int | None
+
+    def header(self) -> dict[str, Any]:
+        """The header's fields by name, each list copied (the parts of a record built from this one)."""
+        copied = {}
+        for f in fields(TimelineHeader):
+            value = getattr(self, f.name)
+            copied[f.name] = list(value) if isinstance(value, (list, tuple)) else value
+        return copied
+
+
+@dataclass(frozen=True)
+class SnapshotTimeline(TimelineHeader):
+    """A checkpoint's attention timeline: the probe's maps at every recorded step (pure data), beside
+    :class:`TimelineHeader`'s fields."""
+
     stored: dict[tuple[int, str], np.ndarray] = field(repr=False, compare=False)  # (step, kind) → float16 (L, H, Tq, Tk)
 
     def maps(self, step: int, kind: str) -> np.ndarray:
@@ -146,18 +161,10 @@ def snapshot_timeline(ckpt: Checkpoint) -> SnapshotTimeline:
 
 
 @dataclass(frozen=True)
-class TimelineParts:
+class TimelineParts(TimelineHeader):
     """A :class:`SnapshotTimeline` as a worker process's answer carries it (the records of
     :mod:`core.inspect.wire`): its maps listed beside the (step, kind) each was recorded at, not keyed by them."""
 
-    steps: list[int]
-    kinds: list[str]
-    probe_source: str
-    probe_target: str
-    source_tokens: list[str]
-    target_tokens: list[str]
-    history: list[dict[str, Any]]
-    best_step: int | None
     recorded_at: tuple[tuple[int, str], ...]
     maps: tuple[np.ndarray, ...]  # float16 (L, H, Tq, Tk), one per entry of recorded_at
 
@@ -170,13 +177,10 @@ class TimelineParts:
         if len(self.recorded_at) != len(self.maps):
             raise ValueError("the attention timeline is malformed")
         stored = {(int(step), str(kind)): np.asarray(maps) for (step, kind), maps in zip(self.recorded_at, self.maps)}
-        return SnapshotTimeline(list(self.steps), list(self.kinds), self.probe_source, self.probe_target,
-                                list(self.source_tokens), list(self.target_tokens), list(self.history),
-                                self.best_step, stored)
+        return SnapshotTimeline(**self.header(), stored=stored)
 
 
 def timeline_parts(ckpt: Checkpoint) -> TimelineParts:
     """:func:`snapshot_timeline` of ``ckpt`` as :class:`TimelineParts` (what a worker process answers)."""
     tl = snapshot_timeline(ckpt)
-    return TimelineParts(tl.steps, tl.kinds, tl.probe_source, tl.probe_target, tl.source_tokens, tl.target_tokens,
-                         tl.history, tl.best_step, tuple(tl.stored), tuple(tl.stored.values()))
+    return TimelineParts(**tl.header(), recorded_at=tuple(tl.stored), maps=tuple(tl.stored.values()))

@@ -67,3 +67,25 @@ def test_the_diff_grid_is_zero_against_a_copy_and_refuses_another_tokenizer(runs
     assert np.allclose(_grid(at, "Jensen"), 0.0, atol=1e-7)
     at.selectbox(key="research_other").set_value("shipped:reverse").run()  # other tokens: no diff, one line why
     assert any("differ in shape" in w.value for w in at.warning)
+
+
+def test_a_clicked_sweep_cell_shows_the_next_layer_with_that_head_knocked_out(translation):
+    at = open_page("research", ckpt="shipped:translation", query={"research_text": TEXT})
+    at.button(key="research_sweep").click().run()
+    at.session_state["sweep_encoder"] = {"selection": {"points": [{"x": 2, "y": 1}]}}  # layer 1, head 2
+    at.run()
+    assert not at.exception and not at.error
+    mask = {"encoder": core.analysis.knockout_mask(3, 4, [(0, 1)])}
+    before, after = core.explain(translation, TEXT), core.explain(translation, TEXT, head_mask=mask)
+    panels = next(spec(e) for e in at.get("plotly_chart") if "layer 2, intact" in str(spec(e)["layout"]))
+    np.testing.assert_allclose(plotly_array(panels["data"][0]["z"]).astype(float),
+                               np.asarray(before.attention["encoder"][1]).mean(0), atol=1e-6)
+    np.testing.assert_allclose(plotly_array(panels["data"][1]["z"]).astype(float),
+                               np.asarray(after.attention["encoder"][1]).mean(0), atol=1e-6)
+    assert any("own map does not change" in c.value for c in at.caption)
+
+
+def test_explore_opens_research_on_its_own_input():
+    at = open_page("explore", ckpt="shipped:lm", query={"text": "the cat sat"})
+    link = next(link for link in at.get("page_link") if link.proto.page == "research")
+    assert "researcher" in link.proto.label and "research_text=the+cat+sat" in link.proto.query_string

@@ -171,7 +171,7 @@ def test_t7_whisper_s_prompt_is_named_from_the_model():
 
     from app.charts.architecture import whisper_diagram
     from app.charts.diagram import svg
-    from core.model.families.whisper_config import WhisperConfig
+    from core.model.families.whisper import WhisperConfig
     from tests.helpers.apptest_helpers import diagram_lines
     english = WhisperConfig(vocab_size=40, d_model=16, n_encoder_layers=2, n_decoder_layers=3, n_heads=2, d_ff=32,
                             eot_id=30, sot_id=31, no_timestamps_id=35, n_mels=8, n_frames=20, max_len=12)

@@ -41,6 +41,7 @@ PAGES = {  # name → (path and query, tab to open or None): every page of app/r
     "train": ("train", None),
     "research": ("research?ckpt=shipped:translation", None),
     "lesson": ("lesson?lesson_stage=1", None),  # stage 2: its first chart
+    "how-it-learns": ("how-it-learns?learn_stage_n=2", None),  # stage 2: the masks, its first chart
     "positional": ("positional", None),
     "playground": ("playground", None),
     "masks": ("masks", None),

@@ -29,8 +29,7 @@ from core.model.families.gpt import GptConfig, GptModel
 from core.model.families.llama import LlamaConfig, LlamaModel
 from core.model.families.seq2seq import Seq2SeqModel
 from core.model.families.seq2seq_layers import Seq2SeqConfig
-from core.model.families.whisper import WhisperModel
-from core.model.families.whisper_config import WhisperConfig
+from core.model.families.whisper import WhisperConfig, WhisperModel
 from core.model.trace import TRACE_NAMES, Recorder
 from tests.helpers.pretrained_files import TINY_LLAMA
 from tests.helpers.tiny import random_ids, tiny_model

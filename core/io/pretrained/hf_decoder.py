@@ -17,7 +17,8 @@ from torch import Tensor, nn
 
 from core.io.checkpoint import CheckpointError
 from core.io.pretrained.assign import assign_weights
-from core.io.pretrained.hf_files import FolderRead, folder_config, read_json, read_tokenizer
+from core.io.pretrained.hf_claims import Claims, check_folder
+from core.io.pretrained.hf_files import FolderRead, folder_config, read_json, read_tokenizer, read_weights
 from core.model.families.rope import ROPE_TYPES, yarn_mscale
 
 #: The most positions a model is given (its trained context, up to this); each input is bounded by the trace
@@ -224,18 +225,29 @@ def token_kind(folder: Path) -> str:
     return "gguf-bpe" if "ByteLevel" in json.dumps(decoder) else "bpe"
 
 
-def decoder_read(folder: Path, family: str, config: Any, build: Callable[[], nn.Module],
-                 weights: dict[str, Tensor]) -> FolderRead:
-    """The model (built on meta, ``weights`` assigned and checked) and its byte-level BPE tokenizer.
+def read_decoder(folder: Path, kind: str, settings: dict[str, Any], claims: Claims, layout: Layout, label: str,
+                 config_type: Callable[..., Any], build: Callable[[Any], nn.Module], *,
+                 adapt: Callable[[dict[str, Tensor], Any], dict[str, Tensor]] | None = None,
+                 keep_dtype: bool = True) -> FolderRead:
+    """A decoder folder read in the order every family keeps: config.json's ``claims`` checked against the
+    headers before any weight is read, the config built from ``settings``, the weights read under our names
+    (``layout``; ``adapt`` splits fused ones), then the model (``build(config)`` on meta, the weights assigned
+    and checked) and its byte-level BPE tokenizer. A tied ``lm_head`` shares ``embed.weight``.
 
-    A tied ``lm_head`` shares ``embed.weight``. The caller has checked config.json's claims against the
-    headers (:func:`~core.io.pretrained.hf_claims.check_folder`) before reading ``weights``.
+    Raises:
+        CheckpointError: a claim the headers do not bear out, invalid sizes, unreadable or missing weights, or a
+            tokenizer larger than the vocabulary.
     """
+    check_folder(folder, lambda name: stored_name(name, layout, False, label), claims)
+    config = build_config(folder, kind, config_type, **settings)
+    weights = read_weights(folder, lambda name: stored_name(name, layout, config.tie_embeddings, label),
+                           keep_dtype=keep_dtype)
+    weights = adapt(weights, config) if adapt else weights
     if config.tie_embeddings and "embed.weight" in weights:
         weights["lm_head.weight"] = weights["embed.weight"]
     tokenizer = read_tokenizer(folder, config.max_len, kind=token_kind(folder))
     if tokenizer.vocab_size > config.vocab_size:
         raise CheckpointError(f"{folder.name}: the tokenizer has {tokenizer.vocab_size} tokens but the model "
                               f"{config.vocab_size}")
-    model = assign_weights(build, weights, folder.name)
-    return FolderRead(model, tokenizer, family, "next_token")
+    model = assign_weights(lambda: build(config), weights, folder.name)
+    return FolderRead(model, tokenizer, kind, "next_token")

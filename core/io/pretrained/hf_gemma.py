@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_claims import check_folder
-from core.io.pretrained.hf_decoder import (Layout, build_config, decoder_read, model_type, refuse_if,
-                                           refuse_unknown_keys, setting, stored_name)
-from core.io.pretrained.hf_files import FolderRead, read_weights
+from core.io.pretrained.hf_decoder import (Layout, build_config, model_type, read_decoder, refuse_if,
+                                           refuse_unknown_keys, setting)
+from core.io.pretrained.hf_files import FolderRead
 from core.io.pretrained.hf_llama import ATTENTION_KEY, UNDERSTOOD, llama_claims, llama_settings
 from core.model.families.gemma import LAYER_TYPES, GemmaConfig, GemmaModel
 
@@ -152,8 +151,5 @@ def read_gemma(folder: Path) -> FolderRead:
     folder = Path(folder)
     raw, kind = model_type(folder, SUPPORTED_MODEL_TYPES, "a Gemma 2/3 text folder")
     settings = gemma_settings(raw, kind, folder)
-    check_folder(folder, lambda name: stored_name(name, _LAYOUT, False, f"{kind} decoder"), llama_claims(raw, folder))
-    config = build_config(folder, kind, GemmaConfig, **settings)
-    weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings, f"{kind} decoder"),
-                           keep_dtype=True)
-    return decoder_read(folder, kind, config, lambda: GemmaModel(config), weights)
+    return read_decoder(folder, kind, settings, llama_claims(raw, folder), _LAYOUT, f"{kind} decoder", GemmaConfig,
+                        GemmaModel)

@@ -14,10 +14,10 @@ from typing import Any
 
 from torch import Tensor
 
-from core.io.pretrained.hf_claims import Claims, Stack, check_folder, count
-from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type, refuse_if,
-                                           rope_settings, setting, special_ids, stored_name)
-from core.io.pretrained.hf_files import FolderRead, read_weights
+from core.io.pretrained.hf_claims import Claims, Stack, count
+from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, model_type, read_decoder, refuse_if,
+                                           rope_settings, setting, special_ids)
+from core.io.pretrained.hf_files import FolderRead
 from core.model.families.gpt import GptConfig, GptModel
 
 
@@ -200,8 +200,5 @@ def read_gpt(folder: Path) -> FolderRead:
     layout = LAYOUTS[kind]
     model = f"{layout.prefix.rstrip('.') or 'decoder'} model"
     settings = gpt_settings(raw, kind, folder)  # unsupported settings refused from config.json alone
-    check_folder(folder, lambda name: stored_name(name, layout, False, model), gpt_claims(kind, settings))
-    config = build_config(folder, kind, GptConfig, **settings)
-    weights = _unfuse(read_weights(folder, lambda name: stored_name(name, layout, config.tie_embeddings, model)),
-                      kind, config.n_heads)
-    return decoder_read(folder, kind, config, lambda: GptModel(config), weights)
+    return read_decoder(folder, kind, settings, gpt_claims(kind, settings), layout, model, GptConfig, GptModel,
+                        adapt=lambda weights, config: _unfuse(weights, kind, config.n_heads), keep_dtype=False)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_claims import Claims, Stack, check_folder, count
-from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type, refuse_if,
-                                           refuse_unknown_keys, rope_settings, setting, special_ids, stored_name)
-from core.io.pretrained.hf_files import FolderRead, read_weights
+from core.io.pretrained.hf_claims import Claims, Dim, Stack, count
+from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, model_type, read_decoder, refuse_if,
+                                           refuse_unknown_keys, rope_settings, setting, special_ids)
+from core.io.pretrained.hf_files import FolderRead
 from core.model.families.llama import LlamaConfig, LlamaModel
 
 SUPPORTED_MODEL_TYPES = ("gemma", "llama", "mistral", "qwen2", "qwen3")
@@ -117,20 +117,32 @@ def llama_config(folder: Path) -> LlamaConfig:
     return build_config(folder, kind, LlamaConfig, **llama_settings(raw, kind, folder))
 
 
-def llama_claims(raw: dict[str, Any], folder: Path) -> Claims:
-    """What a Llama-family config.json claims: layers, grouped heads, the embeddings, each layer's q/k/up/down."""
+#: One layer's claimed tensors from (hidden_size, intermediate_size, query heads, key/value heads, head width).
+LayerClaims = Callable[[Dim, Dim, int, int, int], dict[str, tuple[Dim, ...]]]
+
+
+def grouped_claims(raw: dict[str, Any], folder: Path, layer: LayerClaims) -> Claims:
+    """What a grouped-query decoder's config.json claims: its layers (``layer`` names one layer's tensors), the
+    embeddings, and heads that split evenly (the key/value groups among the query heads; the query heads across
+    ``hidden_size`` unless config.json states ``head_dim``)."""
     width, inner = ("hidden_size", count(raw, folder, "hidden_size")), ("intermediate_size",
                                                                        count(raw, folder, "intermediate_size"))
     heads = ("num_attention_heads", count(raw, folder, "num_attention_heads"))
     groups = ("num_key_value_heads", count(raw, folder, "num_key_value_heads", heads[1]))
     explicit = isinstance(raw.get("head_dim"), int)
     head_dim = count(raw, folder, "head_dim") if explicit else width[1] // heads[1]
-    layer = {"attn.q_proj.weight": (("num_attention_heads × head_dim", heads[1] * head_dim), width),
-             "attn.k_proj.weight": (("num_key_value_heads × head_dim", groups[1] * head_dim), width),
-             "mlp.up_proj.weight": (inner, width), "mlp.down_proj.weight": (width, inner)}
-    return Claims((Stack("layers.", ("num_hidden_layers", count(raw, folder, "num_hidden_layers")), layer),),
+    tensors = layer(width, inner, heads[1], groups[1], head_dim)
+    return Claims((Stack("layers.", ("num_hidden_layers", count(raw, folder, "num_hidden_layers")), tensors),),
                   {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)},
                   splits=((groups, heads),) + (() if explicit else ((heads, width),)))
+
+
+def llama_claims(raw: dict[str, Any], folder: Path) -> Claims:
+    """What a Llama-family config.json claims: layers, grouped heads, the embeddings, each layer's q/k/up/down."""
+    return grouped_claims(raw, folder, lambda width, inner, heads, groups, head_dim: {
+        "attn.q_proj.weight": (("num_attention_heads × head_dim", heads * head_dim), width),
+        "attn.k_proj.weight": (("num_key_value_heads × head_dim", groups * head_dim), width),
+        "mlp.up_proj.weight": (inner, width), "mlp.down_proj.weight": (width, inner)})
 
 
 def read_llama(folder: Path) -> FolderRead:
@@ -144,9 +156,5 @@ def read_llama(folder: Path) -> FolderRead:
     folder = Path(folder)
     raw, family = model_type(folder, SUPPORTED_MODEL_TYPES, "a Llama-family folder")
     settings = llama_settings(raw, family, folder)  # unsupported settings refused from config.json alone
-    check_folder(folder, lambda name: stored_name(name, _LAYOUT, False, "Llama-family decoder"),
-                 llama_claims(raw, folder))
-    config = build_config(folder, family, LlamaConfig, **settings)
-    weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings,
-                                                            "Llama-family decoder"), keep_dtype=True)
-    return decoder_read(folder, family, config, lambda: LlamaModel(config), weights)
+    return read_decoder(folder, family, settings, llama_claims(raw, folder), _LAYOUT, "Llama-family decoder",
+                        LlamaConfig, LlamaModel)

@@ -18,11 +18,11 @@ from typing import Any
 from torch import Tensor
 
 from core.io.checkpoint import CheckpointError
-from core.io.pretrained.hf_claims import Claims, Stack, check_folder, count
-from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, decoder_read, model_type,
-                                           refuse_unknown_keys, setting, stored_name)
-from core.io.pretrained.hf_files import FolderRead, read_weights
-from core.io.pretrained.hf_llama import ATTENTION_KEY, UNDERSTOOD, llama_settings
+from core.io.pretrained.hf_claims import Claims
+from core.io.pretrained.hf_decoder import (MAX_LEN, Layout, build_config, model_type, read_decoder, refuse_unknown_keys,
+                                           setting)
+from core.io.pretrained.hf_files import FolderRead
+from core.io.pretrained.hf_llama import ATTENTION_KEY, UNDERSTOOD, grouped_claims, llama_settings
 from core.model.families.phi3 import Phi3Config, Phi3Model, longrope_scale
 
 SUPPORTED_MODEL_TYPES = ("phi3",)
@@ -97,19 +97,11 @@ def phi3_settings(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 def phi3_claims(raw: dict[str, Any], folder: Path) -> Claims:
     """What a Phi-3 config.json claims: layers, grouped heads, the embeddings, each layer's fused projections."""
-    width, inner = ("hidden_size", count(raw, folder, "hidden_size")), ("intermediate_size",
-                                                                       count(raw, folder, "intermediate_size"))
-    heads = ("num_attention_heads", count(raw, folder, "num_attention_heads"))
-    groups = ("num_key_value_heads", count(raw, folder, "num_key_value_heads", heads[1]))
-    explicit = isinstance(raw.get("head_dim"), int)
-    head_dim = count(raw, folder, "head_dim") if explicit else width[1] // heads[1]
-    fused = ("(num_attention_heads + 2 × num_key_value_heads) × head_dim", (heads[1] + 2 * groups[1]) * head_dim)
-    layer = {"attn.qkv_proj.weight": (fused, width), "mlp.gate_up_proj.weight": (("2 × intermediate_size",
-                                                                                  2 * inner[1]), width),
-             "mlp.down_proj.weight": (width, inner)}
-    return Claims((Stack("layers.", ("num_hidden_layers", count(raw, folder, "num_hidden_layers")), layer),),
-                  {"embed.weight": (("vocab_size", count(raw, folder, "vocab_size")), width)},
-                  splits=((groups, heads),) + (() if explicit else ((heads, width),)))
+    return grouped_claims(raw, folder, lambda width, inner, heads, groups, head_dim: {
+        "attn.qkv_proj.weight": (("(num_attention_heads + 2 × num_key_value_heads) × head_dim",
+                                  (heads + 2 * groups) * head_dim), width),
+        "mlp.gate_up_proj.weight": (("2 × intermediate_size", 2 * inner[1]), width),
+        "mlp.down_proj.weight": (width, inner)})
 
 
 def split_fused(weights: dict[str, Tensor], config: Phi3Config) -> dict[str, Tensor]:
@@ -140,8 +132,5 @@ def read_phi3(folder: Path) -> FolderRead:
     folder = Path(folder)
     raw, kind = model_type(folder, SUPPORTED_MODEL_TYPES, "a Phi-3 folder")
     settings = phi3_settings(raw, folder)
-    check_folder(folder, lambda name: stored_name(name, _LAYOUT, False, "Phi-3 decoder"), phi3_claims(raw, folder))
-    config = build_config(folder, kind, Phi3Config, **settings)
-    weights = read_weights(folder, lambda name: stored_name(name, _LAYOUT, config.tie_embeddings, "Phi-3 decoder"),
-                           keep_dtype=True)
-    return decoder_read(folder, kind, config, lambda: Phi3Model(config), split_fused(weights, config))
+    return read_decoder(folder, kind, settings, phi3_claims(raw, folder), _LAYOUT, "Phi-3 decoder", Phi3Config,
+                        Phi3Model, adapt=split_fused)

@@ -31,7 +31,7 @@ from torch import Tensor, nn
 
 from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
 from core.model.families.encoder_heads import ACTIVATIONS, HeadConfig, build_head
-from core.model.families.grouped import HeadCall, embedding, grouped_attention, stack_field
+from core.model.families.grouped import HeadCall, embedding, grouped_attention, stacked_output
 from core.model.families.t5 import RelativeBias
 from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
@@ -227,9 +227,5 @@ class BertModel(nn.Module):
             raise ValueError("an encoder-only model takes src ids only")
         recorder = recorder_of(record)
         hidden, results = self.encode(src, controls, return_attention or return_scores, key_mask, recorder=recorder)
-        return ModelOutput(
-            logits=hidden if self.head is None else self.head(hidden),
-            attention={"encoder": stack_field(results, "weights")} if return_attention else None,
-            scores={"encoder": stack_field(results, "scores")} if return_scores else None,
-            trace=None if recorder is None else recorder.trace,
-        )
+        return stacked_output(hidden if self.head is None else self.head(hidden), {"encoder": results},
+                              return_attention, return_scores, recorder)

@@ -36,7 +36,7 @@ from torch import Tensor, nn
 from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
 from core.model.families.bert import BertAttention, BertLayer
 from core.model.families.encoder_heads import ACTIVATIONS, HeadConfig, build_head
-from core.model.families.grouped import HeadCall, embedding, grouped_attention, stack_field
+from core.model.families.grouped import HeadCall, embedding, grouped_attention, stacked_output
 from core.model.trace import Recorder, at_layer, put, recorder_of, stack_site
 
 #: The parts of a score a DeBERTa model returns beside its scores, by key suffix.
@@ -262,13 +262,9 @@ class DebertaModel(nn.Module):
         recorder = recorder_of(record)
         hidden, results, parts = self.encode(src, controls, return_attention or return_scores, key_mask,
                                              recorder=recorder)
-        scores = None
+        output = stacked_output(hidden if self.head is None else self.head(hidden), {"encoder": results},
+                                return_attention, return_scores, recorder)
         if return_scores:
-            scores = {"encoder": stack_field(results, "scores")}
-            scores.update({f"encoder/{name}": torch.stack([p[name] for p in parts])
-                           for name in SCORE_PARTS if name in parts[0]})  # (L, B, H, T, T) each
-        return ModelOutput(
-            logits=hidden if self.head is None else self.head(hidden),
-            attention={"encoder": stack_field(results, "weights")} if return_attention else None,
-            scores=scores, trace=None if recorder is None else recorder.trace,
-        )
+            output.scores.update({f"encoder/{name}": torch.stack([p[name] for p in parts])
+                                  for name in SCORE_PARTS if name in parts[0]})  # (L, B, H, T, T) each
+        return output

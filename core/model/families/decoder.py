@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
-from core.model.families.grouped import HeadCall, grouped_attention, kv_head_of, stack_field
+from core.model.families.grouped import HeadCall, grouped_attention, kv_head_of, stacked_output
 from core.model.families.rope import rotate_partial
 from core.model.kv_cache import AttentionCache, KVCache
 from core.model.masks import combine_masks
@@ -225,12 +225,7 @@ class DecoderLM(nn.Module):
         if targets is not None:
             ignore = targets if key_mask is None else targets.masked_fill(~key_mask, -100)
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), ignore.reshape(-1))
-        return ModelOutput(
-            logits=logits, loss=loss,
-            attention={"decoder": stack_field(results, "weights")} if return_attention else None,
-            scores={"decoder": stack_field(results, "scores")} if return_scores else None,
-            trace=None if recorder is None else recorder.trace,
-        )
+        return stacked_output(logits, {"decoder": results}, return_attention, return_scores, recorder, loss)
 
     def next_token_logits(self, tgt: Tensor, memory: Tensor | None = None, memory_mask: Tensor | None = None,
                           controls: AttentionControls = AttentionControls(), cache: KVCache | None = None) -> Tensor:

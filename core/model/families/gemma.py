@@ -29,8 +29,7 @@ from torch import Tensor, nn
 
 from core.model.families.decoder import DecoderAttention
 from core.model.families.grouped import embedding
-from core.model.families.llama import GatedMLP, LlamaModel
-from core.model.families.llama_config import LlamaConfig
+from core.model.families.llama import GatedMLP, LlamaConfig, LlamaModel
 from core.model.families.norms import RMSNorm
 from core.model.families.rope import RopeScaling, rope_tables
 from core.model.trace import put

@@ -1,4 +1,5 @@
-"""Scaled dot-product attention over grouped key/value heads, fused or explicit.
+"""Scaled dot-product attention over grouped key/value heads, fused or explicit, and the
+:class:`~core.model.contract.ModelOutput` every family assembles from its layers' results.
 
 Shared by the pretrained families (``bert``, ``llama``): BERT is the special case
 with as many key/value heads as query heads; Llama's grouped-query attention (GQA)
@@ -18,8 +19,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.attention import AttentionResult, attention_weights
-from core.model.contract import masked_heads
-from core.model.trace import Site
+from core.model.contract import ModelOutput, masked_heads
+from core.model.trace import Recorder, Site
 
 
 @dataclass(frozen=True)
@@ -141,3 +142,19 @@ def stack_field(results: list[AttentionResult], field: str) -> Tensor | None:
         return None
     return torch.stack(maps)  # (L, B, H, Tq, Tk)
 
+
+def stacked_output(logits: Tensor, per_kind: dict[str, list[AttentionResult]], return_attention: bool,
+                   return_scores: bool, recorder: Recorder | None, loss: Tensor | None = None) -> ModelOutput:
+    """A family's :class:`~core.model.contract.ModelOutput`: each kind's per-layer weights and scores stacked
+    to (L, B, H, Tq, Tk), only those asked for, and the recorder's trace when one ran."""
+    return ModelOutput(
+        logits=logits, loss=loss,
+        attention={k: stack_field(v, "weights") for k, v in per_kind.items()} if return_attention else None,
+        scores={k: stack_field(v, "scores") for k, v in per_kind.items()} if return_scores else None,
+        trace=None if recorder is None else recorder.trace,
+    )
+
+
+def padded_loss(logits: Tensor, targets: Tensor, pad_id: int) -> Tensor:
+    """Mean cross-entropy (in float32) of ``logits`` (B, T, V) against ``targets`` (B, T), padding left out."""
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=pad_id)

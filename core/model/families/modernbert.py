@@ -28,7 +28,7 @@ from torch import Tensor, nn
 from core.model.contract import AttentionControls, FamilySpec, ModelOutput, check_ids, single_stack_head_mask
 from core.model.families.decoder import ACTIVATIONS, DecoderAttention
 from core.model.families.encoder_heads import HeadConfig
-from core.model.families.grouped import HeadCall, embedding, stack_field
+from core.model.families.grouped import HeadCall, embedding, stacked_output
 from core.model.families.llama import GatedMLP
 from core.model.families.rope import rope_tables
 from core.model.masks import combine_masks
@@ -190,9 +190,5 @@ class ModernBertModel(nn.Module):
         recorder = recorder_of(record)
         hidden, results = self.encode(src, controls, return_attention or return_scores, key_mask, recorder)
         real = src != self.config.pad_id if key_mask is None else key_mask
-        return ModelOutput(
-            logits=hidden if self.head is None else self.head(hidden, real.to(hidden.dtype)),
-            attention={"encoder": stack_field(results, "weights")} if return_attention else None,
-            scores={"encoder": stack_field(results, "scores")} if return_scores else None,
-            trace=None if recorder is None else recorder.trace,
-        )
+        return stacked_output(hidden if self.head is None else self.head(hidden, real.to(hidden.dtype)),
+                              {"encoder": results}, return_attention, return_scores, recorder)

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from core.model.families.llama import LlamaModel
-from core.model.families.llama_config import LlamaConfig
+from core.model.families.llama import LlamaConfig, LlamaModel
 from core.model.families.rope import frequencies
 
 __all__ = ["Phi3Config", "Phi3Model", "longrope_scale"]

@@ -12,12 +12,11 @@ Glossary: B batch, S source length, T target length, L layers, H heads, D model 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.contract import AttentionControls, ModelOutput, check_ids, stack_head_mask
 from core.model.families.bart import LearnedPositions
-from core.model.families.grouped import HeadCall, embedding, stack_field
+from core.model.families.grouped import HeadCall, embedding, padded_loss, stacked_output
 from core.model.families.marian import SinusoidalPositions
 from core.model.families.seq2seq_layers import Seq2SeqConfig, Seq2SeqLayer, make_norm
 from core.model.families.t5 import RelativeBias
@@ -185,14 +184,6 @@ class Seq2SeqModel(nn.Module):
         memory, memory_mask, encoder = self.encode(src, controls, **need, key_mask=key_mask, recorder=recorder)
         hidden, decoder, cross = self.decode(tgt, memory, memory_mask, controls, **need, recorder=recorder)
         logits = self.lm_head(hidden)  # (B, T, V)
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1),
-                                   ignore_index=self.config.pad_id)
-        per_kind = {"encoder": encoder, "decoder": decoder, "cross": cross}
-        return ModelOutput(
-            logits=logits, loss=loss,
-            attention={k: stack_field(v, "weights") for k, v in per_kind.items()} if return_attention else None,
-            scores={k: stack_field(v, "scores") for k, v in per_kind.items()} if return_scores else None,
-            trace=None if recorder is None else recorder.trace,
-        )
+        loss = None if targets is None else padded_loss(logits, targets, self.config.pad_id)
+        return stacked_output(logits, {"encoder": encoder, "decoder": decoder, "cross": cross}, return_attention,
+                              return_scores, recorder, loss)

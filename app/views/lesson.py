@@ -42,7 +42,7 @@ FROM_ONE = {"lesson_stage": "stage", "lesson_head": "stage_head"}  # not "head":
 widgets.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head": int, "lesson_token": int,
                           "lesson_step": int},
                          {"lesson_text": DEFAULT_TEXT, "lesson_stage": 0, "lesson_head": 0, "lesson_token": 0,
-                          "lesson_step": 0, "lesson_cross": "mean", "lesson_temperature": 1.0, "lesson_top_k": 10_000,
+                          "lesson_step": 0, "lesson_cross": "mean", "lesson_temperature": 1.0, "lesson_top_k": 1 << 30,
                           "lesson_top_p": 1.0, "lesson_seed": 0, quiz.ASK: True}, from_one=FROM_ONE)
 fs = widgets.font_scale()
 show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen

@@ -10,6 +10,8 @@ from typing import NamedTuple
 
 import streamlit as st
 
+from app import i18n
+
 
 class Route(NamedTuple):
     """A page; ``preload``: the Streamlit chart modules its controls bring in although its first screen draws no
@@ -26,6 +28,7 @@ EXPLORE = "views/explore.py"
 CHECKPOINTS = "views/checkpoints.py"
 TRAIN = "views/train.py"
 LESSON = "views/lesson.py"
+LEARNING = "views/learning.py"
 POSITIONAL = "views/positional.py"
 PLAYGROUND = "views/playground.py"
 MASKS = "views/masks.py"
@@ -36,6 +39,7 @@ SMOLLM = "views/smollm2.py"
 SPEECH = "views/whisper.py"
 RESEARCH = "views/research.py"
 
+SECTION_KEYS = {"Explore": "explore", "Learn": "learn", "Pretrained models": "pretrained"}  # → their messages
 SECTIONS: dict[str, list[Route]] = {
     "Explore": [
         Route(EXPLORE, "Explore attention", ":material/visibility:", "explore"),  # the default page
@@ -46,6 +50,7 @@ SECTIONS: dict[str, list[Route]] = {
     "Learn": [
         Route(LESSON, "Lesson: one sentence, every stage", ":material/school:", "lesson",
               preload=("ArrowVegaLiteChart", "PlotlyChart")),  # stage 0 draws neither kind; Next brings both
+        Route(LEARNING, "Lesson: how it learns", ":material/trending_down:", "how-it-learns"),
         Route(POSITIONAL, "Positional encoding", ":material/waves:", "positional"),
         Route(PLAYGROUND, "Attention playground", ":material/science:", "playground"),
         Route(MASKS, "Masks", ":material/grid_on:", "masks"),
@@ -68,15 +73,19 @@ def preloads(url_path: str) -> tuple[str, ...]:
 DEFAULT_PATH = "start"  # reserved by the default page (served at "/"), never shown
 
 
-def navigation() -> dict[str, list[st.Page]]:
-    """Every page for ``st.navigation``, by section. Explore is the default page, served at ``/`` (Streamlit
-    still reserves a default page's own ``url_path``, so it gets :data:`DEFAULT_PATH`); a hidden twin at
-    ``/explore`` makes that address open it too instead of "Page not found"."""
-    sections = {section: [st.Page(r.script, title=r.title, icon=r.icon, default=r.script == EXPLORE,
-                                  url_path=DEFAULT_PATH if r.script == EXPLORE else r.url_path)
-                          for r in pages]
+def navigation(lang: str = i18n.DEFAULT) -> dict[str, list[st.Page]]:
+    """Every page for ``st.navigation``, by section, its section names and page titles in ``lang`` (the ``nav``
+    messages). Explore is the default page, served at ``/`` (Streamlit still reserves a default page's own
+    ``url_path``, so it gets :data:`DEFAULT_PATH`); a hidden twin at ``/explore`` makes that address open it too
+    instead of "Page not found"."""
+    def title(route: Route) -> str:
+        return i18n.text(lang, "nav", f"pages.{route.url_path}")
+
+    sections = {i18n.text(lang, "nav", f"sections.{SECTION_KEYS[section]}"):
+                [st.Page(r.script, title=title(r), icon=r.icon, default=r.script == EXPLORE,
+                         url_path=DEFAULT_PATH if r.script == EXPLORE else r.url_path) for r in pages]
                 for section, pages in SECTIONS.items()}
     explore = next(r for pages in SECTIONS.values() for r in pages if r.script == EXPLORE)
-    sections["Explore"].append(st.Page(explore.script, title=explore.title, icon=explore.icon,
-                                       url_path=explore.url_path, visibility="hidden"))
+    next(iter(sections.values())).append(st.Page(explore.script, title=title(explore), icon=explore.icon,
+                                                 url_path=explore.url_path, visibility="hidden"))
     return sections

@@ -1,4 +1,4 @@
-"""The shared sidebar: the checkpoint picker (shipped, runs, pretrained, this session's uploads), an
+"""The shared sidebar: the language picker (:mod:`app.ui.language`), the checkpoint picker (shipped, runs, pretrained, this session's uploads), an
 upload, projector mode, whether the Learn pages open every section, and teaching a class (a class's student
 follows the teacher's screen before anything is drawn: :func:`app.ui.class_follow.follow`; the class's badge and
 question open the page: :func:`app.ui.classroom.banner`).
@@ -14,7 +14,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from app.services import catalog
-from app.ui import class_follow, classroom, presentation, widgets
+from app.ui import class_follow, classroom, language, presentation, widgets
 from app import resources
 from app.ui.import_form import import_form
 from app.services import uploads
@@ -59,12 +59,11 @@ def limit_css(box: str, megabytes: int) -> str:
 
 def _upload() -> None:
     megabytes = uploads.max_upload_bytes() >> 20
-    with st.expander("Upload a model"), st.container(key=UPLOAD_BOX):
+    t = language.words("sidebar")
+    with st.expander(t("upload.expander")), st.container(key=UPLOAD_BOX):
         st.html(limit_css(UPLOAD_BOX, megabytes))
-        uploaded = st.file_uploader(
-            "An Attnscope checkpoint or PyTorch nn.Transformer state dict (.safetensors), a GGUF file, or a "
-            f"Hugging Face model folder as a .zip, up to {megabytes} MB", key=uploader_key(),
-            help="Your uploads are visible only in this browser session and removed when it ends.")
+        uploaded = st.file_uploader(t("upload.label", megabytes=megabytes), key=uploader_key(),
+                                    help=t("upload.help"))
         if uploaded is None:
             st.session_state.pop("_import_layout", None)
         if uploaded is not None and st.session_state.get("_uploaded_id") != uploaded.file_id:
@@ -88,22 +87,22 @@ def _upload() -> None:
                 _release(uploaded)
                 _chosen(key)
         if st.session_state.get("_upload_error"):
-            st.error(f"This file cannot be opened: {widgets.plain(st.session_state['_upload_error'])}")
+            st.error(t("upload.refused", error=widgets.plain(st.session_state["_upload_error"])))
 
 
 def compute_note() -> str:
     """Where this server computes: training on its GPU when it has one; maps always on the CPU, where
     models of this size answer sooner (``python -m bench gpu`` measures both)."""
-    gpu = device.gpu_name()
-    if gpu is None:
-        return ":material/memory: No GPU on this server: training and attention maps run on the CPU."
-    return f":material/memory: GPU: {gpu} (CUDA) — training runs use it; attention maps are computed on the CPU."
+    gpu, t = device.gpu_name(), language.words("sidebar")
+    return t("compute.no_gpu") if gpu is None else t("compute.gpu", gpu=gpu)
 
 
 def sidebar(page: str = "") -> None:
     """Draw the sidebar of the page at URL path ``page``; the choice lives in ``st.session_state["ckpt"]`` and the
     share link."""
     class_follow.follow(page)  # a following student takes the teacher's page and share link (may switch page)
+    if language.current() in language.CJK:  # the fonts first: before any chart is drawn and fitted to the screen
+        st.html(language.style())
     widgets.restore_from_url({"ckpt": str, "projector": widgets.parse_bool,
                               presentation.ALL_SECTIONS: widgets.parse_bool})
     if "_ckpt_pending" in st.session_state:  # a new upload: chosen before the picker is drawn
@@ -113,28 +112,26 @@ def sidebar(page: str = "") -> None:
     if st.session_state.get("ckpt") not in keys:
         st.session_state["ckpt"] = catalog.DEFAULT_KEY if catalog.DEFAULT_KEY in keys else (keys or [None])[0]
     widgets.link_checked("ckpt", st.session_state["ckpt"])  # a link to a model this session does not list
+    t = language.words("sidebar")
     with st.sidebar:
-        st.subheader("Checkpoint")
+        language.picker()
+        st.subheader(t("checkpoint.header"))
         if keys:
             labels = {e.key: e.label for e in all_entries}
-            st.selectbox("Model", keys, key="ckpt", format_func=labels.get,
-                         help="Shipped checkpoints, your own training runs, pretrained models, and your uploads.")
+            st.selectbox(t("checkpoint.model"), keys, key="ckpt", format_func=labels.get,
+                         help=t("checkpoint.model_help"))
             current = resources.entry(st.session_state["ckpt"])
             if current is not None:
                 st.text(current.description)  # may quote a task name read from an uploaded file
         else:
-            st.warning("No checkpoints found. Train one on the Train page or upload one below.")
+            st.warning(t("checkpoint.none_found"))
         _upload()
         for problem in problems:  # file names are user data: escaped
-            st.warning(f"Skipped: {widgets.plain(problem)}", icon=":material/warning:")
+            st.warning(t("checkpoint.skipped", problem=widgets.plain(problem)), icon=":material/warning:")
         st.divider()
-        st.toggle("Presentation mode", key=presentation.KEY,
-                  help="For a classroom projector: large type, the first chart on the first screen, Next and Back "
-                       "always in view, and clicker keys (→, PageDown or Space: Next; ←, PageUp: Back).")
-        st.toggle("Open every section", key=presentation.ALL_SECTIONS,
-                  help="The Learn pages open their first section and build the others when you open them; this "
-                       "opens all of them, to read a page from top to bottom (it takes longer to draw).")
-        st.caption("Light or dark theme: the ⋮ menu at the top right → Light, Dark or System.")
+        st.toggle(t("modes.presentation"), key=presentation.KEY, help=t("modes.presentation_help"))
+        st.toggle(t("modes.every_section"), key=presentation.ALL_SECTIONS, help=t("modes.every_section_help"))
+        st.caption(t("modes.theme"))
         st.caption(compute_note())
         st.divider()
         classroom.panel()

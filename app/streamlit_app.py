@@ -18,7 +18,7 @@ import streamlit as st
 
 from app import routes
 from app.sidebar import sidebar
-from app.ui import class_follow
+from app.ui import class_follow, language
 
 # A local image: a Material icon or emoji favicon would be fetched from a CDN (the app makes no outside request).
 FAVICON = str(Path(__file__).resolve().parents[1] / "assets" / "favicon.png")
@@ -28,7 +28,7 @@ def main() -> None:
     """One session's run: the page settings, the shared sidebar, the chosen page, then (a teacher's session) the
     screen published to its class."""
     st.set_page_config(page_title="Attnscope", page_icon=FAVICON, layout="wide")
-    navigation = st.navigation(routes.navigation())
+    navigation = st.navigation(routes.navigation(language.restore()))  # page titles in the session's language
     sidebar(navigation.url_path)
     navigation.run()
     class_follow.run_finished(navigation.url_path)  # a teacher's screen, for the class that follows it

@@ -4,16 +4,19 @@ it as fast as a bare heatmap, where a Vega-Lite chart of thousands of cells is c
 
 Pure functions (numpy in, ``go.Figure`` out), no Streamlit calls. Rows are drawn top to bottom in their order
 (row 0 at the top), every row and column labelled up to :data:`MAX_LABELS` of them (every n-th beyond), the
-numbers on hover, and written in the cells of small grids.
+numbers on hover, and written in the cells of small grids. A mask's words ("may attend", "masked") come from the
+``charts`` messages in the figure's ``lang`` (:mod:`app.i18n`); titles come in already written.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
+from app import i18n
 from app.charts.base import SEQUENTIAL
 from app.charts.maps import DIVERGING as DIVERGING_SCALE
 from app.charts.maps import SEQUENTIAL as SEQUENTIAL_SCALE
@@ -36,7 +39,7 @@ def _axis(labels: list[str], title: str, font_scale: float, cell: float, across:
     too small for one each; x labels (``across``) tilted when they are too long to stand side by side."""
     size = 11 * font_scale
     line = 1.5 * size  # a label's height, and (over sin 60°) the width a tilted one takes along the axis
-    flat = 0.62 * size * max((len(label) for label in labels), default=1) + 4
+    flat = 0.62 * size * max((_length(label) for label in labels), default=1) + 4
     tilted = across and flat > cell
     need = line / 0.87 if tilted else (flat if across else line)
     step = max(-(-len(labels) // MAX_LABELS), int(np.ceil(need / max(cell, 1e-9))))
@@ -46,15 +49,44 @@ def _axis(labels: list[str], title: str, font_scale: float, cell: float, across:
                 tickangle=-60 if tilted else 0, **extra)
 
 
+def _wide(char: str) -> bool:
+    """Whether ``char`` is set twice as wide as a Latin letter (Chinese, Japanese, full-width forms)."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+NO_LINE_START = "、。，．・：；？！）」』】〉》ー"  # never starts a line in Chinese or Japanese (kinsoku)
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """``text`` as (glue, piece) pairs, broken where a line may break: at spaces (glue " ") and between two wide
+    (CJK) characters (glue ""), never before closing punctuation."""
+    pieces: list[tuple[str, str]] = []
+    for word in text.split(" "):
+        glue, run = " ", ""
+        for char in word:
+            if run and (_wide(char) or _wide(run[-1])) and char not in NO_LINE_START:
+                pieces.append((glue, run))
+                glue, run = "", ""
+            run += char
+        pieces.append((glue, run))
+    return pieces
+
+
+def _length(text: str) -> int:
+    """``text``'s width in Latin letters (a wide character counts two)."""
+    return sum(2 if _wide(c) else 1 for c in text)
+
+
 def _wrapped(text: str, size: float, width: float) -> list[str]:
-    """``text`` in lines of at most ``width`` pixels at font ``size`` (broken between words)."""
+    """``text`` in lines of at most ``width`` pixels at font ``size`` (broken between words, or between CJK
+    characters, which count twice)."""
     per_line = max(int(width / (0.55 * size)), 12)
     lines: list[str] = []
-    for word in text.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= per_line:
-            lines[-1] += " " + word
+    for glue, piece in _pieces(text):
+        if lines and _length(lines[-1]) + len(glue) + _length(piece) <= per_line:
+            lines[-1] += glue + piece
         else:
-            lines.append(word)
+            lines.append(piece)
     return lines
 
 
@@ -72,7 +104,7 @@ def _title(text: str, font_scale: float, subtitle: str | None, width: float) -> 
 
 def _room(labels: Sequence[str], font_scale: float, per_char: float) -> int:
     """Pixels beside the plot for an axis' title and its longest label."""
-    return int(34 * font_scale + per_char * font_scale * max((len(str(t)) for t in labels), default=1))
+    return int(34 * font_scale + per_char * font_scale * max((_length(str(t)) for t in labels), default=1))
 
 
 def _layout(text: str, subtitle: str | None, xaxis: dict, yaxis: dict, width: float, height: float,
@@ -157,16 +189,17 @@ def side_by_side(
 def mask_beside(
     mask: np.ndarray, matrices: Sequence[np.ndarray], titles: Sequence[str], *, mask_title: str, x_title: str,
     y_title: str, rows: Sequence[str], cols: Sequence[str], annotate: bool = False, font_scale: float = 1.0,
+    value: str = "weight", lang: str = i18n.DEFAULT,
 ) -> go.Figure:
     """A True/False mask as the first panel of ONE figure (as :func:`mask_heatmap` draws it, its colours named in
     its cells' ✓ / ✗ and hover rather than a bar) and weights in [0, 1] in the panels after it, as
     :func:`side_by_side` lays them out: the mask and what it does drawn as one chart, where there were two."""
     allowed = np.asarray(mask, dtype=bool).astype(float)  # (rows, cols)
     traces, layout, side = _side_by_side_parts((allowed, *matrices), (mask_title, *titles), x_title=x_title,
-                                               y_title=y_title, value="weight", rows=rows, cols=cols,
+                                               y_title=y_title, value=value, rows=rows, cols=cols,
                                                scheme=SEQUENTIAL, domain=(0.0, 1.0), annotate=annotate,
                                                max_width=2 * HALF, max_height=440, font_scale=font_scale)
-    traces[0] = dict(_mask_trace(allowed, side, font_scale, x_title, y_title), x=traces[0]["x"], y=traces[0]["y"],
+    traces[0] = dict(_mask_trace(allowed, side, font_scale, x_title, y_title, lang), x=traces[0]["x"], y=traces[0]["y"],
                      xaxis="x", yaxis="y", showscale=False)
     settle(traces, layout)
     return lean_figure(traces, layout)
@@ -239,21 +272,25 @@ def _value_trace(matrix: np.ndarray, value: str, where: str, scheme: str, domain
 
 
 def mask_heatmap(
-    mask: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str = "key (attended to)",
-    y_title: str = "query (attending)", font_scale: float = 1.0, cell: int | None = None, subtitle: str | None = None,
-    max_width: int = 640,
+    mask: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str | None = None,
+    y_title: str | None = None, font_scale: float = 1.0, cell: int | None = None, subtitle: str | None = None,
+    max_width: int = 640, lang: str = i18n.DEFAULT,
 ) -> go.Figure:
     """A True/False mask in two colour-blind-safe colours, ✓ / ✗ in every cell and a "may attend" / "masked"
     colour bar; the trace (named ``allowed``) holds 1 where a query may attend, 0 where it is masked. The figure
-    fits in ``max_width`` pixels times the font scale."""
+    fits in ``max_width`` pixels times the font scale; the axes are "key (attended to)" and "query (attending)" in
+    ``lang`` unless given."""
+    word = _mask_words(lang)
+    x_title = word("key") if x_title is None else x_title
+    y_title = word("query") if y_title is None else y_title
     allowed = np.asarray(mask, dtype=bool).astype(float)  # (rows, cols)
     rows, cols = [str(r) for r in rows], [str(c) for c in cols]
     n_rows, n_cols = allowed.shape
     size = min(cell or int(np.clip(420 / max(n_rows, n_cols, 1), 12, 40 * font_scale)),
                _cell_sides(n_rows, n_cols, rows, font_scale, None, max_width * font_scale, 10**6, False)[0])
-    trace = dict(_mask_trace(allowed, size, font_scale, x_title, y_title), x=cols, y=rows,
-                 colorbar=dict(title=dict(text="cell", side="right"), thickness=14, tickvals=[0.25, 0.75],
-                               ticktext=["masked", "may attend"], tickfont=dict(size=11 * font_scale)))
+    trace = dict(_mask_trace(allowed, size, font_scale, x_title, y_title, lang), x=cols, y=rows,
+                 colorbar=dict(title=dict(text=word("cell"), side="right"), thickness=14, tickvals=[0.25, 0.75],
+                               ticktext=[word("masked"), word("may_attend")], tickfont=dict(size=11 * font_scale)))
     xaxis = _axis(cols, x_title, font_scale, size, across=True)
     yaxis = _axis(rows, y_title, font_scale, size, across=False, autorange="reversed")
     layout = _layout(title, subtitle, xaxis, yaxis, size * n_cols, size * n_rows, font_scale, max_width * font_scale)
@@ -261,11 +298,18 @@ def mask_heatmap(
     return lean_figure([trace], layout)
 
 
-def _mask_trace(allowed: np.ndarray, size: float, font_scale: float, x_title: str, y_title: str) -> dict:
+def _mask_words(lang: str):
+    """The ``charts`` messages of a mask in ``lang``: ``word("masked")``."""
+    return lambda key: i18n.text(lang, "charts", f"mask.{key}")
+
+
+def _mask_trace(allowed: np.ndarray, size: float, font_scale: float, x_title: str, y_title: str,
+                lang: str = i18n.DEFAULT) -> dict:
     """The heatmap trace of a mask (``allowed``: 1 may attend, 0 masked; named ``allowed``): its two colours, ✓ / ✗
     in every cell at a size that fits a ``size``-pixel cell (none below :data:`MARK_CELL` pixels times the font
     scale), and "may attend" / "masked" on hover."""
-    words = np.where(allowed > 0, "may attend", "masked")
+    word = _mask_words(lang)
+    words = np.where(allowed > 0, word("may_attend"), word("masked"))
     trace = dict(type="heatmap", z=allowed, name="allowed", zmin=0, zmax=1, xgap=1, ygap=1,
                  colorscale=[[0.0, MASKED], [0.5, MASKED], [0.5, MAY_ATTEND], [1.0, MAY_ATTEND]],
                  customdata=words.tolist(),
@@ -277,5 +321,7 @@ def _mask_trace(allowed: np.ndarray, size: float, font_scale: float, x_title: st
 
 
 def cell_text(value: float) -> str:
-    """A number as written in a cell: two decimals, an exact zero as "0"."""
+    """A number as written in a cell: two decimals, an exact zero as "0", a cell not measured (NaN) blank."""
+    if value != value:  # NaN
+        return ""
     return "0" if value == 0 else f"{value:.2f}"

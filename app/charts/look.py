@@ -20,7 +20,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-FONT = '"Source Sans", sans-serif'
+# Latin and Cyrillic in Streamlit's Source Sans; Japanese and Chinese in Noto Sans CJK (Debian's fonts-noto-cjk),
+# its Japanese forms first: three of the lecture's five notes are Japanese (the page's own text takes each language's
+# forms: app/ui/language.py).
+FONT = '"Source Sans", "Noto Sans CJK JP", "Noto Sans CJK SC", sans-serif'
 TEXT, HEADING, LINES = "#808495", "#2F2D2B", "#e6eaf1"  # Streamlit's light theme for Plotly
 DARK_TEXT, DARK_HEADING, DARK_LINES, DARK_BACKGROUND = "#e6eaf1", "#EDEBE8", "#31333F", "#171614"
 COLORWAY = ["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a", "#6d3fc0",

@@ -3,7 +3,8 @@ matrices are heatmaps of :mod:`app.charts.grids`).
 
 Pure functions: data in, Altair chart out; no Streamlit calls.
 Every chart has a title, axis titles and tooltips with the numbers; ``font_scale`` enlarges
-text for a projector.
+text for a projector. The playground's charts take ``lang``: their words come from the ``charts`` messages
+(:mod:`app.i18n`) in that language.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from app import i18n
 from app.charts.base import CATEGORY, SEQUENTIAL, matrix_frame, rows_or_named
 from app.charts.base import axis as _axis
 from app.charts.base import legend as _legend
@@ -24,6 +26,18 @@ from app.charts.grids import MASKED, MAY_ATTEND, cell_text
 
 def _title(text: str, font_scale: float, subtitle: str | None = None) -> alt.Title:
     return _base_title(text, font_scale, subtitle, anchor="start")
+
+
+def _words(lang: str, section: str):
+    """The ``charts`` messages of ``section`` in ``lang``: ``w("title")``."""
+    return lambda key: i18n.text(lang, "charts", f"{section}.{key}")
+
+
+def _named(names: dict[str, str]) -> str:
+    """A Vega label expression showing each legend value under its name in ``names`` (the data keep the English
+    values the chart filters on)."""
+    pairs = ", ".join(f"{k!r}: {v!r}" for k, v in names.items())
+    return f"{{{pairs}}}[datum.label] || datum.label"
 
 
 # ----------------------------------------------------------------------------- positional encoding
@@ -85,20 +99,21 @@ def vectors_bound(rows: pd.DataFrame) -> float:
     return float(np.abs(rows[["x", "y"]].to_numpy()).max()) * 1.15 or 1.0
 
 
-def vectors_plot(rows: pd.DataFrame | str, *, bound: float, font_scale: float = 1.0) -> alt.LayerChart:
+def vectors_plot(rows: pd.DataFrame | str, *, bound: float, font_scale: float = 1.0,
+                 lang: str = i18n.DEFAULT) -> alt.LayerChart:
     """2-D picture: the vectors (dot area ∝ attention weight), the query and the output h = Σ aᵢ xᵢ, from the
     rows of :func:`vectors_rows` (or the name of the dataset holding them: :func:`app.ui.vega.draw_rows`) on axes
     from −``bound`` to ``bound``."""
+    w = _words(lang, "vectors")
     scale = alt.Scale(domain=[-bound, bound])
-    base = alt.Chart(rows_or_named(rows), title=_title("The vectors, the query q and the output h", font_scale,
-                                                 "dot area ∝ attention weight"))
-    colour = alt.Color("role:N", scale=alt.Scale(domain=["vector", "query", "output h"],
-                                                 range=[MAY_ATTEND, MASKED, "#009E73"]),
-                       legend=_legend("", font_scale))
+    base = alt.Chart(rows_or_named(rows), title=_title(w("title"), font_scale, w("subtitle")))
+    roles = {"vector": w("vector"), "query": w("query"), "output h": w("output")}
+    colour = alt.Color("role:N", scale=alt.Scale(domain=list(roles), range=[MAY_ATTEND, MASKED, "#009E73"]),
+                       legend=_legend("", font_scale, labelExpr=_named(roles)))
     tooltip = [alt.Tooltip("name:N"), alt.Tooltip("x:Q", format=".3f"), alt.Tooltip("y:Q", format=".3f"),
-               alt.Tooltip("weight:Q", format=".3f")]
-    x = alt.X("x:Q", scale=scale, title="dimension 1", axis=_axis(font_scale))
-    y = alt.Y("y:Q", scale=scale, title="dimension 2", axis=_axis(font_scale))
+               alt.Tooltip("weight:Q", format=".3f", title=i18n.text(lang, "charts", "weights.weight"))]
+    x = alt.X("x:Q", scale=scale, title=w("x"), axis=_axis(font_scale))
+    y = alt.Y("y:Q", scale=scale, title=w("y"), axis=_axis(font_scale))
     dots = base.transform_filter("datum.role == 'vector'").mark_circle(opacity=0.85).encode(
         x=x, y=y, color=colour, tooltip=tooltip,
         size=alt.Size("weight:Q", scale=alt.Scale(domain=[0, 1], range=[20, 900]), legend=None))
@@ -123,55 +138,65 @@ def weight_rows(labels: Sequence[str], weights: np.ndarray, scores: np.ndarray |
 
 
 def weights_bar(rows: pd.DataFrame | str, labels: Sequence[str], *, title: str, scores: bool = False,
-                font_scale: float = 1.0, subtitle: str | None = None, width: int = 320) -> alt.LayerChart:
+                font_scale: float = 1.0, subtitle: str | None = None, width: int = 320,
+                lang: str = i18n.DEFAULT) -> alt.LayerChart:
     """Bars of one query's weights (0 to 1) over the keys ``labels``, each labelled with its value (the scores on
     hover where ``scores``), from the rows of :func:`weight_rows` or the name of the dataset holding them."""
-    tooltip = [alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".4f")]
+    w = _words(lang, "weights")
+    tooltip = [alt.Tooltip("key:N", title=w("key")), alt.Tooltip("weight:Q", format=".4f", title=w("weight"))]
     if scores:
-        tooltip.append(alt.Tooltip("score:Q", format=".4f"))
+        tooltip.append(alt.Tooltip("score:Q", format=".4f", title=w("score")))
     base = alt.Chart(rows_or_named(rows), title=_title(title, font_scale, subtitle))
     bars = base.mark_bar(color=MAY_ATTEND).encode(
-        x=alt.X("key:N", sort=list(labels), title="key", axis=_axis(font_scale, labelAngle=0)),
-        y=alt.Y("weight:Q", title="weight", scale=alt.Scale(domain=[0, 1.08]), axis=_axis(font_scale)),
+        x=alt.X("key:N", sort=list(labels), title=w("key"), axis=_axis(font_scale, labelAngle=0)),
+        y=alt.Y("weight:Q", title=w("weight"), scale=alt.Scale(domain=[0, 1.08]), axis=_axis(font_scale)),
         tooltip=tooltip)
     text = base.mark_text(dy=-8 * font_scale, fontSize=11 * font_scale).encode(
         x=alt.X("key:N", sort=list(labels)), y="weight:Q", text="text:N")
     return _pad(alt.layer(bars, text).properties(width=width, height=220))
 
 
-def saturation_chart(frame: pd.DataFrame, *, font_scale: float = 1.0) -> alt.HConcatChart:
-    """Std of the score and the largest softmax weight as d grows, with and without 1/√d."""
-    x = alt.X("d:Q", title="dimension d (log scale)", scale=alt.Scale(type="log", base=2),
+def saturation_columns(lang: str = i18n.DEFAULT) -> dict[str, str]:
+    """The names of :func:`saturation_chart`'s series (the columns of its frame) in ``lang``, by role."""
+    w = _words(lang, "saturation")
+    return {key: w(key) for key in ("std", "std_scaled", "max_unscaled", "max_scaled")}
+
+
+def saturation_chart(frame: pd.DataFrame, *, font_scale: float = 1.0, lang: str = i18n.DEFAULT) -> alt.HConcatChart:
+    """Std of the score and the largest softmax weight as d grows, with and without 1/√d (``frame``'s columns
+    named by :func:`saturation_columns` in ``lang``)."""
+    w, named = _words(lang, "saturation"), saturation_columns(lang)
+    x = alt.X("d:Q", title=w("x"), scale=alt.Scale(type="log", base=2),
               axis=_axis(font_scale, values=[int(d) for d in frame["d"]]))
     panels = []
-    for cols, title, y_title in (
-        (["std of q·k", "std of q·k/√d"], "Spread of the scores", "standard deviation"),
-        (["max weight, unscaled", "max weight, scaled"], "Largest softmax weight (mean over queries)",
-         "max weight"),
+    for cols, title, y_title, y_scale in (
+        ([named["std"], named["std_scaled"]], w("spread"), w("spread_y"), alt.Scale()),
+        ([named["max_unscaled"], named["max_scaled"]], w("largest"), w("largest_y"), alt.Scale(domain=[0, 1])),
     ):
         long = frame.melt(id_vars="d", value_vars=cols, var_name="series", value_name="value")
         colour = alt.Color("series:N", scale=alt.Scale(domain=cols, range=[MASKED, MAY_ATTEND]),
                            legend=_legend("", font_scale, orient="bottom"))
-        y_scale = alt.Scale(domain=[0, 1]) if "weight" in title else alt.Scale()
         panels.append(alt.Chart(long, title=_title(title, font_scale)).mark_line(point=True).encode(
             x=x, y=alt.Y("value:Q", title=y_title, scale=y_scale, axis=_axis(font_scale)), color=colour,
-            tooltip=[alt.Tooltip("d:Q"), alt.Tooltip("series:N"), alt.Tooltip("value:Q", format=".4f")],
+            tooltip=[alt.Tooltip("d:Q"), alt.Tooltip("series:N", title=w("series")),
+                     alt.Tooltip("value:Q", format=".4f", title=y_title)],
         ).properties(width=320, height=240))
     return _pad(alt.hconcat(*panels).resolve_scale(color="independent"))
 
 
 def grouped_bars(rows: pd.DataFrame | str, series: Sequence[str], *, title: str,
-                 font_scale: float = 1.0) -> alt.Chart:
+                 font_scale: float = 1.0, lang: str = i18n.DEFAULT) -> alt.Chart:
     """Bars of (component, series, value), the ``series`` side by side in that order: e.g. the soft retrieval
     next to the hard lookup (the rows, or the name of the dataset holding them)."""
-    series = list(series)
+    series, w = list(series), _words(lang, "bars")
     return _pad(alt.Chart(rows_or_named(rows), title=_title(title, font_scale)).mark_bar().encode(
-        x=alt.X("component:N", title="value component", axis=_axis(font_scale, labelAngle=0)),
+        x=alt.X("component:N", title=w("component"), axis=_axis(font_scale, labelAngle=0)),
         xOffset=alt.XOffset("series:N", sort=series),
-        y=alt.Y("value:Q", title="value", axis=_axis(font_scale)),
+        y=alt.Y("value:Q", title=w("value"), axis=_axis(font_scale)),
         color=alt.Color("series:N", sort=series, scale=alt.Scale(range=[MAY_ATTEND, MASKED, "#009E73"]),
                         legend=_legend("", font_scale)),
-        tooltip=[alt.Tooltip("series:N"), alt.Tooltip("component:N"), alt.Tooltip("value:Q", format=".4f")],
+        tooltip=[alt.Tooltip("series:N", title=w("series")), alt.Tooltip("component:N", title=w("component")),
+                 alt.Tooltip("value:Q", format=".4f", title=w("value"))],
     ).properties(width=360, height=240))
 
 

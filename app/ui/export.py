@@ -23,16 +23,11 @@ import plotly.io as pio
 import streamlit as st
 import vl_convert
 
+from app.ui import language
 from app.ui.vega import Drawn
 
 alt.data_transformers.disable_max_rows()  # exports of large heatmaps (e.g. 128 × 128) must not fail
 MAX_CELLS = 5000  # larger charts are too slow to serialise for export: the numbers are offered instead
-PNG_HELP = "a picture for slides and documents (twice the screen's resolution)"
-SVG_HELP = "a vector picture, sharp at any size (editable in Inkscape or Illustrator)"
-HTML_HELP = "this chart as an interactive web page (hover, zoom; works offline)"
-CSV_HELP = "a table, one row per number (spreadsheets, pandas)"
-JSON_HELP = "the arrays as nested lists (JavaScript, any language)"
-NPZ_HELP = "the arrays for NumPy (`numpy.load`)"
 IMAGE_ATTRIBUTE = "data-attnscope-image"  # a picture button of a Plotly chart: the format it saves
 CHART_ATTRIBUTE = "data-attnscope-chart"  # … and the chart's name (its toolbar's file name)
 IMAGE_BUTTON_CSS = """<style>
@@ -92,10 +87,11 @@ def image_buttons(name: str) -> str:
 def export_plotly(figure: go.Figure, name: str, key: str) -> None:
     """PNG and SVG (drawn in the browser) and a standalone interactive HTML download of the Plotly chart drawn
     with the name ``name``."""
-    with st.popover("Export chart", icon=":material/download:"):
-        st.caption(f"**PNG**: {PNG_HELP}. **SVG**: {SVG_HELP}. Both are saved as `{name}.png` / `.svg`.")
+    t = language.words("common")
+    with st.popover(t("export.chart"), icon=":material/download:"):
+        st.caption(t("export.plotly_help", png=t("export.png"), svg=t("export.svg"), name=name))
         st.html(image_buttons(name))
-        st.caption(f"**HTML**: {HTML_HELP}.")
+        st.caption(t("export.plotly_html", html=t("export.html")))
         st.download_button("HTML", functools.partial(_plotly_html, figure), f"{name}.html", "text/html",
                            key=f"{key}-html", on_click="ignore")
 
@@ -111,12 +107,12 @@ def export_chart(chart: Any, name: str, key: str, cells: int | None = None) -> N
     if isinstance(chart, go.Figure):
         export_plotly(chart, name, key)
         return
+    t = language.words("common")
     if cells is not None and cells > MAX_CELLS:
-        st.caption(f"Chart export works up to {MAX_CELLS:,} cells (this chart has {cells:,}): "
-                   "make it smaller, or export the numbers.")
+        st.caption(t("export.too_big", limit=MAX_CELLS, cells=cells))
         return
-    with st.popover("Export chart", icon=":material/download:"):
-        st.caption(f"**PNG**: {PNG_HELP}. **SVG**: {SVG_HELP}. **HTML**: {HTML_HELP}.")
+    with st.popover(t("export.chart"), icon=":material/download:"):
+        st.caption(t("export.chart_help", png=t("export.png"), svg=t("export.svg"), html=t("export.html")))
         st.download_button("PNG", functools.partial(_rendered, chart, "png", 2.0), f"{name}.png", "image/png",
                            key=f"{key}-png", on_click="ignore")
         st.download_button("SVG", functools.partial(_rendered, chart, "svg", 1.0), f"{name}.svg", "image/svg+xml",
@@ -134,8 +130,9 @@ def export_data(arrays: dict[str, np.ndarray], table: pd.DataFrame | Callable[[]
     def csv() -> str:
         return (table() if callable(table) else table).to_csv(index=False)
 
-    with st.popover("Export data", icon=":material/table:"):
-        st.caption(f"**CSV**: {CSV_HELP}. **JSON**: {JSON_HELP}. **NPZ**: {NPZ_HELP}.")
+    t = language.words("common")
+    with st.popover(t("export.data"), icon=":material/table:"):
+        st.caption(t("export.data_help", csv=t("export.csv"), json=t("export.json"), npz=t("export.npz")))
         st.download_button("CSV", csv, f"{name}.csv", "text/csv",
                            key=f"{key}-csv", on_click="ignore")
         st.download_button("JSON", lambda: json.dumps({k: np.asarray(v).tolist() for k, v in arrays.items()}),

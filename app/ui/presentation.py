@@ -28,6 +28,7 @@ import streamlit as st
 
 from app import routes
 from app.charts import look
+from app.ui import language
 from app.ui.widgets import DIAGRAM_CLASS
 
 SCRIPT = Path(__file__).with_name("presentation.js")
@@ -80,6 +81,7 @@ PRESENTATION_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding: 3.25rem 1.5rem 2rem 1.5rem !important; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.25rem 0; }
 [data-testid="stMain"] h2 { font-size: 1.5rem; padding: 0.25rem 0; }
+.st-key-page_heading { margin-top: 0.5rem; column-gap: 1.5rem; }  /* its popovers clear the app's header */
 [data-testid="stMain"] [data-testid="stLayoutWrapper"]:has(> [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] [class*="st-key-"][class*="_next"]) {
   position: sticky; top: 2.75rem; bottom: 0; z-index: 100; background-color: var(--attnscope-background, transparent);
   padding: 0.25rem 0;
@@ -104,20 +106,44 @@ def enabled() -> bool:
     return bool(st.session_state.get(KEY))
 
 
-def folded(label: str = "About this page", icon: str = ":material/menu_book:"):
+def folded(label: str | None = None, icon: str = ":material/menu_book:"):
     """A container for a page's opening prose, formulas or secondary controls: in presentation mode a popover
-    button (``label``, ``icon``) that opens it, so the first chart and its main controls are on the first
-    screen; otherwise the page itself."""
-    return st.popover(label, icon=icon) if enabled() else st.container()
+    button (``label``, by default "About this page" in the session's language; ``icon``) that opens it, so the
+    first chart and its main controls are on the first screen; otherwise the page itself."""
+    if not enabled():
+        return st.container()
+    return st.popover(label or language.words("common")("presentation.about"), icon=icon)
+
+
+def heading(title: str):
+    """A page's title. In presentation mode it heads a row that the page's popovers join (``with heading(…):``),
+    so they take no line of their own on the first screen; otherwise the title stands alone and the returned
+    container is the page itself."""
+    if not enabled():
+        st.title(title)
+        return st.container()
+    row = st.container(horizontal=True, vertical_alignment="bottom", key="page_heading")
+    row.title(title, width="content")
+    return row
 
 
 def opening(title: str, intro: str):
-    """A page's title and its introduction (Markdown), folded beside the first chart in presentation mode.
+    """A page's title and its introduction (Markdown), folded into a popover beside the title in presentation mode.
     Returns the folded container, for whatever else the introduction holds (``with presentation.opening(…):``)."""
-    st.title(title)
-    box = folded()
+    with heading(title):
+        box = folded()
     box.markdown(intro)
     return box
+
+
+def beside(spec: tuple[float, float] = (3, 2)):
+    """The containers ``(controls, chart)`` of a page's first view: in presentation mode two columns (``spec``), the
+    chart on the left and its controls and text on its right, so both are on the first screen; otherwise two
+    containers one above the other, the controls first (the page as it reads on a laptop)."""
+    if not enabled():
+        return st.container(), st.container()
+    chart, controls = st.columns(spec, gap="medium")
+    return controls, chart
 
 
 T = TypeVar("T")

@@ -64,11 +64,14 @@ def worked_frames(worked: lessons.WorkedExample) -> dict[str, pd.DataFrame]:
             "x_plus_pe": pd.DataFrame(worked.total, columns=cols, index=index)}
 
 
-def saturation_frame(sat: lessons.Saturation) -> pd.DataFrame:
-    """One row per width d: score spreads and the largest softmax weight, unscaled and scaled."""
-    return pd.DataFrame({"d": sat.dims, "std of q·k": sat.score_std, "√d": sat.sqrt_d,
-                         "std of q·k/√d": sat.scaled_std, "max weight, unscaled": sat.max_unscaled,
-                         "max weight, scaled": sat.max_scaled})
+def saturation_frame(sat: lessons.Saturation, names: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per width d: score spreads and the largest softmax weight, unscaled and scaled (``names``: the
+    columns' names by role, :func:`app.charts.teaching.saturation_columns`; English when not given)."""
+    named = {"std": "std of q·k", "std_scaled": "std of q·k/√d", "max_unscaled": "max weight, unscaled",
+             "max_scaled": "max weight, scaled", **(names or {})}
+    return pd.DataFrame({"d": sat.dims, named["std"]: sat.score_std, "√d": sat.sqrt_d,
+                         named["std_scaled"]: sat.scaled_std, named["max_unscaled"]: sat.max_unscaled,
+                         named["max_scaled"]: sat.max_scaled})
 
 
 def norm_frames(stats: lessons.NormStats, batch: int, tokens: int) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -13,6 +13,8 @@ import streamlit as st
 from app.ui import export, glossary, presentation, tables, vega, widgets
 from app.charts import grids
 from app.charts.architecture import architecture_diagram, has_final_norm, parameter_chart
+from app import resources
+from app.views.parts import weight_tying
 from app.views.parts.architecture_whisper import whisper_section
 from app.views.parts.training_recipe import recipe_section
 from core import lessons
@@ -66,30 +68,21 @@ def model_section() -> None:
         return
     entry, ckpt = loaded
     cfg = ckpt.config
-    st.radio("Draw the LayerNorms", list(NORM_VIEWS), key="arch_norm", horizontal=True,
-             format_func=lambda v: f"{NORM_VIEWS[v]} ({cfg.norm}-norm)" if v == "checkpoint" else NORM_VIEWS[v],
-             help="Compare where the LayerNorm sits; the model itself is not changed.")
+    if presentation.enabled():  # the diagram on the left, the radio and the folded settings beside it
+        drawing, side = st.columns([3, 2], gap="medium")
+        with side:
+            norm_radio(cfg, horizontal=False)
+            with presentation.folded("The model's settings", ":material/table:"):
+                settings(entry, cfg)
+    else:
+        norm_radio(cfg, horizontal=True)
+        summary, drawing = st.columns([2, 3])
+        with summary:
+            settings(entry, cfg)
+        side = st.container()  # the note on the LayerNorms under both columns
     view = st.session_state["arch_norm"]
     norm = cfg.norm if view == "checkpoint" else view
-    summary, diagram = st.columns([2, 3])
-    with summary:
-        widgets.show_user_text(entry.name, label="Checkpoint")  # a run's name is user text
-        st.table(pd.DataFrame([
-            ("architecture", cfg.architecture),
-            ("encoder layers", cfg.n_encoder_layers if cfg.has_encoder else "—"),
-            ("decoder layers", cfg.n_decoder_layers if cfg.has_decoder else "—"),
-            ("heads h", cfg.n_heads), ("d_model", cfg.d_model), ("d_k = d_v = d_model / h", cfg.head_dim),
-            ("d_ff", cfg.d_ff), ("norm placement", f"{cfg.norm}-norm"),
-            ("final LayerNorm after each stack", "yes" if has_final_norm(cfg) else "no"),
-            ("positional encoding", cfg.positional + (f" (base {cfg.pe_base:g})"
-                                                      if cfg.positional == "sinusoidal" else "")),
-            ("score function", cfg.score), ("max_len", cfg.max_len), ("dropout", cfg.dropout),
-            ("source vocabulary", cfg.src_vocab_size if cfg.has_encoder else "—"),
-            ("target vocabulary", cfg.tgt_vocab_size if cfg.has_decoder else "—"),
-            ("classes", cfg.n_classes if cfg.architecture == "encoder" else "—"),
-            ("tied embeddings", cfg.tie_embeddings),
-        ], columns=["setting", "value"]).astype(str).set_index("setting"))
-    with diagram:
+    with drawing:
         widgets.diagram(architecture_diagram(cfg, None if view == "checkpoint" else view), key="arch_diagram",
                         font_scale=fs)
         st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back)"
@@ -97,9 +90,36 @@ def model_section() -> None:
                       if cfg.has_encoder and cfg.has_decoder else "."))
         if cfg.architecture == "encoder":
             glossary.erratum("classifier_code")
-    st.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
-                           view == "checkpoint"))
+    side.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
+                             view == "checkpoint"))
     widgets.write_to_url(["arch_norm"])
+
+
+def norm_radio(cfg, horizontal: bool) -> None:
+    """Where the diagram draws the LayerNorms: as in the checkpoint ``cfg``, post-norm or pre-norm."""
+    st.radio("Draw the LayerNorms", list(NORM_VIEWS), key="arch_norm", horizontal=horizontal,
+             format_func=lambda v: f"{NORM_VIEWS[v]} ({cfg.norm}-norm)" if v == "checkpoint" else NORM_VIEWS[v],
+             help="Compare where the LayerNorm sits; the model itself is not changed.")
+
+
+def settings(entry, cfg) -> None:
+    """The checkpoint's name (user text) and its configuration as a table."""
+    widgets.show_user_text(entry.name, label="Checkpoint")  # a run's name is user text
+    st.table(pd.DataFrame([
+        ("architecture", cfg.architecture),
+        ("encoder layers", cfg.n_encoder_layers if cfg.has_encoder else "—"),
+        ("decoder layers", cfg.n_decoder_layers if cfg.has_decoder else "—"),
+        ("heads h", cfg.n_heads), ("d_model", cfg.d_model), ("d_k = d_v = d_model / h", cfg.head_dim),
+        ("d_ff", cfg.d_ff), ("norm placement", f"{cfg.norm}-norm"),
+        ("final LayerNorm after each stack", "yes" if has_final_norm(cfg) else "no"),
+        ("positional encoding", cfg.positional + (f" (base {cfg.pe_base:g})"
+                                                  if cfg.positional == "sinusoidal" else "")),
+        ("score function", cfg.score), ("max_len", cfg.max_len), ("dropout", cfg.dropout),
+        ("source vocabulary", cfg.src_vocab_size if cfg.has_encoder else "—"),
+        ("target vocabulary", cfg.tgt_vocab_size if cfg.has_decoder else "—"),
+        ("classes", cfg.n_classes if cfg.architecture == "encoder" else "—"),
+        ("tied embeddings", cfg.tie_embeddings),
+    ], columns=["setting", "value"]).astype(str).set_index("setting"))
 
 
 def parameters_section() -> None:
@@ -257,3 +277,13 @@ presentation.section("5 · LayerNorm vs BatchNorm", "arch-norms", norm_section)
 presentation.section("6 · How the paper trains it", "arch-recipe", recipe_section, fs)
 presentation.section("7 · A real encoder-decoder: Whisper", "arch-whisper",  # its model radio redraws it alone
                      st.fragment(whisper_section, key="arch_whisper_section"), fs)
+
+
+def tying_section() -> None:
+    """Section 8: the paper's weight tying, measured on the sidebar's model (and on one that ties, if it does not)."""
+    current = widgets.current_entry()
+    facts = None if current is None else widgets.attempt("open the model", resources.checkpoint, current)
+    weight_tying.section(current, None if facts is None else facts.config.architecture)
+
+
+presentation.section("8 · Weight tying: one matrix in and out (§3.4)", "arch-tying", tying_section)

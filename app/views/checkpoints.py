@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.services import catalog
 from app import resources
-from app.ui import widgets
+from app.ui import presentation, widgets
 from app.views.parts.checkpoints import about
 from app.views.parts.checkpoints.timeline import side_by_side, timeline
 from core import TASKS, Checkpoint
@@ -66,7 +66,7 @@ def _file(entry: catalog.Entry, ckpt: Checkpoint) -> None:
 
 # ----------------------------------------------------------------------------- page
 widgets.restore_from_url(URL_KEYS)
-st.title("Checkpoints")
+heading = presentation.heading("Checkpoints")
 flash = st.session_state.pop("_ckpt_flash", None)
 if flash:
     getattr(st, flash[0])(flash[1])
@@ -77,9 +77,11 @@ if loaded is None:
 entry, ckpt = loaded
 source = {"shipped": "Shipped with Attnscope", "run": "Your training run", "upload": "Uploaded",
           "models": "From your models folder"}[entry.source]
-st.markdown(f"### {widgets.code(entry.name)}")
+# presentation mode: the name and the description in a popover beside the title, the tabs on the first screen
+described = heading.popover("About this checkpoint", icon=":material/info:") if presentation.enabled() else st.container()
+described.markdown(f"### {widgets.code(entry.name)}")
 known = TASKS.get(entry.task) if isinstance(entry.task, str) else None
-st.caption(f"{source} · {ckpt.config.architecture}" + (f" · {known.description}" if known else ""))
+described.caption(f"{source} · {ckpt.config.architecture}" + (f" · {known.description}" if known else ""))
 
 tl = resources.timeline(entry)
 overview, training, timeline_tab, side, file_tab = st.tabs(

@@ -1,9 +1,11 @@
-"""Lesson: one sentence followed through every stage of an encoder-decoder, with its live numbers.
+"""Lesson: one sentence followed through every stage of the sidebar's model, with its live numbers.
 
-Each stage has a picture, two or three sentences, the formula with the actual numbers of one
+The stages follow the model's kind (:mod:`app.views.parts.lesson_tracks`, read from its trace): an
+encoder-decoder's 18, a decoder-only model's (no encoder, no cross-attention: the prompt and its continuation)
+or an encoder-only model's (ending with what its output is used for). Each stage has a picture, two or three sentences, the formula with the actual numbers of one
 highlighted token, a link to the page that explores it further, and Previous / Next buttons, beside
 a map of the model with the current stage highlighted (:mod:`app.views.parts.lesson_map`). The model is the
-sidebar's translation checkpoint or pretrained Marian/BART/T5 model, else the shipped one; where its
+sidebar's text model of any kind (a speech model's Lesson follows the shipped translation model); where its
 family departs from the paper, the stage says so. In presentation mode the pickers fold into a
 popover beside Next so that the stage's first chart is on the first screen.
 The stage, sentence, head and highlighted token live in the share link (the stage and head counted from 1). Everything under the title is one
@@ -20,25 +22,18 @@ from app import resources, routes
 from app.views.parts import lesson_decoder as decoder
 from app.views.parts import lesson_map
 from app.views.parts import lesson_quiz as quiz
+from app.views.parts import lesson_single as single
 from app.views.parts import lesson_stages as stages
+from app.views.parts import lesson_tracks as tracks
 from app.views.parts.lesson_stages import View
 from core import lessons
 
 DEFAULT_TEXT = "I have cats"  # core lower-cases it as the model was trained (and says so)
-STAGES = (
-    ("Tokens", routes.EXPLORE), ("Embeddings + positional encoding", routes.POSITIONAL),
-    ("Q, K, V of one head", routes.PLAYGROUND), ("Scores q·k", routes.PLAYGROUND),
-    ("÷ √d_k", routes.PLAYGROUND), ("Mask", routes.MASKS), ("Softmax", routes.PLAYGROUND),
-    ("Weighted sum of values", routes.PLAYGROUND), ("Heads concatenated", routes.ARCHITECTURE),
-    ("Add & Norm", routes.ARCHITECTURE), ("Feed-forward network", routes.ARCHITECTURE),
-    ("Encoder output", routes.EXPLORE), ("Decoder masked self-attention", routes.MASKS),
-    ("Cross-attention", routes.EXPLORE), ("Output distribution", routes.EXPLORE),
-    ("Greedy and beam search", routes.EXPLORE), ("Sampling instead of greedy", routes.EXPLORE), ("Next step", routes.EXPLORE),
-)
+STAGES = tuple((s.title, s.route) for s in tracks.ENCODER_DECODER)  # the encoder-decoder track's
 
 
-def _go(delta: int) -> None:
-    st.session_state["lesson_stage"] = int(np.clip(st.session_state["lesson_stage"] + delta, 0, len(STAGES) - 1))
+def _go(delta: int, count: int) -> None:
+    st.session_state["lesson_stage"] = int(np.clip(st.session_state["lesson_stage"] + delta, 0, count - 1))
 
 
 # The link counts the stage and the head from 1, as the page does (``?stage=3&stage_head=2``); an older link's
@@ -53,13 +48,28 @@ fs = widgets.font_scale()
 show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen
 st.title("Lesson: one sentence, every stage")
 if show:
-    st.markdown("Follow one sentence through an **encoder-decoder** model (the *Attention Is All You Need* "
-                "architecture) as it is translated. Every number below is computed live by the loaded model; the "
-                "map on the left shows where each stage sits.")
+    st.markdown("Follow one sentence through the sidebar's model, stage by stage: an **encoder-decoder** (the "
+                "*Attention Is All You Need* architecture) as it translates, a **decoder-only** model as it "
+                "continues the text, or an **encoder-only** model as it reads it. Every number below is computed "
+                "live by the loaded model; the map on the left shows where each stage sits.")
 
-ENCODER = (stages.tokens, stages.embeddings, stages.projections, lambda tr, v: stages.scores(tr, v, False),
-           lambda tr, v: stages.scores(tr, v, True), stages.mask, stages.softmax, stages.weighted_sum,
-           stages.concatenated, stages.add_norm, stages.ffn, stages.encoder_output)
+#: Each stage's drawing, by its title (the same drawing in every track that has the stage).
+DRAW = {
+    "Tokens": stages.tokens, "Embeddings + positional encoding": stages.embeddings,
+    "Embeddings + positions": single.embeddings,
+    "Q, K, V of one head": lambda tr, v: (stages.projections if tr.qkv_weight is not None else single.projections)(
+        tr, v),  # a single-stack trace has q, k and v, not the stored matrices
+    "Scores q·k": lambda tr, v: stages.scores(tr, v, False), "÷ √d_k": lambda tr, v: stages.scores(tr, v, True),
+    "Mask": stages.mask, "Causal mask": single.causal_mask, "Softmax": stages.softmax,
+    "Weighted sum of values": stages.weighted_sum, "Heads concatenated": stages.concatenated,
+    "Add & Norm": stages.add_norm, "Feed-forward network": stages.ffn, "Encoder output": stages.encoder_output,
+    "What the encoder output is used for": single.use, "Decoder masked self-attention": decoder.masked_self,
+    "Cross-attention": decoder.cross, "Output distribution": decoder.output,
+    "Greedy and beam search": decoder.greedy_and_beam, "Sampling instead of greedy": decoder.sampling,
+    "Next step": decoder.next_step,
+}
+KINDS = {"encoder-decoder": "an encoder-decoder (the paper's architecture)", "decoder": "a decoder-only model",
+         "encoder": "an encoder-only model"}
 
 
 @st.fragment(key="lesson_body")
@@ -69,11 +79,11 @@ def lesson_body() -> None:
     chosen = widgets.current_entry()
     entry = widgets.attempt("open the model", resources.lesson_entry, chosen)
     if entry is None:
-        st.warning("The lesson needs a translation (encoder-decoder) checkpoint; none is available.")
+        st.warning("The lesson needs a model; none is available.")
         return
     if chosen is not None and chosen.key != entry.key and show:
-        st.caption(f"The lesson follows a translation model or a pretrained text encoder-decoder; {chosen.name} is "
-                   f"neither, so it follows {entry.name}.")
+        st.caption(f"The lesson follows a text model (encoder-decoder, decoder-only or encoder-only); {chosen.name} "
+                   f"is none of them, so it follows {entry.name}.")
     heads = widgets.attempt("open the model", resources.head_count, entry)
     trace = None if heads is None else widgets.attempt(
         "follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
@@ -81,84 +91,88 @@ def lesson_body() -> None:
     if trace is None:
         st.text_input("Sentence", key="lesson_text", max_chars=200)
         return
+    track = tracks.track(trace.kind)
     S, T = len(trace.source_tokens), len(trace.target_tokens)
-    widgets.clamped("lesson_stage", 0, len(STAGES) - 1)
+    widgets.clamped("lesson_stage", 0, len(track) - 1)  # a link's stage past this track's: clamped, with a notice
     widgets.clamped("lesson_token", 0, S - 1)
-    widgets.clamped("lesson_step", 0, T - 1)
+    if T:
+        widgets.clamped("lesson_step", 0, T - 1)
     widgets.clamped("lesson_head", 0, trace.n_heads - 1)
     if show:
         with st.container(key="lesson_pickers"):
-            _pickers(entry, trace, columns=True)
+            _pickers(entry, trace, track, columns=True)
     stage = st.session_state["lesson_stage"]
     side, main = st.columns([1, 3.3], gap="medium")
     with side:
-        lesson_map.draw(lessons.model_map(trace), stage)
+        lesson_map.draw(lessons.model_map(trace), stage, tuple(s.block for s in track))
     with main:
         nav = st.columns([1, 1, 1.4] if show else [1, 1, 1.6])  # a row of its own: the buttons never clip
-        nav[0].button("◀ Back", on_click=_go, args=(-1,), disabled=stage == 0, help="Previous stage",
+        nav[0].button("◀ Back", on_click=_go, args=(-1, len(track)), disabled=stage == 0, help="Previous stage",
                       key="lesson_prev")
-        nav[1].button("Next ▶", on_click=_go, args=(1,), disabled=stage == len(STAGES) - 1, help="Next stage",
-                      key="lesson_next", type="primary")
+        nav[1].button("Next ▶", on_click=_go, args=(1, len(track)), disabled=stage == len(track) - 1,
+                      help="Next stage", key="lesson_next", type="primary")
         if not show:
             with nav[2].popover("Sentence, stage, head…", width="stretch"):
-                _pickers(entry, trace, columns=False)
+                _pickers(entry, trace, track, columns=False)
         else:
             with nav[2]:
-                quiz.toggle()
-        st.progress((stage + 1) / len(STAGES),  # presentation mode: the header below says the same
-                    text=f"Stage {stage + 1} of {len(STAGES)}: {STAGES[stage][0]}" if show else None)
+                quiz.toggle(track)
+        st.progress((stage + 1) / len(track),  # presentation mode: the header below says the same
+                    text=f"Stage {stage + 1} of {len(track)}: {track[stage].title}" if show else None)
         widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"], FROM_ONE)
-        _stage(entry, trace, stage)
+        _stage(entry, trace, track, stage)
 
 
-def _pickers(entry, trace: lessons.LessonTrace, columns: bool) -> None:
+def _pickers(entry, trace: lessons.LessonTrace, track: tuple[tracks.Stage, ...], columns: bool) -> None:
     """The model, sentence, stage, head, token and step pickers: when ``columns``, the sentence and the stage in
     one row and the other three in the next (narrow selects: their values are short), so that the stage starts on
-    a 1280 × 720 screen's first view."""
+    a 1280 × 720 screen's first view. An encoder-only model has no decoder step."""
     S, T = len(trace.source_tokens), len(trace.target_tokens)
-    st.caption(f"Model: {entry.label}")
+    st.caption(f"Model: {entry.label} · {KINDS[trace.kind]}, {len(track)} stages")
     top = st.columns([3, 2]) if columns else [st.container(), st.container()]
-    top[0].text_input("Sentence", key="lesson_text", max_chars=200)
+    top[0].text_input("Sentence" if trace.kind != "decoder" else "Prompt", key="lesson_text", max_chars=200)
     cells = [top[1], *st.columns(3)] if columns else [top[1], *(st.container() for _ in range(3))]
-    cells[0].selectbox("Stage", range(len(STAGES)), key="lesson_stage",
-                       format_func=lambda i: f"{i + 1}. {STAGES[i][0]}")
+    cells[0].selectbox("Stage", range(len(track)), key="lesson_stage",
+                       format_func=lambda i: f"{i + 1}. {track[i].title}")
     cells[1].selectbox("Head", range(trace.n_heads), key="lesson_head", format_func=lambda h: f"head {h + 1}")
-    cells[2].selectbox("Highlighted source token", range(S), key="lesson_token",
-                       format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
-    cells[3].selectbox("Decoder step", range(T), key="lesson_step",
-                       format_func=lambda t: f"step {t + 1}: after {trace.target_tokens[t]}")
+    cells[2].selectbox("Highlighted source token" if trace.kind == "encoder-decoder" else "Highlighted token",
+                       range(S), key="lesson_token", format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
+    if T:
+        cells[3].selectbox("Decoder step", range(T), key="lesson_step",
+                           format_func=lambda t: f"step {t + 1}: after {trace.target_tokens[t]}")
     if not columns:  # beside Next otherwise
-        quiz.toggle()
+        quiz.toggle(track)
 
 
-def _stage(entry, trace: lessons.LessonTrace, stage: int) -> None:
+def _stage(entry, trace: lessons.LessonTrace, track: tuple[tracks.Stage, ...], stage: int) -> None:
     """The stage's header, where this model departs from the paper, its picture and formulas, and its links."""
     i, t, h = st.session_state["lesson_token"], st.session_state["lesson_step"], trace.head
     view = View(i, t, h, fs, {name: size.hover for name, size in lessons.array_sizes(trace).items()})
-    st.header(f"{stage + 1}. {STAGES[stage][0]}")
-    topic = lesson_map.STAGE_TOPICS[stage]
-    notes = lessons.stage_notes(trace, topic) if topic else ()
+    here = track[stage]
+    st.header(f"{stage + 1}. {here.title}")
+    notes = lessons.stage_notes(trace, here.topic) if here.topic else ()
     if notes and not show:  # presentation mode: one line until opened, so the chart stays on the first screen
         with st.expander(f"This model differs from the paper here ({len(notes)})", icon=":material/info:"):
             st.markdown("\n".join(f"- {note}" for note in notes))
     for note in notes if show else ():
         st.info(note, icon=":material/info:")
-    answer = widgets.attempt(f"ask this stage's question for {entry.name}", quiz.ask, trace, view, stage)
+    answer = widgets.attempt(f"ask this stage's question for {entry.name}", quiz.ask, trace, view, stage, track)
     if answer is False:
         return  # the stage shows once the student has answered or skipped
     if isinstance(answer, dict) and show:
         quiz.reveal(answer)
-    draw = ENCODER[stage] if stage < len(ENCODER) else decoder.STAGES[stage - len(ENCODER)]
+    draw = DRAW[here.title]
     more = (entry,) if draw in decoder.NEEDS_ENTRY else ()
     widgets.attempt(f"compute this stage for {entry.name}", draw, trace, view, *more)  # one line, never a traceback
     if isinstance(answer, dict) and not show:  # presentation mode: under the picture, which keeps the first screen
         quiz.reveal(answer)
-    if stage == len(STAGES) - 1:
-        quiz.summary()
-    st.page_link(STAGES[stage][1], label="Go deeper on this topic", icon=":material/arrow_forward:")
-    if STAGES[stage][0] in ("Cross-attention", "Next step"):  # the real-world encoder-decoder
+    if stage == len(track) - 1:
+        quiz.summary(track)
+        st.page_link(routes.LEARNING, label="Next lesson: how it learns — one real training step on a batch",
+                     icon=":material/trending_down:")
+    st.page_link(here.route, label="Go deeper on this topic", icon=":material/arrow_forward:")
+    if trace.kind == "encoder-decoder" and here.title in ("Cross-attention", "Next step"):  # a real one
         st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",
                      icon=":material/mic:")
-
 
 lesson_body()

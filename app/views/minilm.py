@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.ui import presentation, widgets
-from app import pretrained_resources, resources
+from app.ui import widgets
+from app import pretrained_resources
 from app.views.parts.pretrained import common, sentences
 from app.views.parts.pretrained.heads import head_finder
 from core import lessons
@@ -27,17 +27,12 @@ entry, target = common.page_top("MiniLM: what a sentence means", common.MINILM, 
 fs = widgets.font_scale()
 
 # ----------------------------------------------------------------------------- the embedding
-st.header("1 · A sentence becomes one vector")
-text = common.text_or_stop("Sentence", "mini_text", MAX_CHARS, "Type a sentence to see its embedding and its heads.")
-exp = widgets.attempt("run MiniLM", resources.explain_entry, target, text)
-if exp is None:
-    st.stop()
-with presentation.folded(f"{len(exp.source_tokens)} tokens", ":material/token:"):  # the chart on the first screen
-    widgets.show_user_text(" · ".join(exp.source_tokens), f"{len(exp.source_tokens)} WordPiece tokens (lower-cased; "
-                           "## marks the rest of a split word):")
-for note in exp.notes:
-    st.warning(widgets.plain(note), icon=":material/info:")
-sentences.embedding(exp, fs)
+text, exp, _, chart = common.first_section(
+    "1 · A sentence becomes one vector", target, label="Sentence", key="mini_text", max_chars=MAX_CHARS,
+    hint="Type a sentence to see its embedding and its heads.", tokens=lambda e: e.source_tokens,
+    tokens_note="WordPiece tokens (lower-cased; ## marks the rest of a split word):", wide=True)
+with chart:
+    sentences.embedding(exp, fs)
 
 # ----------------------------------------------------------------------------- similarity
 st.header("2 · How close are two sentences?")

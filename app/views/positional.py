@@ -74,21 +74,26 @@ def table_sections() -> None:
 def table_section(pe: np.ndarray, base: float) -> None:
     """Section 1: the table ``pe`` (positions × dimensions), with the length, width and base every section of
     the fragment draws."""
-    left, middle, right = st.columns(3)
-    with left:
-        st.slider("Sequence length (positions)", 2, 100, key="pe_len")
-    with middle:
-        st.slider("d_model (dimensions)", 4, 512, step=2, key="pe_dim")
-    with right:
-        st.select_slider("Base", options=BASES, key="pe_base",
-                         help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
+    controls, chart = presentation.beside((5, 2))  # presentation mode: the sliders beside the table
+    with controls:
+        left, middle, right = st.columns(3) if not presentation.enabled() else (st.container(),) * 3
+        with left:
+            st.slider("Sequence length (positions)", 2, 100, key="pe_len")
+        with middle:
+            st.slider("d_model (dimensions)", 4, 512, step=2, key="pe_dim")
+        with right:
+            st.select_slider("Base", options=BASES, key="pe_base",
+                             help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
     length, d_model = pe.shape
     shortest, longest = lessons.wavelength_range(d_model, base)
     pe_chart = grids.grid_heatmap(
         pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})",
-        x_title="dimension", y_title="position", value="PE", domain=(-1, 1), font_scale=fs, max_height=420,
+        x_title="dimension", y_title="position", value="PE", domain=(-1, 1), font_scale=fs,
+        # presentation: the whole table on the first screen, in its column beside the sliders
+        max_width=520 if presentation.enabled() else 800, max_height=270 if presentation.enabled() else 420,
         subtitle="left: fast waves (short wavelength) · right: slow waves (long wavelength)")
-    widgets.plot(pe_chart, name="positional-encoding", key="pe_table_map")
+    with chart:
+        widgets.plot(pe_chart, name="positional-encoding", key="pe_table_map")
     st.caption(
         "Each row is the vector added to the token at that position. Early dimensions change from one position to "
         "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "

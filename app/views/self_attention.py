@@ -48,32 +48,41 @@ def _checkpoint():
 @st.fragment(key="cc_recurrence")
 def recurrence_section() -> None:
     """Table 1 of the paper, counted for an interactive length n and width d."""
+    controls, plot = presentation.beside()  # presentation mode: the sliders and the table beside the chart
+    with controls:
+        recurrence_controls()
+    n, d = int(st.session_state["cc_n"]), int(st.session_state["cc_d"])
+    lengths = sorted({2, 4, 8, 16, 32, 64, 128, 256, 512, n})
+    grid = lessons.path_comparison(lengths, d)
+    frame = pd.concat([pd.DataFrame({"n": lengths, "layer": "recurrent: n·d²", "work": grid.work_rnn}),
+                       pd.DataFrame({"n": lengths, "layer": "self-attention: n²·d", "work": grid.work_attention})])
+    with plot:
+        chart = vega.draw(charts.lines_chart, frame, x="n", y="work", series="layer", log_y=True, log_x=True,
+                          font_scale=fs, chart_title=f"Work per layer at d = {d}",
+                          subtitle="log–log scale; they cross at n = d", rule_at=n, rule_label=f"n = {n}")
+        export.export_chart(chart, "recurrence-vs-attention", "cc_work_chart")
+    widgets.write_to_url(["cc_n", "cc_d"])
+
+
+def recurrence_controls() -> None:
+    """Section 1's prose (folded in presentation mode), its length and width sliders (side by side, or one above
+    the other beside the chart in presentation mode) and Table 1 of the paper for them."""
     with presentation.folded("Why attention replaced recurrence"):
         st.markdown(
             "A recurrent network reads a sentence one token after another: n steps that cannot run in parallel, and "
             "a signal from the first token must pass through every later step to reach the last. A self-attention "
             "layer connects every pair of tokens directly: one parallel step, a path of length 1. The price is the "
             "work per layer: n²·d for attention against n·d² for recurrence — attention is cheaper while n < d.")
-    left, right = st.columns(2)
+    left, right = (st.container(), st.container()) if presentation.enabled() else st.columns(2)
     left.slider("Sequence length n", 2, 512, key="cc_n")
     right.select_slider("Width d", [8, 16, 32, 64, 128, 256, 512, 1024], key="cc_d")
-    n, d = int(st.session_state["cc_n"]), int(st.session_state["cc_d"])
-    one = lessons.path_comparison([n], d)
+    one = lessons.path_comparison([int(st.session_state["cc_n"])], int(st.session_state["cc_d"]))
     presentation.folded("Table 1 of the paper, in numbers", ":material/table:").dataframe(pd.DataFrame({
         "layer": ["recurrent (RNN)", "self-attention"],
         "sequential steps": [one.sequential_rnn[0], one.sequential_attention[0]],
         "longest path between two tokens": [one.path_rnn[0], one.path_attention[0]],
         "work per layer (multiply-adds)": [one.work_rnn[0], one.work_attention[0]],
     }), hide_index=True, width="content", key="cc_table")
-    lengths = sorted({2, 4, 8, 16, 32, 64, 128, 256, 512, n})
-    grid = lessons.path_comparison(lengths, d)
-    frame = pd.concat([pd.DataFrame({"n": lengths, "layer": "recurrent: n·d²", "work": grid.work_rnn}),
-                       pd.DataFrame({"n": lengths, "layer": "self-attention: n²·d", "work": grid.work_attention})])
-    chart = vega.draw(charts.lines_chart, frame, x="n", y="work", series="layer", log_y=True, log_x=True, font_scale=fs,
-                      chart_title=f"Work per layer at d = {d}", subtitle="log–log scale; they cross at n = d",
-                      rule_at=n, rule_label=f"n = {n}")
-    export.export_chart(chart, "recurrence-vs-attention", "cc_work_chart")
-    widgets.write_to_url(["cc_n", "cc_d"])
 
 
 @st.fragment(key="cc_permutation")

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.ui import presentation, widgets
-from app import resources
+from app.ui import widgets
 from app.charts import attention as attention_charts
 from app.views.parts.pretrained import common, writing
 
@@ -24,21 +23,17 @@ entry, target = common.page_top("SmolLM2: a small language model", common.SMOLLM
 fs = widgets.font_scale()
 
 # ----------------------------------------------------------------------------- next token
-st.header("1 · What comes next?")
-prompt = common.text_or_stop("Prompt", "smol_prompt", MAX_CHARS, "Type a prompt to see what the model expects next.")
-exp = widgets.attempt("run SmolLM2", resources.explain_entry, target, prompt, top_n=10)
-if exp is None:
-    st.stop()
-with presentation.folded(f"{len(exp.target_tokens)} tokens", ":material/token:"):  # the chart on the first screen
-    widgets.show_user_text(" · ".join(attention_charts.visible(t) for t in exp.target_tokens),
-                           f"{len(exp.target_tokens)} tokens (␣ marks a space that belongs to the token):")
-for note in exp.notes:
-    st.warning(widgets.plain(note), icon=":material/info:")
+prompt, exp, controls, chart = common.first_section(
+    "1 · What comes next?", target, label="Prompt", key="smol_prompt", max_chars=MAX_CHARS,
+    hint="Type a prompt to see what the model expects next.",
+    tokens=lambda e: [attention_charts.visible(t) for t in e.target_tokens],
+    tokens_note="tokens (␣ marks a space that belongs to the token):", top_n=10)
 pred = exp.prediction
-st.text(f"Most likely next token: “{attention_charts.visible(pred.labels[0])}” "
-        f"({float(pred.probabilities[0]):.1%})")
-widgets.candidate_bars(pred.labels, pred.probabilities, title="Next-token candidates (top 10)", x_title="next token",
-                       font_scale=fs)
+controls.text(f"Most likely next token: “{attention_charts.visible(pred.labels[0])}” "
+              f"({float(pred.probabilities[0]):.1%})")
+with chart:
+    widgets.candidate_bars(pred.labels, pred.probabilities, title="Next-token candidates (top 10)",
+                           x_title="next token", font_scale=fs)
 
 # ----------------------------------------------------------------------------- continuation
 st.header("2 · Let it write, one step at a time")

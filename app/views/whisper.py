@@ -33,7 +33,12 @@ def pick(label: str, count: int, default: int, key: str) -> int:
     return st.slider(label, 1, count, default, key=key) - 1 if count > 1 else 0
 
 
-st.title("Whisper: speech in, text out")
+def pair():
+    """Two containers side by side, or (presentation mode, in the narrow column beside the chart) one above the other."""
+    return (st.container(), st.container()) if presentation.enabled() else st.columns(2)
+
+
+heading = presentation.heading("Whisper: speech in, text out")  # presentation mode: the popover beside the title
 models = pretrained_resources.speech_models()
 if not models:
     common.installed("Whisper tiny.en")
@@ -41,7 +46,7 @@ if not models:
 widgets.restore_from_url({"speech_model": widgets.one_of(list(models)), "speech_source": widgets.one_of(SOURCES),
                           "speech_clip": widgets.one_of(list(SENTENCES)), "speech_task": widgets.one_of(["transcribe", "translate"]),
                           "speech_language": widgets.one_of(["detect", "en", "es", "fr", "de", "it", "pt"])})
-with presentation.folded("Model and audio", ":material/mic:"):
+with heading, presentation.folded("Model and audio", ":material/mic:"):
     with st.expander("What is Whisper?"):
         st.markdown(
             "**Whisper** (OpenAI) is the paper's encoder-decoder on audio. The encoder reads 30 s of sound as a "
@@ -80,51 +85,56 @@ if audio is None:
     st.info("Pick a clip, upload a file or record to hear what Whisper makes of it.")
     st.stop()
 
-task, language = "transcribe", "en"
-if multilingual:
-    left, right = st.columns(2)
-    task = left.radio("Task", ["transcribe", "translate"], key="speech_task", horizontal=True,
-                      help="Translate: into English, from any language the model knows.")
-    language = right.selectbox("Spoken language", ["detect", "en", "es", "fr", "de", "it", "pt"],
-                               key="speech_language")
-beam = st.session_state.get("speech_beam", False)
-options = {"task": task, "language": None if language == "detect" else language,
-           "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS, "max_new_tokens": MAX_TOKENS}
-exp = widgets.attempt("run Whisper", pretrained_resources.speech_explanation, name, audio, options)
-if exp is None:
-    st.stop()
-player, said = st.columns(2)
-with player:
-    st.audio(audio)
-    st.toggle("Beam search (4 beams)", key="speech_beam", help="Greedy takes the likeliest token each step.")
-with said:
-    widgets.show_user_text(exp.prediction.text or "(nothing)",
-                           f"{'Translation' if task == 'translate' else 'Transcript'} of {label} by {name}:")
 
-# ----------------------------------------------------------------------------- cross-attention on the time axis
-cross = exp.attention["cross"]  # (L, H, T, F)
-layers, heads = exp.shape("cross")
-pick_left, pick_step = st.columns(2)
-with pick_left, presentation.folded("Which heads", ":material/tune:"):
-    choice = st.selectbox("Heads", [ALIGNMENT, "One head"], key="speech_heads")
-    layer = head = None
-    if choice == "One head":
-        layer_col, head_col = st.columns(2)
-        layer = layer_col.number_input("Layer", 1, layers, layers, key="speech_layer") - 1
-        head = head_col.number_input("Head", 1, heads, 1, key="speech_head") - 1
-rows = exp.row_labels("cross")
-with pick_step:
-    first_text = min(int(exp.options["prompt_tokens"]), len(rows))  # the first row that writes text (1-based)
-    step = st.slider("Step", 1, len(rows), first_text, key="speech_step",
-                     help="One decoding step: its row is drawn as a curve under the spectrogram.") - 1
+
+controls, plot = presentation.beside()  # presentation mode: the audio, the transcript and the step beside the chart
+with controls:
+    task, language = "transcribe", "en"
+    if multilingual:
+        left, right = pair()
+        task = left.radio("Task", ["transcribe", "translate"], key="speech_task", horizontal=True,
+                          help="Translate: into English, from any language the model knows.")
+        language = right.selectbox("Spoken language", ["detect", "en", "es", "fr", "de", "it", "pt"],
+                                   key="speech_language")
+    beam = st.session_state.get("speech_beam", False)
+    options = {"task": task, "language": None if language == "detect" else language,
+               "decoding": "beam" if beam else "greedy", "max_seconds": MAX_SECONDS, "max_new_tokens": MAX_TOKENS}
+    exp = widgets.attempt("run Whisper", pretrained_resources.speech_explanation, name, audio, options)
+    if exp is None:
+        st.stop()
+    player, said = pair()
+    with player:
+        st.audio(audio)
+        st.toggle("Beam search (4 beams)", key="speech_beam", help="Greedy takes the likeliest token each step.")
+    with said:
+        widgets.show_user_text(exp.prediction.text or "(nothing)",
+                               f"{'Translation' if task == 'translate' else 'Transcript'} of {label} by {name}:")
+
+    # ------------------------------------------------------------------------- cross-attention on the time axis
+    cross = exp.attention["cross"]  # (L, H, T, F)
+    layers, heads = exp.shape("cross")
+    pick_left, pick_step = pair()
+    with pick_left, presentation.folded("Which heads", ":material/tune:"):
+        choice = st.selectbox("Heads", [ALIGNMENT, "One head"], key="speech_heads")
+        layer = head = None
+        if choice == "One head":
+            layer_col, head_col = st.columns(2)
+            layer = layer_col.number_input("Layer", 1, layers, layers, key="speech_layer") - 1
+            head = head_col.number_input("Head", 1, heads, 1, key="speech_head") - 1
+    rows = exp.row_labels("cross")
+    with pick_step:
+        first_text = min(int(exp.options["prompt_tokens"]), len(rows))  # the first row that writes text (1-based)
+        step = st.slider("Step", 1, len(rows), first_text, key="speech_step",
+                         help="One decoding step: its row is drawn as a curve under the spectrogram.") - 1
 matrix, what = head_choice(cross, exp.alignment_heads, layer, head)
 figure = spectrogram_and_cross(exp.features, matrix, rows, title=f"Cross-attention over the audio: {what}",
                                step=step, font_scale=widgets.font_scale())
-widgets.plot(figure, name="whisper-cross-attention", key="speech_cross", stretch=True)
-export.exports(figure, {"cross": cross, "shown": matrix, "features": exp.features},
-               lambda: pd.DataFrame([{"step": t + 1, "row": rows[t], "frame_start_s": f * 0.02, "weight": float(w)}
-                                     for t in range(matrix.shape[0]) for f, w in enumerate(matrix[t])]),
-               "whisper-cross-attention", "speech_export")
+with plot:
+    widgets.plot(figure, name="whisper-cross-attention", key="speech_cross", stretch=True)
+    export.exports(figure, {"cross": cross, "shown": matrix, "features": exp.features},
+                   lambda: pd.DataFrame([{"step": t + 1, "row": rows[t], "frame_start_s": f * 0.02, "weight": float(w)}
+                                         for t in range(matrix.shape[0]) for f, w in enumerate(matrix[t])]),
+                   "whisper-cross-attention", "speech_export")
 prompt = exp.target_tokens[:int(exp.options["prompt_tokens"])]  # what this model's decoder starts from
 st.caption(f"Alignment heads (layer.head, from 1): {', '.join(f'{l + 1}.{h + 1}' for l, h in exp.alignment_heads)}. "
            f"The first {len(prompt)} row{'s' if len(prompt) != 1 else ''} read the prompt: "

@@ -17,11 +17,14 @@ and small frozen dataclasses (the app only draws them):
 - ``sampling``: one decoder step's distribution under temperature, top-k and top-p, and tokens drawn from it;
 - ``decoding``: one sentence decoded greedily, by beam search and by seeded sampling;
 - ``questions``: the Lesson's questions, each answered by the model's own numbers;
+- ``learning_step``: one training step of a translation model on one batch (teacher forcing, the masks, the
+  smoothed loss as CE and KL, one Adam step at the Noam rate, the loss before and after);
 - ``recipe``: Adam's settings, warm-up schedules side by side, label smoothing's confidence penalty;
 - ``coreference``: which heads of a real encoder link one word to another, and their measured ranks;
 - ``torch_mha``: PyTorch's ``nn.MultiheadAttention`` loaded with a model's stacked W_qkv and W^O, against
   the model's own layer-0 encoder self-attention;
 - ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's;
+- ``weight_tying``: whether a model's embedding is its output layer, measured on one pass (the paper's §3.4);
 - ``worker``: :class:`LessonWorker`, the functions above that run a model, for an untrusted model in its worker process.
 """
 
@@ -30,6 +33,7 @@ from core.lessons.attention import (attention_row, kv_lookup, KVLookup, qkv_proj
 from core.lessons.beyond import length_accuracy, LengthAccuracy, pe_beyond, PEBeyond
 from core.lessons.coreference import head_links, HeadLink, LinkReport, links_from_ranking
 from core.lessons.cross_reading import cross_reading
+from core.lessons.learning_step import learning_step, LearningStep, training_pairs
 from core.lessons.masks import (batch_masks, BatchMasks, checkpoint_batch, look_ahead_mask, masked_softmax_demo, MaskedSoftmax,
                                 pad_sentences, TokenBatch, tokenizer_batch, whitespace_batch)
 from core.lessons.norms import ffn_as_convolution, FFNDemo, norm_demo, norm_stats, NormDemo, NormStats
@@ -52,11 +56,12 @@ from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.lessons.torch_mha import as_torch_mha, compare_torch_mha, torch_mha, TorchMHA
 from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
 from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
+from core.lessons.weight_tying import weight_tying, WeightTying
 from core.lessons.worker import LessonWorker
 
 __all__ = [
     "ArraySize", "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink",
-    "HeadTrace", "KLCheck", "KVLookup", "LectureComparison", "LengthAccuracy", "LessonTrace", "LessonWorker", "LinkReport",
+    "HeadTrace", "KLCheck", "KVLookup", "LearningStep", "WeightTying", "LectureComparison", "LengthAccuracy", "LessonTrace", "LessonWorker", "LinkReport",
     "MapBlock", "MaskedSoftmax", "ModelEncoding", "ModelMap", "ModelProjection", "NoamCurve", "NormDemo",
     "NormStats", "PaperRecipe", "PathComparison", "PEBeyond", "PECurves", "PermutationDemo", "QKVProjection",
     "Question", "questions", "compare_decoding", "Decoded", "DecodingComparison", "draw_tokens", "Draws",
@@ -64,8 +69,8 @@ __all__ = [
     "WorkedExample", "array_sizes", "attention_cost", "attention_row", "batch_masks", "checkpoint_batch",
     "confidence_penalty",
     "cross_reading",
-    "expected_parameter_counts", "ffn_as_convolution", "head_links", "kl_check", "kv_lookup", "lesson_follows",
-    "lecture_comparison", "length_accuracy", "links_from_ranking", "look_ahead_mask", "masked_softmax_demo",
+    "expected_parameter_counts", "ffn_as_convolution", "head_links", "kl_check", "kv_lookup", "learning_step", "lesson_follows",
+    "lecture_comparison", "length_accuracy", "links_from_ranking", "training_pairs", "weight_tying", "look_ahead_mask", "masked_softmax_demo",
     "model_encoding", "model_map", "model_projection", "noam_curve", "norm_demo", "norm_stats", "other_share",
     "pad_sentences", "paper_recipe", "parameter_table", "path_comparison", "pe_beyond", "pe_curves",
     "pe_frequency", "pe_table", "permutation_demo", "qkv_projection", "random_vectors", "rotation_check",

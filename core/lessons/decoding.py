@@ -18,6 +18,7 @@ from core.io.pretrained.load import PretrainedModel
 from core.text.inputs import normalized, prepare, tokenize
 
 GENERATION_LIMIT = 64  # tokens each output may run to
+CONTINUATION_LIMIT = 16  # tokens a decoder-only model's continuation may run to
 
 
 @dataclass(frozen=True)
@@ -54,20 +55,29 @@ def _decoded(gen: Generation, start: int, tokenizer) -> Decoded:
 
 def compare_decoding(model: Checkpoint | PretrainedModel, text: str, seed: int = 0, temperature: float = 1.0,
                      top_k: int | None = None, top_p: float | None = None, beam_size: int = 4) -> DecodingComparison:
-    """Decode ``text`` with an encoder-decoder greedily, by beam search and by seeded sampling.
+    """Decode ``text`` greedily, by beam search and by seeded sampling: an encoder-decoder's translation of it,
+    or a decoder-only model's continuation of it as a prompt (at most :data:`CONTINUATION_LIMIT` tokens).
 
     Raises:
-        ValueError: a model without an encoder and a decoder, text with no tokens, or settings the sampler or beam
-            search refuses.
+        ValueError: an encoder-only model, text with no tokens, or settings the sampler or beam search refuses.
     """
     subject = as_subject(model)
-    if not subject.spec.has_encoder or subject.target_tokenizer is None:
-        raise ValueError("Greedy, beam and sampling are compared on an encoder-decoder model.")
+    if not subject.spec.has_decoder or subject.target_tokenizer is None:
+        raise ValueError("Greedy, beam and sampling are compared on a model with a decoder.")
     item = normalized(prepare(text), subject.task)
-    tokenize(item, subject.source_tokenizer, subject.token_limit)
-    src = torch.tensor([item.encoding.ids], device=subject.device)  # (1, S)
-    prefix = torch.tensor([list(subject.decoder_start)], device=subject.device)  # (1, 1 or 2)
-    limit = dict(eos_id=subject.eos_id, max_new_tokens=min(subject.spec.max_len, GENERATION_LIMIT))
+    if subject.spec.has_encoder:
+        tokenize(item, subject.source_tokenizer, subject.token_limit)
+        src = torch.tensor([item.encoding.ids], device=subject.device)  # (1, S)
+        prefix = torch.tensor([list(subject.decoder_start)], device=subject.device)  # (1, 1 or 2)
+        budget = GENERATION_LIMIT
+    else:  # a decoder-only model continues the prompt
+        budget = CONTINUATION_LIMIT
+        tokenize(item, subject.target_tokenizer, max(subject.token_limit - budget, 1), subject.limit_reason)
+        src = None
+        prefix = torch.tensor([[*subject.input_prefix, *item.encoding.ids]], device=subject.device)  # (1, P)
+    if prefix.size(1) == 0:
+        raise ValueError("Type some text: the input has no tokens.")
+    limit = dict(eos_id=subject.eos_id, max_new_tokens=min(subject.spec.max_len - prefix.size(1), budget))
     net, tok, start = subject.model, subject.target_tokenizer, prefix.size(1)
     generator = torch.Generator().manual_seed(int(seed))
     return DecodingComparison(

@@ -19,7 +19,7 @@ import numpy as np
 
 from core.lessons.walkthrough import LessonTrace
 
-TOPICS = ("embeddings", "projections", "scaled", "add_norm", "ffn", "encoder_output", "masked_self", "cross",
+TOPICS = ("architecture", "embeddings", "projections", "scaled", "add_norm", "ffn", "encoder_output", "masked_self", "cross",
           "output")
 
 
@@ -88,24 +88,29 @@ def _size(name: str, symbols: tuple[str, ...], array: np.ndarray | tuple[int, ..
 def array_sizes(trace: LessonTrace) -> dict[str, ArraySize]:
     """Every array the Lesson draws, keyed by its name, with its size read from the trace's arrays."""
     head, d, dk, h = trace.encoder_head, trace.d_model, trace.d_k, trace.n_heads
-    f, vocab = trace.ffn_hidden.shape[1], len(trace.target_vocab)
+    f, vocab = trace.d_ff, len(trace.target_vocab)
     items = [
         _size("E", ("V_src", "d_model"), (trace.source_vocab_size, d)),
-        _size("x", ("S", "d_model"), trace.embedded), _size("PE", ("S", "d_model"), trace.positional),
-        _size("W_qkv", ("d_model", "3·h·d_k"), trace.qkv_weight),
+        _size("x", ("S", "d_model"), trace.embedded), _size("PE", ("S", "d_model"), trace.embedded.shape),
+        _size("W_qkv", ("d_model", "3·h·d_k"), (d, 3 * h * dk)),
         *(_size(f"W^{n}", ("d_model", "d_k"), (d, dk)) for n in "QKV"),
         _size("Q", ("S", "d_k"), head.q), _size("K", ("S", "d_k"), head.k), _size("V", ("S", "d_k"), head.v),
         _size("QKᵀ", ("S", "S"), head.dot), _size("M", ("S", "S"), head.mask), _size("A", ("S", "S"), head.weights),
         _size("Z", ("S", "d_k"), head.output), _size("Concat", ("S", "h·d_k"), trace.heads_concat),
         _size("W^O", ("h·d_k", "d_model"), (h * dk, d)), _size("MultiHead", ("S", "d_model"), trace.attention_out),
         _size("AddNorm", ("S", "d_model"), trace.add_norm1), _size("W_1", ("d_model", "d_ff"), (d, f)),
-        _size("H", ("S", "d_ff"), trace.ffn_hidden), _size("W_2", ("d_ff", "d_model"), (f, d)),
+        _size("H", ("S", "d_ff"), (len(trace.source_tokens), f)), _size("W_2", ("d_ff", "d_model"), (f, d)),
         _size("FFN", ("S", "d_model"), trace.ffn_out), _size("LayerOut", ("S", "d_model"), trace.layer_out),
         _size("memory", ("S", "d_model"), trace.memory), _size("A_dec", ("T", "T"), trace.decoder_head.weights),
         _size("A_cross", ("T", "S"), trace.cross_weights), _size("W_out", ("d_model", "V"), (d, vocab)),
         _size("P", ("T", "V"), trace.probabilities),
     ]
     return {item.name: item for item in items}
+
+
+#: What an encoder-only model's output block says it is for, by its head.
+USES = {"hidden": "Sentence vector (pooled)", "masked_lm": "Masked-token prediction", "classes": "Classifier",
+        "token_classes": "Token classifier"}
 
 
 def _hovers(sizes: dict[str, ArraySize], *names: str) -> tuple[str, ...]:
@@ -117,27 +122,34 @@ def model_map(trace: LessonTrace) -> ModelMap:
     s, pre = array_sizes(trace), trace.norm == "pre"
     norm = "RMSNorm" if trace.norm_type == "rmsnorm" else "LayerNorm"
     positions = {"relative": "Embeddings (no PE)", "learned": "Embeddings + learned pos.",
-                 "none": "Embeddings"}.get(trace.positions, "Embeddings + PE")
+                 "rotary": "Embeddings (rotary in q, k)", "none": "Embeddings"}.get(trace.positions, "Embeddings + PE")
     attend, add = (f"{norm} → self-attn · {trace.n_heads} heads", "+ x (residual)") if pre else (
         f"Self-attention · {trace.n_heads} heads", f"Add & {norm}")
     ffn, add2 = (f"{norm} → FFN · {trace.d_ff}", "+ x (residual)") if pre else (
         f"Feed-forward · {trace.d_ff}", f"Add & {norm}")
-    blocks = (
-        MapBlock("tokens", "Tokens", "input", (f"S = {len(trace.source_tokens)} tokens",)),
-        MapBlock("embeddings", positions, "input", _hovers(s, "E", "PE", "x")),
-        MapBlock("self_attention", attend, "encoder",
+    stack = "decoder" if trace.kind == "decoder" else "encoder"
+    layer = (
+        MapBlock("self_attention", ("Masked " if stack == "decoder" and not pre else "") + attend, stack,
                  _hovers(s, "W_qkv", "W^Q", "Q", "K", "V", "QKᵀ", "A", "Z", "Concat", "W^O", "MultiHead")),
-        MapBlock("add_norm", add, "encoder", _hovers(s, "AddNorm")),
-        MapBlock("ffn", ffn, "encoder", _hovers(s, "W_1", "H", "W_2", "FFN")),
-        MapBlock("add_norm2", add2, "encoder", _hovers(s, "LayerOut")),
-        MapBlock("encoder_output", "Memory" + (f" (+ final {norm})" if trace.final_norm else ""),
-                 "encoder", _hovers(s, "memory")),
+        MapBlock("add_norm", add, stack, _hovers(s, "AddNorm")),
+        MapBlock("ffn", ffn, stack, _hovers(s, "W_1", "H", "W_2", "FFN")),
+        MapBlock("add_norm2", add2, stack, _hovers(s, "LayerOut")),
+    )
+    memory = MapBlock("encoder_output", ("Memory" if trace.kind == "encoder-decoder" else "Encoder output")
+                      + (f" (+ final {norm})" if trace.final_norm else ""), "encoder", _hovers(s, "memory"))
+    head = (MapBlock("output", "Linear + softmax", "output", _hovers(s, "W_out", "P")),
+            MapBlock("decode", "Next token", "output", (f"T = {len(trace.target_tokens)} steps",)))
+    if trace.kind == "encoder":
+        head = (MapBlock("use", USES.get(trace.use, "The model's head"), "output", _hovers(s, "memory")),)
+    decoder = () if trace.kind != "encoder-decoder" else (
         MapBlock("masked_self", "Masked self-attention", "decoder", _hovers(s, "A_dec")),
         MapBlock("cross", "Cross-attention (memory)", "decoder", _hovers(s, "A_cross")),
         MapBlock("decoder_ffn", "Feed-forward", "decoder", (f"W_1 ∈ ℝ^(d_model × d_ff) = {trace.d_model} × "
-                                                           f"{trace.d_ff}",)),
-        MapBlock("output", "Linear + softmax", "output", _hovers(s, "W_out", "P")),
-        MapBlock("decode", "Next token", "output", (f"T = {len(trace.target_tokens)} steps",)),
+                                                           f"{trace.d_ff}",)))
+    blocks = (
+        MapBlock("tokens", "Tokens", "input", (f"S = {len(trace.source_tokens)} tokens",)),
+        MapBlock("embeddings", positions, "input", _hovers(s, "E", "PE", "x")),
+        *layer, *(() if trace.kind == "decoder" else (memory,)), *decoder, *head,
     )
     return ModelMap(blocks, trace.n_encoder_layers, trace.n_decoder_layers, trace.n_heads, trace.d_model,
                     trace.d_ff, trace.norm, trace.norm_type)
@@ -165,11 +177,24 @@ def stage_notes(trace: LessonTrace, topic: str) -> tuple[str, ...]:
     if topic not in TOPICS:
         raise ValueError(f"topic must be one of {', '.join(TOPICS)}, got {topic!r}")
     notes: list[str] = []
-    if topic == "embeddings":
+    if topic == "architecture":
+        notes += {"decoder": ["This model is decoder-only: there is no encoder and no cross-attention. One stack of "
+                              "masked self-attention reads the prompt, and its output distribution continues it, one "
+                              "token at a time."],
+                  "encoder": ["This model is encoder-only: there is no decoder. The encoder's output, one vector per "
+                              "token, is the model's output, and a head on top of it gives what the model is for."],
+                  }.get(trace.kind, [])
+    elif topic == "embeddings":
+        if trace.positions == "learned" and trace.family not in ("bart", "mbart"):
+            notes.append("This model learns its positions: row p of a learned table is added to the embedding of "
+                         "the token at position p (no sinusoids).")
         notes += {"relative": ["T5 has no positional encoding added to embeddings: it adds a learned bias per "
                                "relative distance to the scores (one table per stack, shared by its layers)."],
                   "learned": ["BART learns its positions: row p + 2 of a learned table is added to each "
-                              "embedding (no sinusoids)."],
+                              "embedding (no sinusoids)."] if trace.family in ("bart", "mbart") else [],
+                  "rotary": ["No positions are added to the embeddings: rotary positions (RoPE) rotate each "
+                             "head's q and k by an angle proportional to the token's position, so q·k depends on "
+                             "the relative distance j − i."],
                   "marian": ["Marian's sinusoids put the sines of every frequency in the first half of the vector "
                              "and the cosines in the second half, not interleaved as in the paper's formula."],
                   }.get(trace.positions, [])
@@ -191,7 +216,7 @@ def stage_notes(trace: LessonTrace, topic: str) -> tuple[str, ...]:
     elif topic == "encoder_output" and trace.norm == "pre" and trace.final_norm:
         notes.append("A pre-norm stack ends with a final norm: the residual sum is never normalised otherwise.")
     elif topic == "masked_self":
-        notes += _norm_notes(trace)[:1]
+        notes += _norm_notes(trace)[:1] if trace.kind == "encoder-decoder" else []
         if trace.positions == "relative":
             notes.append("T5's decoder adds its own relative bias to these scores (it only looks back).")
     elif topic == "cross" and trace.positions == "relative":

@@ -104,6 +104,15 @@ class LessonTrace:
         cross_output: (T, D) the last decoder layer's cross-attention sublayer output (after W^O, before
             Add & Norm), or None where the model's trace does not record it (pretrained families).
         encoder_heads: (H, S, S) the weights of every head of encoder layer 0 (``encoder_head`` is one of them).
+        kind: the Lesson's track: ``encoder-decoder``, ``decoder`` (decoder-only: the "source" is the prompt,
+            ``encoder_head`` its layer-0 masked head, the decoder rows prompt + continuation, no cross-attention)
+            or ``encoder`` (encoder-only: no decoder rows). A single-stack trace
+            (:func:`~core.lessons.walkthrough_stack.trace_stack`) leaves None what its trace does not hold:
+            ``token_embedding``/``positional`` (only their sum ``embedded``), ``qkv_weight``, ``q_bias``,
+            ``out_bias``, ``norm_gain1``/``norm_shift1`` and ``ffn_hidden``.
+        use: an encoder-only model's head: ``hidden`` (a sentence vector, ``pooled``), ``masked_lm``
+            (``probabilities`` (S, V): each position's token) or ``classes`` (``probabilities`` (1, C)).
+        pooled: (D,) an encoder-only ``hidden`` model's sentence vector, pooled as the model says.
     """
 
     source_tokens: tuple[str, ...]
@@ -116,21 +125,21 @@ class LessonTrace:
     n_heads: int
     d_ff: int
     norm: str
-    token_embedding: np.ndarray
-    positional: np.ndarray
+    token_embedding: np.ndarray | None
+    positional: np.ndarray | None
     embedded: np.ndarray
     encoder_head: HeadTrace
-    qkv_weight: np.ndarray
-    q_bias: np.ndarray
-    out_bias: np.ndarray
+    qkv_weight: np.ndarray | None
+    q_bias: np.ndarray | None
+    out_bias: np.ndarray | None
     heads_concat: np.ndarray
     attention_out: np.ndarray
     residual1: np.ndarray
     norm_hat1: np.ndarray | None
-    norm_gain1: np.ndarray
-    norm_shift1: np.ndarray
+    norm_gain1: np.ndarray | None
+    norm_shift1: np.ndarray | None
     add_norm1: np.ndarray
-    ffn_hidden: np.ndarray
+    ffn_hidden: np.ndarray | None
     ffn_out: np.ndarray
     layer_out: np.ndarray
     memory: np.ndarray
@@ -156,6 +165,9 @@ class LessonTrace:
     logits_scale: float = 1.0
     cross_output: np.ndarray | None = None
     encoder_heads: np.ndarray | None = None
+    kind: str = "encoder-decoder"
+    use: str = ""
+    pooled: np.ndarray | None = None
 
     @property
     def row_labels(self) -> tuple[str, ...]:

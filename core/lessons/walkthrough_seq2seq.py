@@ -20,10 +20,11 @@ from torch import Tensor, nn
 
 from core.generate.decode import greedy
 from core.inspect.facts import ModelFacts
-from core.inspect.subject import as_subject
+from core.inspect.subject import as_subject, maps_on_demand
 from core.io.checkpoint import Checkpoint
 from core.io.pretrained.load import PretrainedModel
 from core.lessons.walkthrough import LessonTrace, as_numpy, head_trace, trace_translation
+from core.lessons.walkthrough_stack import trace_stack
 from core.model.families.seq2seq import Seq2SeqModel, Stack
 from core.model.families.seq2seq_layers import Attention, RMSNorm
 from core.model.masks import subsequent_mask
@@ -158,17 +159,25 @@ def trace_seq2seq(pretrained: PretrainedModel, text: str, head: int = 0) -> Less
 
 def lesson_follows(model: Checkpoint | PretrainedModel | ModelFacts) -> bool:
     """Whether the Lesson can follow ``model`` (loaded, or the facts its worker process reported): our
-    encoder-decoder with the paper's score, or a pretrained text encoder-decoder (Marian, BART/mBART, T5)."""
+    encoder-decoder with the paper's score, a pretrained text encoder-decoder (Marian, BART/mBART, T5), or any
+    decoder-only or encoder-only model whose scores are dot products (its track read from the trace)."""
+    if isinstance(model, ModelFacts):
+        if model.architecture in ("decoder", "encoder"):
+            return True
+        return model.text_seq2seq if model.pretrained else model.architecture == "encoder-decoder"
+    if model.config.architecture in ("decoder", "encoder"):
+        return maps_on_demand(model.config)
     if isinstance(model, PretrainedModel):
         return isinstance(model.model, Seq2SeqModel)
-    if isinstance(model, ModelFacts) and model.pretrained:
-        return model.text_seq2seq
     return model.config.architecture == "encoder-decoder" and model.config.score == "scaled_dot"
 
 
 def trace_sentence(model: Checkpoint | PretrainedModel, text: str, head: int = 0) -> LessonTrace:
-    """:func:`trace_seq2seq` for a pretrained model, :func:`~core.lessons.walkthrough.trace_translation`
+    """:func:`~core.lessons.walkthrough_stack.trace_stack` for a decoder-only or encoder-only model,
+    :func:`trace_seq2seq` for a pretrained encoder-decoder, :func:`~core.lessons.walkthrough.trace_translation`
     for our own checkpoint (same arguments and errors)."""
+    if model.config.architecture in ("decoder", "encoder"):
+        return trace_stack(model, text, head)
     if isinstance(model, PretrainedModel):
         return trace_seq2seq(model, text, head)
     return trace_translation(model, text, head)

@@ -6,7 +6,7 @@ set of further calls (:data:`CALLS`): the Lesson's trace, what Positional, the P
 compute with the model, the Masks page's batch cut by the model's tokenizer, a sentence encoder's similarity, the
 Checkpoints page's attention timeline, the Research page's logit lens, head sweep and induction probe, a
 Whisper model's explanation of a piece of speech (the audio file's bytes as base64 text), and the Lesson's
-greedy, beam and sampled outputs. Each is a pure function of (the loaded model,
+greedy, beam and sampled outputs, and the Architecture page's weight tying. Each is a pure function of (the loaded model,
 JSON arguments) whose result is made of the frozen dataclasses in :data:`RECORDS`, NumPy arrays and JSON
 values, so it crosses back as JSON and a safetensors blob (:func:`core.inspect.wire.pack`), never a pickle,
 under the worker's deadline and memory cap; the result is the in-process one bit for bit.
@@ -34,18 +34,19 @@ from core.lessons.self_attention import permutation_demo, PermutationDemo
 from core.lessons.torch_mha import torch_mha, TorchMHA
 from core.lessons.walkthrough import HeadTrace, LessonTrace
 from core.lessons.walkthrough_seq2seq import trace_sentence
+from core.lessons.weight_tying import weight_tying, WeightTying
 from core.training.snapshots import timeline_parts, TimelineParts
 
 #: The calls a lesson worker answers, by name: each takes the loaded model first.
 CALLS: dict[str, Callable[..., Any]] = {fn.__name__: fn for fn in (
     trace_sentence, model_encoding, model_projection, torch_mha, permutation_demo, length_accuracy, pe_beyond,
     checkpoint_batch, sentence_similarity, timeline_parts, logit_lens, head_sweep, induction_probe,
-    explain_speech_encoded, compare_decoding)}
+    explain_speech_encoded, compare_decoding, weight_tying)}
 #: The dataclasses their results may hold.
 RECORDS: dict[str, type] = {cls.__name__: cls for cls in (
     LessonTrace, HeadTrace, ModelEncoding, ModelProjection, TorchMHA, PermutationDemo, LengthAccuracy, PEBeyond,
     TokenBatch, TimelineParts, LogitLens, Sweep, InductionProbe, Explanation, Prediction, DecodingComparison,
-    Decoded)}
+    Decoded, WeightTying)}
 
 
 class LessonWorker(ExplainWorker):

@@ -444,8 +444,11 @@ def test_stale_knockout_and_layers_survive_a_checkpoint_switch(calls):
 def test_compare_two_sentences(calls):
     at = opened(start(text="gbdka"), experiments.COMPARE_OPEN)
     at.text_input(key="compare_text").input("kjicf").run()
-    assert panel_titles(at) == ["This sentence", "Second sentence", "Difference (second − first)"]
-    first, second, diff = panel_frames(at)
+    # different tokens: a canvas each, so each map labels its own rows
+    assert [panel_titles(at, i) for i in (-3, -2, -1)] == [["This sentence"], ["Second sentence"],
+                                                           ["Difference (second − first)"]]
+    first, second, diff = (panel_frames(at, i)[0] for i in (-3, -2, -1))
+    assert list(second["row"].unique()) == [f"{i}:{c}" for i, c in enumerate("kjicf")]
     assert np.allclose(second["weight"], explain(REVERSE, "kjicf").attention["encoder"][0, 0].ravel(), atol=1e-3)
     assert np.allclose(diff["change"], second["weight"] - first["weight"], atol=2e-3)
 
@@ -455,7 +458,8 @@ def test_compare_two_checkpoints(calls):
     at.segmented_control(key="compare_mode").set_value("ckpt").run()
     at.selectbox(key="compare_ckpt").set_value("run:tiny-classifier").run()
     assert not at.exception
-    assert panel_titles(at)[:2] == ["reverse", "tiny-classifier"]
+    # the two models read the text as different tokens: a canvas each
+    assert [panel_titles(at, i) for i in (-3, -2)] == [["reverse"], ["tiny-classifier"]]
 
 
 # ----------------------------------------------------------------------------- other architectures

@@ -83,3 +83,9 @@ def test_a_clicked_sweep_cell_shows_the_next_layer_with_that_head_knocked_out(tr
     np.testing.assert_allclose(plotly_array(panels["data"][1]["z"]).astype(float),
                                np.asarray(after.attention["encoder"][1]).mean(0), atol=1e-6)
     assert any("own map does not change" in c.value for c in at.caption)
+
+
+def test_explore_opens_research_on_its_own_input():
+    at = open_page("explore", ckpt="shipped:lm", query={"text": "the cat sat"})
+    link = next(link for link in at.get("page_link") if link.proto.page == "research")
+    assert "researcher" in link.proto.label and "research_text=the+cat+sat" in link.proto.query_string

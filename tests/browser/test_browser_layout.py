@@ -41,6 +41,7 @@ PAGES = {  # name → (path and query, tab to open or None): every page of app/r
     "train": ("train", None),
     "research": ("research?ckpt=shipped:translation", None),
     "lesson": ("lesson?lesson_stage=1", None),  # stage 2: its first chart
+    "how-it-learns": ("how-it-learns?learn_stage_n=2", None),  # stage 2: the masks, its first chart
     "positional": ("positional", None),
     "playground": ("playground", None),
     "masks": ("masks", None),
@@ -155,10 +156,6 @@ NEXT = '[data-testid="stMain"] .st-key-lesson_next'  # the Lesson's Next
 # Plotly and Vega laid them out; the page script scales it again on its next tick.
 UNZOOMED = ("document.querySelectorAll('[data-testid=\"stMain\"] [style*=\"scale(\"]')"
             ".forEach(el => { el.style.transform = ''; el.style.marginBottom = ''; });")
-# Pages whose first view is still taller than a 1280 × 720 screen in presentation mode, even with their first chart
-# drawn at the page script's smallest zoom: their chart needs the page's layout changed (chart beside its controls).
-# For them only the first chart's top is checked (on the first screen).
-NOT_YET_FITTING = {"architecture", "checkpoints-side-by-side", "positional", "self-attention", "smollm2", "whisper"}
 ON_THE_FIRST_SCREEN = {"explore": [OUTPUT], "explore-model-view": [OUTPUT], "explore-intervention": [OUTPUT],
                        "explore-models-bert": [OUTPUT], "lesson": [NEXT]}
 
@@ -236,8 +233,7 @@ def test_charts_fit_and_their_text_never_overlaps(browser, size, presentation, t
             failures += [f"{name}: margins pushed by automargin {pushed}" for pushed in page.evaluate(PUSHED_JS)]
             failures += [f"{name}: slider value broken over lines: {v}" for v in page.evaluate(BROKEN_VALUES_JS)]
             if presentation:
-                fits = name not in NOT_YET_FITTING or size[1] > 720  # a 1080-px screen holds them all
-                failures += _first_view_cut(name, first, size[1] if fits else None)
+                failures += _first_view_cut(name, first, size[1])
             if theme == "dark":
                 failures += [f"{name}: {bad}" for bad in page.evaluate(NOT_DARK_JS)]
     finally:
@@ -257,14 +253,11 @@ def _first_view(page, name: str, height: int) -> dict:
     return page.evaluate(FIRST_VIEW_JS, below)
 
 
-def _first_view_cut(name: str, first: dict, height: int | None) -> list[str]:
-    """What of a page's first view lies below its first screen (``height`` px; None: only the first chart's top is
-    checked, :data:`NOT_YET_FITTING`): the first chart's bottom, and the output or Next button the page must show."""
+def _first_view_cut(name: str, first: dict, height: int) -> list[str]:
+    """What of a page's first view lies below its first screen (``height`` px): the first chart's bottom, and the
+    output or Next button the page must show."""
     if first["top"] is None:
         return [f"{name}: no chart on the page"]
-    if height is None:
-        return [f"{name}: the first chart starts at {first['top']:.0f} px, below the first 720 px"] \
-            if first["top"] >= 720 else []
     cut = [f"{name}: the first chart runs from {first['top']:.0f} to {first['bottom']:.0f} px, past the first "
            f"{height} px"] if first["bottom"] > height else []
     return cut + [f"{name}: {what} ends at {bottom} px, past the first {height} px"

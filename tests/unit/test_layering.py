@@ -88,11 +88,13 @@ def test_the_app_uses_only_cores_public_api_and_no_torch():
 
 #: The app by role: what each folder may import of the app. Services hold no Streamlit page code (no
 #: widgets, no caches: only the server's own settings and Host check), UI helpers and charts never reach
-#: a page, and pages (``app/views/``) are the only ones that import page parts.
+#: a page, and pages (``app/views/``) are the only ones that import page parts. The message files' loader
+#: (``app.i18n``) sits under charts and UI helpers: it imports nothing of the app.
 APP_ROLES = {
+    "app.i18n": ("app.i18n",),
     "app.services": ("app.services",),
-    "app.charts": ("app.charts",),
-    "app.ui": ("app.services", "app.charts", "app.ui", "app.resources", "app.routes"),
+    "app.charts": ("app.charts", "app.i18n"),
+    "app.ui": ("app.services", "app.charts", "app.ui", "app.resources", "app.routes", "app.i18n"),
 }
 SERVICE_STREAMLIT = {"streamlit.config", "streamlit.web.server.starlette.starlette_websocket"}
 
@@ -133,3 +135,25 @@ def test_the_role_rule_catches_a_service_that_reaches_a_page(tmp_path):
     service.write_text("from app.views.parts.explore import views\n")
     assert app_imports(service) == ["app.views.parts.explore.views"]
     assert not "app.views.parts.explore.views".startswith(APP_ROLES["app.services"])
+
+
+#: The lessons still built on a family's own classes (a pretrained encoder-decoder's Lesson trace, Whisper's
+#: parameter table); every other lesson reads the contract and the trace. The list may only shrink.
+FAMILY_LESSONS = {"core.lessons.walkthrough_seq2seq", "core.lessons.whisper_parameters"}
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``from core.x import _name`` imports of another module's private names."""
+    return [f"{node.module}.{alias.name}" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("core")
+            for alias in node.names if alias.name.startswith("_")]
+
+
+def test_lessons_import_no_family_and_no_private_name():
+    """``core/lessons`` reads models through the contract and the trace: no ``core.model.families`` import (but
+    :data:`FAMILY_LESSONS`) and no other module's ``_private`` name."""
+    lessons = [p for p in CORE_FILES if module_name(p).startswith("core.lessons")]
+    families = {module_name(p): [m for m in imports(p) if m.startswith("core.model.families")] for p in lessons}
+    assert {m for m, found in families.items() if found} <= FAMILY_LESSONS
+    assert {m: _private_imports(p) for p in lessons if _private_imports(p) for m in [module_name(p)]} == {}
+    assert not any(m.startswith("core.model.families") for m in imports(ROOT / "core/lessons/walkthrough_stack.py"))

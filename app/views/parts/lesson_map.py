@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.views.parts import lesson_tracks as tracks
 from core import lessons
 
-# For each Lesson stage (in app.views.lesson.STAGES order): its block of the map, and its topic for
-# :func:`core.lessons.stage_notes` (None: nothing a family changes there).
-STAGE_BLOCKS = ("tokens", "embeddings", *["self_attention"] * 7, "add_norm", "ffn", "encoder_output",
-                "masked_self", "cross", "output", *["decode"] * 3)
-STAGE_TOPICS = (None, "embeddings", "projections", None, "scaled", None, None, None, None, "add_norm", "ffn",
-                "encoder_output", "masked_self", "cross", "output", None, None, None)
+# For each stage of the encoder-decoder track (app.views.lesson.STAGES order): its block of the map, and its
+# topic for :func:`core.lessons.stage_notes` (None: nothing a family changes there); other tracks' in lesson_tracks.
+STAGE_BLOCKS = tuple(s.block for s in tracks.ENCODER_DECODER)
+STAGE_TOPICS = tuple(s.topic for s in tracks.ENCODER_DECODER)
 KEY_PREFIX = "lesson_map_"
 GROUPS = (("input", None), ("encoder", "Encoder layer × {n}"), ("decoder", "Decoder layer × {n}"),
           ("output", None))
@@ -38,19 +37,20 @@ MAP_CSS = """<style>
 ALIASES = {"add_norm2": "ffn"}  # the FFN stage shows the second Add & Norm too
 
 
-def first_stage(block: str) -> int | None:
-    """The first stage of ``block``, or None when no stage draws it (the decoder's feed-forward)."""
+def first_stage(block: str, blocks: tuple[str, ...] = STAGE_BLOCKS) -> int | None:
+    """The first stage of ``block`` among a track's stage ``blocks``, or None when no stage draws it (the
+    decoder's feed-forward)."""
     block = ALIASES.get(block, block)
-    return STAGE_BLOCKS.index(block) if block in STAGE_BLOCKS else None
+    return blocks.index(block) if block in blocks else None
 
 
 def _jump(stage: int) -> None:
     st.session_state["lesson_stage"] = stage
 
 
-def _block(block: lessons.MapBlock, current: str) -> None:
+def _block(block: lessons.MapBlock, current: str, blocks: tuple[str, ...]) -> None:
     here = block.key == current
-    stage = first_stage(block.key)
+    stage = first_stage(block.key, blocks)
     sizes = "  \n".join(block.sizes)
     help_text = (f"{sizes}  \n(no stage of its own: the same maths as the encoder's)" if stage is None
                  else f"{sizes}  \nStage {stage + 1}")
@@ -59,19 +59,23 @@ def _block(block: lessons.MapBlock, current: str) -> None:
               width="stretch")
 
 
-def draw(model: lessons.ModelMap, stage: int) -> None:
-    """The map of ``model`` with the block of Lesson stage ``stage`` highlighted."""
-    current = STAGE_BLOCKS[stage]
+def draw(model: lessons.ModelMap, stage: int, blocks: tuple[str, ...] = STAGE_BLOCKS) -> None:
+    """The map of ``model`` with the block of Lesson stage ``stage`` highlighted (``blocks``: each stage's block,
+    in the track's order)."""
+    current = blocks[stage]
     st.html(MAP_CSS)
     with st.container(key="lesson_map"):
         st.markdown("**Model map** (click a block)")
         st.caption(f"d_model {model.d_model} · {model.n_heads} heads · d_ff {model.d_ff} · {model.norm}-norm")
         for group, heading in GROUPS:
-            blocks = model.group(group)
+            shown = model.group(group)
+            if not shown:
+                continue  # a single-stack model: no encoder (decoder-only) or no decoder (encoder-only)
             layers = model.n_encoder_layers if group == "encoder" else model.n_decoder_layers
             box = st.container(border=heading is not None, key=f"lesson_group_{group}")
             with box:
                 if heading is not None:
-                    st.caption(heading.format(n=layers) + (f" · {model.sublayer}" if group == "decoder" else ""))
-                for block in blocks:
-                    _block(block, current)
+                    last = "decoder" if model.n_decoder_layers else "encoder"  # the sub-layer wrapping, said once
+                    st.caption(heading.format(n=layers) + (f" · {model.sublayer}" if group == last else ""))
+                for block in shown:
+                    _block(block, current, blocks)

@@ -14,6 +14,7 @@ from typing import Callable
 import streamlit as st
 
 from app.ui import widgets
+from app.views.parts import lesson_tracks as tracks
 from app.views.parts.lesson_stages import View
 from core import lessons
 
@@ -21,16 +22,26 @@ ANSWERS = "lesson_answers"  # session state: question key → what the student a
 ASK = "lesson_ask"  # session state: ask before showing (the student may turn it off)
 SKIP_KEY = "s"
 Ask = Callable[[lessons.LessonTrace, View], "lessons.Question | None"]
-# Lesson stage (0-based, app.views.lesson.STAGES order) → its question
-QUESTIONS: dict[int, Ask] = {
-    3: lambda tr, v: lessons.questions.best_key(tr, v.i),
-    6: lambda tr, v: lessons.questions.beta(tr, v.i),
-    8: lambda tr, v: lessons.questions.positional_head(tr),
-    12: lambda tr, v: lessons.questions.row_sum(tr, v.t),
-    13: lambda tr, v: lessons.questions.cross_source(tr, v.t),
-    14: lambda tr, v: lessons.questions.next_token(tr, v.t),
-    16: lambda tr, v: lessons.questions.temperature(tr, v.t),
+# A stage's title → its question (the same question in every track that has the stage)
+BY_TITLE: dict[str, Ask] = {
+    "Scores q·k": lambda tr, v: lessons.questions.best_key(tr, v.i),
+    "Softmax": lambda tr, v: lessons.questions.beta(tr, v.i),
+    "Heads concatenated": lambda tr, v: lessons.questions.positional_head(tr),
+    "Decoder masked self-attention": lambda tr, v: lessons.questions.row_sum(tr, v.t),
+    "Causal mask": lambda tr, v: lessons.questions.row_sum(tr, v.t),
+    "Cross-attention": lambda tr, v: lessons.questions.cross_source(tr, v.t),
+    "Output distribution": lambda tr, v: lessons.questions.next_token(tr, v.t),
+    "Sampling instead of greedy": lambda tr, v: lessons.questions.temperature(tr, v.t),
 }
+
+
+def questions_of(track: tuple[tracks.Stage, ...]) -> dict[int, Ask]:
+    """A track's stage (0-based) → its question."""
+    return {n: BY_TITLE[s.title] for n, s in enumerate(track) if s.title in BY_TITLE}
+
+
+# Encoder-decoder stage (0-based, app.views.lesson.STAGES order) → its question
+QUESTIONS: dict[int, Ask] = questions_of(tracks.ENCODER_DECODER)
 
 
 def _key(stage: int, question: lessons.Question, v: View) -> str:
@@ -82,16 +93,17 @@ def reveal(answer: dict) -> None:
                    icon=":material/cancel:")
 
 
-def toggle() -> None:
+def toggle(track: tuple[tracks.Stage, ...] = tracks.ENCODER_DECODER) -> None:
     """The student's switch: ask before each question stage shows, or show every stage at once."""
-    st.toggle("Ask me first", key=ASK, help=f"{len(QUESTIONS)} stages ask a question before they show their "
+    st.toggle("Ask me first", key=ASK, help=f"{len(questions_of(track))} stages ask a question before they show their "
               f"picture; Skip (key {SKIP_KEY.upper()}) shows the answer without one")
 
 
-def ask(trace: lessons.LessonTrace, v: View, stage: int) -> bool | dict:
-    """Ask ``stage``'s question if it has one still unanswered: False, the stage waits. True: the stage has no
-    question (or asking is off). Else the answer given, for :func:`reveal` (the stage may be drawn)."""
-    make = QUESTIONS.get(stage)
+def ask(trace: lessons.LessonTrace, v: View, stage: int,
+        track: tuple[tracks.Stage, ...] = tracks.ENCODER_DECODER) -> bool | dict:
+    """Ask ``stage``'s question (of ``track``) if it has one still unanswered: False, the stage waits. True: the
+    stage has no question (or asking is off). Else the answer given, for :func:`reveal` (the stage may be drawn)."""
+    make = questions_of(track).get(stage)
     question = None if make is None or not st.session_state.get(ASK, True) else make(trace, v)
     if question is None:
         return True
@@ -103,13 +115,14 @@ def ask(trace: lessons.LessonTrace, v: View, stage: int) -> bool | dict:
     return answer
 
 
-def summary() -> None:
+def summary(track: tuple[tracks.Stage, ...] = tracks.ENCODER_DECODER) -> None:
     """The student's answers so far, in the order given: the stage, the question, theirs and the model's."""
     answers = list(st.session_state.get(ANSWERS, {}).values())
+    asking = questions_of(track)
     st.subheader("Your answers")
     if not answers:
-        st.caption(f"No answers yet: {len(QUESTIONS)} stages ask a question before they show their picture "
-                   "(stages " + ", ".join(str(s + 1) for s in QUESTIONS) + ").")
+        st.caption(f"No answers yet: {len(asking)} stages ask a question before they show their picture "
+                   "(stages " + ", ".join(str(s + 1) for s in asking) + ").")
         return
     right = sum(a["right"] is True for a in answers)
     skipped = sum(a["right"] is None for a in answers)

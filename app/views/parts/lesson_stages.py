@@ -169,7 +169,8 @@ def mask(trace: lessons.LessonTrace, v: View) -> None:
     src = trace.source_tokens
     st.markdown("A mask says which keys a query may see (True = may attend). In the encoder every token sees "
                 "every other token of the sentence, so nothing is masked here; masked cells would get −∞ before "
-                "the softmax. The decoder's mask (stage 13) does hide cells.")
+                "the softmax." + (" The decoder's mask (stage 13) does hide cells." if trace.kind == "encoder-decoder"
+                                  else " Padding keys of a batch would be masked; one sentence has none."))
     widgets.plot(grids.mask_heatmap(trace.encoder_head.mask, src, src, title="encoder mask (✓ = may attend)",
                                     font_scale=v.fs, subtitle=v.sizes.get("M")), name="encoder-mask",
                  key="lesson_mask_map")
@@ -213,8 +214,9 @@ def concatenated(trace: lessons.LessonTrace, v: View) -> None:
                  name="heads-concatenated", key="lesson_heads_concat")
     vega.draw(charts.vectors, trace.attention_out, src, title="MultiHead(X) = [z¹; …; zᴴ] Wᴼ + bᴼ",
               highlight=i, font_scale=v.fs, size=v.sizes.get("MultiHead"))
+    bias = "" if trace.out_bias is None else f" + {vec(trace.out_bias)}"  # a single-stack trace: W^O's output
     st.latex(chain(rf"\mathrm{{MultiHead}}_{{{i}}}", rf"[z^1_{{{i}}}; \dots; z^{{{H}}}_{{{i}}}]\,W^O + b^O",
-                   rf"{vec(trace.heads_concat[i])}\,W^O + {vec(trace.out_bias)}", vec(trace.attention_out[i])))
+                   rf"{vec(trace.heads_concat[i])}\,W^O{bias}", vec(trace.attention_out[i])))
     st.latex(rf"[z^1; \dots; z^{{{H}}}] \in \mathbb{{R}}^{{{len(src)} \times {H}\cdot{dk}}},\quad "
              rf"W^O \in \mathbb{{R}}^{{{H}\cdot{dk} \times {d}}},\quad b^O \in \mathbb{{R}}^{{{d}}}")
     glossary.erratum("w_o_shape")
@@ -259,20 +261,24 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
              rf"\sigma = {num(summed.std())}")
     st.latex(rf"\hat x_{{{i}}} = \frac{{x - \mu}}{{\sigma}} = {vec(hat)}\ \ (\text{{mean }} {abs(hat.mean()):.2f},"
              rf"\ \text{{variance }} {hat.var():.2f})")
-    st.latex(chain(rf"\gamma \odot \hat x_{{{i}}} + b",
-                   rf"{vec(trace.norm_gain1)} \odot \hat x_{{{i}}} + {vec(trace.norm_shift1)}",
-                   vec(trace.add_norm1[i])))
+    if trace.norm_gain1 is None:  # read from a trace: the norm's output, not its γ and b
+        st.latex(chain(rf"\gamma \odot \hat x_{{{i}}} + b", vec(trace.add_norm1[i])))
+    else:
+        st.latex(chain(rf"\gamma \odot \hat x_{{{i}}} + b",
+                       rf"{vec(trace.norm_gain1)} \odot \hat x_{{{i}}} + {vec(trace.norm_shift1)}",
+                       vec(trace.add_norm1[i])))
     st.caption("In training, dropout also zeroes a random share of the sublayer's output before the Add (and "
                "rescales the rest); at inference, as here, dropout is off and changes nothing.")
 
 
 def ffn(trace: lessons.LessonTrace, v: View) -> None:
     src, i, d, F = trace.source_tokens, v.i, trace.d_model, trace.d_ff
-    active = int((trace.ffn_hidden[i] > 0).sum())
     act = "ReLU" if trace.activation == "relu" else trace.activation
+    active = "" if trace.ffn_hidden is None else (
+        f" For the highlighted token {int((trace.ffn_hidden[i] > 0).sum())} of {F} hidden units are positive.")
     st.markdown(f"The same two-layer network is applied to every position separately: widen to d_ff = {F}, "
-                f"{act}{' (gated)' if trace.gated else ''}, and back to {d}. For the highlighted token {active} of "
-                f"{F} hidden units are positive. Then comes a second Add & Norm, which gives the layer's output.")
+                f"{act}{' (gated)' if trace.gated else ''}, and back to {d}.{active} Then comes a second Add & Norm, "
+                "which gives the layer's output.")
     vega.draw(charts.vectors, trace.ffn_out, src, title="FFN(x)", highlight=i, font_scale=v.fs,
               size=v.sizes.get("FFN"))
     b1, b2 = (" + b_1", " + b_2") if trace.projection_bias else ("", "")
@@ -294,8 +300,10 @@ def encoder_output(trace: lessons.LessonTrace, v: View) -> None:
     src, i = trace.source_tokens, v.i
     final = (" The last layer's output then goes through one more **final LayerNorm** (this checkpoint carries "
              "one after each stack)." if trace.final_norm else "")
+    then = (" The result is the encoder output (the memory) that every decoder layer will read."
+            if trace.kind == "encoder-decoder" else " The result is the model's output: one vector per token.")
     st.markdown("After every encoder layer, each source token is a vector that has mixed in what it attended to." +
-                final + " The result is the encoder output (the memory) that every decoder layer will read.")
+                final + then)
     vega.draw(charts.vectors, trace.memory, src, title="encoder output (memory)", highlight=i,
               font_scale=v.fs, size=v.sizes.get("memory"))
     st.latex(rf"\mathrm{{memory}}_{{{i}}} = {vec(trace.memory[i])},\qquad \mathrm{{memory}} \in "

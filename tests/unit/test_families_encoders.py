@@ -191,21 +191,6 @@ def test_head_is_inferred_from_tensors_without_architectures(tmp_path):
         assert load_pretrained(folder).head == head
 
 
-def test_core_never_imports_transformers():
-    import ast
-    from pathlib import Path
-
-    def imports(path):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                yield from (a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                yield node.module.split(".")[0]
-
-    offenders = [str(p) for root in ("core", "app") for p in Path(root).rglob("*.py") if "transformers" in imports(p)]
-    assert offenders == []
-
-
 @pytest.mark.parametrize("lowercase", [True, False])
 def test_vocab_txt_folder_tokenizes_as_the_reference(tmp_path, lowercase):
     model = randomize(transformers.BertModel(_config("bert")))

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,6 @@ from hypothesis import strategies as st
 
 from core.text.tokenizer import BOS_ID, EOS_ID, KINDS, PAD_ID, SPECIAL_TOKENS, UNK_ID, Encoding, Tokenizer
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # "<pad>" etc. appear many times so a naive BPE would learn them as merges.
 CORPUS = [
@@ -262,16 +259,6 @@ def test_training_is_deterministic(tok: Tokenizer) -> None:
     assert Tokenizer.train(tok.kind, list(CORPUS), vocab_size=120).to_json() == tok.to_json()
     other = Tokenizer.train(tok.kind, [*CORPUS, "ß über alles"], vocab_size=120)
     assert other.to_json() != tok.to_json()
-
-
-def test_bpe_training_deterministic_across_processes(toks: dict[str, Tokenizer]) -> None:
-    code = (
-        "import json, sys; from core.text.tokenizer import Tokenizer;"
-        f"sys.stdout.write(Tokenizer.train('bpe', json.loads({json.dumps(CORPUS)!r}), vocab_size=120).to_json())"
-    )
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-                         encoding="utf-8").stdout
-    assert out == toks["bpe"].to_json()
 
 
 def test_train_validation() -> None:

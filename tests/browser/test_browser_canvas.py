@@ -7,6 +7,7 @@ export downloads."""
 from __future__ import annotations
 
 import base64
+import json
 import time
 
 import numpy as np
@@ -107,7 +108,7 @@ def test_dark_theme_paints_light_labels_on_a_dark_ground(served):
 def test_labels_are_large_enough(served, projector, smallest):
     url, chromium = served
     page, _ = _open(chromium, url, f"&projector={projector}")
-    for view in ("head", "model", "lines"):
+    for view in ("head", "model", "lines", "neuron"):
         page.evaluate(f"() => {ROOT}.querySelector('button[data-view={view}]').click()")
         sizes = page.evaluate(f"() => [...{ROOT}.querySelectorAll('svg text')]"
                               ".map(t => parseFloat(getComputedStyle(t).fontSize))")
@@ -173,6 +174,30 @@ def test_a_2048_token_map_draws_and_zooms(served):
     assert page.evaluate(PIXELS) != whole
     labels_shown = page.evaluate(f"() => {ROOT}.querySelectorAll('svg .tick text').length")
     assert labels_shown > 0
+    page.context.close()
+
+
+def test_the_neuron_view_shows_the_pairs_q_k_and_score_with_no_message(served):
+    url, chromium = served
+    page, frames = _open(chromium, url)
+    page.evaluate(f"() => {ROOT}.querySelector('button[data-view=neuron]').click()")
+    page.wait_for_timeout(300)
+    sent, box = len(frames), _plot(page)
+    for i in range(30):  # a sweep over the map, ending on query 3, key 1
+        page.mouse.move(box["x"] + box["w"] * (i % 5 + 0.5) / 5, box["y"] + box["h"] * (i / 30))
+    page.mouse.move(box["x"] + box["w"] * 1.5 / 5, box["y"] + box["h"] * 3.5 / 5)
+    page.wait_for_timeout(200)
+    shown = json.loads(page.evaluate(f"() => {ROOT}.dataset.neuron"))
+    traced = explain(REVERSE, TEXT, maps="on_demand").attention["encoder"]
+    q = traced.q[0, 0, 3].astype(np.float16).astype(np.float64)  # what the payload carries
+    k = traced.k[0, traced.kv_head_of[0], 1].astype(np.float16).astype(np.float64)
+    assert (shown["q"], shown["k"]) == (3, 1)
+    assert shown["dot"] == pytest.approx(q @ k, rel=1e-6)
+    assert shown["score"] == pytest.approx(q @ k / np.sqrt(q.size), rel=1e-6)  # scale 1/√d_k
+    assert shown["weight"] == pytest.approx(explain(REVERSE, TEXT).attention["encoder"][0, 0, 3, 1], abs=1e-3)
+    status = page.evaluate(f"() => {ROOT}.querySelector('.atc-status').textContent")
+    assert f"score {shown['score']:.3f}" in status
+    assert len(frames) == sent, "hovering the neuron view sent messages to the server"
     page.context.close()
 
 

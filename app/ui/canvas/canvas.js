@@ -67,7 +67,10 @@ class AttentionCanvas {
     if (this.h.mode !== 'maps') return;
     if (Number.isInteger(pinned.layer)) this.layer = Math.min(Math.max(pinned.layer, 0), this.h.layers - 1);
     if (Number.isInteger(pinned.head)) this.head = Math.min(Math.max(pinned.head, 0), this.h.heads - 1);
-    if (['head', 'model', 'lines'].includes(pinned.view)) this.view = pinned.view;
+    if (['head', 'model', 'lines'].includes(pinned.view) || (pinned.view === 'neuron' && this.h.neurons)) {
+      this.view = pinned.view;
+    }
+    if (this.view === 'neuron' && !this.h.neurons) this.view = 'head';
     if (!this.h.sent.includes(this.layer)) this.layer = this.h.sent[0];
   }
 
@@ -128,7 +131,9 @@ class AttentionCanvas {
     const h = this.h;
     if (h.mode === 'maps') {
       const views = el('div', {class: 'atc-group', role: 'group', 'aria-label': 'view'}, this.bar);
-      for (const [name, label] of [['head', 'Head'], ['model', 'Model'], ['lines', 'Lines']]) {
+      const named = [['head', 'Head'], ['model', 'Model'], ['lines', 'Lines']];
+      if (h.neurons) named.push(['neuron', 'Neurons']);
+      for (const [name, label] of named) {
         const b = el('button', {type: 'button', 'data-view': name, 'aria-pressed': String(this.view === name),
           text: label}, views);
         b.onclick = () => this.setView(name);
@@ -206,6 +211,8 @@ class AttentionCanvas {
     return `${h.title} — layer ${this.layer + 1}, head ${this.head + 1}${shared}`;
   }
 
+  showsMap() { return this.h.mode === 'maps' && (this.view === 'head' || this.view === 'neuron'); }
+
   firstScreenRoom() { // the stage's height that keeps it and the status under it (two lines at most) on the first
     // screen; the stage's top is measured once, on the unscrolled page
     this.stageTop = this.stageTop ?? this.stage.getBoundingClientRect().top + (window.scrollY || 0);
@@ -218,12 +225,14 @@ class AttentionCanvas {
     const width = Math.max(this.root.clientWidth || 600, 320);
     const left = Math.min(this.measure(h.rows) + 10, width * 0.3) + font * 1.6;
     const bottom = Math.min(this.measure(h.cols) + 10, 150) + font * 1.6;
-    const room = width - left - 70, most = Math.max(220, Math.min(640, this.firstScreenRoom() - bottom));
+    const reserve = this.neuronRoom(); // the neuron view's panel under the map
+    const room = width - left - 70, most = Math.max(160, Math.min(640, this.firstScreenRoom() - bottom - reserve));
     let pw = Math.min(room, most), ph = pw * h.tq / h.tk;
     if (ph > most) { ph = most; pw = ph * h.tk / h.tq; }
     pw = Math.max(pw, 80); ph = Math.max(ph, 40);
     this.plot = {x: left, y: 6, w: pw, h: ph};
-    this.size(width, ph + bottom + 10);
+    this.size(width, ph + bottom + 10 + reserve);
+    this.neuronBox = reserve ? {x: font * 0.8, y: ph + bottom + 10, w: width - font * 1.6, h: reserve} : null;
     this.window = this.window || {x0: 0, y0: 0, w: h.tk, h: h.tq};
     this.drawMap();
     this.colourBar(left + pw + 16, 6, ph, this.a.lut, 0, 1, 'weight');
@@ -281,7 +290,8 @@ class AttentionCanvas {
     const x = font * 0.8, y = p.y + p.h / 2;
     el('text', {class: 'axis-title', x, y, 'text-anchor': 'middle', 'font-size': font,
       transform: `rotate(-90 ${x} ${y})`, text: rowTitle}, this.svg, SVG_NS);
-    el('text', {class: 'axis-title', x: p.x + p.w / 2, y: this.H - 4, 'text-anchor': 'middle', 'font-size': font,
+    el('text', {class: 'axis-title', x: p.x + p.w / 2, y: this.H - 4 - this.neuronRoom(), 'text-anchor': 'middle',
+      'font-size': font,
       text: colTitle}, this.svg, SVG_NS);
   }
 
@@ -313,7 +323,7 @@ class AttentionCanvas {
   accessibleTable() { // the visible head's weights for screen readers, for inputs up to SR_TOKENS tokens
     const h = this.h;
     this.table.replaceChildren();
-    if (h.mode !== 'maps' || this.view !== 'head' || Math.max(h.tq, h.tk) > SR_TOKENS) return;
+    if (!this.showsMap() || Math.max(h.tq, h.tk) > SR_TOKENS) return;
     el('caption', {text: `${this.kindTitle()}: rows are queries, columns keys`}, this.table);
     const head = el('tr', {}, el('thead', {}, this.table));
     el('th', {text: 'query \\ key'}, head);

@@ -15,6 +15,7 @@ Object.assign(AttentionCanvas.prototype, {
       return;
     }
     this.hoverHead(ctx, hv);
+    if (this.view === 'neuron') this.hoverNeurons(ctx, hv);
   },
 
   hoverHead(ctx, hv) {
@@ -136,7 +137,7 @@ Object.assign(AttentionCanvas.prototype, {
     this.stage.addEventListener('pointerleave', () => { this.hover = null; this.schedule(() => this.paintHover()); });
     this.stage.addEventListener('pointerdown', e => {
       const [x, y] = point(e);
-      if (this.h.mode === 'maps' && this.view === 'head' && this.locate(x, y)?.k != null) {
+      if (this.showsMap() && this.locate(x, y)?.k != null) {
         this.drag = {x, y, x0: this.window.x0, y0: this.window.y0, moved: false};
         this.stage.setPointerCapture(e.pointerId);
       }
@@ -148,10 +149,10 @@ Object.assign(AttentionCanvas.prototype, {
       if (t) { this.view = 'head'; this.window = null; this.layer = -1; this.go(t.layer, t.head); }
     });
     this.stage.addEventListener('dblclick', () => {
-      if (this.h.mode === 'maps' && this.view === 'head') { this.window = null; this.render(); }
+      if (this.showsMap()) { this.window = null; this.render(); }
     });
     this.stage.addEventListener('wheel', e => {
-      if (this.h.mode !== 'maps' || this.view !== 'head') return;
+      if (!this.showsMap()) return;
       e.preventDefault();
       const [x, y] = point(e);
       this.zoom(e.deltaY > 0 ? 1.25 : 0.8, x, y); this.schedule(() => this.redrawMap(), e.timeStamp);

@@ -146,6 +146,8 @@ def encode_maps(layers: Sequence[np.ndarray], rows: Sequence[str], cols: Sequenc
     writer.add("lut", lut(map_charts.SEQUENTIAL))
     for name, array in neurons[1].items():
         writer.add(name, array)
+    if neurons[1]:  # the neuron view colours q, k and q⊙k on the signed scale
+        writer.add("lut_signed", lut(map_charts.DIVERGING))
     header = dict(_common(look), mode="maps", layers=n_layers, heads=heads, tq=tq, tk=tk, sent=list(sent),
                   values=values, thumb_top=thumbs[1], rows=list(map(str, rows)), cols=list(map(str, cols)),
                   pinned=pinned or {}, neurons=neurons[0] or None)

@@ -242,14 +242,7 @@ class AttentionCanvas {
   }
 
   drawMap(moving = false) {
-    const ctx = this.mapCanvas.getContext('2d'), p = this.plot, w = this.window;
-    ctx.clearRect(p.x - 1, p.y - 1, p.w + 2, p.h + 2);
-    const levels = this.levelsOf(this.layer, this.head);
-    const perPixel = Math.min(w.w / p.w, w.h / p.h);
-    const k = Math.min(levels.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(perPixel, 1)))));
-    const s = 2 ** k;
-    ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(levels[k].canvas, w.x0 / s, w.y0 / s, w.w / s, w.h / s, p.x, p.y, p.w, p.h);
+    const w = this.window, perPixel = this.blitMap();
     if (moving) { // zoom and pan paint the map alone; the labels follow once the gesture rests
       const ticks = this.svg.querySelector('.tick');
       if (ticks) ticks.style.display = 'none';
@@ -257,9 +250,45 @@ class AttentionCanvas {
       this.labelTimer = setTimeout(() => { this.labels(); this.paintHover(); }, 120);
     } else this.labels();
     const pooled = perPixel > 1;
-    this.note.textContent = pooled ? `Overview: each pixel shows the largest of about ${Math.ceil(perPixel) ** 2} `
+    const note = pooled ? `Overview: each pixel shows the largest of about ${Math.ceil(perPixel) ** 2} `
       + 'weights (max-pooled, so a sharp peak survives). Scroll to zoom, drag to pan, double-click to reset.'
       : (w.w < this.h.tk || w.h < this.h.tq ? 'Zoomed in: drag to pan, double-click to see the whole map.' : '');
+    if (this.note.textContent !== note) this.note.textContent = note; // unchanged text: no layout
+  }
+
+  blitMap() { // the visible window of the map, copied from the finest ready level; returns the cells per pixel
+    const ctx = this.mapCanvas.getContext('2d'), p = this.plot, w = this.window;
+    ctx.clearRect(p.x - 1, p.y - 1, p.w + 2, p.h + 2);
+    const levels = this.levelsOf(this.layer, this.head);
+    const perPixel = Math.min(w.w / p.w, w.h / p.h);
+    let k = Math.min(levels.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(perPixel, 1)))));
+    // the level wanted (coloured now if one strip holds it), else, while it is coloured, the next coarser ready one
+    while (k < levels.length - 1 && !levels[k].ready && levels[k].rows * levels[k].cols > STRIP_CELLS) k++;
+    const s = 2 ** k;
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(levels[k].canvas, w.x0 / s, w.y0 / s, w.w / s, w.h / s, p.x, p.y, p.w, p.h);
+    this.drawnLevel = k;
+    this.warm(levels);
+    return perPixel;
+  }
+
+  warm(levels) { // colours the head's levels not yet ready, coarse to fine, a strip per idle slice; once one
+    // finer than the level drawn is ready, the map is copied again from it (in the next frame)
+    if (this.warming === levels) return;
+    this.warming = levels;
+    const step = () => {
+      if (this.warming !== levels) return; // another head is shown: its levels come first
+      const level = [...levels].reverse().find(l => !l.ready);
+      if (!level) { this.warming = null; return; }
+      level.paintStrip();
+      const shown = this.showsMap() && this.levels.get(`${this.layer}:${this.head}`) === levels;
+      if (level.ready && shown && levels.indexOf(level) < this.drawnLevel) {
+        cancelAnimationFrame(this.refine);
+        this.refine = requestAnimationFrame(() => this.blitMap());
+      }
+      idle(step);
+    };
+    idle(step);
   }
 
   labels() { // the visible rows and columns of the head view, thinned so that labels never touch

@@ -131,10 +131,14 @@ Object.assign(AttentionCanvas.prototype, {
         this.clampWindow(); this.schedule(() => this.redrawMap(), e.timeStamp);
         return;
       }
-      this.hover = this.locate(x, y);
+      const at = this.locate(x, y), key = at ? `${at.q},${at.k},${at.thumb?.layer},${at.thumb?.head}` : '';
+      if (this.hover && key === this.hoverKey && this.view === this.hoverView) return; // the same cell: no paint
+      this.hover = at; this.hoverKey = key; this.hoverView = this.view;
       this.schedule(() => this.paintHover(), e.timeStamp);
     });
-    this.stage.addEventListener('pointerleave', () => { this.hover = null; this.schedule(() => this.paintHover()); });
+    this.stage.addEventListener('pointerleave', () => {
+      this.hover = null; this.hoverKey = ''; this.schedule(() => this.paintHover());
+    });
     this.stage.addEventListener('pointerdown', e => {
       const [x, y] = point(e);
       if (this.showsMap() && this.locate(x, y)?.k != null) {

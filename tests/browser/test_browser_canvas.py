@@ -172,6 +172,15 @@ def test_a_2048_token_map_draws_and_zooms(served):
     window = page.evaluate(f"() => {ROOT}.canvas.window")
     assert window["w"] < tokens / 8 and time.monotonic() - started < 10
     assert page.evaluate(PIXELS) != whole
+    page.wait_for_function(f"() => {ROOT}.canvas.drawnLevel === 0", timeout=20_000)  # refined to one cell a cell
+    cell, drawn = page.evaluate(f"""() => {{ const c = {ROOT}.canvas, p = c.plot, w = c.window,
+        d = window.devicePixelRatio || 1, q = Math.floor(w.y0 + w.h * 0.61), k = Math.floor(w.x0 + w.w * 0.37);
+        const x = p.x + (k + 0.5 - w.x0) / w.w * p.w, y = p.y + (q + 0.5 - w.y0) / w.h * p.h;
+        return [[q, k], [...c.mapCanvas.getContext('2d').getImageData(Math.floor(x * d), Math.floor(y * d), 1, 1)
+          .data]]; }}""")
+    sections = payload.decode(data)[1]
+    colour = sections["colour"][0, 0, cell[0], cell[1]]
+    assert drawn[:3] == sections["lut"][colour].tolist()  # the cell's own colour, not a pooled block's
     labels_shown = page.evaluate(f"() => {ROOT}.querySelectorAll('svg .tick text').length")
     assert labels_shown > 0
     page.context.close()

@@ -152,7 +152,8 @@ def test_a_2048_token_map_draws_and_zooms(served):
     assert payload.bytes_per_cell(data) <= 1.1
     took = page.evaluate(f"""(b64) => {{ const bin = atob(b64), bytes = new Uint8Array(bin.length);
         for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-        const c = {ROOT}.canvas, t0 = performance.now(); c.receive(bytes); return performance.now() - t0; }}""",
+        const c = {ROOT}.canvas, t0 = performance.now(); c.gpu = 'off'; c.receive(bytes);
+        return performance.now() - t0; }}""",
                          base64.b64encode(data).decode())
     assert took < 3000
     diagonal, off = page.evaluate(f"""() => {{ const c = {ROOT}.canvas, p = c.plot, ctx = c.mapCanvas.getContext('2d'),
@@ -183,6 +184,14 @@ def test_a_2048_token_map_draws_and_zooms(served):
     assert drawn[:3] == sections["lut"][colour].tolist()  # the cell's own colour, not a pooled block's
     labels_shown = page.evaluate(f"() => {ROOT}.querySelectorAll('svg .tick text').length")
     assert labels_shown > 0
+    gl_shot = f"() => {ROOT}.canvas.glCanvas.toDataURL()"
+    page.evaluate(f"() => {{ const c = {ROOT}.canvas; c.gpu = 'auto'; c.window = null; c.render(); }}")
+    assert page.evaluate(f"() => {ROOT}.canvas.glCanvas.style.display") == "block"  # a big map: WebGL2
+    overview = page.evaluate(gl_shot)
+    for _ in range(6):
+        page.mouse.wheel(0, -120)
+    page.wait_for_timeout(300)
+    assert page.evaluate(f"() => {ROOT}.canvas.window.w") < tokens / 2 and page.evaluate(gl_shot) != overview
     page.context.close()
 
 
@@ -207,6 +216,42 @@ def test_the_neuron_view_shows_the_pairs_q_k_and_score_with_no_message(served):
     status = page.evaluate(f"() => {ROOT}.querySelector('.atc-status').textContent")
     assert f"score {shown['score']:.3f}" in status
     assert len(frames) == sent, "hovering the neuron view sent messages to the server"
+    page.context.close()
+
+
+GL_VS_2D = f"""() => {{ const c = {ROOT}.canvas, p = c.plot, d = window.devicePixelRatio || 1, h = c.h;
+    const at = (ctx, x0, y0) => {{ const out = [];
+      for (let q = 0; q < h.tq; q++) for (let k = 0; k < h.tk; k++) {{
+        const x = Math.floor(x0 + (k + 0.5) * p.w / h.tk * d), y = Math.floor(y0 + (q + 0.5) * p.h / h.tq * d);
+        out.push([...ctx.getImageData(x, y, 1, 1).data]); }}
+      return out; }};
+    c.gpu = 'off'; c.render();
+    const flat = at(c.mapCanvas.getContext('2d'), p.x * d, p.y * d), gl2d = c.glCanvas.style.display;
+    c.gpu = 'on'; c.render();
+    const copy = document.createElement('canvas'); copy.width = c.glCanvas.width; copy.height = c.glCanvas.height;
+    const ctx = copy.getContext('2d'); ctx.drawImage(c.glCanvas, 0, 0);
+    return [flat, at(ctx, 0, 0), gl2d, c.glCanvas.style.display, !!c.glMap]; }}"""
+
+
+def test_webgl2_and_canvas_2d_paint_the_same_colours_and_2d_is_the_fallback(served):
+    url, chromium = served
+    page, _ = _open(chromium, url)
+    flat, gl, shown_2d, shown_gl, has_gl = page.evaluate(GL_VS_2D)
+    assert has_gl and shown_2d == "none" and shown_gl == "block"  # WebGL2 (in software here) drew the second
+    flat, gl = np.array(flat), np.array(gl)  # (cells, RGBA) at each cell's centre
+    weights = explain(REVERSE, TEXT).attention["encoder"][0, 0]  # (Tq, Tk) the head shown
+    expected = payload.lut("Viridis")[payload.quantise(weights)].reshape(-1, 3)
+    assert np.array_equal(flat[:, :3], expected) and len(set(map(tuple, flat))) > 3  # the 2D path's colours
+    assert np.abs(flat.astype(int) - gl.astype(int)).max() <= 2  # WebGL2's, within 2/255
+    page.evaluate(f"""() => {{ const c = {ROOT}.canvas, real = HTMLCanvasElement.prototype.getContext;
+        HTMLCanvasElement.prototype.getContext = function (kind, ...rest) {{
+          return kind === 'webgl2' ? null : real.call(this, kind, ...rest); }};
+        c.glMap = undefined; c.gpu = 'on'; c.render(); HTMLCanvasElement.prototype.getContext = real; }}""")
+    fallback = page.evaluate(f"() => [{ROOT}.canvas.glMap, {ROOT}.canvas.glCanvas.style.display]")
+    assert fallback == [None, "none"]
+    assert page.evaluate(PIXELS) != page.evaluate(f"() => {{ const c = document.createElement('canvas'); "
+                                                  f"c.width = {ROOT}.canvas.mapCanvas.width; "
+                                                  f"c.height = {ROOT}.canvas.mapCanvas.height; return c.toDataURL(); }}")
     page.context.close()
 
 

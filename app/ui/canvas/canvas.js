@@ -15,6 +15,7 @@ class AttentionCanvas {
     this.bar = el('div', {class: 'atc-bar'}, this.root);
     this.titleLine = el('div', {class: 'atc-title'}, this.root);
     this.stage = el('div', {class: 'atc-stage'}, this.root);
+    this.glCanvas = el('canvas', {class: 'atc-gl', style: 'display: none'}, this.stage); // under the map's
     this.mapCanvas = el('canvas', {class: 'atc-map'}, this.stage);
     this.overCanvas = el('canvas', {class: 'atc-over'}, this.stage);
     this.svg = el('svg', {class: 'atc-svg'}, this.stage, SVG_NS);
@@ -194,7 +195,7 @@ class AttentionCanvas {
   render() {
     const t0 = performance.now();
     this.bar_();
-    this.svg.replaceChildren(); this.note.textContent = '';
+    this.svg.replaceChildren(); this.note.textContent = ''; this.glCanvas.style.display = 'none';
     if (this.h.mode === 'panels') this.drawPanels();
     else if (this.view === 'model') this.drawModel();
     else if (this.view === 'lines') this.drawLines();
@@ -262,6 +263,8 @@ class AttentionCanvas {
     const levels = this.levelsOf(this.layer, this.head);
     const perPixel = Math.min(w.w / p.w, w.h / p.h);
     let k = Math.min(levels.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(perPixel, 1)))));
+    if (this.usesGL() && this.blitGL(levels, k)) { this.drawnLevel = k; return perPixel; } // every level at once
+    this.glCanvas.style.display = 'none';
     // the level wanted (coloured now if one strip holds it), else, while it is coloured, the next coarser ready one
     while (k < levels.length - 1 && !levels[k].ready && levels[k].rows * levels[k].cols > STRIP_CELLS) k++;
     const s = 2 ** k;

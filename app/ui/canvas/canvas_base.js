@@ -1,6 +1,6 @@
 // The attention canvas's helpers: the payload's decoding, colour tables, DOM elements and the max-pooled levels
-// of a big map. app/ui/canvas/__init__.py joins canvas_base.js, canvas.js, canvas_views.js and canvas_input.js,
-// in that order, into the one module Streamlit loads (and the notebook widget inlines).
+// of a big map. app/ui/canvas/module.py joins the canvas*.js files, in its PARTS order, into the one module
+// Streamlit loads (and the notebook widget inlines).
 
 
 const STATES = new WeakMap();

@@ -43,8 +43,8 @@ Object.assign(AttentionCanvas.prototype, {
     const cell = Math.max(2, Math.min(font * 2, (box.w - labelW - font * 6) / dk));
     const vecTop = Math.max(...m.qv.map(Math.abs), ...m.kv.map(Math.abs), 1e-9);
     const prodTop = Math.max(...m.prod.map(Math.abs), 1e-9);
-    const rows = [[`q  “${short(h.rows[hv.q], 12)}”`, m.qv, vecTop], [`k  “${short(h.cols[hv.k], 12)}”`, m.kv, vecTop],
-      ['q⊙k', m.prod, prodTop]];
+    const rows = [[`q  “${short(h.rows[hv.q], 12)}”`, m.qv, vecTop],
+      [`k  “${short(h.cols[hv.k], 12)}”`, m.kv, vecTop], ['q⊙k', m.prod, prodTop]];
     rows.forEach(([label, vec, top], r) => {
       const y = box.y + font * 0.4 + r * rowH;
       ctx.fillStyle = this.dark ? '#e6eaf1' : '#31333f'; ctx.textAlign = 'right';

@@ -31,7 +31,12 @@ class GLMap {
     const gl = canvas.getContext('webgl2', {antialias: false, alpha: true, premultipliedAlpha: false,
       preserveDrawingBuffer: true});
     if (!gl) return null;
-    try { return new GLMap(gl); } catch (error) { console.warn('attention canvas: WebGL2 unusable:', error); return null; }
+    try {
+      return new GLMap(gl);
+    } catch (error) {
+      console.warn('attention canvas: WebGL2 unusable, drawing with Canvas 2D:', error);
+      return null;
+    }
   }
 
   constructor(gl) {
@@ -89,7 +94,9 @@ class GLMap {
   draw(level, scale, window, width, height) { // the window (in full-map cells) of ``level`` over width × height px
     const gl = this.gl;
     if (gl.isContextLost()) return false;
-    if (gl.canvas.width !== width || gl.canvas.height !== height) { gl.canvas.width = width; gl.canvas.height = height; }
+    if (gl.canvas.width !== width || gl.canvas.height !== height) {
+      gl.canvas.width = width; gl.canvas.height = height;
+    }
     gl.viewport(0, 0, width, height);
     gl.useProgram(this.program);
     gl.activeTexture(gl.TEXTURE0); gl.bindTexture(gl.TEXTURE_2D, this.levelTexture(level));
@@ -104,13 +111,17 @@ Object.assign(AttentionCanvas.prototype, {
   usesGL() { // WebGL2 for big maps (``this.gpu``: 'auto', or 'on' / 'off' to choose), when the browser has it
     const choice = this.gpu || 'auto';
     if (choice === 'off' || (choice === 'auto' && this.cells() <= GL_CELLS)) return false;
-    if (this.glMap === undefined) this.glMap = GLMap.create(this.glCanvas);
+    if (this.glMap === undefined) {
+      this.glMap = GLMap.create(this.glCanvas);
+      this.glCanvas.addEventListener('webglcontextlost', () => { this.glMap = null; this.render(); }); // 2D from now
+    }
     return !!this.glMap;
   },
 
   blitGL(levels, k) { // the window from level k on the WebGL2 canvas laid over the plot; false: use Canvas 2D
     const p = this.plot, dpr = this.dpr || 1, c = this.glCanvas;
-    Object.assign(c.style, {display: 'block', left: `${p.x}px`, top: `${p.y}px`, width: `${p.w}px`, height: `${p.h}px`});
+    Object.assign(c.style, {display: 'block', left: `${p.x}px`, top: `${p.y}px`, width: `${p.w}px`,
+      height: `${p.h}px`});
     this.glMap.setLut(this.lut);
     const drawn = this.glMap.draw(levels[k], 2 ** k, this.window, Math.round(p.w * dpr), Math.round(p.h * dpr));
     if (!drawn) c.style.display = 'none';

@@ -185,8 +185,8 @@ def test_a_2048_token_map_draws_and_zooms(served):
     labels_shown = page.evaluate(f"() => {ROOT}.querySelectorAll('svg .tick text').length")
     assert labels_shown > 0
     gl_shot = f"() => {ROOT}.canvas.glCanvas.toDataURL()"
-    page.evaluate(f"() => {{ const c = {ROOT}.canvas; c.gpu = 'auto'; c.window = null; c.render(); }}")
-    assert page.evaluate(f"() => {ROOT}.canvas.glCanvas.style.display") == "block"  # a big map: WebGL2
+    page.evaluate(f"() => {{ const c = {ROOT}.canvas; c.gpu = 'on'; c.window = null; c.render(); }}")
+    assert page.evaluate(f"() => {ROOT}.canvas.glCanvas.style.display") == "block"  # WebGL2 (software here)
     overview = page.evaluate(gl_shot)
     for _ in range(6):
         page.mouse.wheel(0, -120)

@@ -263,7 +263,7 @@ class AttentionCanvas {
     const levels = this.levelsOf(this.layer, this.head);
     const perPixel = Math.min(w.w / p.w, w.h / p.h);
     let k = Math.min(levels.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(perPixel, 1)))));
-    if (this.usesGL() && this.blitGL(levels, k)) { this.drawnLevel = k; return perPixel; } // every level at once
+    if (this.usesGL() && this.blitGL(levels, k)) { this.warm(levels); return perPixel; }
     this.glCanvas.style.display = 'none';
     // the level wanted (coloured now if one strip holds it), else, while it is coloured, the next coarser ready one
     while (k < levels.length - 1 && !levels[k].ready && levels[k].rows * levels[k].cols > STRIP_CELLS) k++;
@@ -275,17 +275,19 @@ class AttentionCanvas {
     return perPixel;
   }
 
-  warm(levels) { // colours the head's levels not yet ready, coarse to fine, a strip per idle slice; once one
-    // finer than the level drawn is ready, the map is copied again from it (in the next frame)
-    if (this.warming === levels) return;
-    this.warming = levels;
+  warm(levels) { // colours (or, drawing with WebGL2, uploads) the head's levels not yet ready, coarse to fine, a
+    // strip per idle slice; once one finer than the level drawn is ready, the map is drawn again from it
+    const gl = this.usesGL() ? this.glMap : null;
+    if (this.warming === levels && this.warmingGL === gl) return;
+    this.warming = levels; this.warmingGL = gl;
+    const ready = l => gl ? gl.uploaded(l) : l.ready;
     const step = () => {
-      if (this.warming !== levels) return; // another head is shown: its levels come first
-      const level = [...levels].reverse().find(l => !l.ready);
+      if (this.warming !== levels || this.warmingGL !== gl) return; // another head or path: its levels first
+      const level = [...levels].reverse().find(l => !ready(l));
       if (!level) { this.warming = null; return; }
-      level.paintStrip();
+      if (gl) gl.uploadStrip(level); else level.paintStrip();
       const shown = this.showsMap() && this.levels.get(`${this.layer}:${this.head}`) === levels;
-      if (level.ready && shown && levels.indexOf(level) < this.drawnLevel) {
+      if (ready(level) && shown && levels.indexOf(level) < this.drawnLevel) {
         cancelAnimationFrame(this.refine);
         this.refine = requestAnimationFrame(() => this.blitMap());
       }

@@ -110,6 +110,9 @@ def test_labels_are_large_enough(served, projector, smallest):
     page, _ = _open(chromium, url, f"&projector={projector}")
     for view in ("head", "model", "lines", "neuron"):
         page.evaluate(f"() => {ROOT}.querySelector('button[data-view={view}]').click()")
+        if view == "neuron":  # its queries and keys come in one rerun
+            page.wait_for_function(f"() => {ROOT}.canvas.h.neurons && {ROOT}.dataset.view === 'neuron'",
+                                   timeout=60_000)
         sizes = page.evaluate(f"() => [...{ROOT}.querySelectorAll('svg text')]"
                               ".map(t => parseFloat(getComputedStyle(t).fontSize))")
         assert sizes and min(sizes) >= smallest, (view, min(sizes))
@@ -198,8 +201,10 @@ def test_a_2048_token_map_draws_and_zooms(served):
 def test_the_neuron_view_shows_the_pairs_q_k_and_score_with_no_message(served):
     url, chromium = served
     page, frames = _open(chromium, url)
+    assert page.evaluate(f"() => {ROOT}.canvas.h.neurons") is None  # not sent until asked for
     page.evaluate(f"() => {ROOT}.querySelector('button[data-view=neuron]').click()")
-    page.wait_for_timeout(300)
+    page.wait_for_function(f"() => {ROOT}.canvas.h.neurons && {ROOT}.dataset.view === 'neuron'", timeout=60_000)
+    page.wait_for_timeout(500)
     sent, box = len(frames), _plot(page)
     for i in range(30):  # a sweep over the map, ending on query 3, key 1
         page.mouse.move(box["x"] + box["w"] * (i % 5 + 0.5) / 5, box["y"] + box["h"] * (i / 30))

@@ -68,10 +68,11 @@ class AttentionCanvas {
     if (this.h.mode !== 'maps') return;
     if (Number.isInteger(pinned.layer)) this.layer = Math.min(Math.max(pinned.layer, 0), this.h.layers - 1);
     if (Number.isInteger(pinned.head)) this.head = Math.min(Math.max(pinned.head, 0), this.h.heads - 1);
-    if (['head', 'model', 'lines'].includes(pinned.view) || (pinned.view === 'neuron' && this.h.neurons)) {
+    const neurons = this.h.neurons || this.h.neuron_request; // carried, or sent once the reader asks
+    if (['head', 'model', 'lines'].includes(pinned.view) || (pinned.view === 'neuron' && neurons)) {
       this.view = pinned.view;
     }
-    if (this.view === 'neuron' && !this.h.neurons) this.view = 'head';
+    if (this.view === 'neuron' && !neurons) this.view = 'head';
     if (!this.h.sent.includes(this.layer)) this.layer = this.h.sent[0];
   }
 
@@ -133,7 +134,7 @@ class AttentionCanvas {
     if (h.mode === 'maps') {
       const views = el('div', {class: 'atc-group', role: 'group', 'aria-label': 'view'}, this.bar);
       const named = [['head', 'Head'], ['model', 'Model'], ['lines', 'Lines']];
-      if (h.neurons) named.push(['neuron', 'Neurons']);
+      if (h.neurons || h.neuron_request) named.push(['neuron', 'Neurons']);
       for (const [name, label] of named) {
         const b = el('button', {type: 'button', 'data-view': name, 'aria-pressed': String(this.view === name),
           text: label}, views);
@@ -168,6 +169,10 @@ class AttentionCanvas {
   setView(view) {
     if (view === this.view) return;
     this.view = view; this.hover = null; this.render();
+    if (view === 'neuron' && !this.h.neurons && this.h.pinned?.view !== 'neuron') { // its queries and keys: one rerun
+      this.status.textContent = 'Loading the queries and keys…';
+      this.send('pinned', {kind: this.h.kind, layer: this.layer, head: this.head, view});
+    }
   }
 
   go(layer, head) {

@@ -32,8 +32,8 @@ Object.assign(AttentionCanvas.prototype, {
     if (!box) return;
     ctx.font = `${font}px "Source Sans", sans-serif`;
     ctx.fillStyle = this.dark ? '#e6eaf1' : '#31333f'; ctx.textBaseline = 'middle'; ctx.textAlign = 'left';
-    if (!n) return ctx.fillText('This model\'s scores are not a dot product of queries and keys: no neuron view.',
-      box.x, box.y + font);
+    if (!n) return ctx.fillText(h.pinned?.view === 'neuron' ? 'This model\'s scores are not a dot product of queries '
+      + 'and keys: no neuron view.' : 'Loading the queries and keys…', box.x, box.y + font);
     if (this.neuronSlot() < 0) return ctx.fillText(`Pin this head to load layer ${this.layer + 1}'s queries and keys.`,
       box.x, box.y + font);
     if (!hv || hv.q == null || hv.k == null) return ctx.fillText('Hover a cell: its query q, key k and q⊙k per '

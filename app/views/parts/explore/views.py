@@ -137,15 +137,17 @@ def pin_from_canvas() -> bool:
 def canvas_payload(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
                    head: int, fs: float, view: str = "head", theme: str | None = None) -> bytes:
     """Every map of ``kind`` as the canvas's payload, opening on ``view``, built once per (input, options, kind,
-    pinned head, view, scale, theme hint)."""
+    pinned head, view, scale, theme hint). The neuron view's queries and keys travel once the reader asks for that
+    view (the canvas pins it: one rerun), so a page that never opens it runs the model once."""
     rows, cols, y_title = charts.axes(exp, kind)
     groups = [int(g) for g in exp.head_groups.get(kind) or []]  # the key/value head each query head reads
     look = canvas.Look(title=KIND_LABELS[kind], row_title=y_title, col_title=charts.KEY_TITLE, presentation=fs > 1,
-                       theme=theme, extra={"groups": groups})
+                       theme=theme, extra={"groups": groups, "neuron_request": True})
     return resources.figure(entry, exp.text, options, ("canvas", kind, layer, head, view, fs, theme),
                             lambda: canvas.maps_payload(exp.attention[kind], rows, cols, kind=kind, layer=layer,
                                                         head=head, view=view, look=look,
-                                                        neurons=_neurons(entry, exp, options, kind)))
+                                                        neurons=_neurons(entry, exp, options, kind)
+                                                        if view == "neuron" else None))
 
 
 def _neurons(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str) -> canvas.Neurons | None:

@@ -5,6 +5,9 @@ Explore in Chromium, each timed in the page with ``requestAnimationFrame``:
 * a head or layer switch by key → painted (p95 ≤ 50 ms and ≤ 0.5× the bare page's slider rerun, same run, 0 frames);
 * a 2,048 × 2,048 map's bytes handed to the canvas → first paint (≤ 300 ms), a wheel-zoom step (≤ 16 ms p95);
 * the payload's bytes per cell for that map (≤ 1.1).
+
+The hover and zoom rows' baseline is the same page's bare frame (p95 of a ``requestAnimationFrame`` with nothing
+drawn): the floor the machine's load sets under any in-page timing.
 """
 
 from __future__ import annotations
@@ -33,6 +36,16 @@ SWITCH_JS = f"""async (count) => {{
   return out;
 }}"""
 
+BARE_JS = """async (count) => {
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    await new Promise(r => requestAnimationFrame(() => r()));
+    out.push(performance.now() - t0);
+  }
+  return out;
+}"""
+
 BIG_JS = f"""async ([b64, zooms]) => {{
   const bin = atob(b64), bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
@@ -47,7 +60,7 @@ BIG_JS = f"""async ([b64, zooms]) => {{
     await new Promise(r => requestAnimationFrame(() => r()));
     steps.push(performance.now() - s);
   }}
-  return [first, steps];
+  return [first, steps, c.usesGL() ? 'WebGL2' : 'Canvas 2D'];
 }}"""
 
 
@@ -82,6 +95,7 @@ def canvas_rows(browser, app: bp.Server, base: bp.Server, goal_row, with_load) -
     bp.load_ms(floor, base.url)
     page.wait_for_timeout(1000)
     sent = len(frames)
+    bare = p95(page.evaluate(BARE_JS, HOVERS // 2))
     box = page.evaluate(f"""() => {{ const c = {ROOT}.canvas, r = c.stage.getBoundingClientRect();
         c.stats.hover.length = 0; return [r.left + c.plot.x, r.top + c.plot.y, c.plot.w, c.plot.h]; }}""")
     for i in range(HOVERS):
@@ -93,22 +107,22 @@ def canvas_rows(browser, app: bp.Server, base: bp.Server, goal_row, with_load) -
     quiet = len(frames) == sent
     floor_moves = [bp.nudge_ms(floor, "layer") for _ in range(6)]
     data = big_payload()
-    first, zooms = page.evaluate(BIG_JS, [base64.b64encode(data).decode(), ZOOMS])
+    first, zooms, path = page.evaluate(BIG_JS, [base64.b64encode(data).decode(), ZOOMS])
     page.context.close()
     floor.context.close()
     per_cell = payload.bytes_per_cell(data)
     slider = statistics.median(floor_moves)
     return [
         Row("browser", with_load(f"canvas: hover a cell → highlight painted (p95 of {len(hovers)}; "
-                                 f"websocket frames sent: {len(frames) - sent})"), "≤ 16 ms p95, 0 frames",
-            p95(hovers), "ms", None, p95(hovers) <= 16 and quiet),
+                                 f"websocket frames sent: {len(frames) - sent}) vs a bare frame (p95)"),
+            "≤ 16 ms p95, 0 frames", p95(hovers), "ms", bare, p95(hovers) <= 16 and quiet),
         Row("browser", with_load(f"canvas: head/layer switch by key → painted (p95 of {SWITCHES}) vs the bare "
                                  "page's slider rerun (median of 6)"), "≤ 50 ms p95, ≤ 0.5× bare slider, 0 frames",
             p95(switches), "ms", slider, p95(switches) <= 50 and p95(switches) <= 0.5 * slider and quiet),
         Row("browser", with_load(f"canvas: {TOKENS:,}² map's bytes → first paint"), "≤ 300 ms", first, "ms",
             None, first <= 300),
-        Row("browser", with_load(f"canvas: {TOKENS:,}² map zoom step (p95 of {ZOOMS})"), "≤ 16 ms p95", p95(zooms),
-            "ms", None, p95(zooms) <= 16),
+        Row("browser", with_load(f"canvas: {TOKENS:,}² map zoom step, {path} (p95 of {ZOOMS}) vs a bare frame (p95)"),
+            "≤ 16 ms p95", p95(zooms), "ms", bare, p95(zooms) <= 16),
         Row("browser", f"canvas: payload of a {TOKENS:,}² map, 2 heads (colour path; float16 past 1 M cells: none)",
             "≤ 1.1 bytes/cell", per_cell, "bytes/cell", None, per_cell <= 1.1),
     ]

@@ -7,6 +7,7 @@ export downloads."""
 from __future__ import annotations
 
 import base64
+import json
 import time
 
 import numpy as np
@@ -107,8 +108,11 @@ def test_dark_theme_paints_light_labels_on_a_dark_ground(served):
 def test_labels_are_large_enough(served, projector, smallest):
     url, chromium = served
     page, _ = _open(chromium, url, f"&projector={projector}")
-    for view in ("head", "model", "lines"):
+    for view in ("head", "model", "lines", "neuron"):
         page.evaluate(f"() => {ROOT}.querySelector('button[data-view={view}]').click()")
+        if view == "neuron":  # its queries and keys come in one rerun
+            page.wait_for_function(f"() => {ROOT}.canvas.h.neurons && {ROOT}.dataset.view === 'neuron'",
+                                   timeout=60_000)
         sizes = page.evaluate(f"() => [...{ROOT}.querySelectorAll('svg text')]"
                               ".map(t => parseFloat(getComputedStyle(t).fontSize))")
         assert sizes and min(sizes) >= smallest, (view, min(sizes))
@@ -151,7 +155,8 @@ def test_a_2048_token_map_draws_and_zooms(served):
     assert payload.bytes_per_cell(data) <= 1.1
     took = page.evaluate(f"""(b64) => {{ const bin = atob(b64), bytes = new Uint8Array(bin.length);
         for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-        const c = {ROOT}.canvas, t0 = performance.now(); c.receive(bytes); return performance.now() - t0; }}""",
+        const c = {ROOT}.canvas, t0 = performance.now(); c.gpu = 'off'; c.receive(bytes);
+        return performance.now() - t0; }}""",
                          base64.b64encode(data).decode())
     assert took < 3000
     diagonal, off = page.evaluate(f"""() => {{ const c = {ROOT}.canvas, p = c.plot, ctx = c.mapCanvas.getContext('2d'),
@@ -171,8 +176,87 @@ def test_a_2048_token_map_draws_and_zooms(served):
     window = page.evaluate(f"() => {ROOT}.canvas.window")
     assert window["w"] < tokens / 8 and time.monotonic() - started < 10
     assert page.evaluate(PIXELS) != whole
+    page.wait_for_function(f"() => {ROOT}.canvas.drawnLevel === 0", timeout=20_000)  # refined to one cell a cell
+    cell, drawn = page.evaluate(f"""() => {{ const c = {ROOT}.canvas, p = c.plot, w = c.window,
+        d = window.devicePixelRatio || 1, q = Math.floor(w.y0 + w.h * 0.61), k = Math.floor(w.x0 + w.w * 0.37);
+        const x = p.x + (k + 0.5 - w.x0) / w.w * p.w, y = p.y + (q + 0.5 - w.y0) / w.h * p.h;
+        return [[q, k], [...c.mapCanvas.getContext('2d').getImageData(Math.floor(x * d), Math.floor(y * d), 1, 1)
+          .data]]; }}""")
+    sections = payload.decode(data)[1]
+    colour = sections["colour"][0, 0, cell[0], cell[1]]
+    assert drawn[:3] == sections["lut"][colour].tolist()  # the cell's own colour, not a pooled block's
     labels_shown = page.evaluate(f"() => {ROOT}.querySelectorAll('svg .tick text').length")
     assert labels_shown > 0
+    gl_shot = f"() => {ROOT}.canvas.glCanvas.toDataURL()"
+    page.evaluate(f"() => {{ const c = {ROOT}.canvas; c.gpu = 'on'; c.window = null; c.render(); }}")
+    assert page.evaluate(f"() => {ROOT}.canvas.glCanvas.style.display") == "block"  # WebGL2 (software here)
+    overview = page.evaluate(gl_shot)
+    for _ in range(6):
+        page.mouse.wheel(0, -120)
+    page.wait_for_timeout(300)
+    assert page.evaluate(f"() => {ROOT}.canvas.window.w") < tokens / 2 and page.evaluate(gl_shot) != overview
+    page.context.close()
+
+
+def test_the_neuron_view_shows_the_pairs_q_k_and_score_with_no_message(served):
+    url, chromium = served
+    page, frames = _open(chromium, url)
+    assert page.evaluate(f"() => {ROOT}.canvas.h.neurons") is None  # not sent until asked for
+    page.evaluate(f"() => {ROOT}.querySelector('button[data-view=neuron]').click()")
+    page.wait_for_function(f"() => {ROOT}.canvas.h.neurons && {ROOT}.dataset.view === 'neuron'", timeout=60_000)
+    page.wait_for_timeout(500)
+    sent, box = len(frames), _plot(page)
+    for i in range(30):  # a sweep over the map, ending on query 3, key 1
+        page.mouse.move(box["x"] + box["w"] * (i % 5 + 0.5) / 5, box["y"] + box["h"] * (i / 30))
+    page.mouse.move(box["x"] + box["w"] * 1.5 / 5, box["y"] + box["h"] * 3.5 / 5)
+    page.wait_for_timeout(200)
+    shown = json.loads(page.evaluate(f"() => {ROOT}.dataset.neuron"))
+    traced = explain(REVERSE, TEXT, maps="on_demand").attention["encoder"]
+    q = traced.q[0, 0, 3].astype(np.float16).astype(np.float64)  # what the payload carries
+    k = traced.k[0, traced.kv_head_of[0], 1].astype(np.float16).astype(np.float64)
+    assert (shown["q"], shown["k"]) == (3, 1)
+    assert shown["dot"] == pytest.approx(q @ k, rel=1e-6)
+    assert shown["score"] == pytest.approx(q @ k / np.sqrt(q.size), rel=1e-6)  # scale 1/√d_k
+    assert shown["weight"] == pytest.approx(explain(REVERSE, TEXT).attention["encoder"][0, 0, 3, 1], abs=1e-3)
+    status = page.evaluate(f"() => {ROOT}.querySelector('.atc-status').textContent")
+    assert f"score {shown['score']:.3f}" in status
+    assert len(frames) == sent, "hovering the neuron view sent messages to the server"
+    page.context.close()
+
+
+GL_VS_2D = f"""() => {{ const c = {ROOT}.canvas, p = c.plot, d = window.devicePixelRatio || 1, h = c.h;
+    const at = (ctx, x0, y0) => {{ const out = [];
+      for (let q = 0; q < h.tq; q++) for (let k = 0; k < h.tk; k++) {{
+        const x = Math.floor(x0 + (k + 0.5) * p.w / h.tk * d), y = Math.floor(y0 + (q + 0.5) * p.h / h.tq * d);
+        out.push([...ctx.getImageData(x, y, 1, 1).data]); }}
+      return out; }};
+    c.gpu = 'off'; c.render();
+    const flat = at(c.mapCanvas.getContext('2d'), p.x * d, p.y * d), gl2d = c.glCanvas.style.display;
+    c.gpu = 'on'; c.render();
+    const copy = document.createElement('canvas'); copy.width = c.glCanvas.width; copy.height = c.glCanvas.height;
+    const ctx = copy.getContext('2d'); ctx.drawImage(c.glCanvas, 0, 0);
+    return [flat, at(ctx, 0, 0), gl2d, c.glCanvas.style.display, !!c.glMap]; }}"""
+
+
+def test_webgl2_and_canvas_2d_paint_the_same_colours_and_2d_is_the_fallback(served):
+    url, chromium = served
+    page, _ = _open(chromium, url)
+    flat, gl, shown_2d, shown_gl, has_gl = page.evaluate(GL_VS_2D)
+    assert has_gl and shown_2d == "none" and shown_gl == "block"  # WebGL2 (in software here) drew the second
+    flat, gl = np.array(flat), np.array(gl)  # (cells, RGBA) at each cell's centre
+    weights = explain(REVERSE, TEXT).attention["encoder"][0, 0]  # (Tq, Tk) the head shown
+    expected = payload.lut("Viridis")[payload.quantise(weights)].reshape(-1, 3)
+    assert np.array_equal(flat[:, :3], expected) and len(set(map(tuple, flat))) > 3  # the 2D path's colours
+    assert np.abs(flat.astype(int) - gl.astype(int)).max() <= 2  # WebGL2's, within 2/255
+    page.evaluate(f"""() => {{ const c = {ROOT}.canvas, real = HTMLCanvasElement.prototype.getContext;
+        HTMLCanvasElement.prototype.getContext = function (kind, ...rest) {{
+          return kind === 'webgl2' ? null : real.call(this, kind, ...rest); }};
+        c.glMap = undefined; c.gpu = 'on'; c.render(); HTMLCanvasElement.prototype.getContext = real; }}""")
+    fallback = page.evaluate(f"() => [{ROOT}.canvas.glMap, {ROOT}.canvas.glCanvas.style.display]")
+    assert fallback == [None, "none"]
+    assert page.evaluate(PIXELS) != page.evaluate(f"() => {{ const c = document.createElement('canvas'); "
+                                                  f"c.width = {ROOT}.canvas.mapCanvas.width; "
+                                                  f"c.height = {ROOT}.canvas.mapCanvas.height; return c.toDataURL(); }}")
     page.context.close()
 
 

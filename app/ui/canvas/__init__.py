@@ -1,7 +1,8 @@
 """The attention canvas: ONE Streamlit component (components v2: the ``canvas*.js`` files and ``canvas.css`` shipped here,
 passed as strings, no CDN, no iframe) that draws every attention map of the app in the browser.
 
-* :func:`maps` — every head of one kind of one input (the head, model and lines views), sent once per input;
+* :func:`maps` — every head of one kind of one input (the head, model, lines and neuron views), sent once per
+  input; the neuron view's queries and keys (:mod:`app.ui.canvas.neurons`) when the maps came from a trace;
 * :func:`panels` — matrices side by side on shared scales (before | after | difference, weights | scores).
 
 The payload is one ``bytes`` object (:mod:`app.ui.canvas.payload`), so it reaches the script as a Uint8Array and
@@ -19,13 +20,14 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from app.ui.canvas import module, payload
+from app.ui.canvas import module, neurons as neuron_parts, payload
+from app.ui.canvas.neurons import Neurons, of_maps as neurons_of
 from app.ui.canvas.payload import Look, Panel
 
 log = logging.getLogger(__name__)
 _COMPONENT = st.components.v2.component("attnscope_canvas", js=module.source(), css=module.css())
 
-__all__ = ["Look", "Panel", "maps_payload", "maps", "panels", "pinned", "theme"]
+__all__ = ["Look", "Neurons", "neurons_of", "Panel", "maps_payload", "maps", "panels", "pinned", "theme"]
 
 
 def theme() -> str | None:
@@ -42,10 +44,11 @@ def sent_layers(shape: tuple[int, ...], layer: int) -> list[int]:
 
 
 def maps_payload(every: Any, rows: Sequence[str], cols: Sequence[str], *, kind: str, layer: int, head: int,
-                 view: str, look: Look) -> bytes:
+                 view: str, look: Look, neurons: neuron_parts.Neurons | None = None) -> bytes:
     """The payload of ``every`` (L, H, Tq, Tk: an array, or on-demand maps computed as indexed) for the maps views,
     opening on ``layer``, ``head`` and ``view``. Past the budget only ``layer`` is sent; the thumbnails always
-    cover every layer (pooled per layer, never materialising the whole)."""
+    cover every layer (pooled per layer, never materialising the whole). The neuron view's queries and keys come
+    from ``neurons`` (of the same maps), else from ``every`` itself when it holds them (on-demand maps)."""
     shape = tuple(int(n) for n in every.shape)
     sent = sent_layers(shape, layer)
     layers = [np.asarray(every[l]) for l in sent]  # (H, Tq, Tk) each
@@ -56,8 +59,14 @@ def maps_payload(every: Any, rows: Sequence[str], cols: Sequence[str], *, kind: 
                   for l in range(shape[0])]
         thumbs = payload.thumbnails(pooled, size=payload.THUMB)
     look.extra = {**look.extra, "kind": kind}
+    neurons = neurons or neuron_parts.of_maps(every)
+    if neurons is not None and neurons.shape != shape:
+        log.warning("queries and keys of shape %s for maps of %s: no neuron view", neurons.shape, shape)
+        neurons = None
+    parts = ({}, {}) if neurons is None else neuron_parts.sections(neurons, neuron_parts.layers_to_send(
+        neurons, sent, layer))
     return payload.encode_maps(layers, rows, cols, shape=shape, sent=sent, look=look, thumbs=thumbs,
-                               pinned={"layer": layer, "head": head, "view": view})
+                               pinned={"layer": layer, "head": head, "view": view}, neurons=parts)
 
 
 def maps(data: bytes, *, key: str, on_pin: Callable[[], None] | None = None) -> None:

@@ -15,6 +15,7 @@ class AttentionCanvas {
     this.bar = el('div', {class: 'atc-bar'}, this.root);
     this.titleLine = el('div', {class: 'atc-title'}, this.root);
     this.stage = el('div', {class: 'atc-stage'}, this.root);
+    this.glCanvas = el('canvas', {class: 'atc-gl', style: 'display: none'}, this.stage); // under the map's
     this.mapCanvas = el('canvas', {class: 'atc-map'}, this.stage);
     this.overCanvas = el('canvas', {class: 'atc-over'}, this.stage);
     this.svg = el('svg', {class: 'atc-svg'}, this.stage, SVG_NS);
@@ -67,7 +68,11 @@ class AttentionCanvas {
     if (this.h.mode !== 'maps') return;
     if (Number.isInteger(pinned.layer)) this.layer = Math.min(Math.max(pinned.layer, 0), this.h.layers - 1);
     if (Number.isInteger(pinned.head)) this.head = Math.min(Math.max(pinned.head, 0), this.h.heads - 1);
-    if (['head', 'model', 'lines'].includes(pinned.view)) this.view = pinned.view;
+    const neurons = this.h.neurons || this.h.neuron_request; // carried, or sent once the reader asks
+    if (['head', 'model', 'lines'].includes(pinned.view) || (pinned.view === 'neuron' && neurons)) {
+      this.view = pinned.view;
+    }
+    if (this.view === 'neuron' && !neurons) this.view = 'head';
     if (!this.h.sent.includes(this.layer)) this.layer = this.h.sent[0];
   }
 
@@ -128,7 +133,9 @@ class AttentionCanvas {
     const h = this.h;
     if (h.mode === 'maps') {
       const views = el('div', {class: 'atc-group', role: 'group', 'aria-label': 'view'}, this.bar);
-      for (const [name, label] of [['head', 'Head'], ['model', 'Model'], ['lines', 'Lines']]) {
+      const named = [['head', 'Head'], ['model', 'Model'], ['lines', 'Lines']];
+      if (h.neurons || h.neuron_request) named.push(['neuron', 'Neurons']);
+      for (const [name, label] of named) {
         const b = el('button', {type: 'button', 'data-view': name, 'aria-pressed': String(this.view === name),
           text: label}, views);
         b.onclick = () => this.setView(name);
@@ -162,6 +169,10 @@ class AttentionCanvas {
   setView(view) {
     if (view === this.view) return;
     this.view = view; this.hover = null; this.render();
+    if (view === 'neuron' && !this.h.neurons && this.h.pinned?.view !== 'neuron') { // its queries and keys: one rerun
+      this.status.textContent = 'Loading the queries and keys…';
+      this.send('pinned', {kind: this.h.kind, layer: this.layer, head: this.head, view});
+    }
   }
 
   go(layer, head) {
@@ -189,7 +200,7 @@ class AttentionCanvas {
   render() {
     const t0 = performance.now();
     this.bar_();
-    this.svg.replaceChildren(); this.note.textContent = '';
+    this.svg.replaceChildren(); this.note.textContent = ''; this.glCanvas.style.display = 'none';
     if (this.h.mode === 'panels') this.drawPanels();
     else if (this.view === 'model') this.drawModel();
     else if (this.view === 'lines') this.drawLines();
@@ -206,6 +217,8 @@ class AttentionCanvas {
     return `${h.title} — layer ${this.layer + 1}, head ${this.head + 1}${shared}`;
   }
 
+  showsMap() { return this.h.mode === 'maps' && (this.view === 'head' || this.view === 'neuron'); }
+
   firstScreenRoom() { // the stage's height that keeps it and the status under it (two lines at most) on the first
     // screen; the stage's top is measured once, on the unscrolled page
     this.stageTop = this.stageTop ?? this.stage.getBoundingClientRect().top + (window.scrollY || 0);
@@ -218,12 +231,14 @@ class AttentionCanvas {
     const width = Math.max(this.root.clientWidth || 600, 320);
     const left = Math.min(this.measure(h.rows) + 10, width * 0.3) + font * 1.6;
     const bottom = Math.min(this.measure(h.cols) + 10, 150) + font * 1.6;
-    const room = width - left - 70, most = Math.max(220, Math.min(640, this.firstScreenRoom() - bottom));
+    const reserve = this.neuronRoom(); // the neuron view's panel under the map
+    const room = width - left - 70, most = Math.max(160, Math.min(640, this.firstScreenRoom() - bottom - reserve));
     let pw = Math.min(room, most), ph = pw * h.tq / h.tk;
     if (ph > most) { ph = most; pw = ph * h.tk / h.tq; }
     pw = Math.max(pw, 80); ph = Math.max(ph, 40);
     this.plot = {x: left, y: 6, w: pw, h: ph};
-    this.size(width, ph + bottom + 10);
+    this.size(width, ph + bottom + 10 + reserve);
+    this.neuronBox = reserve ? {x: font * 0.8, y: ph + bottom + 10, w: width - font * 1.6, h: reserve} : null;
     this.window = this.window || {x0: 0, y0: 0, w: h.tk, h: h.tq};
     this.drawMap();
     this.colourBar(left + pw + 16, 6, ph, this.a.lut, 0, 1, 'weight');
@@ -233,14 +248,7 @@ class AttentionCanvas {
   }
 
   drawMap(moving = false) {
-    const ctx = this.mapCanvas.getContext('2d'), p = this.plot, w = this.window;
-    ctx.clearRect(p.x - 1, p.y - 1, p.w + 2, p.h + 2);
-    const levels = this.levelsOf(this.layer, this.head);
-    const perPixel = Math.min(w.w / p.w, w.h / p.h);
-    const k = Math.min(levels.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(perPixel, 1)))));
-    const s = 2 ** k;
-    ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(levels[k].canvas, w.x0 / s, w.y0 / s, w.w / s, w.h / s, p.x, p.y, p.w, p.h);
+    const w = this.window, perPixel = this.blitMap();
     if (moving) { // zoom and pan paint the map alone; the labels follow once the gesture rests
       const ticks = this.svg.querySelector('.tick');
       if (ticks) ticks.style.display = 'none';
@@ -248,9 +256,49 @@ class AttentionCanvas {
       this.labelTimer = setTimeout(() => { this.labels(); this.paintHover(); }, 120);
     } else this.labels();
     const pooled = perPixel > 1;
-    this.note.textContent = pooled ? `Overview: each pixel shows the largest of about ${Math.ceil(perPixel) ** 2} `
+    const note = pooled ? `Overview: each pixel shows the largest of about ${Math.ceil(perPixel) ** 2} `
       + 'weights (max-pooled, so a sharp peak survives). Scroll to zoom, drag to pan, double-click to reset.'
       : (w.w < this.h.tk || w.h < this.h.tq ? 'Zoomed in: drag to pan, double-click to see the whole map.' : '');
+    if (this.note.textContent !== note) this.note.textContent = note; // unchanged text: no layout
+  }
+
+  blitMap() { // the visible window of the map, copied from the finest ready level; returns the cells per pixel
+    const ctx = this.mapCanvas.getContext('2d'), p = this.plot, w = this.window;
+    ctx.clearRect(p.x - 1, p.y - 1, p.w + 2, p.h + 2);
+    const levels = this.levelsOf(this.layer, this.head);
+    const perPixel = Math.min(w.w / p.w, w.h / p.h);
+    let k = Math.min(levels.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(perPixel, 1)))));
+    if (this.usesGL() && this.blitGL(levels, k)) { this.warm(levels); return perPixel; }
+    this.glCanvas.style.display = 'none';
+    // the level wanted (coloured now if one strip holds it), else, while it is coloured, the next coarser ready one
+    while (k < levels.length - 1 && !levels[k].ready && levels[k].rows * levels[k].cols > STRIP_CELLS) k++;
+    const s = 2 ** k;
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(levels[k].canvas, w.x0 / s, w.y0 / s, w.w / s, w.h / s, p.x, p.y, p.w, p.h);
+    this.drawnLevel = k;
+    this.warm(levels);
+    return perPixel;
+  }
+
+  warm(levels) { // colours (or, drawing with WebGL2, uploads) the head's levels not yet ready, coarse to fine, a
+    // strip per idle slice; once one finer than the level drawn is ready, the map is drawn again from it
+    const gl = this.usesGL() ? this.glMap : null;
+    if (this.warming === levels && this.warmingGL === gl) return;
+    this.warming = levels; this.warmingGL = gl;
+    const ready = l => gl ? gl.uploaded(l) : l.ready;
+    const step = () => {
+      if (this.warming !== levels || this.warmingGL !== gl) return; // another head or path: its levels first
+      const level = [...levels].reverse().find(l => !ready(l));
+      if (!level) { this.warming = null; return; }
+      if (gl) gl.uploadStrip(level); else level.paintStrip();
+      const shown = this.showsMap() && this.levels.get(`${this.layer}:${this.head}`) === levels;
+      if (ready(level) && shown && levels.indexOf(level) < this.drawnLevel) {
+        cancelAnimationFrame(this.refine);
+        this.refine = requestAnimationFrame(() => this.blitMap());
+      }
+      idle(step);
+    };
+    idle(step);
   }
 
   labels() { // the visible rows and columns of the head view, thinned so that labels never touch
@@ -281,7 +329,8 @@ class AttentionCanvas {
     const x = font * 0.8, y = p.y + p.h / 2;
     el('text', {class: 'axis-title', x, y, 'text-anchor': 'middle', 'font-size': font,
       transform: `rotate(-90 ${x} ${y})`, text: rowTitle}, this.svg, SVG_NS);
-    el('text', {class: 'axis-title', x: p.x + p.w / 2, y: this.H - 4, 'text-anchor': 'middle', 'font-size': font,
+    el('text', {class: 'axis-title', x: p.x + p.w / 2, y: this.H - 4 - this.neuronRoom(), 'text-anchor': 'middle',
+      'font-size': font,
       text: colTitle}, this.svg, SVG_NS);
   }
 
@@ -313,7 +362,7 @@ class AttentionCanvas {
   accessibleTable() { // the visible head's weights for screen readers, for inputs up to SR_TOKENS tokens
     const h = this.h;
     this.table.replaceChildren();
-    if (h.mode !== 'maps' || this.view !== 'head' || Math.max(h.tq, h.tk) > SR_TOKENS) return;
+    if (!this.showsMap() || Math.max(h.tq, h.tk) > SR_TOKENS) return;
     el('caption', {text: `${this.kindTitle()}: rows are queries, columns keys`}, this.table);
     const head = el('tr', {}, el('thead', {}, this.table));
     el('th', {text: 'query \\ key'}, head);

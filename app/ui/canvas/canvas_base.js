@@ -1,6 +1,6 @@
 // The attention canvas's helpers: the payload's decoding, colour tables, DOM elements and the max-pooled levels
-// of a big map. app/ui/canvas/__init__.py joins canvas_base.js, canvas.js, canvas_views.js and canvas_input.js,
-// in that order, into the one module Streamlit loads (and the notebook widget inlines).
+// of a big map. app/ui/canvas/module.py joins the canvas*.js files, in its PARTS order, into the one module
+// Streamlit loads (and the notebook widget inlines).
 
 
 const STATES = new WeakMap();
@@ -11,6 +11,7 @@ const MAX_LABELS = 400; // labels drawn on one axis at most (the rest are thinne
 const HEAD_COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000',
   '#7f7f7f', '#8c564b', '#9467bd', '#17becf'];
 const SVG_NS = 'http://www.w3.org/2000/svg';
+const STRIP_CELLS = 1 << 18; // cells a level colours in one slice of idle time (about a millisecond)
 
 let HALF = null; // float16 bit pattern → float32, built on first use
 function half(bits) {
@@ -60,7 +61,8 @@ function el(tag, attrs = {}, parent = null, ns = null) {
 function short(label, n = 22) { return label.length > n ? label.slice(0, n - 1) + '…' : label; }
 
 // A pyramid of one map's colour indices: level k max-pools 2^k × 2^k cells, so a sharp peak survives the overview.
-// Each level is painted into its canvas the first time it is drawn (a 2,048² map's full level waits for a zoom).
+// Each level is coloured once into its own canvas, in strips of STRIP_CELLS: the coarsest when first drawn, the
+// finer ones in idle time (AttentionCanvas.warm), so a zoom step only copies a region of a ready canvas.
 function pyramid(index, rows, cols, lut) {
   const levels = [];
   let data = index, r = rows, c = cols;
@@ -91,9 +93,30 @@ function pool(data, rows, cols) { // (rows × cols) → the maximum of each 2 ×
 }
 
 class Level {
-  constructor(index, rows, cols, lut) { Object.assign(this, {index, rows, cols, lut, painted: null}); }
-  get canvas() { return this.painted || (this.painted = paint(this.index, this.rows, this.cols, this.lut)); }
+  constructor(index, rows, cols, lut) { Object.assign(this, {index, rows, cols, lut, painted: null, done: 0}); }
+
+  get ready() { return this.done >= this.rows; }
+
+  get canvas() { // the whole level, coloured now if it is not yet
+    while (!this.ready) this.paintStrip();
+    return this.painted;
+  }
+
+  paintStrip() { // colours the next STRIP_CELLS cells' rows through the colour table
+    if (!this.painted) {
+      this.painted = document.createElement('canvas');
+      this.painted.width = this.cols; this.painted.height = this.rows;
+    }
+    const r0 = this.done, r1 = Math.min(this.rows, r0 + Math.max(1, Math.floor(STRIP_CELLS / this.cols)));
+    const ctx = this.painted.getContext('2d'), image = ctx.createImageData(this.cols, r1 - r0);
+    const pixels = new Uint32Array(image.data.buffer), lut = this.lut, index = this.index, base = r0 * this.cols;
+    for (let i = 0; i < pixels.length; i++) pixels[i] = lut[index[base + i]];
+    ctx.putImageData(image, 0, r0);
+    this.done = r1;
+  }
 }
+
+const idle = window.requestIdleCallback ? f => window.requestIdleCallback(f, {timeout: 50}) : f => setTimeout(f, 0);
 
 function paint(index, rows, cols, lut) {
   const canvas = document.createElement('canvas');

@@ -15,6 +15,7 @@ Object.assign(AttentionCanvas.prototype, {
       return;
     }
     this.hoverHead(ctx, hv);
+    if (this.view === 'neuron') this.hoverNeurons(ctx, hv);
   },
 
   hoverHead(ctx, hv) {
@@ -130,13 +131,17 @@ Object.assign(AttentionCanvas.prototype, {
         this.clampWindow(); this.schedule(() => this.redrawMap(), e.timeStamp);
         return;
       }
-      this.hover = this.locate(x, y);
+      const at = this.locate(x, y), key = at ? `${at.q},${at.k},${at.thumb?.layer},${at.thumb?.head}` : '';
+      if (this.hover && key === this.hoverKey && this.view === this.hoverView) return; // the same cell: no paint
+      this.hover = at; this.hoverKey = key; this.hoverView = this.view;
       this.schedule(() => this.paintHover(), e.timeStamp);
     });
-    this.stage.addEventListener('pointerleave', () => { this.hover = null; this.schedule(() => this.paintHover()); });
+    this.stage.addEventListener('pointerleave', () => {
+      this.hover = null; this.hoverKey = ''; this.schedule(() => this.paintHover());
+    });
     this.stage.addEventListener('pointerdown', e => {
       const [x, y] = point(e);
-      if (this.h.mode === 'maps' && this.view === 'head' && this.locate(x, y)?.k != null) {
+      if (this.showsMap() && this.locate(x, y)?.k != null) {
         this.drag = {x, y, x0: this.window.x0, y0: this.window.y0, moved: false};
         this.stage.setPointerCapture(e.pointerId);
       }
@@ -148,10 +153,10 @@ Object.assign(AttentionCanvas.prototype, {
       if (t) { this.view = 'head'; this.window = null; this.layer = -1; this.go(t.layer, t.head); }
     });
     this.stage.addEventListener('dblclick', () => {
-      if (this.h.mode === 'maps' && this.view === 'head') { this.window = null; this.render(); }
+      if (this.showsMap()) { this.window = null; this.render(); }
     });
     this.stage.addEventListener('wheel', e => {
-      if (this.h.mode !== 'maps' || this.view !== 'head') return;
+      if (!this.showsMap()) return;
       e.preventDefault();
       const [x, y] = point(e);
       this.zoom(e.deltaY > 0 ? 1.25 : 0.8, x, y); this.schedule(() => this.redrawMap(), e.timeStamp);

@@ -12,6 +12,8 @@ payload, shape), each starting on a multiple of 8 so the browser views them with
 * ``thumbs`` uint8 (L, H, s, s'): the model view's thumbnails, each block the weight its keys hold together
   averaged over its queries, on one scale up to ``thumb_top``, for every layer even when one layer is sent.
 * ``lut`` / ``lut_signed`` uint8 (256, 3): the colour-blind-safe scales (Viridis; blue–white–orange).
+* ``q`` / ``k`` float16 (l, H, Tq, dk) / (l, Hkv, Tk, dk), when the maps came from a trace: the neuron view's
+  queries and keys of the layers the header's ``neurons`` lists (:mod:`app.ui.canvas.neurons`).
 
 Pure functions of numpy arrays and labels: no Streamlit. :func:`decode` reads a payload back (the tests' round trip).
 """
@@ -123,10 +125,12 @@ def _common(look: Look) -> dict[str, Any]:
 
 def encode_maps(layers: Sequence[np.ndarray], rows: Sequence[str], cols: Sequence[str], *, shape: tuple[int, ...],
                 sent: Sequence[int], look: Look, thumbs: tuple[np.ndarray, float] | None = None,
-                pinned: dict[str, Any] | None = None) -> bytes:
+                pinned: dict[str, Any] | None = None, neurons: tuple[dict[str, Any], dict[str, np.ndarray]] = ({}, {})
+                ) -> bytes:
     """Every head of the ``sent`` layers (``layers``: one (H, Tq, Tk) array each, in that order) of maps of
-    ``shape`` (L, H, Tq, Tk) as one payload for the head, model and lines views; ``thumbs`` from
-    :func:`thumbnails` (computed here from ``layers`` when every layer is sent)."""
+    ``shape`` (L, H, Tq, Tk) as one payload for the head, model, lines and neuron views; ``thumbs`` from
+    :func:`thumbnails` (computed here from ``layers`` when every layer is sent); ``neurons`` the header entry and
+    sections of :func:`app.ui.canvas.neurons.sections` (none: no neuron view)."""
     n_layers, heads, tq, tk = shape
     if len(rows) != tq or len(cols) != tk:
         raise ValueError(f"{len(rows)} row and {len(cols)} column labels for {tq} × {tk} maps")
@@ -140,9 +144,13 @@ def encode_maps(layers: Sequence[np.ndarray], rows: Sequence[str], cols: Sequenc
         thumbs = thumbnails(list(stacked))
     writer.add("thumbs", thumbs[0])
     writer.add("lut", lut(map_charts.SEQUENTIAL))
+    for name, array in neurons[1].items():
+        writer.add(name, array)
+    if neurons[1]:  # the neuron view colours q, k and q⊙k on the signed scale
+        writer.add("lut_signed", lut(map_charts.DIVERGING))
     header = dict(_common(look), mode="maps", layers=n_layers, heads=heads, tq=tq, tk=tk, sent=list(sent),
                   values=values, thumb_top=thumbs[1], rows=list(map(str, rows)), cols=list(map(str, cols)),
-                  pinned=pinned or {})
+                  pinned=pinned or {}, neurons=neurons[0] or None)
     return writer.payload(header)
 
 

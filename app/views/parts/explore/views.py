@@ -9,6 +9,7 @@ link has them) and ``map`` (the canvas's view), which the panels below and the e
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +26,9 @@ from core import analysis, Explanation, KIND_LABELS
 
 SUMMARY_TOKENS = 1024  # the summary (rollout, every head's statistics) is drawn for inputs up to this long
 VIEWS = {"head": "Maps", "summary": "Summary", "generation": "Generation"}  # the maps' own views are the canvas's
-MAP_VIEWS = ("head", "model", "lines")  # the canvas's views (the share link's ``map``; an old link's ``view``)
+MAP_VIEWS = ("head", "model", "lines", "neuron")  # the canvas's views (the share link's ``map``; an old link's ``view``)
 CANVAS = "attention_canvas"
+log = logging.getLogger(__name__)
 
 
 def _exports(figure, arrays: dict[str, np.ndarray], table: pd.DataFrame, name: str) -> None:
@@ -135,14 +137,32 @@ def pin_from_canvas() -> bool:
 def canvas_payload(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int,
                    head: int, fs: float, view: str = "head", theme: str | None = None) -> bytes:
     """Every map of ``kind`` as the canvas's payload, opening on ``view``, built once per (input, options, kind,
-    pinned head, view, scale, theme hint)."""
+    pinned head, view, scale, theme hint). The neuron view's queries and keys travel once the reader asks for that
+    view (the canvas pins it: one rerun), so a page that never opens it runs the model once."""
     rows, cols, y_title = charts.axes(exp, kind)
     groups = [int(g) for g in exp.head_groups.get(kind) or []]  # the key/value head each query head reads
     look = canvas.Look(title=KIND_LABELS[kind], row_title=y_title, col_title=charts.KEY_TITLE, presentation=fs > 1,
-                       theme=theme, extra={"groups": groups})
+                       theme=theme, extra={"groups": groups, "neuron_request": True})
     return resources.figure(entry, exp.text, options, ("canvas", kind, layer, head, view, fs, theme),
                             lambda: canvas.maps_payload(exp.attention[kind], rows, cols, kind=kind, layer=layer,
-                                                        head=head, view=view, look=look))
+                                                        head=head, view=view, look=look,
+                                                        neurons=_neurons(entry, exp, options, kind)
+                                                        if view == "neuron" else None))
+
+
+def _neurons(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str) -> canvas.Neurons | None:
+    """The queries and keys behind ``exp``'s maps of ``kind`` (the neuron view): its own maps' when they were
+    computed on demand, else those of a cached pass that records them; None for a model whose scores are not
+    scaled dot products of queries and keys."""
+    found = canvas.neurons_of(exp.attention[kind])
+    if found is not None:
+        return found
+    try:
+        traced = resources.explain_entry(entry, exp.text, **(options | {"maps": "on_demand"}))
+    except ValueError as error:
+        log.info("no neuron view for %s: %s", kind, error)
+        return None
+    return canvas.neurons_of(traced.attention.get(kind))
 
 
 def head_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any], kind: str, layer: int, head: int,

@@ -71,6 +71,16 @@ def test_japanese_is_drawn_with_cjk_glyphs_not_tofu(japanese, selector):
         f"{selector}: {font} does not draw Japanese with Noto Sans CJK JP"
 
 
+# True once every chart of the page has kept its size for one second (polled: the charts' boxes, joined).
+SETTLED_JS = """() => {
+  const now = [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .map(c => { const r = c.getBoundingClientRect(); return `${r.width}x${r.height}`; }).join(',');
+  const was = window.__chartsSeen, when = window.__chartsSince || 0;
+  if (was !== now) { window.__chartsSeen = now; window.__chartsSince = performance.now(); return false; }
+  return performance.now() - when > 1000;
+}"""
+
+
 @pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
 def test_masks_in_japanese_keep_their_layout(japanese, presentation):
     url, page = japanese
@@ -79,6 +89,7 @@ def test_masks_in_japanese_keep_their_layout(japanese, presentation):
         page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
                                "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
         page.wait_for_timeout(800)
+        page.wait_for_function(SETTLED_JS, timeout=30_000)  # every chart drawn again to the unfolded width
     screenshot(page, f"masks-ja-{'presentation' if presentation else 'normal'}")
     assert problems_on(page) == []
     assert page.evaluate(f"() => {{ {UNZOOMED} return ({OVERLAPS_JS})(); }}") == []

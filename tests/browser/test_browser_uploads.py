@@ -33,7 +33,7 @@ def _upload(page, path: Path) -> None:
 
 def _picker_options(page) -> list[str]:
     sidebar = page.locator('[data-testid="stSidebar"]')  # the model picker, not the language picker above it
-    sidebar.locator('[data-testid="stSelectbox"]').filter(has=sidebar.get_by_text("Model", exact=True)).click()
+    sidebar.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text("Model", exact=True)).click()
     options = page.locator('[role="option"]')
     options.first.wait_for(timeout=10_000)
     texts = [o.inner_text() for o in options.all()]

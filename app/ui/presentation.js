@@ -44,10 +44,7 @@
     const bar = document.querySelector('[data-testid="stSidebar"]');
     const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
     if (state.folded || !bar || !button) return;
-    if (bar.getAttribute('data-collapsed') === 'false') {
-      button.click();  // a chart drawn to the narrower column before the fold is drawn again to the wider one
-      for (const ms of [400, 1200]) setTimeout(() => window.dispatchEvent(new Event('resize')), ms);
-    }
+    if (bar.getAttribute('data-collapsed') === 'false') button.click();
     state.folded = true;
   };
 

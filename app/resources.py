@@ -43,8 +43,8 @@ from app.services import catalog, storage
 from app.services.costs import budgeted, cost, tokens
 from app.services.jobs import JobRegistry
 from app.services.limits import ByteLRU, Gate, freeze, lower_priority
-from core import (Checkpoint, device, explain, explain_batch, Explanation, get_task, lessons,
-                  load_checkpoint, load_pretrained, ModelFacts, PretrainedModel, TASKS, training)
+from core import (Checkpoint, device, explain, explain_batch, Explanation, lessons,
+                  load_checkpoint, load_pretrained, ModelFacts, PretrainedModel, training)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -379,27 +379,3 @@ def attention_timing(lengths: tuple[int, ...]) -> lessons.AttentionCost:
     of lengths: a widget that does not change them shows the same measurement."""
     lessons.attention_cost([16], repeats=2)  # the first call pays for allocation, not for n²
     return lessons.attention_cost(list(lengths), repeats=7)
-
-
-def learning_entry(current: catalog.Entry | None) -> catalog.Entry:
-    """The model "How it learns" steps: the sidebar's own translation-like checkpoint (shipped or a run of this
-    server, never an upload or a models folder's: its weights are changed in this process), else the shipped
-    translation model."""
-    if (current is not None and not current.untrusted and not current.pretrained
-            and current.task in TASKS and get_task(current.task).architecture == "encoder-decoder"):
-        return current
-    return entry(catalog.DEFAULT_KEY)
-
-
-def training_pairs(e: catalog.Entry) -> list[tuple[str, str]]:
-    """Cached :func:`core.lessons.training_pairs`: the first pairs of the training split ``e`` was trained on."""
-    return cached(("training-pairs", str(e.path), catalog.version(e)), lambda: lessons.training_pairs(checkpoint(e)),
-                  "Reading the training data…", 1.0)
-
-
-def learning_step(e: catalog.Entry, step: int, seed: int) -> lessons.LearningStep:
-    """Cached :func:`core.lessons.learning_step` of ``e`` on its first training pairs at optimizer step ``step``."""
-    pairs = training_pairs(e)
-    return cached(("learning-step", str(e.path), catalog.version(e), step, seed),
-                  lambda: lessons.learning_step(checkpoint(e), pairs, step=step, seed=seed),
-                  "Taking one training step…", 1.0)

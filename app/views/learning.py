@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import resources, routes
+from app import learning_resources, resources, routes
 from app.charts import grids
 from app.charts import training as training_charts
 from app.ui import language, presentation, vega, widgets
@@ -58,7 +58,7 @@ def _code(stage: int) -> None:
 def learning_body() -> None:
     """The stage, its pickers and Back / Next: a fragment, so moving on reruns it alone."""
     chosen = widgets.current_entry()
-    entry = resources.learning_entry(chosen)
+    entry = learning_resources.learning_entry(chosen)
     if chosen is not None and chosen.key != entry.key and show:
         st.caption(t("opening.instead", chosen=chosen.name, entry=entry.name))
     trained = int(resources.checkpoint(entry).info.extra.get("train", {}).get("steps", 0) or 0)
@@ -66,7 +66,7 @@ def learning_body() -> None:
         st.session_state["learn_step"] = min(trained + 1, MAX_STEP)  # the step after the model's last one
     widgets.clamped("learn_step", 1, MAX_STEP)
     stage = widgets.clamped("learn_stage", 0, len(STAGES) - 1)
-    got = widgets.attempt(t("nav.doing"), resources.learning_step, entry,
+    got = widgets.attempt(t("nav.doing"), learning_resources.learning_step, entry,
                           int(st.session_state["learn_step"]), int(st.session_state["learn_seed"]))
     if got is None:
         return

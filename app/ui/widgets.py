@@ -19,7 +19,7 @@ from app import resources
 from app.charts import attention as charts
 from app.charts import maps
 from app.charts import diagram as diagrams
-from app.ui import class_follow, vega
+from app.ui import canvas, class_follow, vega
 from core import Checkpoint, CheckpointError, KIND_LABELS, ModelFacts, PretrainedModel, training
 
 log = logging.getLogger(__name__)
@@ -277,13 +277,20 @@ def map_controls(shapes: dict[str, tuple[int, int]], prefix: str) -> tuple[str, 
 
 # ----------------------------------------------------------------------------- drawing
 def snapshot_map(tl: training.SnapshotTimeline, step: int, prefix: str) -> None:
-    """Kind, layer and head pickers and that head's map at ``step`` of a run's timeline (or its live snapshot)."""
-    kind, layer, head = map_controls({k: tl.maps(step, k).shape[:2] for k in tl.kinds}, prefix)
-    maps = tl.maps(step, kind)  # (L, H, Tq, Tk)
-    title = f"{KIND_LABELS.get(kind, kind)} · layer {layer + 1}, head {head + 1} · step {step:,}"
+    """A kind picker and every head of that kind at ``step`` of a run's timeline (or its live snapshot) on the
+    attention canvas: layer and head are chosen in the browser and stay as the step moves (key
+    ``{prefix}_canvas_{kind}``; a pinned head is the one each new step opens on)."""
+    kinds = list(tl.kinds)
+    kind = kind_picker(kinds, f"{prefix}_kind") if len(kinds) > 1 else kinds[0]
+    key = f"{prefix}_canvas_{kind}"
+    pinned = canvas.pinned(key) or {}
     queries, keys = tl.axes(kind)
-    plot(charts.head_map(maps[layer, head], charts.token_labels(queries), charts.token_labels(keys), title=title,
-                         font_scale=font_scale()), name=f"{prefix}-{kind}-L{layer + 1}H{head + 1}-step{step}")
+    look = canvas.Look(title=f"{KIND_LABELS.get(kind, kind)} · step {step:,}", presentation=font_scale() > 1,
+                       theme=canvas.theme(), extra={"name": f"{prefix}-{kind}-step{step}"})
+    data = canvas.maps_payload(tl.maps(step, kind), charts.token_labels(queries), charts.token_labels(keys),
+                               kind=kind, layer=int(pinned.get("layer", 0)), head=int(pinned.get("head", 0)),
+                               view=str(pinned.get("view", "head")), look=look)  # (L, H, Tq, Tk), every head
+    canvas.maps(data, key=key)
 
 
 def plot(figure: Any, *, name: str, key: str | None = None, stretch: bool = False, toolbar: bool = True,

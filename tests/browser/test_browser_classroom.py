@@ -136,7 +136,17 @@ def test_a_student_follows_the_teacher_detaches_catches_up_and_answers(two_brows
 
 def test_the_projector_in_presentation_mode_keeps_the_badge_and_the_chart_on_screen(two_browsers):
     url, teacher, _ = two_browsers
-    teacher.locator('[data-testid="stSidebar"]').get_by_text("Presentation mode").click()
+    wait_until_idle(teacher)
+    toggle = teacher.locator('[data-testid="stSidebar"]').get_by_text("Presentation mode")
+    try:
+        toggle.wait_for(timeout=60_000)
+    except Exception as error:  # say what the teacher's screen showed instead (CI has no other window on it)
+        _shot(teacher, "teacher-without-toggle")
+        sidebar = teacher.locator('[data-testid="stSidebar"]')
+        shown = sidebar.inner_text()[:1500] if sidebar.count() else "(no sidebar)"
+        raise AssertionError(f"the teacher's sidebar has no Presentation mode toggle at {teacher.url}: "
+                             f"{shown!r}; main: {teacher.locator('body').inner_text()[:1500]!r}") from error
+    toggle.click()
     teacher.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
                               "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
     wait_until_idle(teacher)

@@ -34,6 +34,11 @@ class AttentionCanvas {
   receive(bytes) {
     const {header, arrays} = parse(bytes);
     const theme = this.theme(header);
+    let kept = null; // new maps of the same kind while Python's pin stayed: the reader's own layer, head and view stay
+    if (header.id !== this.id && this.h?.mode === 'maps' && header.mode === 'maps' && header.kind === this.h.kind
+        && JSON.stringify(header.pinned || {}) === JSON.stringify(this.h.pinned || {})) {
+      kept = {layer: this.layer, head: this.head, view: this.view};
+    }
     if (header.id !== this.id) {
       this.id = header.id; this.h = header; this.a = arrays; this.levels = new Map(); this.thumbCanvas = null;
       this.lut = lut32(arrays.lut); this.lutSigned = arrays.lut_signed ? lut32(arrays.lut_signed) : null;
@@ -46,6 +51,7 @@ class AttentionCanvas {
     this.h = Object.assign(this.h, {pinned: header.pinned});
     this.dark = theme;
     this.adopt(header.pinned || {});
+    if (kept) { this.adopt(kept); this.pinned = header.pinned || {}; }
     this.root.classList.toggle('dark', this.dark);
     this.root.classList.toggle('big', !!header.presentation);
     this.render();

@@ -29,11 +29,12 @@ class Question:
     Attributes:
         topic: which question this is (``best_key``, ``beta``, ``positional_head``, ``row_sum``, ``cross_source``,
             ``next_token``, ``temperature``): the app's messages ``questions.<topic>.prompt`` and ``.why``.
-        options: what the student may answer: the sentence's tokens (``kind`` "tokens"), head numbers from 1
-            ("heads") or the names of the choices ("choices": ``questions.<topic>.options.<name>``).
+        options: what the student may answer: the sentence's tokens (``kind`` "tokens"), candidate tokens
+            ("candidates"), head numbers from 1 ("heads") or the names of the choices ("choices":
+            ``questions.<topic>.options.<name>``).
         answer: the index into ``options`` of the model's answer.
         values: the numbers and token strings the prompt and the why are filled with (placeholder → value).
-        kind: "tokens", "heads" or "choices".
+        kind: "tokens", "candidates", "heads" or "choices".
     """
 
     topic: str
@@ -123,7 +124,8 @@ def next_token(trace: LessonTrace, t: int, k: int = 5) -> Question:
     best, p = candidates[0]
     runner, runner_p = candidates[1] if k > 1 else ("", 0.0)
     return Question("next_token", offered, offered.index(best),
-                    dict(after=trace.target_tokens[t], best=best, p=float(p), runner=runner, runner_p=float(runner_p)))
+                    dict(after=trace.target_tokens[t], best=best, p=float(p), runner=runner, runner_p=float(runner_p)),
+                    kind="candidates")
 
 
 def temperature(trace: LessonTrace, t: int, value: float = 2.0) -> Question:

@@ -14,7 +14,7 @@ from app.ui import glossary, language, vega, widgets
 from app.charts import attention as attention_charts
 from app.charts import lesson as charts
 from app.charts.base import phrases
-from app.views.parts.lesson_stages import View, axes, chain, num, tex, weights_map
+from app.views.parts.lesson_stages import View, axes, chain, num, sentences, tex, weights_map
 from core import attention, lessons
 
 DRAWS = 100  # tokens the sampling stage draws to show how often each candidate wins
@@ -91,7 +91,7 @@ def output(trace: lessons.LessonTrace, v: View) -> None:
     t, tgt, w = v.t, trace.target_tokens, words()
     candidates = trace.top_candidates(t, k=5)
     spanish = trace.family == "attnscope" and trace.kind == "encoder-decoder"
-    st.markdown(w("output.text_spanish" if spanish else "output.text") + " " + w("output.greedy"))
+    st.markdown(sentences(w("output.text_spanish" if spanish else "output.text"), w("output.greedy")))
     vega.draw(candidates_chart, candidates, w("output.title", token=tgt[t]), v.fs, v.sizes.get("P"))
     best, p = candidates[0]
     bias = " + b" if trace.output_bias else ""

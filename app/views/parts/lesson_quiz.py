@@ -59,20 +59,24 @@ def prompt(question: lessons.Question) -> str:
     return language.words("lesson-quiz")(f"questions.{question.topic}.prompt", **question.values)
 
 
+def why_key(question: lessons.Question) -> str:
+    """The ``lesson-quiz`` message that says why the model answers ``question`` as it does."""
+    if question.topic == "best_key" and question.values.get("runner"):
+        return "questions.best_key.why_next"
+    if question.topic == "positional_head":
+        return f"questions.positional_head.why_{question.values['where']}"
+    return f"questions.{question.topic}.why"
+
+
 def why(question: lessons.Question) -> str:
     """Why the model answers as it does, in the session's language."""
-    t, values = language.words("lesson-quiz"), question.values
-    if question.topic == "best_key" and values.get("runner"):
-        return t("questions.best_key.why_next", **values)
-    if question.topic == "positional_head":
-        return t(f"questions.positional_head.why_{values['where']}", **values)
-    return t(f"questions.{question.topic}.why", **values)
+    return language.words("lesson-quiz")(why_key(question), **question.values)
 
 
 def option(question: lessons.Question, n: int) -> str:
     """Option ``n`` as the student reads it: a token as it is, a head by its number, a choice in words."""
     t, name = language.words("lesson-quiz"), question.options[n]
-    if question.kind == "tokens":
+    if question.kind in ("tokens", "candidates"):
         return name
     if question.kind == "heads":
         return t("quiz.head", n=name)
@@ -100,7 +104,7 @@ def _pose(stage: int, key: str, question: lessons.Question) -> None:
         st.pills(label, range(len(question.options)), format_func=fmt, key=_widget_key("answer", key),
                  on_change=_picked, args=(stage, key, question))
         st.button(t("quiz.skip"), key=f"lesson_skip_{stage}", on_click=_record, args=(stage, key, question, None),
-                  shortcut=SKIP_KEY, help=t("quiz.skip_help", key=SKIP_KEY.upper()), icon=":material/skip_next:")
+                  shortcut=SKIP_KEY, help=t("quiz.skip_help", shortcut=SKIP_KEY.upper()), icon=":material/skip_next:")
 
 
 def _yours(answer: dict) -> str:
@@ -124,7 +128,7 @@ def reveal(answer: dict) -> None:
 def toggle(track: tuple[tracks.Stage, ...] = tracks.ENCODER_DECODER) -> None:
     """The student's switch: ask before each question stage shows, or show every stage at once."""
     t = language.words("lesson-quiz")
-    st.toggle(t("quiz.ask_first"), key=ASK, help=t("quiz.ask_help", n=len(questions_of(track)), key=SKIP_KEY.upper()))
+    st.toggle(t("quiz.ask_first"), key=ASK, help=t("quiz.ask_help", n=len(questions_of(track)), shortcut=SKIP_KEY.upper()))
 
 
 def ask(trace: lessons.LessonTrace, v: View, stage: int,

@@ -12,7 +12,7 @@ from app.charts import grids
 from app.charts import lesson as charts
 from app.ui import language, vega, widgets
 from app.views.parts.lesson_decoder import candidates_chart
-from app.views.parts.lesson_stages import View, num, tex, vec, words
+from app.views.parts.lesson_stages import View, num, sentences, tex, vec, words
 
 
 def causal_mask(trace, v: View) -> None:
@@ -72,8 +72,9 @@ def embeddings(trace, v: View) -> None:
     formula = formula.format(t=tex(src[i]), i=i).replace("]", "]" + scale, 1)
     if trace.embedding_norm:
         formula = rf"\mathrm{{LN}}({formula})"
-    st.markdown(t("positions.embedding") + (t("positions.scale", scale=num(trace.embed_scale)) if scale else "")
-                + ". " + t(f"positions.{scheme}") + (" " + t("positions.norm") if trace.embedding_norm else ""))
+    st.markdown(sentences(t("positions.embedding_scaled", scale=num(trace.embed_scale)) if scale
+                          else t("positions.embedding"), t(f"positions.{scheme}"),
+                          t("positions.norm") if trace.embedding_norm else ""))
     vega.draw(charts.vectors, trace.embedded, src, title=t("positions.title"), highlight=i,
               font_scale=v.fs, size=v.sizes.get("x"), lang=language.current())
     st.latex(rf"x_{{{i}}} = {formula} = {vec(trace.embedded[i])},\quad x_{{{i}}} \in \mathbb{{R}}^{{{trace.d_model}}}")
@@ -83,8 +84,8 @@ def projections(trace, v: View) -> None:
     """One head's q, k and v of layer 1 as the scores see them (after rotary positions where the model has them)."""
     src, i, h, head, d, dk = trace.source_tokens, v.i, v.h, trace.encoder_head, trace.d_model, trace.d_k
     rotary, t = trace.positions == "rotary", words()
-    st.markdown(t("positions.projections", heads=trace.n_heads, dk=dk) + (" " + t("positions.rotated") if rotary
-                                                                          else ""))
+    st.markdown(sentences(t("positions.projections", heads=trace.n_heads, dk=dk),
+                          t("positions.rotated") if rotary else ""))
     for name, matrix in zip("QKV", (head.q, head.k, head.v)):
         vega.draw(charts.vectors, matrix, src, title=t("projections.matrix", name=name, head=h + 1), highlight=i,
                   max_dims=16, font_scale=v.fs, size=v.sizes.get(name), lang=language.current())

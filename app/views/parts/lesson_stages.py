@@ -44,6 +44,12 @@ def axes() -> tuple[str, str, str]:
     return word("lesson.key"), word("lesson.query"), word("lesson.weight")
 
 
+def sentences(*parts: str) -> str:
+    """Sentences run together as the session's language writes them: after a space, or straight on in Japanese
+    and Chinese (their full stop 。 needs none); empty parts are left out."""
+    return ("" if language.current() in language.CJK else " ").join(p for p in parts if p)
+
+
 def num(x: float) -> str:
     return f"{x:.2f}"
 
@@ -89,7 +95,7 @@ def tokens(trace: lessons.LessonTrace, v: View) -> None:
     if trace.family == "attnscope" and trace.kind == "encoder-decoder":
         glossary.erratum("example_direction")
     st.latex(rf"\text{{{t('tokens.count', n=S)}}}\;\rightarrow\;X \in \mathbb{{R}}^{{{S} \times {trace.d_model}}}"
-             rf"\quad(\text{{{t('tokens.row')}}})")
+             rf"\quad(\text{{{t('tokens.row')} }}d_{{model}})")
 
 
 def embeddings(trace: lessons.LessonTrace, v: View) -> None:
@@ -146,8 +152,8 @@ def scores(trace: lessons.LessonTrace, v: View, scaled: bool) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
     bias = head.position_bias  # T5: a learned bias per relative distance, no ÷√d_k
     matrix, t = (head.scaled if scaled else head.dot), words()
-    st.markdown(t("scores.text") + " " + (t("scores.raw") if not scaled else t("scores.relative")
-                                          if bias is not None else t("scores.scaled")))
+    st.markdown(sentences(t("scores.text"), t("scores.raw") if not scaled else t("scores.relative")
+                          if bias is not None else t("scores.scaled")))
     title = (t("scores.title_relative") if bias is not None else "q·k / √d_k") if scaled else t("scores.title_raw")
     vega.draw(scores_map, matrix, src, title, v.fs, v.sizes.get("QKᵀ"))
     j = int(np.argmax(head.dot[i]))
@@ -166,7 +172,7 @@ def scores(trace: lessons.LessonTrace, v: View, scaled: bool) -> None:
 
 def mask(trace: lessons.LessonTrace, v: View) -> None:
     src, t = trace.source_tokens, words()
-    st.markdown(t("mask.text") + " " + (t("mask.decoder") if trace.kind == "encoder-decoder" else t("mask.padding")))
+    st.markdown(sentences(t("mask.text"), t("mask.decoder") if trace.kind == "encoder-decoder" else t("mask.padding")))
     widgets.plot(grids.mask_heatmap(trace.encoder_head.mask, src, src, title=t("mask.title"),
                                     font_scale=v.fs, subtitle=v.sizes.get("M"), lang=language.current()),
                  name="encoder-mask", key="lesson_mask_map")
@@ -264,9 +270,9 @@ def add_norm(trace: lessons.LessonTrace, v: View) -> None:
 def ffn(trace: lessons.LessonTrace, v: View) -> None:
     src, i, d, F = trace.source_tokens, v.i, trace.d_model, trace.d_ff
     act, t = ("ReLU" if trace.activation == "relu" else trace.activation), words()
-    active = "" if trace.ffn_hidden is None else " " + t("ffn.active", n=int((trace.ffn_hidden[i] > 0).sum()), F=F)
-    st.markdown(t("ffn.text_gated" if trace.gated else "ffn.text", F=F, act=act, d=d) + active + " "
-                + t("ffn.then"))
+    active = "" if trace.ffn_hidden is None else t("ffn.active", n=int((trace.ffn_hidden[i] > 0).sum()), F=F)
+    st.markdown(sentences(t("ffn.text_gated" if trace.gated else "ffn.text", F=F, act=act, d=d), active,
+                          t("ffn.then")))
     vega.draw(charts.vectors, trace.ffn_out, src, title="FFN(x)", highlight=i, font_scale=v.fs,
               size=v.sizes.get("FFN"), lang=language.current())
     b1, b2 = (" + b_1", " + b_2") if trace.projection_bias else ("", "")
@@ -286,9 +292,9 @@ def ffn(trace: lessons.LessonTrace, v: View) -> None:
 
 def encoder_output(trace: lessons.LessonTrace, v: View) -> None:
     src, i, t = trace.source_tokens, v.i, words()
-    final = " " + t("encoder_output.final") if trace.final_norm else ""
+    final = t("encoder_output.final") if trace.final_norm else ""
     then = t("encoder_output.memory") if trace.kind == "encoder-decoder" else t("encoder_output.output")
-    st.markdown(t("encoder_output.text") + final + " " + then)
+    st.markdown(sentences(t("encoder_output.text"), final, then))
     vega.draw(charts.vectors, trace.memory, src, title=t("encoder_output.title"), highlight=i,
               font_scale=v.fs, size=v.sizes.get("memory"), lang=language.current())
     st.latex(rf"\mathrm{{memory}}_{{{i}}} = {vec(trace.memory[i])},\qquad \mathrm{{memory}} \in "

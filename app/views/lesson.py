@@ -46,6 +46,7 @@ widgets.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head"
                           "lesson_top_p": 1.0, "lesson_seed": 0, quiz.ASK: True}, from_one=FROM_ONE)
 fs = widgets.font_scale()
 show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen
+lang = language.current()
 t = language.words("lesson")
 st.title(t("opening.title"))
 if show:
@@ -54,7 +55,8 @@ if show:
 
 def title(stage: tracks.Stage) -> str:
     """A stage's title in the session's language (its English title where the messages have none)."""
-    return i18n.catalog(language.current(), "lesson").get(f"stage_titles.{stage.title}", stage.title)
+    return i18n.catalog(lang, "lesson").get(f"stage_titles.{stage.title}", stage.title)  # the run's language: a
+    # select's format_func is called again outside the run (AppTest), where the session is not at hand
 
 
 #: Each stage's drawing, by its title (the same drawing in every track that has the stage).

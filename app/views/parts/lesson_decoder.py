@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import resources
+from app import i18n, resources
 from app.ui import glossary, language, vega, widgets
 from app.charts import attention as attention_charts
 from app.charts import lesson as charts
@@ -35,7 +35,7 @@ def masked_self(trace: lessons.LessonTrace, v: View) -> None:
     t, dec, tgt, w = v.t, trace.decoder_head, trace.target_tokens, words()
     st.markdown(w("masked_self.text"))
     vega.draw(weights_map, dec.weights, row_labels(trace), tgt, w("masked_self.title", head=v.h + 1), v.fs,
-              v.sizes.get("A_dec"))
+              v.sizes.get("A_dec"), lang=language.current())
     step = t + 1  # steps from 1 on screen
     st.latex(rf"\text{{{w('masked_self.step', n=step)}}} a_{{{step}j}} = 0 \ \text{{{w('masked_self.for')}}}\ "
              rf"j > {step},\qquad "
@@ -51,7 +51,7 @@ def cross(trace: lessons.LessonTrace, v: View) -> None:
     weights = trace.cross_mean if mean else trace.cross_weights
     name = w("cross.mean_name", n=trace.n_heads) if mean else w("cross.head_name", head=v.h + 1)
     vega.draw(weights_map, weights, row_labels(trace), src, w("cross.title", name=name), v.fs,
-              v.sizes.get("A_cross"))
+              v.sizes.get("A_cross"), lang=language.current())
     j = int(np.argmax(weights[t]))
     row = w("cross.row", t=t, after=tex(tgt[t]), predicts=tex(trace.generated_tokens[t]), source=tex(src[j]))
     st.latex(rf"\text{{{row}}}: a = {num(weights[t, j])}")
@@ -68,10 +68,9 @@ def _reading(trace: lessons.LessonTrace, v: View) -> None:
     t, src, w = v.t, trace.source_tokens, words()
     similarity = lessons.cross_reading(trace.cross_output, trace.memory)  # (T, S)
     st.markdown(w("cross.reading"))
-    key, query, _ = axes()
     vega.draw(attention_charts.signed_heatmap, similarity, row_labels(trace), list(src), font_scale=v.fs,
               title=w("cross.reading_title"), value="cosine", size=min(60 * len(src) + 40, 420), limit=1.0,
-              axes=(key, query, language.words("charts")("lesson.cosine")))
+              axes=axes(language.current(), "cosine"))
     j = int(np.argmax(np.abs(similarity[t])))
     st.latex(chain(rf"\cos(c_{{{t}}}, m_{{{j}}})", rf"\frac{{c_{{{t}}} \cdot m_{{{j}}}}}{{\lVert c_{{{t}}} "
                    rf"\rVert\,\lVert m_{{{j}}} \rVert}}", num(similarity[t, j])))
@@ -80,9 +79,10 @@ def _reading(trace: lessons.LessonTrace, v: View) -> None:
     st.caption(w("cross.largest_low" if largest < 0.3 else "cross.largest_high", largest=largest))
 
 
-def candidates_chart(candidates: list[tuple[str, float]], title: str, fs: float, size_text: str | None = None):
-    """The most likely next tokens as bars; ``size_text`` (the array's size) on hover and as subtitle."""
-    lang = language.current()
+def candidates_chart(candidates: list[tuple[str, float]], title: str, fs: float, size_text: str | None = None, *,
+                     lang: str = i18n.DEFAULT):
+    """The most likely next tokens as bars; ``size_text`` (the array's size) on hover and as subtitle; its axes in
+    ``lang`` (an argument: :func:`app.ui.vega.draw` caches the spec by them)."""
     chart = charts.candidates_bar(candidates, title=title, font_scale=fs, lang=lang)
     return chart if size_text is None else charts.with_size(chart, size_text, fs, lang)
 
@@ -92,7 +92,8 @@ def output(trace: lessons.LessonTrace, v: View) -> None:
     candidates = trace.top_candidates(t, k=5)
     spanish = trace.family == "attnscope" and trace.kind == "encoder-decoder"
     st.markdown(sentences(w("output.text_spanish" if spanish else "output.text"), w("output.greedy")))
-    vega.draw(candidates_chart, candidates, w("output.title", token=tgt[t]), v.fs, v.sizes.get("P"))
+    vega.draw(candidates_chart, candidates, w("output.title", token=tgt[t]), v.fs, v.sizes.get("P"),
+              lang=language.current())
     best, p = candidates[0]
     bias = " + b" if trace.output_bias else ""
     history = "y_0" if t == 0 else rf"y_0 \dots y_{{{t}}}"
@@ -131,7 +132,8 @@ def greedy_and_beam(trace: lessons.LessonTrace, v: View, entry) -> None:
     st.latex(r"\text{score}(y) = \frac{\log P(y \mid x)}{((5 + |y|)/6)^{\alpha}},\quad \alpha = 0.6")
 
 
-def _draws_chart(trace: lessons.LessonTrace, draws: lessons.Draws, step: lessons.SamplingStep, fs: float):
+def _draws_chart(trace: lessons.LessonTrace, draws: lessons.Draws, step: lessons.SamplingStep, fs: float,
+                 lang: str = i18n.DEFAULT):
     """The model's and the sampler's distributions beside each candidate's share of the draws: the sampler's
     most likely tokens, then any other drawn token."""
     final = step.final
@@ -139,9 +141,9 @@ def _draws_chart(trace: lessons.LessonTrace, draws: lessons.Draws, step: lessons
     drawn = sorted(set(int(i) for i in np.flatnonzero(draws.counts)) - set(order), key=lambda i: -draws.counts[i])
     shown = order + drawn[:4]
     return charts.draws_bars([trace.target_vocab[i] for i in shown], step.original[shown], final[shown],
-                             draws.frequencies[shown], title=words()("sampling.draws_title", n=draws.counts.sum(),
-                                                                      seed=draws.seed),
-                             font_scale=fs, lang=language.current())
+                             draws.frequencies[shown], font_scale=fs, lang=lang,
+                             title=i18n.text(lang, "lesson-decoder", "sampling.draws_title", n=draws.counts.sum(),
+                                             seed=draws.seed))
 
 
 def sampling(trace: lessons.LessonTrace, v: View, entry) -> None:
@@ -158,7 +160,7 @@ def sampling(trace: lessons.LessonTrace, v: View, entry) -> None:
     step = lessons.sampling_step(trace.probabilities[t], temperature, top_k, top_p)
     draws = lessons.draw_tokens(trace.probabilities[t], DRAWS, seed, temperature, top_k, top_p)
     first = trace.target_vocab[int(draws.ids[0])]
-    vega.draw(_draws_chart, trace, draws, step, v.fs)
+    vega.draw(_draws_chart, trace, draws, step, v.fs, language.current())
     st.markdown(w("sampling.drawn", after=widgets.plain(tgt[t]), token=widgets.plain(first), seed=seed, n=DRAWS))
     best = int(np.argmax(step.original))
     st.latex(rf"P_\tau(w) = \frac{{e^{{z_w / \tau}}}}{{\sum_u e^{{z_u / \tau}}}},\quad \text{{{w('sampling.kept', kept=int(step.kept.sum()), vocab=vocab)}}},"

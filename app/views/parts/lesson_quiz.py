@@ -100,7 +100,8 @@ def _pose(stage: int, key: str, question: lessons.Question) -> None:
     with st.container(border=True, key=f"lesson_question_{stage}"):
         st.markdown(f"{t('quiz.your_turn')} {widgets.plain(prompt(question))}")
         label = t("quiz.click_token") if question.tokens else t("quiz.pick_one")
-        fmt = (lambda n: f"{n}: {option(question, n)}") if question.tokens else (lambda n: option(question, n))
+        words = [option(question, n) for n in range(len(question.options))]  # worded now, in the session's language
+        fmt = (lambda n: f"{n}: {words[n]}") if question.tokens else (lambda n: words[n])
         st.pills(label, range(len(question.options)), format_func=fmt, key=_widget_key("answer", key),
                  on_change=_picked, args=(stage, key, question))
         st.button(t("quiz.skip"), key=f"lesson_skip_{stage}", on_click=_record, args=(stage, key, question, None),

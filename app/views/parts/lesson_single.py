@@ -42,13 +42,13 @@ def use(trace, v: View) -> None:
         order = np.argsort(-trace.probabilities[i], kind="stable")[:5]
         candidates = [(trace.target_vocab[n], float(trace.probabilities[i, n])) for n in order]
         st.markdown(t("use.masked_lm"))
-        vega.draw(candidates_chart, candidates, t("use.guess", i=i, token=src[i]), v.fs)
+        vega.draw(candidates_chart, candidates, t("use.guess", i=i, token=src[i]), v.fs, lang=lang)
         return
     if trace.use == "classes" and trace.probabilities.size:
         st.markdown(t("use.classes"))
         order = np.argsort(-trace.probabilities[0], kind="stable")[:5]
         vega.draw(candidates_chart, [(trace.target_vocab[n], float(trace.probabilities[0, n])) for n in order],
-                  t("use.classes_title"), v.fs)
+                  t("use.classes_title"), v.fs, lang=lang)
         return
     st.markdown(t("use.other"))
     widgets.show_user_text(" ".join(src), label=t("use.tokens_read"))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
+from app import i18n
 from app.ui import glossary, language, vega, widgets
 from app.charts import attention
 from app.charts import lesson as charts
@@ -38,10 +39,9 @@ def words():
     return language.words("lesson-stages")
 
 
-def axes() -> tuple[str, str, str]:
-    """An attention map's key axis, query axis and weight titles in the session's language."""
-    word = language.words("charts")
-    return word("lesson.key"), word("lesson.query"), word("lesson.weight")
+def axes(lang: str, value: str = "weight") -> tuple[str, str, str]:
+    """An attention map's key axis, query axis and ``value`` (weight, score, cosine) titles in ``lang``."""
+    return tuple(i18n.text(lang, "charts", f"lesson.{key}") for key in ("key", "query", value))
 
 
 def sentences(*parts: str) -> str:
@@ -67,16 +67,18 @@ def tex(token: str) -> str:
     return "".join(special.get(c, c) for c in token)
 
 
-def weights_map(weights: np.ndarray, rows, cols, title: str, fs: float, size_text: str | None = None):
+def weights_map(weights: np.ndarray, rows, cols, title: str, fs: float, size_text: str | None = None, *,
+                lang: str = i18n.DEFAULT):
     """A small attention map on the 0–1 scale, sized to the lesson's few tokens; long row labels
-    ("after ‹x› → predicts ‹y›") are shown whole; ``size_text`` (the array's size) on hover and as subtitle."""
+    ("after ‹x› → predicts ‹y›") are shown whole; ``size_text`` (the array's size) on hover and as subtitle; its
+    axes in ``lang`` (an argument, not the session's: :func:`app.ui.vega.draw` caches the spec by them)."""
     size = min(60 * max(len(rows), len(cols)) + 40, 420)
-    chart = attention.head_heatmap(weights, rows, cols, title=title, font_scale=fs, size=size, axes=axes())
+    chart = attention.head_heatmap(weights, rows, cols, title=title, font_scale=fs, size=size, axes=axes(lang))
     if max(map(len, rows)) > 16:  # "after ‹x› → predicts ‹y›" says what a row is; its axis title would touch it
         y = chart.encoding.y.copy()
         y.title = None
         chart = chart.encode(y=y)
-    chart = chart if size_text is None else charts.with_size(chart, size_text, fs, language.current())
+    chart = chart if size_text is None else charts.with_size(chart, size_text, fs, lang)
     return chart.configure_axis(labelLimit=int(320 * fs))
 
 
@@ -138,14 +140,13 @@ def projections(trace: lessons.LessonTrace, v: View) -> None:
              rf"Q, K, V \in \mathbb{{R}}^{{{len(src)} \times {dk}}}")
 
 
-def scores_map(matrix: np.ndarray, tokens, title: str, fs: float, size_text: str | None = None):
+def scores_map(matrix: np.ndarray, tokens, title: str, fs: float, size_text: str | None = None, *,
+               lang: str = i18n.DEFAULT):
     """The signed scores of the sentence's tokens against themselves, sized to the lesson's few tokens;
-    ``size_text`` (the array's size) on hover and as subtitle."""
-    key, query, _ = axes()
+    ``size_text`` (the array's size) on hover and as subtitle; its axes in ``lang``."""
     chart = attention.signed_heatmap(matrix, tokens, tokens, title=title, value="score", font_scale=fs,
-                                     size=min(60 * len(tokens) + 40, 420),
-                                     axes=(key, query, language.words("charts")("lesson.score")))
-    return chart if size_text is None else charts.with_size(chart, size_text, fs, language.current())
+                                     size=min(60 * len(tokens) + 40, 420), axes=axes(lang, "score"))
+    return chart if size_text is None else charts.with_size(chart, size_text, fs, lang)
 
 
 def scores(trace: lessons.LessonTrace, v: View, scaled: bool) -> None:
@@ -155,7 +156,7 @@ def scores(trace: lessons.LessonTrace, v: View, scaled: bool) -> None:
     st.markdown(sentences(t("scores.text"), t("scores.raw") if not scaled else t("scores.relative")
                           if bias is not None else t("scores.scaled")))
     title = (t("scores.title_relative") if bias is not None else "q·k / √d_k") if scaled else t("scores.title_raw")
-    vega.draw(scores_map, matrix, src, title, v.fs, v.sizes.get("QKᵀ"))
+    vega.draw(scores_map, matrix, src, title, v.fs, v.sizes.get("QKᵀ"), lang=language.current())
     j = int(np.argmax(head.dot[i]))
     if scaled and bias is not None:
         st.latex(rf"s_{{{i}{j}}} = q_{{{i}}} \cdot k_{{{j}}} + b({j} - {i}) = {num(head.dot[i, j])} + "
@@ -183,7 +184,8 @@ def softmax(trace: lessons.LessonTrace, v: View) -> None:
     src, i, head, S = trace.source_tokens, v.i, trace.encoder_head, len(trace.source_tokens)
     t = words()
     st.markdown(t("softmax.text"))
-    vega.draw(weights_map, head.weights, src, src, t("softmax.title", head=v.h + 1), v.fs, v.sizes.get("A"))
+    vega.draw(weights_map, head.weights, src, src, t("softmax.title", head=v.h + 1), v.fs, v.sizes.get("A"),
+              lang=language.current())
     j = int(np.argmax(head.weights[i]))
     denominator = " + ".join(f"e^{{{num(s)}}}" for s in head.scaled[i][:4]) + (" + \\dots" if S > 4 else "")
     st.latex(rf"a_{{{i}{j}}} = \frac{{e^{{{num(head.scaled[i, j])}}}}}{{{denominator}}} = {num(head.weights[i, j])}"

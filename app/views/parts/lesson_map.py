@@ -28,7 +28,7 @@ MAP_CSS = """<style>
 [data-testid="stColumn"]:has(> div > [class*="st-key-lesson_map"]) { position: sticky; top: 3.25rem; align-self: flex-start; }
 .st-key-lesson_map button { min-height: 1.3rem; padding: 0.1rem 0.4rem; line-height: 1.1; }
 .st-key-lesson_map button p { font-size: 0.72rem !important; line-height: 1.1; }
-.st-key-lesson_map, .st-key-lesson_map [data-testid="stVerticalBlock"] { gap: 0.25rem; }
+.st-key-lesson_map, .st-key-lesson_map [data-testid="stVerticalBlock"] { gap: 0.1rem; }
 .st-key-lesson_map [data-testid="stCaptionContainer"] p, .st-key-lesson_map [data-testid="stMarkdownContainer"] p {
   font-size: 0.7rem !important; line-height: 1.2; }
 .st-key-lesson_map [class*="st-key-lesson_group_"] { padding: 0.3rem; }

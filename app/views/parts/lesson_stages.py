@@ -18,7 +18,7 @@ from app.ui import glossary, language, vega, widgets
 from app.charts import attention
 from app.charts import lesson as charts
 from app.charts import grids
-from core import lessons
+from core import LOWER_CASED, lessons
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,8 @@ def chain(lhs: str, *steps: str) -> str:
 def tokens(trace: lessons.LessonTrace, v: View) -> None:
     src, S, t = trace.source_tokens, len(trace.source_tokens), words()
     st.markdown(t("tokens.text"))
-    for note in trace.notes:
-        st.info(note)
+    for note in trace.notes:  # the lower-cased input's note in the language; other notes as core words them
+        st.info(t("tokens.lower_cased") if note == LOWER_CASED else note)
     st.dataframe({t("tokens.position"): list(range(S)), t("tokens.token"): list(src)}, hide_index=True)
     if trace.family == "attnscope" and trace.kind == "encoder-decoder":
         glossary.erratum("example_direction")

@@ -24,7 +24,7 @@ Command line: ``python -m core {train,evaluate,report,explain,import}`` (see ``c
 from core.config import ModelConfig
 from core.tasks import get_task, TASKS
 from core.text.deadline import TokenizerWorker
-from core.text.inputs import input_vocabulary, trained_lengths_note
+from core.text.inputs import LOWER_CASED, input_vocabulary, trained_lengths_note
 from core.text.tokenizer import SPECIAL_TOKENS, Tokenizer
 from core.model.attention import attention
 from core.model.contract import AttentionControls
@@ -66,7 +66,7 @@ __all__ = [
     "analysis", "attention", "AttentionControls", "beam_search", "cached_models", "CachedModel", "check_header",
     "Checkpoint", "CheckpointError", "CheckpointInfo", "convert", "COVERAGE_THRESHOLD", "device", "explain", "explain_batch",
     "explain_speech", "Explanation", "ExplainWorker", "find_models", "get_task", "greedy", "head_sweep", "head_types",
-    "hub_cache", "identify", "induction_probe", "input_vocabulary", "is_hub_cache", "is_pretrained", "KIND_LABELS",
+    "hub_cache", "identify", "induction_probe", "input_vocabulary", "LOWER_CASED", "is_hub_cache", "is_pretrained", "KIND_LABELS",
     "lessons", "load_checkpoint", "load_pretrained", "loading_progress", "logit_lens", "MAP_RECORD", "merge_sweeps",
     "model_version", "ModelConfig", "OnDemandMaps", "TRACE_NAMES", "ModelFacts", "ModelFile", "pretrained_models",
     "PretrainedEntry",

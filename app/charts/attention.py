@@ -72,14 +72,18 @@ def heatmap_size(rows: int, cols: int, font_scale: float = 1.0) -> int:
 
 
 def head_heatmap(matrix: np.ndarray, queries: Sequence[str], keys: Sequence[str], *, title: str,
-                 font_scale: float = 1.0, size: int | None = None, legend: bool = True) -> alt.Chart:
+                 font_scale: float = 1.0, size: int | None = None, legend: bool = True,
+                 axes: tuple[str, str, str] | None = None) -> alt.Chart:
     """One attention matrix (Tq, Tk) with token labels on both axes and the weight on hover.
 
     ``legend=False`` drops the colour legend (for a chart placed beside another on the same 0–1 scale).
+    ``axes``: the key axis's, the query axis's and the weight's titles (English unless given).
     """
     size = size or heatmap_size(len(queries), len(keys), font_scale)
-    figure = base.heatmap(matrix, token_labels(queries), token_labels(keys), title=title, x_title=KEY_TITLE,
-                          y_title=QUERY_TITLE, domain=(0.0, 1.0), size=size, font_scale=font_scale)
+    x_title, y_title, value_title = axes or (KEY_TITLE, QUERY_TITLE, None)
+    figure = base.heatmap(matrix, token_labels(queries), token_labels(keys), title=title, x_title=x_title,
+                          y_title=y_title, domain=(0.0, 1.0), size=size, font_scale=font_scale,
+                          value_title=value_title)
     if not legend:
         figure = figure.encode(color=alt.Color("weight:Q", scale=alt.Scale(scheme=base.SEQUENTIAL, domain=[0, 1]),
                                                legend=None))
@@ -88,14 +92,16 @@ def head_heatmap(matrix: np.ndarray, queries: Sequence[str], keys: Sequence[str]
 
 def signed_heatmap(matrix: np.ndarray, queries: Sequence[str], keys: Sequence[str], *, title: str,
                    value: str = "change", font_scale: float = 1.0, size: int | None = None,
-                   limit: float | None = None) -> alt.Chart:
+                   limit: float | None = None, axes: tuple[str, str, str] | None = None) -> alt.Chart:
     """Signed values (a difference after − before, or pre-softmax scores) on a diverging scale
-    centred on 0 (a symmetric domain, so white always means 0): ±``limit``, else ± the largest |value|."""
+    centred on 0 (a symmetric domain, so white always means 0): ±``limit``, else ± the largest |value|.
+    ``axes``: the key axis's, the query axis's and the value's titles (English, the value's name, unless given)."""
     limit = float(max(np.abs(matrix).max(initial=0.0), 1e-6)) if limit is None else float(limit)
     size = size or heatmap_size(len(queries), len(keys), font_scale)
-    return base.heatmap(matrix, token_labels(queries), token_labels(keys), title=title, x_title=KEY_TITLE,
-                        y_title=QUERY_TITLE, value=value, scheme=base.DIVERGING, domain=(-limit, limit),
-                        size=size, font_scale=font_scale, fmt="+.3f")
+    x_title, y_title, value_title = axes or (KEY_TITLE, QUERY_TITLE, None)
+    return base.heatmap(matrix, token_labels(queries), token_labels(keys), title=title, x_title=x_title,
+                        y_title=y_title, value=value, scheme=base.DIVERGING, domain=(-limit, limit),
+                        size=size, font_scale=font_scale, fmt="+.3f", value_title=value_title)
 
 
 def tidy_maps(maps: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:

@@ -96,9 +96,10 @@ def matrix_frame(
 def heatmap(
     matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str, x_title: str, y_title: str,
     value: str = "weight", scheme: str = SEQUENTIAL, domain: tuple[float, float] | None = None,
-    size: int = 360, font_scale: float = 1.0, fmt: str = ".3f",
+    size: int = 360, font_scale: float = 1.0, fmt: str = ".3f", value_title: str | None = None,
 ) -> alt.Chart:
-    """A labelled heatmap with the value on hover (so colour is never the only carrier)."""
+    """A labelled heatmap with the value on hover (so colour is never the only carrier); ``value_title``: the
+    legend's and the hover's name for the value (the field's name ``value`` unless given)."""
     frame = matrix_frame(matrix, rows, cols, value)
     scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
     return (
@@ -109,9 +110,9 @@ def heatmap(
                     axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale, labelAngle=-60)),
             y=alt.Y("row:N", sort=list(rows), title=y_title,
                     axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
-            color=alt.Color(f"{value}:Q", scale=scale, legend=alt.Legend(title=value)),
+            color=alt.Color(f"{value}:Q", scale=scale, legend=alt.Legend(title=value_title or value)),
             tooltip=[alt.Tooltip("row:N", title=y_title), alt.Tooltip("col:N", title=x_title),
-                     alt.Tooltip(f"{value}:Q", format=fmt)],
+                     alt.Tooltip(f"{value}:Q", format=fmt, title=value_title or value)],
         )
         .properties(width=size, height=size, autosize=alt.AutoSizeParams(type="pad", contains="padding"))
     )

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app.ui import presentation, widgets
-from app import resources, routes
+from app.ui import language, presentation, widgets
+from app import i18n, resources, routes
 from app.views.parts import lesson_decoder as decoder
 from app.views.parts import lesson_code, lesson_map
 from app.views.parts import lesson_quiz as quiz
@@ -46,12 +46,18 @@ widgets.restore_from_url({"lesson_text": str, "lesson_stage": int, "lesson_head"
                           "lesson_top_p": 1.0, "lesson_seed": 0, quiz.ASK: True}, from_one=FROM_ONE)
 fs = widgets.font_scale()
 show = not presentation.enabled()  # presentation mode: the stage beside the map on the first screen
-st.title("Lesson: one sentence, every stage")
+lang = language.current()
+t = language.words("lesson")
+st.title(t("opening.title"))
 if show:
-    st.markdown("Follow one sentence through the sidebar's model, stage by stage: an **encoder-decoder** (the "
-                "*Attention Is All You Need* architecture) as it translates, a **decoder-only** model as it "
-                "continues the text, or an **encoder-only** model as it reads it. Every number below is computed "
-                "live by the loaded model; the map on the left shows where each stage sits.")
+    st.markdown(t("opening.intro"))
+
+
+def title(stage: tracks.Stage) -> str:
+    """A stage's title in the session's language (its English title where the messages have none)."""
+    return i18n.catalog(lang, "lesson").get(f"stage_titles.{stage.title}", stage.title)  # the run's language: a
+    # select's format_func is called again outside the run (AppTest), where the session is not at hand
+
 
 #: Each stage's drawing, by its title (the same drawing in every track that has the stage).
 DRAW = {
@@ -70,7 +76,6 @@ DRAW = {
     "Greedy and beam search": decoder.greedy_and_beam, "Sampling instead of greedy": decoder.sampling,
     "Next step": decoder.next_step,
 }
-KINDS = {"encoder-decoder": "encoder-decoder", "decoder": "decoder-only", "encoder": "encoder-only"}
 
 
 @st.fragment(key="lesson_body")
@@ -78,19 +83,18 @@ def lesson_body() -> None:
     """Everything under the title: the model, its trace of the sentence, the pickers, the map and the stage.
     A fragment: Next, Back, a map block or a picker reruns it alone, never the sidebar."""
     chosen = widgets.current_entry()
-    entry = widgets.attempt("open the model", resources.lesson_entry, chosen)
+    entry = widgets.attempt(t("page.open_model"), resources.lesson_entry, chosen)
     if entry is None:
-        st.warning("The lesson needs a model; none is available.")
+        st.warning(t("page.no_model"))
         return
     if chosen is not None and chosen.key != entry.key and show:
-        st.caption(f"The lesson follows a text model (encoder-decoder, decoder-only or encoder-only); {chosen.name} "
-                   f"is none of them, so it follows {entry.name}.")
-    heads = widgets.attempt("open the model", resources.head_count, entry)
+        st.caption(t("page.follows_other", chosen=chosen.name, entry=entry.name))
+    heads = widgets.attempt(t("page.open_model"), resources.head_count, entry)
     trace = None if heads is None else widgets.attempt(
-        "follow the sentence", resources.lesson_trace, entry, st.session_state["lesson_text"],
+        t("page.follow"), resources.lesson_trace, entry, st.session_state["lesson_text"],
         widgets.clamped("lesson_head", 0, heads - 1))  # a link's head past the model's: clamped, with a notice
     if trace is None:
-        st.text_input("Sentence", key="lesson_text", max_chars=200)
+        st.text_input(t("page.sentence"), key="lesson_text", max_chars=200)
         return
     track = tracks.track(trace.kind)
     S, T = len(trace.source_tokens), len(trace.target_tokens)
@@ -108,18 +112,18 @@ def lesson_body() -> None:
         lesson_map.draw(lessons.model_map(trace), stage, tuple(s.block for s in track))
     with main:
         nav = st.columns([1, 1, 1.4] if show else [1, 1, 1.6])  # a row of its own: the buttons never clip
-        nav[0].button("◀ Back", on_click=_go, args=(-1, len(track)), disabled=stage == 0, help="Previous stage",
-                      key="lesson_prev")
-        nav[1].button("Next ▶", on_click=_go, args=(1, len(track)), disabled=stage == len(track) - 1,
-                      help="Next stage", key="lesson_next", type="primary")
+        nav[0].button(t("page.back"), on_click=_go, args=(-1, len(track)), disabled=stage == 0,
+                      help=t("page.back_help"), key="lesson_prev")
+        nav[1].button(t("page.next"), on_click=_go, args=(1, len(track)), disabled=stage == len(track) - 1,
+                      help=t("page.next_help"), key="lesson_next", type="primary")
         if not show:
-            with nav[2].popover("Sentence, stage, head…", width="stretch"):
+            with nav[2].popover(t("page.pickers"), width="stretch"):
                 _pickers(entry, trace, track, columns=False)
         else:
             with nav[2]:
                 quiz.toggle(track)
         st.progress((stage + 1) / len(track),  # presentation mode: the header below says the same
-                    text=f"Stage {stage + 1} of {len(track)}: {track[stage].title}" if show else None)
+                    text=t("page.progress", n=stage + 1, total=len(track), name=title(track[stage])) if show else None)
         widgets.write_to_url(["lesson_text", "lesson_stage", "lesson_head", "lesson_token", "lesson_step"], FROM_ONE)
         _stage(entry, trace, track, stage)
 
@@ -129,52 +133,54 @@ def _pickers(entry, trace: lessons.LessonTrace, track: tuple[tracks.Stage, ...],
     one row and the other three in the next (narrow selects: their values are short), so that the stage starts on
     a 1280 × 720 screen's first view. An encoder-only model has no decoder step."""
     S, T = len(trace.source_tokens), len(trace.target_tokens)
-    st.caption(f"Model: {entry.label} · {KINDS[trace.kind]}, {len(track)} stages")
+    st.caption(t("page.model", label=entry.label, kind=t(f"kinds.{trace.kind}"), n=len(track)))
     top = st.columns([3, 2]) if columns else [st.container(), st.container()]
-    top[0].text_input("Sentence" if trace.kind != "decoder" else "Prompt", key="lesson_text", max_chars=200)
+    top[0].text_input(t("page.sentence") if trace.kind != "decoder" else t("page.prompt"), key="lesson_text",
+                      max_chars=200)
     cells = [top[1], *st.columns(3)] if columns else [top[1], *(st.container() for _ in range(3))]
-    cells[0].selectbox("Stage", range(len(track)), key="lesson_stage",
-                       format_func=lambda i: f"{i + 1}. {track[i].title}")
-    cells[1].selectbox("Head", range(trace.n_heads), key="lesson_head", format_func=lambda h: f"head {h + 1}")
-    cells[2].selectbox("Highlighted source token" if trace.kind == "encoder-decoder" else "Highlighted token",
+    cells[0].selectbox(t("page.stage"), range(len(track)), key="lesson_stage",
+                       format_func=lambda i: f"{i + 1}. {title(track[i])}")
+    cells[1].selectbox(t("page.head"), range(trace.n_heads), key="lesson_head",
+                       format_func=lambda h: t("page.head_option", n=h + 1))
+    cells[2].selectbox(t("page.source_token") if trace.kind == "encoder-decoder" else t("page.token"),
                        range(S), key="lesson_token", format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
     if T:
-        cells[3].selectbox("Decoder step", range(T), key="lesson_step",
-                           format_func=lambda t: f"step {t + 1}: after {trace.target_tokens[t]}")
+        cells[3].selectbox(t("page.step"), range(T), key="lesson_step",
+                           format_func=lambda n: t("page.step_option", n=n + 1, token=trace.target_tokens[n]))
     if not columns:  # beside Next otherwise
         quiz.toggle(track)
 
 
 def _stage(entry, trace: lessons.LessonTrace, track: tuple[tracks.Stage, ...], stage: int) -> None:
     """The stage's header, where this model departs from the paper, its picture and formulas, and its links."""
-    i, t, h = st.session_state["lesson_token"], st.session_state["lesson_step"], trace.head
-    view = View(i, t, h, fs, {name: size.hover for name, size in lessons.array_sizes(trace).items()})
+    i, step, h = st.session_state["lesson_token"], st.session_state["lesson_step"], trace.head
+    view = View(i, step, h, fs, {name: size.hover for name, size in lessons.array_sizes(trace).items()})
     here = track[stage]
-    st.header(f"{stage + 1}. {here.title}")
+    st.header(f"{stage + 1}. {title(here)}")
     notes = lessons.stage_notes(trace, here.topic) if here.topic else ()
     if notes and not show:  # presentation mode: one line until opened, so the chart stays on the first screen
-        with st.expander(f"This model differs from the paper here ({len(notes)})", icon=":material/info:"):
+        with st.expander(t("page.differs", n=len(notes)), icon=":material/info:"):
             st.markdown("\n".join(f"- {note}" for note in notes))
     for note in notes if show else ():
         st.info(note, icon=":material/info:")
-    answer = widgets.attempt(f"ask this stage's question for {entry.name}", quiz.ask, trace, view, stage, track)
+    answer = widgets.attempt(t("page.ask", name=entry.name), quiz.ask, trace, view, stage, track)
     if answer is False:
         return  # the stage shows once the student has answered or skipped
     if isinstance(answer, dict) and show:
         quiz.reveal(answer)
     draw = DRAW[here.title]
     more = (entry,) if draw in decoder.NEEDS_ENTRY else ()
-    widgets.attempt(f"compute this stage for {entry.name}", draw, trace, view, *more)  # one line, never a traceback
+    widgets.attempt(t("page.compute", name=entry.name), draw, trace, view, *more)  # one line, never a traceback
     lesson_code.show(here.title)  # the paper's model's own code for this step, folded
     if isinstance(answer, dict) and not show:  # presentation mode: under the picture, which keeps the first screen
         quiz.reveal(answer)
     if stage == len(track) - 1:
         quiz.summary(track)
-        st.page_link(routes.LEARNING, label="Next lesson: how it learns — one real training step on a batch",
+        st.page_link(routes.LEARNING, label=t("page.next_lesson"),
                      icon=":material/trending_down:")
-    st.page_link(here.route, label="Go deeper on this topic", icon=":material/arrow_forward:")
+    st.page_link(here.route, label=t("page.deeper"), icon=":material/arrow_forward:")
     if trace.kind == "encoder-decoder" and here.title in ("Cross-attention", "Next step"):  # a real one
-        st.page_link(routes.SPEECH, label="The same cross-attention in a real model: Whisper, speech in, text out",
+        st.page_link(routes.SPEECH, label=t("page.whisper"),
                      icon=":material/mic:")
 
 lesson_body()

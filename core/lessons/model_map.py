@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -44,15 +44,39 @@ class ArraySize:
         return rf"{name} \in \mathbb{{R}}^{{{dims}}}"
 
 
+#: A block's name by its ``term`` (English; the app words a term in the reader's language, filled from the block's
+#: ``values``: ``norm``, ``heads``, ``d_ff``).
+LABELS = {
+    "tokens": "Tokens", "embeddings_pe": "Embeddings + PE", "embeddings_relative": "Embeddings (no PE)",
+    "embeddings_learned": "Embeddings + learned pos.", "embeddings_rotary": "Embeddings (rotary in q, k)",
+    "embeddings_none": "Embeddings", "self_attention": "Self-attention · {heads} heads",
+    "masked_self_attention": "Masked self-attention · {heads} heads",
+    "norm_self_attention": "{norm} → self-attn · {heads} heads", "add_norm": "Add & {norm}",
+    "residual": "+ x (residual)", "ffn": "Feed-forward · {d_ff}", "norm_ffn": "{norm} → FFN · {d_ff}",
+    "memory": "Memory", "encoder_output": "Encoder output", "memory_final": "Memory (+ final {norm})",
+    "encoder_output_final": "Encoder output (+ final {norm})", "linear_softmax": "Linear + softmax",
+    "next_token": "Next token", "masked_self": "Masked self-attention", "cross": "Cross-attention (memory)",
+    "decoder_ffn": "Feed-forward", "use_hidden": "Sentence vector (pooled)", "use_masked_lm": "Masked-token prediction",
+    "use_classes": "Classifier", "use_token_classes": "Token classifier", "use_other": "The model's head",
+}
+
+
 @dataclass(frozen=True)
 class MapBlock:
-    """One block of the model map. ``key`` names it; ``group`` is input, encoder, decoder or output;
-    ``sizes`` are the hover lines of the arrays it holds."""
+    """One block of the model map. ``key`` names it; ``label`` is its English name; ``group`` is input, encoder,
+    decoder or output; ``sizes`` are the hover lines of the arrays it holds; ``term`` and ``values`` name it
+    without a language (:data:`LABELS`: ``label`` is ``LABELS[term].format(**values)``)."""
 
     key: str
     label: str
     group: str
     sizes: tuple[str, ...]
+    term: str = ""
+    values: dict[str, object] = field(default_factory=dict)
+
+
+def _block(key: str, term: str, group: str, sizes: tuple[str, ...], **values: object) -> MapBlock:
+    return MapBlock(key, LABELS[term].format(**values), group, sizes, term, values)
 
 
 @dataclass(frozen=True)
@@ -108,9 +132,9 @@ def array_sizes(trace: LessonTrace) -> dict[str, ArraySize]:
     return {item.name: item for item in items}
 
 
-#: What an encoder-only model's output block says it is for, by its head.
-USES = {"hidden": "Sentence vector (pooled)", "masked_lm": "Masked-token prediction", "classes": "Classifier",
-        "token_classes": "Token classifier"}
+#: What an encoder-only model's output block says it is for, by its head (the term of :data:`LABELS`).
+USES = {"hidden": "use_hidden", "masked_lm": "use_masked_lm", "classes": "use_classes",
+        "token_classes": "use_token_classes"}
 
 
 def _hovers(sizes: dict[str, ArraySize], *names: str) -> tuple[str, ...]:
@@ -121,34 +145,33 @@ def model_map(trace: LessonTrace) -> ModelMap:
     """The traced model as a map: its blocks in computing order, each with the sizes of its arrays."""
     s, pre = array_sizes(trace), trace.norm == "pre"
     norm = "RMSNorm" if trace.norm_type == "rmsnorm" else "LayerNorm"
-    positions = {"relative": "Embeddings (no PE)", "learned": "Embeddings + learned pos.",
-                 "rotary": "Embeddings (rotary in q, k)", "none": "Embeddings"}.get(trace.positions, "Embeddings + PE")
-    attend, add = (f"{norm} → self-attn · {trace.n_heads} heads", "+ x (residual)") if pre else (
-        f"Self-attention · {trace.n_heads} heads", f"Add & {norm}")
-    ffn, add2 = (f"{norm} → FFN · {trace.d_ff}", "+ x (residual)") if pre else (
-        f"Feed-forward · {trace.d_ff}", f"Add & {norm}")
+    positions = {"relative": "embeddings_relative", "learned": "embeddings_learned", "rotary": "embeddings_rotary",
+                 "none": "embeddings_none"}.get(trace.positions, "embeddings_pe")
     stack = "decoder" if trace.kind == "decoder" else "encoder"
+    attend = "norm_self_attention" if pre else "masked_self_attention" if stack == "decoder" else "self_attention"
+    add, ffn = ("residual", "norm_ffn") if pre else ("add_norm", "ffn")
+    facts = dict(norm=norm, heads=trace.n_heads, d_ff=trace.d_ff)
     layer = (
-        MapBlock("self_attention", ("Masked " if stack == "decoder" and not pre else "") + attend, stack,
-                 _hovers(s, "W_qkv", "W^Q", "Q", "K", "V", "QKᵀ", "A", "Z", "Concat", "W^O", "MultiHead")),
-        MapBlock("add_norm", add, stack, _hovers(s, "AddNorm")),
-        MapBlock("ffn", ffn, stack, _hovers(s, "W_1", "H", "W_2", "FFN")),
-        MapBlock("add_norm2", add2, stack, _hovers(s, "LayerOut")),
+        _block("self_attention", attend, stack,
+               _hovers(s, "W_qkv", "W^Q", "Q", "K", "V", "QKᵀ", "A", "Z", "Concat", "W^O", "MultiHead"), **facts),
+        _block("add_norm", add, stack, _hovers(s, "AddNorm"), **facts),
+        _block("ffn", ffn, stack, _hovers(s, "W_1", "H", "W_2", "FFN"), **facts),
+        _block("add_norm2", add, stack, _hovers(s, "LayerOut"), **facts),
     )
-    memory = MapBlock("encoder_output", ("Memory" if trace.kind == "encoder-decoder" else "Encoder output")
-                      + (f" (+ final {norm})" if trace.final_norm else ""), "encoder", _hovers(s, "memory"))
-    head = (MapBlock("output", "Linear + softmax", "output", _hovers(s, "W_out", "P")),
-            MapBlock("decode", "Next token", "output", (f"T = {len(trace.target_tokens)} steps",)))
+    memory = _block("encoder_output", ("memory" if trace.kind == "encoder-decoder" else "encoder_output")
+                    + ("_final" if trace.final_norm else ""), "encoder", _hovers(s, "memory"), norm=norm)
+    head = (_block("output", "linear_softmax", "output", _hovers(s, "W_out", "P")),
+            _block("decode", "next_token", "output", (f"T = {len(trace.target_tokens)} steps",)))
     if trace.kind == "encoder":
-        head = (MapBlock("use", USES.get(trace.use, "The model's head"), "output", _hovers(s, "memory")),)
+        head = (_block("use", USES.get(trace.use, "use_other"), "output", _hovers(s, "memory")),)
     decoder = () if trace.kind != "encoder-decoder" else (
-        MapBlock("masked_self", "Masked self-attention", "decoder", _hovers(s, "A_dec")),
-        MapBlock("cross", "Cross-attention (memory)", "decoder", _hovers(s, "A_cross")),
-        MapBlock("decoder_ffn", "Feed-forward", "decoder", (f"W_1 ∈ ℝ^(d_model × d_ff) = {trace.d_model} × "
-                                                           f"{trace.d_ff}",)))
+        _block("masked_self", "masked_self", "decoder", _hovers(s, "A_dec")),
+        _block("cross", "cross", "decoder", _hovers(s, "A_cross")),
+        _block("decoder_ffn", "decoder_ffn", "decoder", (f"W_1 ∈ ℝ^(d_model × d_ff) = {trace.d_model} × "
+                                                         f"{trace.d_ff}",)))
     blocks = (
-        MapBlock("tokens", "Tokens", "input", (f"S = {len(trace.source_tokens)} tokens",)),
-        MapBlock("embeddings", positions, "input", _hovers(s, "E", "PE", "x")),
+        _block("tokens", "tokens", "input", (f"S = {len(trace.source_tokens)} tokens",)),
+        _block("embeddings", positions, "input", _hovers(s, "E", "PE", "x")),
         *layer, *(() if trace.kind == "decoder" else (memory,)), *decoder, *head,
     )
     return ModelMap(blocks, trace.n_encoder_layers, trace.n_decoder_layers, trace.n_heads, trace.d_model,

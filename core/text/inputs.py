@@ -46,12 +46,16 @@ def prepare(text: str) -> TextInput:
     return TextInput(text, text, [])
 
 
+#: The note of a lower-cased input (the app shows it in the reader's language where it knows this note).
+LOWER_CASED = "The input was lower-cased: the model was trained on lower-case text."
+
+
 def normalized(item: TextInput, task: str | None) -> TextInput:
     """Apply the task's input convention (e.g. lower case) and say so; offsets stay valid."""
     if task in TASKS:
         item.work, changed = TASKS[task].normalize_input(item.work)
         if changed:
-            item.notes.append("The input was lower-cased: the model was trained on lower-case text.")
+            item.notes.append(LOWER_CASED)
     return item
 
 

@@ -1,7 +1,9 @@
-"""Masks in Japanese in Chromium at 1280 × 720: a browser asking for Japanese (Accept-Language) gets the page in
-Japanese and a share link with ``lang=ja``; its Japanese is drawn with real glyphs (Noto Sans CJK, not tofu boxes)
-in the prose and in the charts; and, in normal and presentation mode, no chart text overlaps, no chart is wider
-than its column and no text overflows its box (the layout test's checks)."""
+"""Masks and the Lesson in Japanese (and the Lesson in Russian and Chinese) in Chromium at 1280 × 720: a browser
+asking for Japanese (Accept-Language) gets the page in Japanese and a share link with ``lang=ja``; its Japanese is
+drawn with real glyphs (Noto Sans CJK, not tofu boxes) in the prose and in the charts; and, in normal and
+presentation mode, no chart text overlaps, no chart is wider than its column and no text overflows its box (the
+layout test's checks). The Lesson's first draw (and a later stage) in ja, ru and zh shows no sentence of its English
+messages, and in Japanese and Russian presentation mode its map and first chart share the first screen."""
 
 from __future__ import annotations
 
@@ -92,6 +94,76 @@ def test_masks_in_japanese_keep_their_layout(japanese, presentation):
         page.wait_for_function(SETTLED_JS, timeout=30_000)  # every chart drawn again to the unfolded width
     screenshot(page, f"masks-ja-{'presentation' if presentation else 'normal'}")
     assert problems_on(page) == []
+    assert page.evaluate(f"() => {{ {UNZOOMED} return ({OVERLAPS_JS})(); }}") == []
+    assert page.evaluate(f"() => {{ {UNZOOMED} return ({TOO_WIDE_JS})(); }}") == []
+    assert overflowing(page) == []
+
+
+# ----------------------------------------------------------------------------- the Lesson
+LESSON_PAGES = ["lesson", "lesson-stages", "lesson-decoder", "lesson-quiz", "charts", "glossary", "common"]
+
+
+def _open_lesson(page, url: str, query: str) -> str:
+    """The Lesson opened with ``query``, drawn and idle (a stage that asks first shows its question); its main
+    column's text as the reader sees it."""
+    page.goto(f"{url}/lesson?{query}")
+    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    wait_until_idle(page)
+    page.wait_for_timeout(500)
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def _english_left(text: str, lang: str) -> list[str]:
+    """The English messages' sentences (four words or more) in ``text``, but for names the translation keeps as
+    written (the paper's title)."""
+    from tests.app.test_app_i18n import sentences
+
+    kept = "\n".join(m for page in LESSON_PAGES for m in i18n.catalog(lang, page).values())
+    return [s for page in LESSON_PAGES for s in sentences(page) if s in text and s not in kept]
+
+
+@pytest.mark.parametrize("lang", ["ja", "ru", "zh"])
+def test_the_lessons_first_draw_has_no_english_sentence(japanese, lang):
+    url, page = japanese
+    first = _open_lesson(page, url, f"lang={lang}")
+    assert i18n.text(lang, "lesson", "opening.title") in first
+    assert i18n.text(lang, "lesson", "map.title").replace("**", "") in first
+    assert _english_left(first, lang) == [], "the first draw"
+    later = _open_lesson(page, url, f"lang={lang}&stage=9")  # Softmax: its question first
+    assert _english_left(later, lang) == [], "stage 9"
+    assert problems_on(page) == []
+    screenshot(page, f"lesson-{lang}-stage9-normal")
+
+
+def _settle_presentation(page) -> None:
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
+                           "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
+    skip = page.locator('[class*="st-key-lesson_skip_"] button')
+    if skip.count():  # the stage's picture after Skip
+        skip.first.click()
+        wait_until_idle(page)
+    page.wait_for_timeout(800)
+    page.wait_for_function(SETTLED_JS, timeout=30_000)
+
+
+@pytest.mark.parametrize("lang", ["ja", "ru"])
+@pytest.mark.parametrize("stage", [1, 3, 12, 14])
+def test_the_lesson_in_presentation_mode_keeps_its_layout(japanese, lang, stage):
+    """Japanese and Russian in presentation mode: the map and the stage's first chart on the first screen, side
+    by side; no chart text overlapping, no chart wider than its column, no text overflowing its box."""
+    from tests.browser.test_browser_lesson import FIRST_CHART_JS, MAP_JS, SIDEWAYS_JS
+
+    url, page = japanese
+    _open_lesson(page, url, f"lang={lang}&projector=1&stage={stage}")
+    _settle_presentation(page)
+    screenshot(page, f"lesson-{lang}-stage{stage}-presentation")
+    assert problems_on(page) == []
+    chart, lesson_map = page.evaluate(FIRST_CHART_JS), page.evaluate(MAP_JS)
+    if stage != 1:  # stage 1 shows a table
+        assert chart is not None and 0 <= chart["top"] < 720, f"the first chart starts at {chart}"
+        assert lesson_map["right"] <= chart["left"], "the map is not beside the chart"
+    assert 0 <= lesson_map["top"] and lesson_map["bottom"] <= 720, f"the map spans {lesson_map}"
+    assert page.evaluate(SIDEWAYS_JS) <= 0, "the page scrolls sideways"
     assert page.evaluate(f"() => {{ {UNZOOMED} return ({OVERLAPS_JS})(); }}") == []
     assert page.evaluate(f"() => {{ {UNZOOMED} return ({TOO_WIDE_JS})(); }}") == []
     assert overflowing(page) == []

@@ -16,7 +16,8 @@ OTHERS = [lang for lang in i18n.LANGUAGES if lang != i18n.DEFAULT]
 
 def test_the_four_languages_each_have_every_page():
     assert list(i18n.LANGUAGES) == ["en", "ja", "ru", "zh"]
-    assert {"nav", "sidebar", "playground", "masks", "glossary", "charts", "common"} <= set(i18n.pages())
+    assert {"nav", "sidebar", "playground", "masks", "glossary", "charts", "common", "lesson", "lesson-stages",
+            "lesson-decoder", "lesson-quiz"} <= set(i18n.pages())
     for lang in i18n.LANGUAGES:
         assert sorted(p.stem for p in (i18n.MESSAGES / lang).glob("*.toml")) == i18n.pages(), lang
 
@@ -33,7 +34,8 @@ def test_every_key_exists_with_the_same_placeholders(lang, page):
 
 
 @pytest.mark.parametrize("lang", OTHERS)
-@pytest.mark.parametrize("page", ["playground", "masks", "glossary", "sidebar", "nav"])
+@pytest.mark.parametrize("page", ["playground", "masks", "glossary", "sidebar", "nav", "lesson", "lesson-stages",
+                                  "lesson-decoder", "lesson-quiz", "charts"])
 def test_the_prose_is_translated_not_copied(lang, page):
     """A sentence of four words or more is never left in English (short names such as "softmax" may be)."""
     english, other = i18n.catalog(i18n.DEFAULT, page), i18n.catalog(lang, page)

@@ -1,11 +1,14 @@
 """The Lesson's questions answer from the model's own numbers: each answer equals an independent recomputation
-from the trace's q, k, scores and distributions (softmax by hand, not the module's)."""
+from the trace's q, k, scores and distributions (softmax by hand, not the module's). Core words nothing: a question
+carries its numbers and tokens, and the messages of every language fill them in (``lesson-quiz``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from app import i18n
+from app.views.parts.lesson_quiz import why_key
 from core import load_checkpoint
 from core.lessons import questions, trace_translation
 from tests.helpers.paths import SHIPPED
@@ -27,7 +30,8 @@ def test_best_key_is_the_largest_dot_product(trace, i):
     head = trace.encoder_head
     assert q.tokens and q.options == trace.source_tokens
     assert q.answer == int(np.argmax(head.q[i] @ head.k.T))
-    assert f"q{i}·k{q.answer} = {float(head.q[i] @ head.k[q.answer]):.2f}" in q.why
+    assert q.values["dot"] == pytest.approx(float(head.q[i] @ head.k[q.answer]), abs=1e-5)
+    assert f"q{i}·k{q.answer} = {float(head.q[i] @ head.k[q.answer]):.2f}" in why(q)
 
 
 def test_doubling_beta_sharpens_every_row(trace):
@@ -35,8 +39,8 @@ def test_doubling_beta_sharpens_every_row(trace):
     for i in range(len(trace.source_tokens)):
         q = questions.beta(trace, i)
         before, after = softmax(head.scaled[i]).max(), softmax(2 * head.scaled[i]).max()
-        assert after > before and q.options[q.answer].startswith("sharper")
-        assert f"from {before:.2f} to {after:.2f}" in q.why
+        assert after > before and q.options[q.answer] == "sharper"
+        assert f"from {before:.2f} to {after:.2f}" in why(q)
 
 
 def test_the_positional_head_puts_the_most_weight_on_one_offset(trace):
@@ -46,8 +50,8 @@ def test_the_positional_head_puts_the_most_weight_on_one_offset(trace):
     assert heads.shape[0] == trace.n_heads and np.allclose(heads.sum(-1), 1, atol=1e-6)
     np.testing.assert_array_equal(heads[trace.head], trace.encoder_head.weights)
     share = [[np.mean([w[i, i + d] for i in range(S) if 0 <= i + d < S]) for d in (-1, 0, 1)] for w in heads]
-    assert q.options[q.answer] == f"head {int(np.argmax(np.max(share, axis=1))) + 1}"
-    assert f"{np.max(share):.2f} of each row" in q.why
+    assert q.kind == "heads" and q.options[q.answer] == str(int(np.argmax(np.max(share, axis=1))) + 1)
+    assert f"{np.max(share):.2f} of each row" in why(q)
 
 
 def test_no_positional_question_under_three_tokens():
@@ -59,7 +63,7 @@ def test_a_masked_row_still_sums_to_one_and_its_hidden_cells_are_zero(trace):
     weights = trace.decoder_head.weights  # (T, T)
     for t in range(len(weights)):
         q = questions.row_sum(trace, t)
-        assert q.options[q.answer] == "yes, still 1"
+        assert q.options[q.answer] == "one" and q.values["total"] == pytest.approx(1.0, abs=1e-5)
         assert abs(weights[t].sum() - 1) < 1e-6 and np.all(weights[t, t + 1:] == 0.0)
 
 
@@ -81,5 +85,28 @@ def test_temperature_two_flattens_the_top_token(trace):
     tempered = np.sqrt(p) / np.sqrt(p).sum()  # p^(1/T) renormalised, T = 2
     q = questions.temperature(trace, 0)
     best = int(np.argmax(p))
-    assert tempered[best] < p[best] - 0.005 and q.options[q.answer] == "less likely"
-    assert f"from {p[best]:.2f} to {tempered[best]:.2f}" in q.why
+    assert tempered[best] < p[best] - 0.005 and q.options[q.answer] == "less"
+    assert f"from {p[best]:.2f} to {tempered[best]:.2f}" in why(q)
+
+
+@pytest.mark.parametrize("lang", list(i18n.LANGUAGES))
+def test_every_question_is_worded_with_its_numbers_in_every_language(trace, lang):
+    """Each question's prompt, why and choices exist in every language and show the question's own numbers."""
+    asked = [questions.best_key(trace, 1), questions.beta(trace, 1), questions.positional_head(trace),
+             questions.row_sum(trace, 1), questions.cross_source(trace, 1), questions.next_token(trace, 1),
+             questions.temperature(trace, 1)]
+    for q in asked:
+        prompt = i18n.text(lang, "lesson-quiz", f"questions.{q.topic}.prompt", **q.values)
+        assert prompt and "{" not in prompt, q.topic
+        if q.kind == "choices":
+            assert len({i18n.text(lang, "lesson-quiz", f"questions.{q.topic}.options.{o}") for o in q.options}) == 3
+    row_sum = asked[3]
+    assert f"{row_sum.values['total']:.2f}" in why(row_sum, lang)
+    temperature = asked[6]
+    assert f"{temperature.values['before']:.2f}" in why(temperature, lang)
+    assert temperature.values["token"] in why(temperature, lang)  # a token is shown as it is, never translated
+
+
+def why(q, lang="en"):
+    """The question's why in ``lang``, by the message the page chooses."""
+    return i18n.text(lang, "lesson-quiz", why_key(q), **q.values)

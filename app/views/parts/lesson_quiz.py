@@ -13,7 +13,7 @@ from typing import Callable
 
 import streamlit as st
 
-from app.ui import widgets
+from app.ui import language, widgets
 from app.views.parts import lesson_tracks as tracks
 from app.views.parts.lesson_stages import View
 from core import lessons
@@ -45,20 +45,47 @@ QUESTIONS: dict[int, Ask] = questions_of(tracks.ENCODER_DECODER)
 
 
 def _key(stage: int, question: lessons.Question, v: View) -> str:
-    """One question on one sentence, head and token or step: the prompt names them all."""
-    return f"{stage}|{question.topic}|{v.h}|{v.i}|{v.t}|{st.session_state.get('lesson_text', '')}|{question.prompt}"
+    """One question on one sentence, head and token or step: its values name them all."""
+    values = "|".join(f"{k}={question.values[k]}" for k in sorted(question.values))
+    return f"{stage}|{question.topic}|{v.h}|{v.i}|{v.t}|{st.session_state.get('lesson_text', '')}|{values}"
 
 
 def _widget_key(kind: str, key: str) -> str:
     return f"lesson_{kind}_{zlib.crc32(key.encode()):08x}"
 
 
+def prompt(question: lessons.Question) -> str:
+    """The question in the session's language, its numbers and tokens filled in."""
+    return language.words("lesson-quiz")(f"questions.{question.topic}.prompt", **question.values)
+
+
+def why_key(question: lessons.Question) -> str:
+    """The ``lesson-quiz`` message that says why the model answers ``question`` as it does."""
+    if question.topic == "best_key" and question.values.get("runner"):
+        return "questions.best_key.why_next"
+    if question.topic == "positional_head":
+        return f"questions.positional_head.why_{question.values['where']}"
+    return f"questions.{question.topic}.why"
+
+
+def why(question: lessons.Question) -> str:
+    """Why the model answers as it does, in the session's language."""
+    return language.words("lesson-quiz")(why_key(question), **question.values)
+
+
+def option(question: lessons.Question, n: int) -> str:
+    """Option ``n`` as the student reads it: a token as it is, a head by its number, a choice in words."""
+    t, name = language.words("lesson-quiz"), question.options[n]
+    if question.kind in ("tokens", "candidates"):
+        return name
+    if question.kind == "heads":
+        return t("quiz.head", n=name)
+    return t(f"questions.{question.topic}.options.{name}")
+
+
 def _record(stage: int, key: str, question: lessons.Question, given: int | None) -> None:
-    st.session_state.setdefault(ANSWERS, {})[key] = {
-        "stage": stage + 1, "question": question.prompt,
-        "yours": "skipped" if given is None else question.options[given],
-        "model": question.options[question.answer], "right": None if given is None else given == question.answer,
-        "why": question.why}
+    st.session_state.setdefault(ANSWERS, {})[key] = {"stage": stage + 1, "question": question, "given": given,
+                                                     "right": None if given is None else given == question.answer}
 
 
 def _picked(stage: int, key: str, question: lessons.Question) -> None:
@@ -69,34 +96,40 @@ def _picked(stage: int, key: str, question: lessons.Question) -> None:
 
 def _pose(stage: int, key: str, question: lessons.Question) -> None:
     """The question, its options as one-click pills, and Skip."""
+    t = language.words("lesson-quiz")
     with st.container(border=True, key=f"lesson_question_{stage}"):
-        st.markdown(f"**Your turn.** {widgets.plain(question.prompt)}")
-        label = "Click a token" if question.tokens else "Pick one"
-        options = question.options
-        fmt = (lambda n: f"{n}: {options[n]}") if question.tokens else (lambda n: options[n])
-        st.pills(label, range(len(options)), format_func=fmt, key=_widget_key("answer", key),
+        st.markdown(f"{t('quiz.your_turn')} {widgets.plain(prompt(question))}")
+        label = t("quiz.click_token") if question.tokens else t("quiz.pick_one")
+        words = [option(question, n) for n in range(len(question.options))]  # worded now, in the session's language
+        fmt = (lambda n: f"{n}: {words[n]}") if question.tokens else (lambda n: words[n])
+        st.pills(label, range(len(question.options)), format_func=fmt, key=_widget_key("answer", key),
                  on_change=_picked, args=(stage, key, question))
-        st.button("Skip: show me", key=f"lesson_skip_{stage}", on_click=_record, args=(stage, key, question, None),
-                  shortcut=SKIP_KEY, help=f"Show the stage without answering (key {SKIP_KEY.upper()})",
-                  icon=":material/skip_next:")
+        st.button(t("quiz.skip"), key=f"lesson_skip_{stage}", on_click=_record, args=(stage, key, question, None),
+                  shortcut=SKIP_KEY, help=t("quiz.skip_help", shortcut=SKIP_KEY.upper()), icon=":material/skip_next:")
+
+
+def _yours(answer: dict) -> str:
+    given = answer["given"]
+    return language.words("lesson-quiz")("quiz.skipped") if given is None else option(answer["question"], given)
 
 
 def reveal(answer: dict) -> None:
     """The student's answer beside the model's, and why, on one alert."""
-    model, why = widgets.plain(answer["model"]), widgets.plain(answer["why"])
+    t, question = language.words("lesson-quiz"), answer["question"]
+    model, reason = widgets.plain(option(question, question.answer)), widgets.plain(why(question))
     if answer["right"] is None:
-        st.info(f"The model's answer: **{model}**. {why}", icon=":material/visibility:")
+        st.info(t("quiz.model_answer", model=model, why=reason), icon=":material/visibility:")
     elif answer["right"]:
-        st.success(f"Right: **{model}**, as the model says. {why}", icon=":material/check_circle:")
+        st.success(t("quiz.right", model=model, why=reason), icon=":material/check_circle:")
     else:
-        st.warning(f"You said **{widgets.plain(answer['yours'])}**; the model says **{model}**. {why}",
+        st.warning(t("quiz.wrong", yours=widgets.plain(_yours(answer)), model=model, why=reason),
                    icon=":material/cancel:")
 
 
 def toggle(track: tuple[tracks.Stage, ...] = tracks.ENCODER_DECODER) -> None:
     """The student's switch: ask before each question stage shows, or show every stage at once."""
-    st.toggle("Ask me first", key=ASK, help=f"{len(questions_of(track))} stages ask a question before they show their "
-              f"picture; Skip (key {SKIP_KEY.upper()}) shows the answer without one")
+    t = language.words("lesson-quiz")
+    st.toggle(t("quiz.ask_first"), key=ASK, help=t("quiz.ask_help", n=len(questions_of(track)), shortcut=SKIP_KEY.upper()))
 
 
 def ask(trace: lessons.LessonTrace, v: View, stage: int,
@@ -117,20 +150,21 @@ def ask(trace: lessons.LessonTrace, v: View, stage: int,
 
 def summary(track: tuple[tracks.Stage, ...] = tracks.ENCODER_DECODER) -> None:
     """The student's answers so far, in the order given: the stage, the question, theirs and the model's."""
+    t = language.words("lesson-quiz")
     answers = list(st.session_state.get(ANSWERS, {}).values())
     asking = questions_of(track)
-    st.subheader("Your answers")
+    st.subheader(t("quiz.answers"))
     if not answers:
-        st.caption(f"No answers yet: {len(asking)} stages ask a question before they show their picture "
-                   "(stages " + ", ".join(str(s + 1) for s in asking) + ").")
+        st.caption(t("quiz.no_answers", n=len(asking), stages=", ".join(str(s + 1) for s in asking)))
         return
     right = sum(a["right"] is True for a in answers)
     skipped = sum(a["right"] is None for a in answers)
     given = len(answers) - skipped
-    st.markdown(f"**{right} of {given}** answered right" + (f", {skipped} skipped." if skipped else "."))
-    st.dataframe({"stage": [a["stage"] for a in answers],  # the short columns first: all on a 1280-px screen
-                  "": ["✓" if a["right"] else "skipped" if a["right"] is None else "✗" for a in answers],
-                  "yours": [a["yours"] for a in answers], "the model's": [a["model"] for a in answers],
-                  "question": [a["question"] for a in answers]}, hide_index=True)
-    st.button("Ask me again", key="lesson_ask_again", on_click=st.session_state.pop, args=(ANSWERS, None),
+    st.markdown(t("quiz.score_skipped" if skipped else "quiz.score", right=right, given=given, skipped=skipped))
+    st.dataframe({t("quiz.stage"): [a["stage"] for a in answers],  # the short columns first: all on a 1280-px screen
+                  "": ["✓" if a["right"] else t("quiz.skipped") if a["right"] is None else "✗" for a in answers],
+                  t("quiz.yours"): [_yours(a) for a in answers],
+                  t("quiz.models"): [option(a["question"], a["question"].answer) for a in answers],
+                  t("quiz.question"): [prompt(a["question"]) for a in answers]}, hide_index=True)
+    st.button(t("quiz.again"), key="lesson_ask_again", on_click=st.session_state.pop, args=(ANSWERS, None),
               icon=":material/replay:")

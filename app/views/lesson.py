@@ -49,8 +49,9 @@ show = not presentation.enabled()  # presentation mode: the stage beside the map
 lang = language.current()
 t = language.words("lesson")
 st.title(t("opening.title"))
-if show:
-    st.markdown(t("opening.intro"))
+if show:  # folded: the stage starts on a 1280 × 720 screen's first view (presentation mode has no intro)
+    with st.expander(t("first_screen.about"), icon=":material/school:"):
+        st.markdown(t("opening.intro"))
 
 
 def title(stage: tracks.Stage) -> str:
@@ -111,7 +112,7 @@ def lesson_body() -> None:
     with side:
         lesson_map.draw(lessons.model_map(trace), stage, tuple(s.block for s in track))
     with main:
-        nav = st.columns([1, 1, 1.4] if show else [1, 1, 1.6])  # a row of its own: the buttons never clip
+        nav = st.columns([1, 1, 1.5, 1.4] if show else [1, 1, 1.6])  # a row of its own: the buttons never clip
         nav[0].button(t("page.back"), on_click=_go, args=(-1, len(track)), disabled=stage == 0,
                       help=t("page.back_help"), key="lesson_prev")
         nav[1].button(t("page.next"), on_click=_go, args=(1, len(track)), disabled=stage == len(track) - 1,
@@ -120,7 +121,9 @@ def lesson_body() -> None:
             with nav[2].popover(t("page.pickers"), width="stretch"):
                 _pickers(entry, trace, track, columns=False)
         else:
-            with nav[2]:
+            with nav[2].popover(t("first_screen.focus"), width="stretch"):
+                _focus(trace)
+            with nav[3]:
                 quiz.toggle(track)
         st.progress((stage + 1) / len(track),  # presentation mode: the header below says the same
                     text=t("page.progress", n=stage + 1, total=len(track), name=title(track[stage])) if show else None)
@@ -129,26 +132,30 @@ def lesson_body() -> None:
 
 
 def _pickers(entry, trace: lessons.LessonTrace, track: tuple[tracks.Stage, ...], columns: bool) -> None:
-    """The model, sentence, stage, head, token and step pickers: when ``columns``, the sentence and the stage in
-    one row and the other three in the next (narrow selects: their values are short), so that the stage starts on
-    a 1280 × 720 screen's first view. An encoder-only model has no decoder step."""
-    S, T = len(trace.source_tokens), len(trace.target_tokens)
+    """The model line and the sentence and stage pickers (when ``columns``: in one row, the head, token and step
+    pickers folded beside Next by the caller, so that the stage starts on a 1280 × 720 screen's first view; else
+    one under the other with those three and the ask-first toggle after them, in presentation mode's popover)."""
     st.caption(t("page.model", label=entry.label, kind=t(f"kinds.{trace.kind}"), n=len(track)))
     top = st.columns([3, 2]) if columns else [st.container(), st.container()]
     top[0].text_input(t("page.sentence") if trace.kind != "decoder" else t("page.prompt"), key="lesson_text",
                       max_chars=200)
-    cells = [top[1], *st.columns(3)] if columns else [top[1], *(st.container() for _ in range(3))]
-    cells[0].selectbox(t("page.stage"), range(len(track)), key="lesson_stage",
-                       format_func=lambda i: f"{i + 1}. {title(track[i])}")
-    cells[1].selectbox(t("page.head"), range(trace.n_heads), key="lesson_head",
-                       format_func=lambda h: t("page.head_option", n=h + 1))
-    cells[2].selectbox(t("page.source_token") if trace.kind == "encoder-decoder" else t("page.token"),
-                       range(S), key="lesson_token", format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
-    if T:
-        cells[3].selectbox(t("page.step"), range(T), key="lesson_step",
-                           format_func=lambda n: t("page.step_option", n=n + 1, token=trace.target_tokens[n]))
-    if not columns:  # beside Next otherwise
+    top[1].selectbox(t("page.stage"), range(len(track)), key="lesson_stage",
+                     format_func=lambda i: f"{i + 1}. {title(track[i])}")
+    if not columns:
+        _focus(trace)
         quiz.toggle(track)
+
+
+def _focus(trace: lessons.LessonTrace) -> None:
+    """The head, token and step the stages follow (an encoder-only model has no decoder step)."""
+    S, T = len(trace.source_tokens), len(trace.target_tokens)
+    st.selectbox(t("page.head"), range(trace.n_heads), key="lesson_head",
+                 format_func=lambda h: t("page.head_option", n=h + 1))
+    st.selectbox(t("page.source_token") if trace.kind == "encoder-decoder" else t("page.token"),
+                 range(S), key="lesson_token", format_func=lambda i: f"{i}: {trace.source_tokens[i]}")
+    if T:
+        st.selectbox(t("page.step"), range(T), key="lesson_step",
+                     format_func=lambda n: t("page.step_option", n=n + 1, token=trace.target_tokens[n]))
 
 
 def _stage(entry, trace: lessons.LessonTrace, track: tuple[tracks.Stage, ...], stage: int) -> None:

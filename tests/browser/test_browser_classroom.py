@@ -44,14 +44,20 @@ def _badge_fits(page) -> None:
 
 
 def _head_box(page):
-    """The Lesson's head picker."""
-    return page.locator(".st-key-lesson_pickers [data-testid='stSelectbox']",
-                        has=page.get_by_text("Head", exact=True))
+    """The Lesson's head picker, in the "Head, token, step…" popover beside Next (opened here)."""
+    box = page.locator("[data-testid='stPopoverBody'] [data-testid='stSelectbox']",
+                       has=page.get_by_text("Head", exact=True))
+    if not box.is_visible():
+        page.get_by_role("button", name="Head, token, step…").click()
+        box.wait_for(state="visible", timeout=30_000)
+    return box
 
 
 def _choose_head(page, name: str) -> None:
-    """Choose ``name`` in the Lesson's head picker."""
+    """Choose ``name`` in the Lesson's head picker (its popover closed again after)."""
     choose_option(page, _head_box(page), page.get_by_role("option", name=name))
+    page.keyboard.press("Escape")
+    wait_until_idle(page)
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +100,7 @@ def test_a_student_follows_the_teacher_detaches_catches_up_and_answers(two_brows
     following = student.locator(".st-key-lesson_pickers")
     assert following.get_by_label("Sentence").input_value() == "the red car"
     assert _head_box(student).locator("input").input_value() == "head 2"
+    student.keyboard.press("Escape")
     assert "1 of 1 following" in teacher.locator(".st-key-class_badge").inner_text()
     _shot(student, "student-following")
 

@@ -117,3 +117,29 @@ def test_a_hostile_weight_is_refused_by_a_worker_at_its_first_run_or_as_it_loads
         assert str(caught.value) == REFUSAL
     finally:
         eager.close()
+
+
+def test_a_hostile_gguf_is_refused_at_first_use_and_never_cached(tmp_path, monkeypatch) -> None:
+    """A GGUF's weights are dequantized in memory: with the weight cache they are checked before being cached
+    (refused at load, nothing written); without it, at the model's first use, as a folder's."""
+    from core.io.pretrained import weight_cache
+    from tests.helpers import pretrained_files
+
+    real_write = pretrained_files.write_tensors
+
+    def with_nan(writer, tensors):
+        tensors["blk.0.ffn_down.weight"][0][2, 1] = math.nan
+        real_write(writer, tensors)
+
+    monkeypatch.setattr(pretrained_files, "write_tensors", with_nan)
+    path = tmp_path / "hostile.gguf"
+    pretrained_files.write_tiny_gguf(path)
+    monkeypatch.setenv("ATTNSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    refusal = "hostile.gguf has non-finite weights (NaN or Inf) in layers.0.mlp.down_proj.weight"
+    with pytest.raises(CheckpointError, match=f"^{re.escape(refusal)}$"):
+        load_pretrained(path, use_cache=True)
+    weight_cache.flush()
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.safetensors"))
+    loaded = load_pretrained(path, use_cache=False)
+    with pytest.raises(CheckpointError, match=f"^{re.escape(refusal)}$"):
+        explain(loaded, TEXT)

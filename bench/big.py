@@ -26,6 +26,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from queue import Empty
 from pathlib import Path
 
 import torch
@@ -183,7 +184,13 @@ def _child(target, *args) -> dict:
     queue = _SPAWN.Queue()
     process = _SPAWN.Process(target=target, args=(*args, queue))
     process.start()
-    result = queue.get()
+    while True:  # a child that fails (its traceback on stderr) ends without an answer: never wait for it forever
+        try:
+            result = queue.get(timeout=5)
+            break
+        except Empty:
+            if not process.is_alive():
+                raise RuntimeError(f"{target.__name__} ended without an answer (exit code {process.exitcode})")
     process.join()
     return result
 

@@ -76,14 +76,16 @@ def record(path: Path, sections: list[str], host: str, loads: tuple[tuple[float,
 def main(argv: list[str] | None = None) -> int:
     """Run the chosen sections, print the machine and the table, and append the run to the record."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("sections", nargs="*", choices=[[], *SECTIONS], help="sections to run (default: all)")
+    parser.add_argument("sections", nargs="*", choices=[[], *SECTIONS, *big.PARTS],
+                        help=f"sections to run (default: all); after big, its parts ({', '.join(big.PARTS)})")
     parser.add_argument("--no-record", action="store_true", help="do not append the run to bench/RESULTS.md")
     args = parser.parse_args(argv)
     rows, host, load = [], machine(), os.getloadavg()  # before the sections change the thread count
     chosen = args.sections or list(SECTIONS)
-    for name in chosen:
+    parts = tuple(name for name in chosen if name in big.PARTS)  # ``big 1b gguf``: those parts of big only
+    for name in (name for name in chosen if name in SECTIONS):
         sys.stderr.write(f"running {name}…\n")
-        rows.extend(SECTIONS[name]())
+        rows.extend(SECTIONS[name](parts) if name == "big" and parts else SECTIONS[name]())
     table = markdown(rows)
     sys.stdout.write(f"Machine: {host}\n\n{table}\n")
     if not args.no_record:

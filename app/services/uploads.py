@@ -92,7 +92,7 @@ def _check(found: ModelFile) -> None:
     then load it in a worker process of its own (:class:`core.ExplainWorker`: a lower CPU priority, a memory
     cap and ``CHECK_S`` seconds), never in the server; any failure is one CheckpointError line."""
     check_header(found.path)
-    worker = ExplainWorker(found.path, startup_s=CHECK_S)
+    worker = ExplainWorker(found.path, startup_s=CHECK_S, check_weights=True)  # NaN weights refused here
     try:
         worker.start()
     except ValueError as error:  # the child's one line: the loader's refusal, its deadline or its memory cap

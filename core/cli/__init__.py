@@ -60,6 +60,7 @@ def explain_main(argv: list[str] | None = None) -> int:
         with loading_progress(bar.update):
             result = explain(args.model, args.text, decoding=args.decoding, continuation=args.continuation)
     except (CheckpointError, ValueError) as error:
+        bar.close()  # the bar's line ended first: the error is a line of its own
         sys.stderr.write(f"error: {error}\n")
         return 2
     finally:

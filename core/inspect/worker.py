@@ -63,7 +63,8 @@ class ExplainWorker:
     ``startup_s``; the child may address ``memory_bytes`` beyond what it holds after importing torch
     (default: :func:`memory_budget`); with ``idle_s`` a child unused for that long ends. Thread-safe (one call
     at a time); :meth:`close` ends the child, and so does dropping the worker (the child ends when its stdin
-    closes). ``starts`` counts the
+    closes). With ``check_weights`` the child checks a pretrained model's weights for NaN and ±Inf as it loads (an
+    upload is refused then), not at the model's first run. ``starts`` counts the
     children started. A subclass names its child's module (``child_module``, whose ``serve_child`` serves
     the calls) and the records its calls' results may hold (``records``).
     """
@@ -72,8 +73,9 @@ class ExplainWorker:
     records: Records = {}
 
     def __init__(self, path: str | os.PathLike, deadline_s: float = 60.0, memory_bytes: int | None = None,
-                 startup_s: float = 120.0, idle_s: float | None = None) -> None:
+                 startup_s: float = 120.0, idle_s: float | None = None, check_weights: bool = False) -> None:
         self.path, self.deadline_s, self.startup_s, self.idle_s = str(path), deadline_s, startup_s, idle_s
+        self.check_weights = check_weights
         self.memory_bytes = memory_budget(path) if memory_bytes is None else memory_bytes
         self.starts = 0
         self._facts: ModelFacts | None = None
@@ -174,7 +176,8 @@ class ExplainWorker:
         """
         self.starts += 1
         status, value = self._child.start({"path": self.path, "folder": self._folder,
-                                           "memory_bytes": self.memory_bytes}, self.startup_s)
+                                           "memory_bytes": self.memory_bytes, "check": self.check_weights},
+                                          self.startup_s)
         if status != "ready":
             self._child.kill()
             if status == "timeout":
@@ -278,6 +281,7 @@ def _setup(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
     from core.inspect.subject import as_subject
     from core.io.checkpoint import load
+    from core.io.pretrained.finite import ensure_finite
     from core.io.pretrained.load import load_pretrained
 
     torch.set_num_threads(1)
@@ -285,6 +289,8 @@ def _setup(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     path = message["path"]
     loaded = load_pretrained(path) if is_pretrained(path) else load(path)
     subject = as_subject(loaded)
+    if message.get("check"):
+        ensure_finite(subject.model)  # a NaN weight refused now, not at the first run
     facts = facts_of(loaded, sum(p.numel() for p in subject.model.parameters()))
     return {"loaded": loaded, "subject": subject, "folder": message["folder"]}, facts.to_json()
 
@@ -293,6 +299,7 @@ def _answer(calls: Mapping[str, Callable[..., Any]], records: Records, state: di
             message: dict[str, Any]) -> Any:
     """Explain the texts, or run the named call; the answer as JSON, its arrays written to the private folder."""
     from core.inspect.explainer import explain_batch
+    from core.io.checkpoint import CheckpointError
 
     name = message.get("call")
     if name is not None and name not in calls:
@@ -304,6 +311,8 @@ def _answer(calls: Mapping[str, Callable[..., Any]], records: Records, state: di
             value, arrays = pack(calls[name](state["loaded"], *message["args"], **message["kwargs"]), records)
     except (ValueError, MemoryError):  # a refusal, already one line for the user; memory: see _failure
         raise
+    except CheckpointError as refusal:  # a weight found non-finite at the model's first run: the loader's line
+        raise ValueError(str(refusal)) from None
     except BaseException as error:  # a bug, or native code failing (a tokenizer's panic)
         raise RuntimeError(f"running the model failed: {first_line(error)}") from None
     if arrays:

@@ -1,4 +1,5 @@
-"""Put converted pretrained weights into a freshly built model, checking them first."""
+"""Put converted pretrained weights into a freshly built model, checking their names and shapes first (and
+their values at the model's first use: :mod:`core.io.pretrained.finite`)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,9 @@ from torch import Tensor, nn
 from torch.nn.modules.module import register_module_module_registration_hook
 
 from core.io.checkpoint import CheckpointError
+from core.io.pretrained.finite import check_on_first_use
 
 M = TypeVar("M", bound=nn.Module)
-
-
-def non_finite(weights: dict[str, Tensor]) -> list[str]:
-    """Names of the tensors holding NaN or ±Inf, sorted.
-
-    A sum is NaN or ±Inf whenever an element is, and it reads the memory once without the
-    bool copy ``isfinite`` makes; only tensors whose sum is not finite are checked element-wise.
-    """
-    suspects = [k for k, v in weights.items() if v.is_floating_point() and not torch.isfinite(v.sum())]
-    return sorted(k for k in suspects if not torch.isfinite(weights[k]).all())
 
 
 def assign_weights(build: Callable[[], M], weights: dict[str, Tensor], name: str) -> M:
@@ -34,9 +26,11 @@ def assign_weights(build: Callable[[], M], weights: dict[str, Tensor], name: str
     A config claiming far more layers than the weights hold (100,000 layers beside one) is
     refused while it is being built: at most four submodules per weight tensor may be created.
 
+    Its weights are checked for NaN and ±Inf at its first call (:func:`~core.io.pretrained.finite.check_on_first_use`):
+    a model holding one raises ``CheckpointError`` from that call, before computing anything.
+
     Raises:
-        CheckpointError: too many modules for the weights, names or shapes that differ from the
-            model's, or non-finite values.
+        CheckpointError: too many modules for the weights, or names or shapes that differ from the model's.
     """
     with torch.device("meta"), _module_limit(4 * len(weights) + 64, name):
         model = build()
@@ -47,14 +41,12 @@ def assign_weights(build: Callable[[], M], weights: dict[str, Tensor], name: str
         wrong = [(k, found[k], expected[k]) for k in expected if k in found and found[k] != expected[k]]
         raise CheckpointError(f"{name} does not match its configuration: missing {missing[:4]}, "
                               f"unexpected {extra[:4]}, wrong shapes {wrong[:3]}")
-    bad = non_finite(weights)
-    if bad:
-        raise CheckpointError(f"{name} has non-finite weights (NaN or Inf) in {', '.join(bad[:5])}")
     tied = _tied_names(model)
     model.load_state_dict(weights, strict=True, assign=True)
     for first, other in tied:  # assign=True gave each name its own parameter: share them again
         owner, attr = _owner(model, other)
         setattr(owner, attr, _owner_param(model, first))
+    check_on_first_use(model, name)  # a full read of the weights now would read the whole memory-mapped file
     return model.eval()
 
 

@@ -29,6 +29,7 @@ from core.io.checkpoint import CheckpointError
 from core.io.files import file_fingerprint
 from core.io.pretrained import progress, weight_cache
 from core.io.pretrained.assign import assign_weights
+from core.io.pretrained.finite import ensure_finite
 from core.io.pretrained.gguf_quants import dequantized
 from core.io.pretrained.gguf_config import SUPPORTED_ARCHITECTURES, gguf_config
 from core.io.pretrained.gguf_data import GGUFMetadata, raw_tensor
@@ -106,7 +107,8 @@ def read_gguf(path: str | Path, header: GGUFHeader | None = None
 
 
 def build_llama(config: LlamaConfig, weights: dict[str, Tensor], name: str) -> LlamaModel:
-    """A :class:`LlamaModel` holding ``weights`` (names, shapes and finiteness checked), in eval mode."""
+    """A :class:`LlamaModel` holding ``weights`` (names and shapes checked; their values at its first use), in
+    eval mode."""
     return assign_weights(lambda: LlamaModel(config), weights, name)
 
 
@@ -116,7 +118,8 @@ def load_gguf(path: str | Path, *, use_cache: bool = True) -> tuple[LlamaModel, 
     The header is scanned and its config checked against the budget first (milliseconds, whatever the file's
     size); only a file that passes is fingerprinted (a bounded read) and read. With ``use_cache`` the
     dequantized weights are read from the weight cache, or written to it in the background after a first
-    load (the model's weights are never modified).
+    load (the model's weights are never modified; checked finite first, where without the cache they are checked
+    at the model's first use).
 
     Raises:
         CheckpointError: see :func:`read_gguf`.
@@ -136,6 +139,7 @@ def load_gguf(path: str | Path, *, use_cache: bool = True) -> tuple[LlamaModel, 
     config, tokenizer, weights, general = read_gguf(path, header)
     model = build_llama(config, weights, path.name)
     if use_cache:
+        ensure_finite(model)  # before its weights are cached: a non-finite file is refused now, never cached
         stored = {k: v for k, v in weights.items() if not (config.tie_embeddings and k == "lm_head.weight")}
         entry = {"config": json.dumps(asdict(config)), "tokenizer": tokenizer.to_json(),
                  "general": json.dumps(general), "source": path.name}

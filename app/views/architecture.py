@@ -111,7 +111,8 @@ def settings(entry, cfg) -> None:
         ("classes", cfg.n_classes if cfg.architecture == "encoder" else "—"),
         ("tied", yes_no[bool(cfg.tie_embeddings)]),
     ]
-    st.table(pd.DataFrame([(t(f"model.rows.{key}"), value) for key, value in rows],
+    names = {key: t(f"model.rows.{key}", formula="d_k = d_v = d_model / h") for key, _ in rows}  # a formula: as is
+    st.table(pd.DataFrame([(names[key], value) for key, value in rows],
                           columns=[t("model.setting"), t("model.value")]).astype(str).set_index(t("model.setting")))
 
 

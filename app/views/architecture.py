@@ -226,7 +226,7 @@ def norm_section() -> None:
                                                              (t("norms.batch"), demo.batch)))):
         with col:
             widgets.plot(grids.grid_heatmap(matrix.reshape(-1, f), title=title, x_title=t("norms.feature"),
-                                            y_title=t("norms.token"),
+                                            y_title=t("norms.token"), value=t("norms.value"),
                                             rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96,
                                             max_width=grids.THIRD, max_height=520, font_scale=fs),
                          name=f"norms-{n + 1}", key=f"arch_norm_map_{n}")

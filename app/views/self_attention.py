@@ -117,7 +117,7 @@ def permutation_section(ckpt) -> None:
         with col:
             labels = label_tokens(tokens)
             widgets.plot(grids.grid_heatmap(maps[layer, head], title=name, x_title=t("permutation.key"),
-                                            y_title=t("permutation.query"), rows=labels,
+                                            y_title=t("permutation.query"), value=t("permutation.weight"), rows=labels,
                                             cols=labels, scheme=SEQUENTIAL, domain=(0, 1), font_scale=fs,
                                             max_width=grids.THIRD, max_height=300, annotate=False),
                          name=f"permutation-{n + 1}", key=f"cc_permutation_map_{n}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html import escape
+from unicodedata import east_asian_width
 
 FONT = 13.0  # px, at font scale 1
 LINE = 1.25  # line height, in font sizes
@@ -105,7 +106,9 @@ def _lines(text: str) -> list[str]:
 
 
 def _text_width(text: str, font: float) -> float:
-    return max(len(line) for line in _lines(text)) * GLYPH * font
+    """The widest line of ``text``: a Latin or Cyrillic character is :data:`GLYPH` font sizes wide, a Japanese or
+    Chinese one (East Asian wide or full-width) a whole font size."""
+    return max(sum(1.0 if east_asian_width(ch) in "WF" else GLYPH for ch in line) for line in _lines(text)) * font
 
 
 def _box_height(box: Box, font: float) -> float:

@@ -41,24 +41,29 @@ def _named(names: dict[str, str]) -> str:
 
 
 # ----------------------------------------------------------------------------- positional encoding
-def pe_curve_chart(frame: pd.DataFrame, *, font_scale: float = 1.0) -> alt.LayerChart:
-    """Chosen PE dimensions as smooth curves over position, with dots where tokens actually sit."""
-    colour = alt.Color("dimension:N", scale=alt.Scale(scheme=CATEGORY), legend=_legend("dimension", font_scale))
-    base = alt.Chart(frame, title=_title("Each dimension is a sine or cosine of the position", font_scale,
-                                         "lines: the formula for any position · dots: the token positions"))
+def pe_curve_chart(frame: pd.DataFrame, *, font_scale: float = 1.0, lang: str = i18n.DEFAULT) -> alt.LayerChart:
+    """Chosen PE dimensions as smooth curves over position, with dots where tokens actually sit (words in
+    ``lang``)."""
+    w = _words(lang, "pe_curves")
+    colour = alt.Color("dimension:N", scale=alt.Scale(scheme=CATEGORY), legend=_legend(w("dimension"), font_scale))
+    base = alt.Chart(frame, title=_title(w("title"), font_scale, w("subtitle")))
     line = base.mark_line().encode(
-        x=alt.X("position:Q", title="position", axis=_axis(font_scale)),
-        y=alt.Y("value:Q", title="PE value", scale=alt.Scale(domain=[-1.05, 1.05]), axis=_axis(font_scale)),
+        x=alt.X("position:Q", title=w("position"), axis=_axis(font_scale)),
+        y=alt.Y("value:Q", title=w("value"), scale=alt.Scale(domain=[-1.05, 1.05]), axis=_axis(font_scale)),
         color=colour)
     dots = base.transform_filter("datum.at_token").mark_point(filled=True, size=40 * font_scale).encode(
         x="position:Q", y="value:Q", color=colour,
-        tooltip=[alt.Tooltip("dimension:N"), alt.Tooltip("position:Q", format=".0f"),
-                 alt.Tooltip("value:Q", format=".4f")])
+        tooltip=[alt.Tooltip("dimension:N", title=w("dimension")),
+                 alt.Tooltip("position:Q", format=".0f", title=w("position")),
+                 alt.Tooltip("value:Q", format=".4f", title=w("value"))])
     return _pad(alt.layer(line, dots).properties(width=620, height=300))
 
 
-def rotation_chart(table: pd.DataFrame, k: int, i: int, *, font_scale: float = 1.0) -> alt.HConcatChart:
-    """PE(pos + k) (line) against R_k·PE(pos) (dots) for both dimensions of pair i: they coincide."""
+def rotation_chart(table: pd.DataFrame, k: int, i: int, *, font_scale: float = 1.0,
+                   lang: str = i18n.DEFAULT) -> alt.HConcatChart:
+    """PE(pos + k) (line) against R_k·PE(pos) (dots) for both dimensions of pair i: they coincide (words in
+    ``lang``)."""
+    w = _words(lang, "rotation")
     panels = []
     for j, fn in ((2 * i, "sin"), (2 * i + 1, "cos")):
         frame = pd.concat([
@@ -68,18 +73,19 @@ def rotation_chart(table: pd.DataFrame, k: int, i: int, *, font_scale: float = 1
         colour = alt.Color("series:N", scale=alt.Scale(domain=[f"PE(pos+{k})", "R·PE(pos)"],
                                                        range=[MAY_ATTEND, MASKED]),
                            legend=_legend("", font_scale))
-        base = alt.Chart(frame, title=_title(f"dimension {j} ({fn})", font_scale))
-        tooltip = [alt.Tooltip("series:N"), alt.Tooltip("pos:Q"), alt.Tooltip("value:Q", format=".6f")]
+        base = alt.Chart(frame, title=_title(i18n.text(lang, "charts", "rotation.panel", j=j, fn=fn), font_scale))
+        tooltip = [alt.Tooltip("series:N", title=""), alt.Tooltip("pos:Q"),
+                   alt.Tooltip("value:Q", format=".6f", title=w("value"))]
         line = base.transform_filter(f"datum.series == 'PE(pos+{k})'").mark_line(strokeWidth=3).encode(
             x=alt.X("pos:Q", title="pos", axis=_axis(font_scale)),
-            y=alt.Y("value:Q", title="value", scale=alt.Scale(domain=[-1.05, 1.05]), axis=_axis(font_scale)),
+            y=alt.Y("value:Q", title=w("value"), scale=alt.Scale(domain=[-1.05, 1.05]), axis=_axis(font_scale)),
             color=colour, tooltip=tooltip)
         dots = base.transform_filter("datum.series == 'R·PE(pos)'").mark_point(size=70 * font_scale,
                                                                                filled=True).encode(
             x="pos:Q", y="value:Q", color=colour, tooltip=tooltip)
         panels.append(alt.layer(line, dots).properties(width=300, height=220))
     return _pad(alt.hconcat(*panels).properties(title=_title(
-        f"Rotating PE(pos) by R_{k} lands exactly on PE(pos+{k}) — pair i = {i}", font_scale)))
+        i18n.text(lang, "charts", "rotation.title", k=k, i=i), font_scale)))
 
 
 # ----------------------------------------------------------------------------- attention playground

@@ -18,7 +18,6 @@ from app.ui import language, presentation
 # English text here (tests and help texts read it), the session's language on the page (:func:`beta_note`).
 BETA_TEXT = i18n.text(i18n.DEFAULT, "glossary", "beta.text")
 BETA_LATEX = r"a = \mathrm{softmax}\!\left(\beta\cdot\frac{q\cdot k}{\sqrt{d_k}}\right)"
-SHIFT_TEXT = "a learned gain γ and shift b (one number per dimension each)"
 LAYERNORM_LATEX = r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + b"
 # One translation direction everywhere: the encoder reads English, the decoder writes Spanish.
 SOURCE_SENTENCE = "i have cats"

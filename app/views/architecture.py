@@ -3,14 +3,15 @@ formulas, Add & Norm, the position-wise FFN as a 1×1 convolution, and LayerNorm
 
 Each section is built only while it is open (``presentation.section``: the first is), and each section with
 controls is a fragment: the norm radio reruns sections 1–2, the FFN's tokens and seed section 4, the
-batch's sizes and seed section 5; every chart is drawn from its cached spec."""
+batch's sizes and seed section 5; every chart is drawn from its cached spec. Every word shown comes from the
+``architecture`` messages in the session's language (:mod:`app.ui.language`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, glossary, presentation, tables, vega, widgets
+from app.ui import export, glossary, language, presentation, tables, vega, widgets
 from app.charts import grids
 from app.charts.architecture import architecture_diagram, has_final_norm, parameter_chart
 from app import resources
@@ -19,21 +20,15 @@ from app.views.parts.architecture_whisper import whisper_section
 from app.views.parts.training_recipe import recipe_section
 from core import lessons
 
-NORM_VIEWS = {"checkpoint": "As in the checkpoint", "post": "Post-norm (the paper)",
-              "pre": "Pre-norm (the Annotated Transformer)"}
+NORM_VIEWS = {"checkpoint": "model.as_checkpoint", "post": "model.post", "pre": "model.pre"}  # view → its label's message
 
 
 def norm_placement(norm: str, final: bool, as_loaded: bool) -> str:
     """One sentence saying exactly where the drawn model's LayerNorms are."""
-    who = "The loaded model" if as_loaded else f"This {norm}-norm drawing"
-    if norm == "post":
-        text = (f"{who} is post-norm (the paper): an Add & Norm after each sublayer, "
-                "LayerNorm(x + Sublayer(x)), and ")
-        return text + ("also a final LayerNorm after each stack (this older checkpoint carries one)." if final
-                       else "no final LayerNorm after the stack (the last Add & Norm already normalises).")
-    return (f"{who} is pre-norm: a LayerNorm before each sublayer, x + Sublayer(LayerNorm(x)), and "
-            + ("a final LayerNorm after each stack (the residual stream is never normalised otherwise)." if final
-               else "no final LayerNorm after the stack."))
+    t = language.words("architecture")
+    who = t("placement.loaded") if as_loaded else t("placement.drawing", norm=norm)
+    ending = "final" if final else "none"
+    return t(f"placement.{norm}", who=who) + t(f"placement.{norm}_{ending}")
 
 
 widgets.restore_from_url({"arch_norm": widgets.one_of(NORM_VIEWS), "ffn_tokens": widgets.bounded(1, 12),
@@ -44,27 +39,25 @@ widgets.restore_from_url({"arch_norm": widgets.one_of(NORM_VIEWS), "ffn_tokens":
                           "norm_features": 6, "norm_seed": 0})
 fs = widgets.font_scale()
 
-presentation.opening("Architecture", (
-    "A Transformer is a stack of identical layers. The **encoder** reads the source with self-attention; the "
-    "**decoder** writes the output one token at a time with masked self-attention, reads the encoder through "
-    "cross-attention, and ends in a projection to the vocabulary. Every sublayer is wrapped in a residual "
-    "connection and a LayerNorm (*Add & Norm*). Section 7 shows a real one at work: **Whisper**, speech in, "
-    "text out."))
+lang = language.current()
+t = language.words("architecture")
+
+presentation.opening(t("opening.title"), t("opening.intro"))
 
 # ----------------------------------------------------------------------------- diagram
 @st.fragment(key="arch_model")
 def model_sections() -> None:
     """Sections 1 and 2: the sidebar's model as a diagram (its LayerNorms where the radio puts them) and its
     parameters per block against the formulas."""
-    presentation.section("1 · The loaded model", "arch-model", model_section, first=True)
-    presentation.section("2 · Where the parameters are", "arch-parameters", parameters_section)
+    presentation.section(t("sections.model"), "arch-model", model_section, first=True)
+    presentation.section(t("sections.parameters"), "arch-parameters", parameters_section)
 
 
 def model_section() -> None:
     """Section 1: the sidebar's model as a diagram, its LayerNorms where the radio puts them."""
     loaded = widgets.current_checkpoint()
     if loaded is None:
-        st.info("Choose a checkpoint in the sidebar to see its diagram and parameter counts.")
+        st.info(t("model.choose"))
         return
     entry, ckpt = loaded
     cfg = ckpt.config
@@ -72,7 +65,7 @@ def model_section() -> None:
         drawing, side = st.columns([3, 2], gap="medium")
         with side:
             norm_radio(cfg, horizontal=False)
-            with presentation.folded("The model's settings", ":material/table:"):
+            with presentation.folded(t("model.settings"), ":material/table:"):
                 settings(entry, cfg)
     else:
         norm_radio(cfg, horizontal=True)
@@ -83,11 +76,9 @@ def model_section() -> None:
     view = st.session_state["arch_norm"]
     norm = cfg.norm if view == "checkpoint" else view
     with drawing:
-        widgets.diagram(architecture_diagram(cfg, None if view == "checkpoint" else view), key="arch_diagram",
+        widgets.diagram(architecture_diagram(cfg, None if view == "checkpoint" else view, lang), key="arch_diagram",
                         font_scale=fs)
-        st.caption("Read bottom to top. Dashed arrows are the residual connections (x is added back)"
-                   + ("; the orange arrow carries the encoder's output into every decoder layer's cross-attention."
-                      if cfg.has_encoder and cfg.has_decoder else "."))
+        st.caption(t("model.read") + t("model.read_cross" if cfg.has_encoder and cfg.has_decoder else "model.read_end"))
         if cfg.architecture == "encoder":
             glossary.erratum("classifier_code")
     side.info(norm_placement(norm, has_final_norm(cfg, None if view == "checkpoint" else view),
@@ -97,60 +88,64 @@ def model_section() -> None:
 
 def norm_radio(cfg, horizontal: bool) -> None:
     """Where the diagram draws the LayerNorms: as in the checkpoint ``cfg``, post-norm or pre-norm."""
-    st.radio("Draw the LayerNorms", list(NORM_VIEWS), key="arch_norm", horizontal=horizontal,
-             format_func=lambda v: f"{NORM_VIEWS[v]} ({cfg.norm}-norm)" if v == "checkpoint" else NORM_VIEWS[v],
-             help="Compare where the LayerNorm sits; the model itself is not changed.")
+    st.radio(t("model.radio"), list(NORM_VIEWS), key="arch_norm", horizontal=horizontal,
+             format_func=lambda v: t("model.as_checkpoint_option", view=t(NORM_VIEWS[v]), norm=cfg.norm)
+             if v == "checkpoint" else t(NORM_VIEWS[v]), help=t("model.radio_help"))
 
 
 def settings(entry, cfg) -> None:
     """The checkpoint's name (user text) and its configuration as a table."""
-    widgets.show_user_text(entry.name, label="Checkpoint")  # a run's name is user text
-    st.table(pd.DataFrame([
+    widgets.show_user_text(entry.name, label=t("model.checkpoint"))  # a run's name is user text
+    yes_no = {True: t("model.yes"), False: t("model.no")}
+    positional = (t("model.base", kind=cfg.positional, base=cfg.pe_base) if cfg.positional == "sinusoidal"
+                  else cfg.positional)
+    rows = [
         ("architecture", cfg.architecture),
-        ("encoder layers", cfg.n_encoder_layers if cfg.has_encoder else "—"),
-        ("decoder layers", cfg.n_decoder_layers if cfg.has_decoder else "—"),
-        ("heads h", cfg.n_heads), ("d_model", cfg.d_model), ("d_k = d_v = d_model / h", cfg.head_dim),
-        ("d_ff", cfg.d_ff), ("norm placement", f"{cfg.norm}-norm"),
-        ("final LayerNorm after each stack", "yes" if has_final_norm(cfg) else "no"),
-        ("positional encoding", cfg.positional + (f" (base {cfg.pe_base:g})"
-                                                  if cfg.positional == "sinusoidal" else "")),
-        ("score function", cfg.score), ("max_len", cfg.max_len), ("dropout", cfg.dropout),
-        ("source vocabulary", cfg.src_vocab_size if cfg.has_encoder else "—"),
-        ("target vocabulary", cfg.tgt_vocab_size if cfg.has_decoder else "—"),
+        ("encoder_layers", cfg.n_encoder_layers if cfg.has_encoder else "—"),
+        ("decoder_layers", cfg.n_decoder_layers if cfg.has_decoder else "—"),
+        ("heads", cfg.n_heads), ("d_model", cfg.d_model), ("head_dim", cfg.head_dim),
+        ("d_ff", cfg.d_ff), ("norm", f"{cfg.norm}-norm"), ("final_norm", yes_no[has_final_norm(cfg)]),
+        ("positional", positional), ("score", cfg.score), ("max_len", cfg.max_len), ("dropout", cfg.dropout),
+        ("src_vocab", cfg.src_vocab_size if cfg.has_encoder else "—"),
+        ("tgt_vocab", cfg.tgt_vocab_size if cfg.has_decoder else "—"),
         ("classes", cfg.n_classes if cfg.architecture == "encoder" else "—"),
-        ("tied embeddings", cfg.tie_embeddings),
-    ], columns=["setting", "value"]).astype(str).set_index("setting"))
+        ("tied", yes_no[bool(cfg.tie_embeddings)]),
+    ]
+    names = {key: t(f"model.rows.{key}", formula="d_k = d_v = d_model / h") for key, _ in rows}  # a formula: as is
+    st.table(pd.DataFrame([(names[key], value) for key, value in rows],
+                          columns=[t("model.setting"), t("model.value")]).astype(str).set_index(t("model.setting")))
 
 
 def parameters_section() -> None:
     """Section 2: where the parameters are, counted by the model and by the formulas."""
     loaded = widgets.current_checkpoint()
     if loaded is None:
-        st.info("Choose a checkpoint in the sidebar to count its parameters.")
+        st.info(t("parameters.choose"))
         return
     ckpt = loaded[1]
     cfg = ckpt.config
-    st.markdown(
-        "Each attention sublayer holds four D × D matrices (W_Q, W_K, W_V, W_O) with their biases; each FFN two "
-        "matrices D × d_ff and d_ff × D; each LayerNorm a gain γ and a shift b of size D. The table compares "
-        "the model's own count for each block with the formula.")
-    st.latex(r"\text{attention} = 4(D^2 + D) \qquad \text{FFN} = 2\,D\,d_{ff} + d_{ff} + D")
-    st.latex(r"\text{LayerNorm} = 2D \qquad \text{embedding} = V \cdot D")
-    st.latex(r"\text{encoder layer} = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D")
-    st.latex(r"\text{decoder layer} = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
+    st.markdown(t("parameters.intro"))
+    word = {key: r"\text{" + t(f"parameters.{key}") + "}" for key in ("attention", "embedding", "encoder_layer",
+                                                                     "decoder_layer")}
+    st.latex(word["attention"] + r" = 4(D^2 + D) \qquad \text{FFN} = 2\,D\,d_{ff} + d_{ff} + D")
+    st.latex(r"\text{LayerNorm} = 2D \qquad " + word["embedding"] + r" = V \cdot D")
+    st.latex(word["encoder_layer"] + r" = 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 2\cdot 2D")
+    st.latex(word["decoder_layer"] + r" = 2\cdot 4(D^2+D) + (2Dd_{ff} + d_{ff} + D) + 3\cdot 2D")
     table = tables.parameter_frame(lessons.parameter_table(widgets.parameter_counts(ckpt), cfg))
     total = int(table["parameters"].sum())
     p_left, p_right = st.columns([3, 1])
     with p_left:
-        param_chart = vega.draw(parameter_chart, table, font_scale=fs)
+        param_chart = vega.draw(parameter_chart, table, font_scale=fs, lang=lang)
     with p_right:
-        st.metric("Total parameters", f"{total:,}")
-    st.dataframe(table, hide_index=True, width="content",
-                 column_config={"share": st.column_config.NumberColumn(format="percent")})
+        st.metric(t("parameters.total"), f"{total:,}")
+    columns = {name: t(f"parameters.{key}") for name, key in (("block", "block"), ("parameters", "parameters"),
+               ("formula", "formula"), ("from the formula", "from_formula"), ("share", "share"))}
+    st.dataframe(table.rename(columns=columns), hide_index=True, width="content",
+                 column_config={columns["share"]: st.column_config.NumberColumn(format="percent")})
     if (table["parameters"] == table["from the formula"]).all():
-        st.success("Every block's count matches its formula.")
+        st.success(t("parameters.match"))
     else:
-        st.warning("Some blocks do not match the simple formulas (an unusual configuration).")
+        st.warning(t("parameters.mismatch"))
     e1, e2 = st.columns(2)
     with e1:
         export.export_chart(param_chart, "parameters", "arch_param_chart")
@@ -161,32 +156,18 @@ def parameters_section() -> None:
 # ----------------------------------------------------------------------------- add & norm
 def add_norm_section() -> None:
     """Section 3: the residual connection and where the LayerNorm sits."""
-    st.markdown(
-        "**Add** is a residual connection: the sublayer's output is added to its input, so the sublayer only has "
-        "to learn a correction and gradients flow straight through the stack. The addition x + Sublayer(x) only "
-        "works because every sublayer returns a vector of the same width d_model as its input: that is why W^O maps "
-        "the concatenated heads back to d_model, why the FFN narrows d_ff back to d_model, and why the embeddings "
-        "and the positional encoding share that width too. **Norm** is a LayerNorm that keeps "
-        "every token's vector at a steady scale. The paper normalises *after* the addition (post-norm); many later "
-        "models normalise the sublayer's *input* instead (pre-norm), which trains more easily when the stack is "
-        "deep. Because pre-norm never normalises the residual stream itself, it adds one **final LayerNorm** after "
-        "each stack; the paper's post-norm stack needs none. Switch between the two in the diagram above.")
-    st.latex(r"\text{post-norm:}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big)"
-             r"\quad\text{(no final LayerNorm)}")
-    st.latex(r"\text{pre-norm:}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)"
-             r"\quad\text{(+ a final LayerNorm)}")
+    st.markdown(t("add_norm.intro"))
+    st.latex(r"\text{" + t("add_norm.post") + r"}\quad x \leftarrow \mathrm{LayerNorm}\big(x + \mathrm{Sublayer}(x)\big)"
+             r"\quad\text{" + t("add_norm.no_final") + "}")
+    st.latex(r"\text{" + t("add_norm.pre") + r"}\quad x \leftarrow x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(x)\big)"
+             r"\quad\text{" + t("add_norm.final") + "}")
     glossary.erratum("add_norm_order")
 
 
 # ----------------------------------------------------------------------------- FFN
 def ffn_section() -> None:
     """Section 4: the FFN token by token and as two kernel-1 convolutions (:func:`ffn_demo`), after its prose."""
-    st.markdown(
-        "After attention has mixed information *between* tokens, the FFN processes each token *on its own*: the "
-        "same two-layer network with a ReLU, applied at every position with the same weights. Each of its two "
-        "linear layers, slid along the sequence, is exactly a convolution with kernel size 1, so the paper "
-        "describes the FFN as **two convolutions with kernel size 1, with a ReLU between them**. The hidden width "
-        "d_ff is usually 4 × d_model.")
+    st.markdown(t("ffn.intro"))
     st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2, \qquad W_1 \in \mathbb{R}^{d_{model}\times d_{ff}},"
              r"\; W_2 \in \mathbb{R}^{d_{ff}\times d_{model}}")
     ffn_demo()
@@ -198,20 +179,19 @@ def ffn_demo() -> None:
     prose and formula above stay as they are)."""
     f1, f2 = st.columns(2)
     with f1:
-        st.slider("Tokens in the sequence", 1, 12, key="ffn_tokens")
+        st.slider(t("ffn.tokens"), 1, 12, key="ffn_tokens")
     with f2:
-        st.number_input("Random seed for x and the weights", 0, 9999, step=1, key="ffn_seed")
-    ffn = lessons.ffn_as_convolution(st.session_state["ffn_tokens"], 4, 16, int(st.session_state["ffn_seed"]))
-    token_names = [f"t{t}" for t in range(st.session_state["ffn_tokens"])]
-    dims = [f"d{j}" for j in range(4)]
+        st.number_input(t("ffn.seed"), 0, 9999, step=1, key="ffn_seed")
+    d_model, d_ff = 4, 16  # small enough to read every cell
+    ffn = lessons.ffn_as_convolution(st.session_state["ffn_tokens"], d_model, d_ff, int(st.session_state["ffn_seed"]))
+    token_names = [f"t{n}" for n in range(st.session_state["ffn_tokens"])]
+    dims = [f"d{j}" for j in range(d_model)]
     panels = grids.side_by_side((ffn.x, ffn.per_token, ffn.conv),
-                                ("x (tokens × d_model)", "FFN applied token by token",
-                                 "two Conv1d, kernel 1, ReLU between"),
-                                x_title="dimension", y_title="token", value="value", rows=token_names, cols=dims,
+                                (t("ffn.x"), t("ffn.per_token"), t("ffn.conv")), x_title=t("ffn.dimension"),
+                                y_title=t("ffn.token"), value=t("ffn.value"), rows=token_names, cols=dims,
                                 scheme="diverging", annotate=True, max_width=3 * grids.THIRD, font_scale=fs)
     widgets.plot(panels, name="ffn", key="arch_ffn_maps")
-    st.success(f"Both give the same output (largest difference {ffn.max_error:.1e}); d_model = 4, "
-               "d_ff = 16.")
+    st.success(t("ffn.result", error=ffn.max_error, d_model=d_model, d_ff=d_ff))
     widgets.write_to_url(["ffn_tokens", "ffn_seed"])
 
 
@@ -219,63 +199,60 @@ def ffn_demo() -> None:
 @st.fragment(key="arch_norms")
 def norm_section() -> None:
     """Section 5: LayerNorm against BatchNorm on a random batch (its four controls rerun it alone)."""
-    st.markdown(
-        "Both subtract a mean and divide by a standard deviation; they differ in **which numbers** they average. "
-        "**LayerNorm** uses the features of one token: every token is normalised on its own, whatever the batch "
-        "size or the sentence lengths. **BatchNorm** uses one feature across the whole batch (every token of every "
-        "sentence): it depends on the other examples and on padding, which is why Transformers use LayerNorm. "
-        "Below, rows are tokens (s = sentence, t = token) and columns are features.")
+    st.markdown(t("norms.intro"))
     st.latex(r"\text{LayerNorm:}\quad \mu_i = \frac{1}{H}\sum_{h=1}^{H} x_{i,h},\quad "
              r"\sigma_i^2 = \frac{1}{H}\sum_{h=1}^{H} (x_{i,h}-\mu_i)^2,\quad "
              r"\hat x_{i,h} = \frac{x_{i,h}-\mu_i}{\sqrt{\sigma_i^2+\epsilon}}")
     st.latex(glossary.LAYERNORM_LATEX)
-    st.caption(f"After normalising, LayerNorm applies {glossary.SHIFT_TEXT}. (β is kept for the inverse temperature "
-               "of attention.)")
+    st.caption(t("norms.shift"))
     st.latex(r"\text{BatchNorm:}\quad \mu_h = \frac{1}{m}\sum_{i=1}^{m} x_{i,h},\quad "
              r"\sigma_h^2 = \frac{1}{m}\sum_{i=1}^{m} (x_{i,h}-\mu_h)^2,\quad "
              r"\hat x_{i,h} = \frac{x_{i,h}-\mu_h}{\sqrt{\sigma_h^2+\epsilon}}"
-             r"\qquad (m = \text{batch} \times \text{tokens})")
+             r"\qquad (m = \text{" + t("norms.batch_tokens") + r"} \times \text{" + t("norms.tokens_word") + "})")
     n1, n2, n3, n4 = st.columns(4)
     with n1:
-        st.slider("Sentences (batch)", 1, 6, key="norm_batch")
+        st.slider(t("norms.sentences"), 1, 6, key="norm_batch")
     with n2:
-        st.slider("Tokens per sentence", 2, 8, key="norm_tokens")
+        st.slider(t("norms.tokens"), 2, 8, key="norm_tokens")
     with n3:
-        st.slider("Features", 2, 12, key="norm_features")
+        st.slider(t("norms.features"), 2, 12, key="norm_features")
     with n4:
-        st.number_input("Random seed", 0, 9999, step=1, key="norm_seed")
-    b, t, f = st.session_state["norm_batch"], st.session_state["norm_tokens"], st.session_state["norm_features"]
-    demo = lessons.norm_demo(b, t, f, int(st.session_state["norm_seed"]))
-    rows, features = tables.row_labels(b, t), [f"f{j}" for j in range(f)]
+        st.number_input(t("norms.seed"), 0, 9999, step=1, key="norm_seed")
+    b, per, f = st.session_state["norm_batch"], st.session_state["norm_tokens"], st.session_state["norm_features"]
+    demo = lessons.norm_demo(b, per, f, int(st.session_state["norm_seed"]))
+    rows, features = tables.row_labels(b, per), [f"f{j}" for j in range(f)]
     norm_cols = st.columns(3)
-    for n, (col, (title, matrix)) in enumerate(zip(norm_cols, (("Input x", demo.x), ("LayerNorm: each row", demo.layer),
-                                                             ("BatchNorm: each column", demo.batch)))):
+    for n, (col, (title, matrix)) in enumerate(zip(norm_cols, ((t("norms.input"), demo.x), (t("norms.layer"), demo.layer),
+                                                             (t("norms.batch"), demo.batch)))):
         with col:
-            widgets.plot(grids.grid_heatmap(matrix.reshape(-1, f), title=title, x_title="feature", y_title="token",
+            widgets.plot(grids.grid_heatmap(matrix.reshape(-1, f), title=title, x_title=t("norms.feature"),
+                                            y_title=t("norms.token"), value=t("norms.value"),
                                             rows=rows, cols=features, symmetric=True, annotate=len(rows) * f <= 96,
                                             max_width=grids.THIRD, max_height=520, font_scale=fs),
                          name=f"norms-{n + 1}", key=f"arch_norm_map_{n}")
-    row_stats, col_stats = tables.norm_frames(lessons.norm_stats(demo), b, t)
+    row_stats, col_stats = tables.norm_frames(lessons.norm_stats(demo), b, per)
+    named = {"token": t("norms.token"), "feature": t("norms.feature"),
+             **{f"{stat} ({norm})": t(f"norms.{stat}", norm=norm) for stat in ("mean", "std")
+                for norm in ("LayerNorm", "BatchNorm")}}
     s1, s2 = st.columns(2)
     with s1:
-        st.caption("Per token (row): LayerNorm gives mean 0 and std 1; BatchNorm does not.")
-        st.dataframe(row_stats.round(4), hide_index=True, width="content")
+        st.caption(t("norms.per_token"))
+        st.dataframe(row_stats.round(4).rename(columns=named), hide_index=True, width="content")
     with s2:
-        st.caption("Per feature (column): BatchNorm gives mean 0 and std 1; LayerNorm does not.")
-        st.dataframe(col_stats.round(4), hide_index=True, width="content")
-    st.success(f"torch's layer_norm matches the formula to {demo.layer_error:.1e}, batch_norm to "
-               f"{demo.batch_error:.1e} (no learned gain γ or shift b here: γ = 1, b = 0).")
+        st.caption(t("norms.per_feature"))
+        st.dataframe(col_stats.round(4).rename(columns=named), hide_index=True, width="content")
+    st.success(t("norms.result", layer=demo.layer_error, batch=demo.batch_error))
     export.export_data({"x": demo.x, "layer": demo.layer, "batch": demo.batch}, row_stats, "layernorm-vs-batchnorm",
                        "arch_norm_data")
     widgets.write_to_url(["norm_batch", "norm_tokens", "norm_features", "norm_seed"])
 
 
 model_sections()
-presentation.section("3 · Add & Norm", "arch-add-norm", add_norm_section)
-presentation.section("4 · The position-wise feed-forward network", "arch-ffn", ffn_section)
-presentation.section("5 · LayerNorm vs BatchNorm", "arch-norms", norm_section)
-presentation.section("6 · How the paper trains it", "arch-recipe", recipe_section, fs)
-presentation.section("7 · A real encoder-decoder: Whisper", "arch-whisper",  # its model radio redraws it alone
+presentation.section(t("sections.add_norm"), "arch-add-norm", add_norm_section)
+presentation.section(t("sections.ffn"), "arch-ffn", ffn_section)
+presentation.section(t("sections.norms"), "arch-norms", norm_section)
+presentation.section(t("sections.recipe"), "arch-recipe", recipe_section, fs)
+presentation.section(t("sections.whisper"), "arch-whisper",  # its model radio redraws it alone
                      st.fragment(whisper_section, key="arch_whisper_section"), fs)
 
 
@@ -286,4 +263,4 @@ def tying_section() -> None:
     weight_tying.section(current, None if facts is None else facts.config.architecture)
 
 
-presentation.section("8 · Weight tying: one matrix in and out (§3.4)", "arch-tying", tying_section)
+presentation.section(t("sections.tying"), "arch-tying", tying_section)

@@ -4,7 +4,8 @@ property, the notes' worked example and what the loaded model adds to its embedd
 Each section is built only while it is open (``presentation.section``: the first is, the others wait to be
 opened), and sections are fragments: the table's length, width and base rerun sections 1–4 (they
 all draw that table), the plotted dimensions section 3 alone, the offset and pair section 4 alone, the text
-section 6 alone; the worked example never reruns on a control. Every chart is drawn from its cached spec."""
+section 6 alone; the worked example never reruns on a control. Every chart is drawn from its cached spec. Every
+word shown comes from the ``positional`` messages in the session's language (:mod:`app.ui.language`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, glossary, presentation, tables, vega, widgets
+from app.ui import export, glossary, language, presentation, tables, vega, widgets
 from app import resources
 from app.charts import grids
 from app.charts import teaching as charts
@@ -42,19 +43,16 @@ widgets.restore_from_url({"pe_len": widgets.bounded(2, 100), "pe_dim": widgets.b
                          {"pe_len": 20, "pe_dim": 128, "pe_base": 10000, "pe_dims": [0, 1, 10, 11, 40, 41], "pe_k": 3,
                           "pe_pair": 1})
 fs = widgets.font_scale()
+lang = language.current()
+t = language.words("positional")
 
-with presentation.opening("Positional encoding", (
-    "Attention compares every token with every other token, and nothing in that comparison says *where* a "
-    "token stands: without help, *I love cats* and *cats love I* look the same to the model. The Transformer "
-    "therefore **adds** a vector that depends only on the position to each token's embedding. The paper's "
-    "choice has no parameters: each pair of dimensions is a sine and a cosine of the position, turning at its "
-    "own speed.")):
+with presentation.opening(t("opening.title"), t("opening.intro")):
     st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
              r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{\text{base}^{2i/d_{model}}}\right) \qquad "
-             r"(\text{base} = 10000 \text{ in the paper})")
+             r"(\text{base} = 10000 \text{ " + t("opening.in_paper") + "})")
     glossary.erratum("pe_index")
     glossary.erratum("pe_odd_exponent")
-    glossary.show_code(sinusoidal_encoding, "The code: core.sinusoidal_encoding (the table the model adds)")
+    glossary.show_code(sinusoidal_encoding, t("opening.code"))
 
 # ----------------------------------------------------------------------------- the table
 @st.fragment(key="pe_table")
@@ -63,11 +61,10 @@ def table_sections() -> None:
     fragments of their own for their own controls); each is built only while it is open."""
     length, d_model, base = st.session_state["pe_len"], st.session_state["pe_dim"], float(st.session_state["pe_base"])
     pe = lessons.pe_table(length, d_model, base)  # (length, d_model)
-    presentation.section("1 · The encoding table", "pe-table", table_section, pe, base, first=True)
-    presentation.section("2 · Which positions look alike: PE · PEᵀ", "pe-similarity", similarity_section, pe)
-    presentation.section("3 · Every dimension is a wave", "pe-curves", curves_section, length, d_model, base)
-    presentation.section("4 · Relative positions are rotations", "pe-rotation", rotation_section, length, d_model,
-                         base)
+    presentation.section(t("sections.table"), "pe-table", table_section, pe, base, first=True)
+    presentation.section(t("sections.similarity"), "pe-similarity", similarity_section, pe)
+    presentation.section(t("sections.curves"), "pe-curves", curves_section, length, d_model, base)
+    presentation.section(t("sections.rotation"), "pe-rotation", rotation_section, length, d_model, base)
     widgets.write_to_url(["pe_len", "pe_dim", "pe_base"])
 
 
@@ -78,29 +75,23 @@ def table_section(pe: np.ndarray, base: float) -> None:
     with controls:
         left, middle, right = st.columns(3) if not presentation.enabled() else (st.container(),) * 3
         with left:
-            st.slider("Sequence length (positions)", 2, 100, key="pe_len")
+            st.slider(t("table.length"), 2, 100, key="pe_len")
         with middle:
-            st.slider("d_model (dimensions)", 4, 512, step=2, key="pe_dim")
+            st.slider(t("table.d_model"), 4, 512, step=2, key="pe_dim")
         with right:
-            st.select_slider("Base", options=BASES, key="pe_base",
-                             help="The paper uses 10000. A smaller base makes even the slowest waves turn quickly.")
+            st.select_slider(t("table.base"), options=BASES, key="pe_base", help=t("table.base_help"))
     length, d_model = pe.shape
     shortest, longest = lessons.wavelength_range(d_model, base)
     pe_chart = grids.grid_heatmap(
-        pe, title=f"PE for {length} positions × {d_model} dimensions (base {base:g})",
-        x_title="dimension", y_title="position", value="PE", domain=(-1, 1), font_scale=fs,
+        pe, title=t("table.chart_title", length=length, d_model=d_model, base=base),
+        x_title=t("table.dimension"), y_title=t("table.position"), value="PE", domain=(-1, 1), font_scale=fs,
         # presentation: the whole table on the first screen, in its column beside the sliders
         max_width=520 if presentation.enabled() else 800, max_height=270 if presentation.enabled() else 420,
-        subtitle="left: fast waves (short wavelength) · right: slow waves (long wavelength)")
+        subtitle=t("table.subtitle"))
     with chart:
         widgets.plot(pe_chart, name="positional-encoding", key="pe_table_map")
-    st.caption(
-        "Each row is the vector added to the token at that position. Early dimensions change from one position to "
-        "the next; late ones barely move. Even columns are sines (start at 0), odd columns cosines (start at 1). "
-        f"Wavelengths run from 2π ≈ {shortest:.1f} positions (pair 0) up to 2π·base^((d−2)/d) ≈ {longest:,.1f} "
-        f"positions (the last pair, i = d/2 − 1 = {d_model // 2 - 1}; its exponent 2i/d = (d−2)/d = "
-        f"{(d_model - 2) / d_model:.4g} < 1, so the slowest wave is shorter than 2π·base ≈ {2 * math.pi * base:,.1f} "
-        f"by a factor base^(2/d) = {base ** (2 / d_model):,.4g}).")
+    st.caption(t("table.caption", shortest=shortest, longest=longest, last=d_model // 2 - 1,
+                 exponent=(d_model - 2) / d_model, full=2 * math.pi * base, factor=base ** (2 / d_model)))
     glossary.erratum("pe_all_components")
     ex1, ex2 = st.columns(2)
     with ex1:
@@ -113,15 +104,13 @@ def table_section(pe: np.ndarray, base: float) -> None:
 # ----------------------------------------------------------------------------- similarity
 def similarity_section(pe: np.ndarray) -> None:
     """Section 2: PE·PEᵀ, constant along its diagonals."""
-    st.markdown(
-        "The dot product of two rows measures how similar two positions look. Because each pair of dimensions is a "
-        "sine and a cosine of the same angle, the product depends only on the **distance** between the positions, "
-        "not on where they are: every diagonal of the matrix is constant, and nearby positions look most alike.")
+    st.markdown(t("similarity.intro"))
     st.latex(r"PE(p)\cdot PE(q) = \sum_{i} \cos\big(\omega_i\,(p-q)\big), \qquad "
              r"\omega_i = \frac{1}{\text{base}^{2i/d_{model}}}, \qquad PE(p)\cdot PE(p) = \frac{d_{model}}{2}")
     similarity = pe @ pe.T  # (length, length)
-    sim_chart = grids.grid_heatmap(similarity, title="PE·PEᵀ: similarity between positions", x_title="position",
-                                   y_title="position", value="dot product", scheme=SEQUENTIAL, font_scale=fs,
+    sim_chart = grids.grid_heatmap(similarity, title=t("similarity.chart_title"),
+                                   x_title=t("similarity.position"), y_title=t("similarity.position"),
+                                   value=t("similarity.value"), scheme=SEQUENTIAL, font_scale=fs,
                                    max_width=520, max_height=520, annotate=False)
     widgets.plot(sim_chart, name="pe-similarity", key="pe_similarity_map")
     export.export_chart(sim_chart, "pe-similarity", "pe_sim_chart", cells=similarity.size)
@@ -133,16 +122,16 @@ def curves_section(length: int, d_model: int, base: float) -> None:
     """Section 3: the chosen dimensions as waves over the positions."""
     st.session_state["pe_dims"] = [j for j in st.session_state["pe_dims"] if 0 <= j < d_model]
     widgets.link_checked("pe_dims", st.session_state["pe_dims"])
-    st.multiselect("Dimensions to plot", list(range(d_model)), key="pe_dims",
-                   format_func=lambda j: f"{j} ({'sin' if j % 2 == 0 else 'cos'}, pair {j // 2})")
+    st.multiselect(t("curves.dims"), list(range(d_model)), key="pe_dims",
+                   format_func=lambda j: t("curves.dim_option", j=j, fn="sin" if j % 2 == 0 else "cos", pair=j // 2))
     dims = st.session_state["pe_dims"]
-    st.latex(r"\text{wavelength of pair } i = \frac{2\pi}{\omega_i} = 2\pi \cdot \text{base}^{2i/d_{model}}")
+    st.latex(r"\text{" + t("curves.wavelength") + r"} i = \frac{2\pi}{\omega_i} = 2\pi \cdot \text{base}^{2i/d_{model}}")
     if dims:
         curves = tables.curves_frame(lessons.pe_curves(d_model, base, dims, length), d_model)
-        curve_chart = vega.draw(charts.pe_curve_chart, curves, font_scale=fs)
+        curve_chart = vega.draw(charts.pe_curve_chart, curves, font_scale=fs, lang=lang)
         export.export_chart(curve_chart, "pe-curves", "pe_curves_chart", cells=len(curves))
     else:
-        st.info("Pick at least one dimension to plot.")
+        st.info(t("curves.none"))
     widgets.write_to_url(["pe_dims"])
 
 
@@ -150,17 +139,13 @@ def curves_section(length: int, d_model: int, base: float) -> None:
 @st.fragment(key="pe_rotation")
 def rotation_section(length: int, d_model: int, base: float) -> None:
     """Section 4: moving k positions on is the rotation R_k, checked at every position."""
-    st.markdown(
-        "Take one pair of dimensions (2i, 2i+1). As the position grows, the point (sin ω·pos, cos ω·pos) walks around "
-        "the unit circle at a fixed speed. Moving **k positions further** is therefore always the same rotation "
-        "R_k, whatever the starting position — a fixed linear map a layer can learn. This is why the sinusoids make "
-        "*relative* positions easy to use.")
+    st.markdown(t("rotation.intro"))
     st.session_state["pe_pair"] = min(st.session_state["pe_pair"], d_model // 2 - 1)
     c1, c2 = st.columns(2)
     with c1:
-        st.slider("Offset k (positions)", 1, 50, key="pe_k")
+        st.slider(t("rotation.offset"), 1, 50, key="pe_k")
     with c2:
-        st.slider("Frequency pair i (dimensions 2i, 2i+1)", 0, d_model // 2 - 1, key="pe_pair")
+        st.slider(t("rotation.pair"), 0, d_model // 2 - 1, key="pe_pair")
     k, i = st.session_state["pe_k"], st.session_state["pe_pair"]
     rotation = lessons.rotation_matrix(k, i, d_model, base)
     omega = lessons.pe_frequency(i, d_model, base)
@@ -173,14 +158,14 @@ def rotation_section(length: int, d_model: int, base: float) -> None:
         rf"{rotation[0, 1]:.4f} \\ {rotation[1, 0]:.4f} & {rotation[1, 1]:.4f} \end{{pmatrix}}")
     check = tables.rotation_frame(lessons.rotation_check(length, d_model, base, k, i), k, i)
     worst = float(check["max |difference|"].max())
-    st.dataframe(pd.DataFrame(rotation, index=["row 1", "row 2"], columns=["col 1", "col 2"]), width="content")
-    vega.draw(charts.rotation_chart, check, k, i, font_scale=fs)
-    st.success(f"R_{k}·PE(pos) = PE(pos+{k}) for all {length} positions: the largest difference is {worst:.1e} "
-               "(float32 rounding).")
-    numbers = presentation.opened("The numbers for every position", "pe_rotation_numbers_open")
+    st.dataframe(pd.DataFrame(rotation, index=[t("rotation.row", n=n) for n in (1, 2)],
+                              columns=[t("rotation.col", n=n) for n in (1, 2)]), width="content")
+    vega.draw(charts.rotation_chart, check, k, i, font_scale=fs, lang=lang)
+    st.success(t("rotation.result", k=k, length=length, worst=worst))
+    numbers = presentation.opened(t("rotation.numbers"), "pe_rotation_numbers_open")
     if numbers:
         with numbers:
-            st.dataframe(check, hide_index=True)
+            st.dataframe(check.rename(columns={"max |difference|": t("rotation.largest")}), hide_index=True)
     export.export_data({"rotation": rotation, "check": check.to_numpy()}, check, "pe-rotation", "pe_rotation_data")
     widgets.write_to_url(["pe_k", "pe_pair"])
 
@@ -188,38 +173,33 @@ def rotation_section(length: int, d_model: int, base: float) -> None:
 # ----------------------------------------------------------------------------- worked example
 def worked_section() -> None:
     """Section 5: the notes' 4-token example, and where their printed numbers mix two bases."""
-    st.markdown(
-        "The sentence *I like to code* has four tokens. With d_model = 4 there are two pairs of dimensions: "
-        "pair 0 turns by 1 radian per position, pair 1 by 1/100^(2/4) = 0.1 radian. The table below is computed by "
-        "the same function the model uses.")
+    example = lessons.worked_example()
+    st.markdown(t("worked.intro", sentence=" ".join(example.words)))
     st.latex(r"PE = \begin{pmatrix} \sin\frac{pos}{100^{0}} & \cos\frac{pos}{100^{0}} & \sin\frac{pos}{100^{2/4}} & "
              r"\cos\frac{pos}{100^{2/4}} \end{pmatrix}_{pos = 0,1,2,3}")
-    worked = tables.worked_frames(lessons.worked_example())
+    worked = {name: frame.rename_axis(t("worked.token"))
+              for name, frame in tables.worked_frames(example).items()}
     st.subheader("PE (4 × 4)")
     st.dataframe(worked["pe"], width="content")
     w1, w2 = st.columns(2)
     with w1:
-        st.subheader("Word embeddings x")
+        st.subheader(t("worked.embeddings"))
         st.dataframe(worked["x"], width="content")
     with w2:
-        st.subheader("x + PE: what the first layer sees")
+        st.subheader(t("worked.sum"))
         st.dataframe(worked["x_plus_pe"], width="content")
 
-    st.subheader("Beside the notes' own numbers")
+    st.subheader(t("worked.lecture"))
     lecture = lessons.lecture_comparison()
-    st.markdown(
-        "The notes print x + PE for this example by hand, and their numbers mix two bases: the formula they write "
-        "uses 10000 and rows 1–2 of the slow pair follow it (sin(1/100) ≈ 0.01), but row 3 uses 100, the base of "
-        "their code (sin(3/10) ≈ 0.296); 1.49 and 1.59 are also cut, not rounded. The app uses **one** base for "
-        "every cell (100, as the notes' code), so its table differs from the printed one exactly in those cells.")
+    st.markdown(t("worked.mixed"))
+    used = lecture.matches.ravel()  # "100", "10000", "both" or "neither"
     compare = pd.DataFrame({
-        "cell": [f"pos {r}, dim {c}" for r in range(4) for c in range(4)],
-        "notes (printed)": lecture.printed.ravel(), "app, base 100": lecture.base100.ravel(),
-        "base 10000": lecture.base10000.ravel(), "notes used base": lecture.matches.ravel()})
-    differs = compare[compare["notes used base"] != "both"]
-    st.dataframe(differs, hide_index=True, width="content", key="pe_lecture_table")
-    st.caption("Only the cells where the bases disagree are listed; in the others (pair 0, and position 0) the base "
-               "does not matter and all three agree.")
+        t("worked.cell"): [t("worked.cell_name", r=r, c=c) for r in range(4) for c in range(4)],
+        t("worked.printed"): lecture.printed.ravel(), t("worked.base100"): lecture.base100.ravel(),
+        t("worked.base10000"): lecture.base10000.ravel(),
+        t("worked.used"): [t(f"worked.{u}") if u in ("both", "neither") else u for u in used]})
+    st.dataframe(compare[used != "both"], hide_index=True, width="content", key="pe_lecture_table")
+    st.caption(t("worked.listed"))
 
 
 # ----------------------------------------------------------------------------- the loaded model
@@ -228,7 +208,7 @@ def model_section() -> None:
     """Section 6: the sidebar's model's embeddings, positional part and their sum for a short text."""
     loaded = widgets.current_checkpoint()
     if loaded is None:
-        st.info("Choose a checkpoint in the sidebar to see its embeddings.")
+        st.info(t("model.choose"))
         return
     entry, ckpt = loaded
     if "pe_text" not in st.session_state:
@@ -237,14 +217,9 @@ def model_section() -> None:
             examples = widgets.attempt("read the task", lambda: get_task(ckpt.info.task).examples) or ()
         st.session_state["pe_text"] = examples[0] if examples else "hello world"
     cfg = ckpt.config
-    st.markdown(
-        f"The loaded model (d_model = {cfg.d_model}, positional encoding: **{cfg.positional}**) looks up "
-        "each token's row in its embedding table, multiplies it by √d_model and adds the positional vector. "
-        "The paper gives no reason for the scaling (it only says \"we multiply those weights by √d_model\"); a "
-        "common one is to keep the embeddings from being drowned by the positional encoding. Compare the lengths "
-        "of the two parts in the table below.")
+    st.markdown(t("model.intro", d_model=cfg.d_model, positional=t(f"kind.{cfg.positional}")))
     st.latex(r"\text{input}_{pos} = \sqrt{d_{model}}\; E[\text{token}_{pos}] + PE(pos)")
-    st.text_input("A short input text", key="pe_text", max_chars=200)
+    st.text_input(t("model.text"), key="pe_text", max_chars=200)
     encoding = widgets.attempt("read the model's embeddings", resources.model_lesson, lessons.model_encoding, ckpt, st.session_state["pe_text"])
     if encoding is None:
         return
@@ -253,19 +228,19 @@ def model_section() -> None:
     labels = label_tokens(encoding.tokens)
     bound = float(max(np.abs(encoding.embeddings).max(), np.abs(encoding.positional).max(),
                       np.abs(encoding.total).max(), 1e-9))
-    pe_title = {"sinusoidal": f"Sinusoidal PE (base {cfg.pe_base:g})", "learned": "Learned position table",
-                "none": "No positional encoding (zeros)"}[encoding.kind]
-    panels = [(f"Token embeddings × √{cfg.d_model}", encoding.embeddings), (pe_title, encoding.positional),
-              ("Their sum: the first layer's input", encoding.total)]
+    pe_title = t(f"model.{encoding.kind}", base=cfg.pe_base)
+    panels = [(t("model.embeddings", d_model=cfg.d_model), encoding.embeddings), (pe_title, encoding.positional),
+              (t("model.sum"), encoding.total)]
     for n, (title, matrix) in enumerate(panels):
-        widgets.plot(grids.grid_heatmap(matrix, title=title, x_title="dimension", y_title="token", value="value",
+        widgets.plot(grids.grid_heatmap(matrix, title=title, x_title=t("model.dimension"), y_title=t("model.token"),
+                                        value=t("model.value"),
                                         rows=labels, domain=(-bound, bound), annotate=False, max_width=700,
                                         max_height=360, font_scale=fs),
                      name=f"model-embeddings-{n + 1}", key=f"pe_model_map_{n}")
-    norms = pd.DataFrame({"token": labels, "‖√d·E‖": np.linalg.norm(encoding.embeddings, axis=1),
+    norms = pd.DataFrame({t("model.token"): labels, "‖√d·E‖": np.linalg.norm(encoding.embeddings, axis=1),
                           "‖PE‖": np.linalg.norm(encoding.positional, axis=1),
-                          "‖sum‖": np.linalg.norm(encoding.total, axis=1)})
-    st.caption("Vector lengths: how large the embedding and the positional part are for each token.")
+                          t("model.norm_sum"): np.linalg.norm(encoding.total, axis=1)})
+    st.caption(t("model.lengths"))
     st.dataframe(norms, hide_index=True, width="content")
     export.export_data({"embeddings": encoding.embeddings, "positional": encoding.positional, "sum": encoding.total},
                        norms, "model-embeddings", "pe_model_data")
@@ -273,8 +248,8 @@ def model_section() -> None:
 
 
 table_sections()
-presentation.section("5 · A worked example: 4 tokens, d_model = 4, base = 100", "pe-worked", worked_section)
-presentation.section("6 · What the loaded model adds to its embeddings", "pe-model", model_section)
+presentation.section(t("sections.worked"), "pe-worked", worked_section)
+presentation.section(t("sections.model"), "pe-model", model_section)
 if widgets.current_entry() is not None and rotary_available():  # no checkpoint or no SmolLM2: no section 7
-    presentation.section("7 · Rotary positions: what a modern model does instead", "pe-rotary",
+    presentation.section(t("sections.rotary"), "pe-rotary",
                          st.fragment(rotary_section, key="pe_rotary_section"))

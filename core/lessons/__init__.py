@@ -45,7 +45,8 @@ from core.lessons.positional import (lecture_comparison, LectureComparison, mode
                                      pe_curves, pe_frequency, pe_table, PECurves, rotation_check, rotation_matrix,
                                      RotationCheck, wavelength_range, worked_example, WorkedExample)
 from core.lessons.projections import model_projection, ModelProjection
-from core.lessons.recipe import confidence_penalty, ConfidencePenalty, paper_recipe, PaperRecipe, warmup_schedules
+from core.lessons.recipe import (confidence_penalty, ConfidencePenalty, paper_recipe, PaperRecipe, SCHEDULES,
+                                 warmup_schedules)
 from core.lessons import questions
 from core.lessons.questions import Question
 from core.lessons.decoding import compare_decoding, Decoded, DecodingComparison
@@ -81,5 +82,5 @@ __all__ = [
     "rotation_matrix", "sampling_step", "saturation", "score_functions", "smoothing_example", "stage_notes",
     "tokenizer_batch", "TorchMHA", "as_torch_mha", "compare_torch_mha", "torch_mha",
     "trace_sentence", "trace_seq2seq", "trace_translation", "warmup_schedules", "wavelength_range",
-    "whitespace_batch", "worked_example", "PAPER_REPORTED", "PartCount", "whisper_parameters", "WhisperParameters",
+    "whitespace_batch", "worked_example", "PAPER_REPORTED", "SCHEDULES", "PartCount", "whisper_parameters", "WhisperParameters",
 ]

@@ -16,7 +16,7 @@ from app import i18n, routes
 from app.ui import language
 from tests.helpers.apptest_helpers import open_page
 
-PAGES = ["playground", "masks"]
+PAGES = ["playground", "masks", "positional", "architecture", "self-attention"]
 SHARED = ["glossary", "common", "charts"]  # words the two pages show from the shared messages
 
 

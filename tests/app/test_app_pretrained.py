@@ -213,3 +213,17 @@ def test_browser_minilm_finds_a_head_linking_it_to_animal(minilm_path, tmp_path)
         assert "→ “animal”" in picker.input_value()
         assert not problems_on(page)
         screenshot(page, "minilm-head-finder")
+
+
+def test_positional_rotary_speaks_japanese(smollm_path):
+    """The rotary section opened in Japanese: none of the page's or the charts' English sentences, its own words."""
+    from app import i18n
+    from tests.app.test_app_i18n import sentences, shown
+
+    at = open_page("positional", query={"lang": "ja"})
+    at.toggle(key="pe_rotary").set_value(True).run()
+    text = shown(at.main)
+    assert [s for page in ("positional", "charts") for s in sentences(page) if s in text] == []
+    for key in ("rope.offset", "rope.moving", "rope.diagonal"):
+        assert i18n.text("ja", "positional", key) in text, key
+    assert i18n.text("ja", "charts", "rope.key_axis") in text

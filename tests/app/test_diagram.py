@@ -131,3 +131,25 @@ def test_a_longer_label_widens_its_column_not_its_neighbours():
 
     plain, longer = (_drawn(drawing(label))[1] for label in ("y", "a label much longer than the others"))
     assert longer[0][2] == plain[0][2] and longer[1][2] > plain[1][2]
+
+
+@pytest.mark.parametrize("lang", ["ja", "ru", "zh"])
+@pytest.mark.parametrize("drawing", [lambda lang: architecture_diagram(tiny_model("encoder-decoder").config, "pre", lang),
+                                     lambda lang: whisper_diagram(WHISPER, lang)], ids=["transformer", "whisper"])
+def test_the_diagram_speaks_the_language_and_its_boxes_hold_the_text(drawing, lang):
+    """No English label of the diagram's messages is left, its own are drawn, and each box is at least as wide as
+    its widest line counted at one font size per Japanese or Chinese character (0.52 per Latin or Cyrillic one)."""
+    from app import i18n
+
+    drawn = set(diagram_lines(svg(drawing(lang))))
+
+    def lines(catalog: dict[str, str]) -> set[str]:  # the diagram's fixed lines of two words or more
+        return {line for k, v in catalog.items() if k.startswith("diagram.") and "{" not in v
+                for line in v.split("\n") if len(line.split()) >= 2}
+
+    assert sorted(lines(i18n.catalog("en", "charts")) & drawn) == []
+    assert i18n.text(lang, "charts", "diagram.final") in drawn
+    for x, y, width, height, lines in _drawn(drawing(lang))[0]:
+        wide = [sum(1.0 if "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef" else 0.52 for ch in line)
+                for line in lines]
+        assert width >= max(wide, default=0) * FONT, lines

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from app import i18n
 from app.ui import glossary
 from app.views.lesson import STAGES
 from core import explain, load_checkpoint
@@ -201,18 +202,21 @@ def _links(path: str, adjective: str, target: str):
 
 
 def test_the_coreference_claims_are_what_minilm_does(minilm):
-    from app.views.self_attention import CORE_MEASURED
+    from app.views.self_attention import CORE_MEASURED as said
     tired = _links(minilm, "tired", "animal")
-    assert [l.name for l in tired.links[:2]] == ["layer 4 head 2", "layer 6 head 12"]
-    assert [l.rank for l in tired.links[:2]] == [4, 5] and tired.n_heads == 72
+    assert [l.name for l in tired.links[:2]] == [f"layer {said['layer_a']} head {said['head_a']}",
+                                                 f"layer {said['layer_b']} head {said['head_b']}"]
+    assert [l.rank for l in tired.links[:2]] == [said["rank_a"], said["rank_b"]] and tired.n_heads == said["n_heads"]
     assert [t[3] for t in tired.top[:3]] == ["because", "was", "tired"]
-    assert "layer 4 head 2 and layer 6 head 12, ranked 4th and 5th of 72" in CORE_MEASURED
     street = _links(minilm, "wide", "street")
-    assert not street.links_in_top(8) and street.links[0].rank == 17
-    assert f"17th, at {street.links[0].weight:.2f}" in CORE_MEASURED
+    assert not street.links_in_top(8) and street.links[0].rank == said["street_rank"]
+    assert f"{street.links[0].weight:.2f}" == f"{said['street']:.2f}"
     animal = _links(minilm, "wide", "animal")
-    assert animal.links[0].name == "layer 6 head 12"
-    assert f"still links it → animal ({animal.links[0].weight:.2f})" in CORE_MEASURED
+    assert animal.links[0].name == f"layer {said['layer_b']} head {said['head_b']}"
+    assert f"{animal.links[0].weight:.2f}" == f"{said['animal']:.2f}"
+    english = i18n.text("en", "self-attention", "coreference.intro", example="", **said)
+    assert "layer 4 head 2 and layer 6 head 12, ranked 4th and 5th of 72" in english
+    assert "17th, at 0.24" in english and "still links it → animal (0.56)" in english
 
 
 def test_minilm_page_states_the_measured_ranks(runs, minilm):

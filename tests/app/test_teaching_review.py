@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from app import i18n
 from app.ui import glossary
 from app.views.lesson import STAGES
 from app.views.parts import architecture_whisper
@@ -109,10 +110,9 @@ def test_t6_positional_does_not_state_a_reason_the_paper_does_not_give(runs):
 
 
 def test_t8_whisper_s_encoder_positions_are_not_the_paper_s_table():
-    text = " ".join(architecture_whisper.__dict__[name] if isinstance(architecture_whisper.__dict__[name], str)
-                    else " ".join(architecture_whisper.__dict__[name]) for name in dir(architecture_whisper)
-                    if isinstance(architecture_whisper.__dict__[name], (str, tuple)) and not name.startswith("__"))
+    text = " ".join(v for k, v in i18n.catalog("en", "architecture").items() if k.startswith("whisper."))
     assert "the encoder keeps sinusoidal ones, as in the paper" not in text and "sines then cosines" in text
+    assert set(architecture_whisper.DIFFERENCES) <= {k.removeprefix("whisper.") for k in i18n.catalog("en", "architecture")}
 
 
 def test_t9_to_t13_the_notes_own_contradictions_are_flagged_where_they_are_taught(runs, lesson):

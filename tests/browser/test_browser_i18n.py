@@ -142,6 +142,21 @@ def _settle_presentation(page) -> None:
     if skip.count():  # the stage's picture after Skip
         skip.first.click()
         wait_until_idle(page)
+# ----------------------------------------------------------------------------- the Learn pages in every language
+# Each page's first draw (its first section open, as a student opens it) shows no English sentence of its messages
+# or of the messages it shares, in Japanese, Russian and Chinese; and passes the layout checks in Japanese and
+# Russian presentation mode.
+LEARN_PAGES = ["positional", "architecture", "self-attention"]
+FIRST_DRAWS = [(page, lang) for page in LEARN_PAGES for lang in ("ja", "ru", "zh")]
+PRESENTED = [(page, lang) for page in LEARN_PAGES for lang in ("ja", "ru")]
+SHARED_WORDS = ["glossary", "common", "charts", "sidebar", "nav"]
+
+
+def _open_learn(page, url: str, path: str, query: str) -> None:
+    """``path`` in ``page``, its title drawn and every chart settled at its size."""
+    page.goto(f"{url}/{path}{query}")
+    page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=90_000)
+    wait_until_idle(page)
     page.wait_for_timeout(800)
     page.wait_for_function(SETTLED_JS, timeout=30_000)
 
@@ -164,6 +179,29 @@ def test_the_lesson_in_presentation_mode_keeps_its_layout(japanese, lang, stage)
         assert lesson_map["right"] <= chart["left"], "the map is not beside the chart"
     assert 0 <= lesson_map["top"] and lesson_map["bottom"] <= 720, f"the map spans {lesson_map}"
     assert page.evaluate(SIDEWAYS_JS) <= 0, "the page scrolls sideways"
+@pytest.mark.parametrize(("path", "lang"), FIRST_DRAWS)
+def test_a_learn_pages_first_draw_has_no_english_sentence(japanese, path, lang):
+    from tests.app.test_app_i18n import sentences
+
+    url, page = japanese
+    _open_learn(page, url, path, f"?lang={lang}")
+    shown = page.locator('[data-testid="stApp"]').inner_text()
+    english = [s for name in (path, *SHARED_WORDS) for s in sentences(name)]
+    assert [s for s in english if s in shown] == []
+    assert i18n.text(lang, path, "opening.title") in shown
+    assert problems_on(page) == []
+
+
+@pytest.mark.parametrize(("path", "lang"), PRESENTED)
+def test_a_learn_page_keeps_its_layout_in_presentation_mode(japanese, path, lang):
+    url, page = japanese
+    _open_learn(page, url, path, f"?lang={lang}&projector=1")
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
+                           "?.getAttribute('data-collapsed') === 'true'", timeout=30_000)
+    page.wait_for_timeout(800)
+    page.wait_for_function(SETTLED_JS, timeout=30_000)
+    screenshot(page, f"{path}-{lang}-presentation")
+    assert problems_on(page) == []
     assert page.evaluate(f"() => {{ {UNZOOMED} return ({OVERLAPS_JS})(); }}") == []
     assert page.evaluate(f"() => {{ {UNZOOMED} return ({TOO_WIDE_JS})(); }}") == []
     assert overflowing(page) == []

@@ -1,6 +1,7 @@
 """The Architecture page's weight-tying section (the paper's section 3.4): whether the sidebar's model uses its
 embedding matrix as its output layer too, measured on one pass (:func:`core.lessons.weight_tying`), and, where it
-does not, the same measured on an installed model that does (SmolLM2)."""
+does not, the same measured on an installed model that does (SmolLM2). Its words are the ``architecture`` messages'
+``tying`` section in the session's language."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import streamlit as st
 
 from app import resources
 from app.services import catalog
-from app.ui import widgets
+from app.ui import language, widgets
 from core import lessons
 
 PROBE = {True: "The capital of France is", False: "i have cats"}  # a decoder-only model's input; a translator's
+TIE_SETTING = "Tie the decoder's input and output embeddings"  # the Train page's checkbox, as that page shows it
 
 
 def _tied_example(current: catalog.Entry) -> catalog.Entry | None:
@@ -21,26 +23,22 @@ def _tied_example(current: catalog.Entry) -> catalog.Entry | None:
 
 
 def _measured(e: catalog.Entry, got: lessons.WeightTying) -> None:
+    t = language.words("architecture")
     share = got.saved / got.total
     if got.tied:
-        st.markdown(f"**{e.name} ties them**: {widgets.code(got.names[0])} and {widgets.code(got.names[1])} are one "
-                    f"{got.vocab:,} × {got.width} matrix, counted once: {got.saved:,} parameters, "
-                    f"{share:.1%} of its {got.total:,}. Measured on {got.tokens} positions: "
-                    f"max |logits − h·Eᵀ| = {got.max_error:.1e} (the largest logit is {got.largest_logit:.1f}), so "
-                    "each logit is the final stream's dot product with that token's own embedding row.")
+        st.markdown(t("tying.tied", name=e.name, first=widgets.code(got.names[0]), second=widgets.code(got.names[1]),
+                      vocab=got.vocab, width=got.width, saved=got.saved, share=share, total=got.total,
+                      tokens=got.tokens, error=got.max_error, largest=got.largest_logit))
     else:
-        st.markdown(f"**{e.name} does not tie them**: its output layer is a matrix of its own ({got.vocab:,} × "
-                    f"{got.width}); tying would save {got.saved:,} parameters, {share:.1%} of its {got.total:,}. "
-                    "The Train page's advanced setting *Tie the decoder's input and output embeddings* trains one that does.")
+        st.markdown(t("tying.untied", name=e.name, vocab=got.vocab, width=got.width, saved=got.saved, share=share,
+                      total=got.total, setting=TIE_SETTING))
 
 
 def section(current: catalog.Entry | None, architecture: str | None) -> None:
     """The section's text and the measured numbers of the sidebar's model ``current`` (of ``architecture``:
     encoder, decoder or encoder-decoder), and of a tied one where it does not tie."""
-    st.markdown("The paper (§3.4) **shares one weight matrix** between the two embedding layers and the linear "
-                "transformation before the softmax, and multiplies the embedding by √d_model on the way in. Then the "
-                "logit of token w is the final stream's dot product with w's own embedding row: a word is predicted "
-                "where the stream points towards that word's embedding.")
+    t = language.words("architecture")
+    st.markdown(t("tying.intro"))
     st.latex(r"\text{logits} = h\,E^{\top},\qquad x_{\text{in}} = \sqrt{d_{\text{model}}}\;E[w] + PE")
     shown = []
     e = current if current is not None and architecture not in (None, "encoder") else None
@@ -51,7 +49,7 @@ def section(current: catalog.Entry | None, architecture: str | None) -> None:
             _measured(e, got)
             shown.append(got.tied)
     elif current is not None:
-        st.caption(f"{current.name} is an encoder: it has no output layer over the vocabulary to tie.")
+        st.caption(t("tying.encoder", name=current.name))
     if not any(shown) and (tied := _tied_example(current or resources.entry(catalog.DEFAULT_KEY))) is not None:
         got = widgets.attempt("measure the weight tying", resources.model_lesson, lessons.weight_tying, tied,
                               PROBE[True])

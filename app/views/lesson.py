@@ -20,7 +20,7 @@ import streamlit as st
 from app.ui import language, presentation, widgets
 from app import i18n, resources, routes
 from app.views.parts import lesson_decoder as decoder
-from app.views.parts import lesson_map
+from app.views.parts import lesson_code, lesson_map
 from app.views.parts import lesson_quiz as quiz
 from app.views.parts import lesson_single as single
 from app.views.parts import lesson_stages as stages
@@ -171,6 +171,7 @@ def _stage(entry, trace: lessons.LessonTrace, track: tuple[tracks.Stage, ...], s
     draw = DRAW[here.title]
     more = (entry,) if draw in decoder.NEEDS_ENTRY else ()
     widgets.attempt(t("page.compute", name=entry.name), draw, trace, view, *more)  # one line, never a traceback
+    lesson_code.show(here.title)  # the paper's model's own code for this step, folded
     if isinstance(answer, dict) and not show:  # presentation mode: under the picture, which keeps the first screen
         quiz.reveal(answer)
     if stage == len(track) - 1:

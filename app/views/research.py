@@ -9,11 +9,10 @@ import numpy as np
 import streamlit as st
 
 from app import resources
-from app.charts import comparison
 from app.charts.attention import visible
 from app.charts import research as research_charts
 from app.charts.research import picked_cell
-from app.ui import presentation, widgets
+from app.ui import canvas, compare, presentation, widgets
 from core import analysis, head_sweep, head_types, induction_probe, KIND_LABELS, logit_lens, merge_sweeps
 
 MAX_CHARS = 400
@@ -57,12 +56,12 @@ def _knockout_effect(before, after, kind: str, layer: int, head: int, lost: floa
     intact = np.asarray(before.attention[kind][layer + 1]).mean(axis=0)  # (Tq, Tk)
     knocked = np.asarray(after.attention[kind][layer + 1]).mean(axis=0)
     diff, _ = analysis.difference(knocked, intact)
-    widgets.plot(comparison.figure([
-        comparison.Panel(intact, rows, cols, title=f"layer {layer + 2}, intact"),
-        comparison.Panel(knocked, rows, cols, title=f"layer {layer + 2}, head knocked out"),
-        comparison.Panel(diff, rows, cols, title="difference", scale="difference")],
-        y_title="query token", font_scale=widgets.font_scale()),
-        name=f"knockout-{kind}-L{layer + 1}H{head + 1}", stretch=True)
+    canvas.panels([canvas.Panel(intact, rows, cols, f"layer {layer + 2}, intact"),
+                   canvas.Panel(knocked, rows, cols, f"layer {layer + 2}, head knocked out"),
+                   canvas.Panel(diff, rows, cols, "difference", scale="change")],
+                  key="canvas-knockout", title=f"{where} knocked out: the next layer's heads, averaged",
+                  name=f"knockout-{kind}-L{layer + 1}H{head + 1}", font_scale=widgets.font_scale(),
+                  row_title="query token")
     st.caption(f"{where}'s own map does not change when it is knocked out: it still computes its weights, only its "
                f"output is set to 0. The layer after it reads that output, so its heads (averaged here) attend "
                f"differently; the change of {lost:+.3f} is what the prediction lost.")
@@ -176,10 +175,9 @@ if exp is not None and other_key is not None:
             if picked is not None:
                 layer, head = picked
                 rows, cols = (tuple(f"{i}:{visible(t)}" for i, t in enumerate(s)) for s in exp.axis_tokens(kind))
-                widgets.plot(comparison.figure([
-                    comparison.Panel(exp.attention[kind][layer, head], rows, cols, title=entry.label),
-                    comparison.Panel(second.attention[kind][layer, head], rows, cols,
-                                     title=resources.entry(other_key).label)],
-                    y_title="query token", font_scale=fs), name=f"diff-L{layer + 1}H{head + 1}", stretch=True)
+                first, other = (np.asarray(e.attention[kind][layer, head]) for e in (exp, second))  # (Tq, Tk) each
+                compare.draw(first, other, (rows, cols), (rows, cols), titles=(entry.label,
+                             resources.entry(other_key).label), difference_title="difference",
+                             name=f"diff-L{layer + 1}H{head + 1}", y_title="query token")
 st.caption("Definitions: core/inspect/lens.py, sweep.py and head_types.py state each measure and its recipe.")
 widgets.write_to_url(["research_text"])

@@ -6,16 +6,18 @@ Always the chosen Whisper model, whatever the sidebar shows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from app.ui import export, presentation, widgets
+from app.ui import canvas, export, presentation, widgets
 from app import pretrained_resources, routes
 from app.charts import attention as attention_charts
 from app.charts.speech import head_choice, spectrogram_and_cross
 from app.views.parts.pretrained import common
+from core import Explanation
 
 CLIPS = Path(__file__).resolve().parents[2] / "assets" / "audio"
 SENTENCES = {"the_black_cat_sleeps.flac": "The black cat sleeps. (English)",
@@ -28,9 +30,18 @@ SOURCES = ("Sample clip", "Upload a file", "Record")
 ALIGNMENT = "Alignment heads (mean)"
 
 
-def pick(label: str, count: int, default: int, key: str) -> int:
-    """A 0-based index chosen on a slider of 1 … ``count`` (none to choose from a single one)."""
-    return st.slider(label, 1, count, default, key=key) - 1 if count > 1 else 0
+def self_attention_canvas(exp: Explanation, kind: str, rows: Sequence[str], cols: Sequence[str], title: str,
+                          key: str) -> None:
+    """Every head of ``kind`` on the attention canvas under ``key``, opened on the last layer's first head or on the
+    head the reader pinned (a layer past the payload's budget is sent when the reader picks it)."""
+    pinned = canvas.pinned(key) or {}
+    axes = {"row_title": "frame (attending)", "col_title": "frame (attended to)"} if kind == "encoder" else {}
+    look = canvas.Look(title=title, presentation=widgets.font_scale() > 1, theme=canvas.theme(),
+                       extra={"name": f"whisper-{kind}-self-attention"}, **axes)
+    data = canvas.maps_payload(exp.attention[kind], list(rows), list(cols), kind=kind,
+                               layer=int(pinned.get("layer", exp.shape(kind)[0] - 1)),
+                               head=int(pinned.get("head", 0)), view=str(pinned.get("view", "head")), look=look)
+    canvas.maps(data, key=key)  # a pin reruns the page: the next run reads it
 
 
 def pair():
@@ -145,20 +156,11 @@ for note in exp.notes:
 
 # ----------------------------------------------------------------------------- self-attention
 st.subheader("Self-attention")
-self_layer = pick("Layer", layers, layers, "speech_self_layer")
-self_head = pick("Head", heads, 1, "speech_self_head")
-encoder_layers = exp.shape("encoder")[0]  # distil-whisper: 32 encoder layers, 2 decoder layers
-encoder_layer = self_layer if encoder_layers == layers else pick("Encoder layer", encoder_layers, encoder_layers,
-                                                                 "speech_encoder_layer")
-# One map under the other, each at its own size: side by side, 400 frames squeezed into half a column print
-# their labels over each other.
+st.caption("Every layer and head, chosen on the map itself (← → heads, ↑ ↓ layers); hover a cell for its weight. "
+           "The encoder's map covers the frames the audio fills, one per 20 ms.")
 queries, keys, _ = attention_charts.axes(exp, "decoder")
-widgets.plot(attention_charts.head_map(exp.attention["decoder"][self_layer, self_head], queries, keys,
-                                       title="Decoder masked self-attention", font_scale=widgets.font_scale()),
-             name="whisper-decoder-self-attention", key="speech_decoder")
+self_attention_canvas(exp, "decoder", queries, keys, "Decoder masked self-attention", "speech_decoder_canvas")
 frames = exp.source_tokens
-widgets.plot(attention_charts.head_map(exp.attention["encoder"][encoder_layer, self_head], frames, frames,
-                                       title=f"Encoder self-attention ({len(frames)} frames)", font_scale=widgets.font_scale()),
-             name="whisper-encoder-self-attention", key="speech_encoder")
-st.caption("The frames the audio fills; maps over 400 frames are drawn as block means.")
+self_attention_canvas(exp, "encoder", frames, frames, f"Encoder self-attention ({len(frames)} frames)",
+                      "speech_encoder_canvas")
 widgets.write_to_url(["speech_model", "speech_source", "speech_clip", "speech_task", "speech_language"])

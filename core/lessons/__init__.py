@@ -25,6 +25,8 @@ and small frozen dataclasses (the app only draws them):
   the model's own layer-0 encoder self-attention;
 - ``whisper_parameters``: a real encoder-decoder's (Whisper's) parameters part by part, beside the paper's;
 - ``weight_tying``: whether a model's embedding is its output layer, measured on one pass (the paper's §3.4);
+- ``implementations``: the project's own code of each step the Lesson teaches, under the Annotated Transformer's
+  names;
 - ``worker``: :class:`LessonWorker`, the functions above that run a model, for an untrusted model in its worker process.
 """
 
@@ -33,6 +35,7 @@ from core.lessons.attention import (attention_row, kv_lookup, KVLookup, qkv_proj
 from core.lessons.beyond import length_accuracy, LengthAccuracy, pe_beyond, PEBeyond
 from core.lessons.coreference import head_links, HeadLink, LinkReport, links_from_ranking
 from core.lessons.cross_reading import cross_reading
+from core.lessons.implementations import implementation, Implementation, STEPS as CODE_STEPS
 from core.lessons.learning_step import learning_step, LearningStep, training_pairs
 from core.lessons.masks import (batch_masks, BatchMasks, checkpoint_batch, look_ahead_mask, masked_softmax_demo, MaskedSoftmax,
                                 pad_sentences, TokenBatch, tokenizer_batch, whitespace_batch)
@@ -60,6 +63,7 @@ from core.lessons.weight_tying import weight_tying, WeightTying
 from core.lessons.worker import LessonWorker
 
 __all__ = [
+    "CODE_STEPS", "implementation", "Implementation",
     "ArraySize", "AttentionCost", "BatchMasks", "BlockCount", "ConfidencePenalty", "FFNDemo", "HeadLink",
     "HeadTrace", "KLCheck", "KVLookup", "LearningStep", "WeightTying", "LectureComparison", "LengthAccuracy", "LessonTrace", "LessonWorker", "LinkReport",
     "MapBlock", "MaskedSoftmax", "ModelEncoding", "ModelMap", "ModelProjection", "NoamCurve", "NormDemo",

@@ -43,8 +43,9 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(hidden) if self.training else hidden)  # (B, T, D)
 
 
-class _Residual(nn.Module):
-    """Shared Add & Norm logic for both layer kinds."""
+class SublayerConnection(nn.Module):
+    """Add & Norm around a sublayer, for both layer kinds (the Annotated Transformer's ``SublayerConnection``):
+    post-norm ``norm(x + dropout(sublayer(x)))`` as in the paper, or pre-norm ``x + dropout(sublayer(norm(x)))``."""
 
     def __init__(self, pre_norm: bool, dropout: float) -> None:
         super().__init__()
@@ -76,7 +77,7 @@ class _Residual(nn.Module):
         return norm(x + sublayer_out)
 
 
-class EncoderLayer(_Residual):
+class EncoderLayer(SublayerConnection):
     """Self-attention then the FFN, each wrapped in Add & Norm."""
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, pre_norm: bool, score: str) -> None:
@@ -95,7 +96,7 @@ class EncoderLayer(_Residual):
         return self.feed_forward(x, self.norm2, self.ff, call), attn
 
 
-class DecoderLayer(_Residual):
+class DecoderLayer(SublayerConnection):
     """Masked self-attention, cross-attention to the encoder (when there is one), then the FFN."""
 
     def __init__(

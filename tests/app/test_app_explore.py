@@ -17,7 +17,8 @@ from app.charts.base import visible
 from app.views.parts.explore import experiments, panels, views
 from core import (explain, get_task, input_vocabulary, load_checkpoint, ModelConfig, save_checkpoint, Tokenizer,
                   Transformer)
-from tests.helpers.apptest_helpers import APP, canvas_weights, canvases, charts, frames, open_page, outputs, spec, titles
+from tests.helpers.apptest_helpers import (APP, canvas_weights, canvases, charts, frames, open_page, outputs,
+                                          panel_matrix, spec, titles)
 from tests.helpers.paths import REVERSE
 from tests.helpers.tiny import TINY_MODEL
 
@@ -222,7 +223,8 @@ def test_every_view_renders(calls):
     assert arrays["thumbs"].shape[:2] == expected.shape[:2]  # the model view's thumbnails, every layer × head
     assert not charts(at)  # no Plotly map: the canvas draws them
     at.segmented_control(key="view").set_value("summary").run()
-    assert len(charts(at)) == 2  # mean over heads beside rollout (one figure), statistics
+    assert len(charts(at)) == 1  # the statistics (Plotly); the mean over heads beside rollout on the canvas
+    assert [h["mode"] for h, _ in canvases(at)].count("panels") == 1
     assert not at.dataframe  # the statistics as numbers are built only once their expander is opened
     at.session_state[SUMMARY_NUMBERS_OPEN] = True
     at.run()
@@ -239,12 +241,13 @@ def test_summary_numbers_match_core_analysis(calls):
 
     at = start(view="summary")
     expected = explain(REVERSE, at.text_area(key="text").value).attention["encoder"]
-    pair, statistics = charts(at)
-    assert [t.replace("<br>", " ") for t in titles(pair)] == ["Layer 1: mean over heads",
-                                                              "Attention rollout through every layer"]
-    mean, rolled = frames(pair)
-    assert np.allclose(mean["weight"], analysis.mean_over_heads(expected)[0].ravel(), atol=1e-6)
-    assert np.allclose(rolled["weight"], rollout(expected).ravel(), atol=1e-6)
+    statistics, = charts(at)
+    (pair, _), = [c for c in canvases(at) if c[0]["mode"] == "panels"]
+    assert [p["title"] for p in pair["panels"]] == ["Layer 1: mean over heads", "Attention rollout through every layer"]
+    assert {p["scale"] for p in pair["panels"]} == {"weight"}  # one 0–1 scale for both
+    mean, rolled = panel_matrix(at, "Layer 1: mean"), panel_matrix(at, "Attention rollout")
+    assert np.allclose(mean, analysis.mean_over_heads(expected)[0], atol=1e-3)  # float16 on the wire
+    assert np.allclose(rolled, rollout(expected), atol=1e-3)
     by_head = pd.DataFrame(analysis.head_statistics(expected))  # one row per (layer, head), layer-major
     drawn = dict(zip(titles(statistics), frames(statistics)))  # each statistic: a layer × head heatmap
     assert list(drawn) == ["entropy (bits)", "mean distance |i − j|", "largest weight (0–1 scale)"]
@@ -258,7 +261,7 @@ def test_summary_numbers_match_core_analysis(calls):
     stats = pd.DataFrame(analysis.head_statistics(expected))
     assert np.allclose(table["entropy (bits)"], stats["entropy_bits"].round(3), atol=1e-3)
     at.segmented_control(key="kind").set_value("cross").run()
-    assert len(charts(at)) == 2  # the mean, statistics: no rollout for cross-attention
+    assert len(charts(at)) == 1 and [len(h["panels"]) for h, _ in canvases(at) if h["mode"] == "panels"] == [1]  # the mean: no rollout
     assert any("self-attention only" in i.value for i in at.info)
 
 

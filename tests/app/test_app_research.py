@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import core
-from tests.helpers.apptest_helpers import open_page, plotly_array, spec
+from tests.helpers.apptest_helpers import open_page, panel_matrix, plotly_array, spec
 from tests.helpers.paths import SHIPPED
 
 TEXT = "the black cat"
@@ -77,11 +77,11 @@ def test_a_clicked_sweep_cell_shows_the_next_layer_with_that_head_knocked_out(tr
     assert not at.exception and not at.error
     mask = {"encoder": core.analysis.knockout_mask(3, 4, [(0, 1)])}
     before, after = core.explain(translation, TEXT), core.explain(translation, TEXT, head_mask=mask)
-    panels = next(spec(e) for e in at.get("plotly_chart") if "layer 2, intact" in str(spec(e)["layout"]))
-    np.testing.assert_allclose(plotly_array(panels["data"][0]["z"]).astype(float),
-                               np.asarray(before.attention["encoder"][1]).mean(0), atol=1e-6)
-    np.testing.assert_allclose(plotly_array(panels["data"][1]["z"]).astype(float),
-                               np.asarray(after.attention["encoder"][1]).mean(0), atol=1e-6)
+    intact, knocked = np.asarray(before.attention["encoder"][1]).mean(0), np.asarray(after.attention["encoder"][1]).mean(0)
+    np.testing.assert_allclose(panel_matrix(at, "layer 2, intact"), intact, atol=1e-3)  # float16 on the wire
+    np.testing.assert_allclose(panel_matrix(at, "layer 2, head knocked out"), knocked, atol=1e-3)
+    np.testing.assert_allclose(panel_matrix(at, "difference"), knocked - intact, atol=1e-3)
+    assert np.abs(knocked - intact).max() > 3e-3  # the knock-out changes what the next layer reads (beyond float16)
     assert any("own map does not change" in c.value for c in at.caption)
 
 

@@ -88,6 +88,25 @@ def test_a_pinned_head_reaches_the_link_and_a_reload_restores_it(served):
     page.context.close()
 
 
+def test_a_new_input_keeps_the_head_the_reader_chose(served):
+    """The reader's head and layer (chosen in the browser, not pinned) stay when new maps arrive for a new input: the
+    canvas keeps them while Python's pin is unchanged, as BertViz keeps its head across inputs."""
+    url, chromium = served
+    page, _ = _open(chromium, url)
+    page.evaluate(f"() => {ROOT}.focus()")
+    for key in ("ArrowRight", "ArrowDown"):
+        page.keyboard.press(key)
+    first = page.evaluate(f"() => {ROOT}.canvas.id")
+    text = page.locator(".st-key-text textarea")
+    text.fill("abcdefg")
+    text.press("Control+Enter")
+    page.wait_for_function(f"id => {ROOT}.canvas.id !== id", arg=first, timeout=60_000)
+    wait_until_idle(page)
+    assert page.evaluate(f"() => {ROOT}.canvas.h.tq") == len(explain(REVERSE, "abcdefg").source_tokens)
+    assert page.evaluate(STATE) == ["head", 1, 1]
+    page.context.close()
+
+
 def test_dark_theme_paints_light_labels_on_a_dark_ground(served):
     url, chromium = served
     page, _ = _open(chromium, url, color_scheme="dark")

@@ -39,11 +39,14 @@ def served(tmp_path_factory):
         yield url, chromium
 
 
-def test_the_second_sentence_map_labels_every_token(served):
+@pytest.mark.parametrize("projector", [False, True], ids=["normal", "presentation"])
+def test_the_second_sentence_map_labels_every_token(served, projector):
+    """In presentation mode too, where the comparison lies below the first screen: a canvas there is sized to the
+    screen it is scrolled into, not to what is left of the first (which once squeezed it to a label every few)."""
     url, chromium = served
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
     try:
-        page.goto(f"{url}/explore?ckpt=shipped:reverse&text={FIRST}")
+        page.goto(f"{url}/explore?ckpt=shipped:reverse&text={FIRST}" + ("&projector=1" if projector else ""))
         wait_until_idle(page, 90_000)
         page.get_by_text("Compare: two sentences or two checkpoints side by side").click()
         wait_until_idle(page)
@@ -58,6 +61,6 @@ def test_the_second_sentence_map_labels_every_token(served):
             assert drawn["tokens"] == [len(wanted), len(wanted)]
             assert drawn["rows"] == wanted, (title, drawn["rows"])
             assert drawn["cols"] == wanted, (title, drawn["cols"])
-            assert min(drawn["sizes"]) >= 12
+            assert min(drawn["sizes"]) >= (18 if projector else 12)
     finally:
         page.close()

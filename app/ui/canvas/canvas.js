@@ -225,10 +225,12 @@ class AttentionCanvas {
 
   showsMap() { return this.h.mode === 'maps' && (this.view === 'head' || this.view === 'neuron'); }
 
-  firstScreenRoom() { // the stage's height that keeps it and the status under it (two lines at most) on the first
-    // screen; the stage's top is measured once, on the unscrolled page
+  firstScreenRoom() { // the stage's height that keeps it and the status under it (two lines at most) on one screen:
+    // the first screen when the stage starts on it, else the screen the reader scrolls it into (the stage's top is
+    // measured once, on the unscrolled page)
     this.stageTop = this.stageTop ?? this.stage.getBoundingClientRect().top + (window.scrollY || 0);
-    return (window.innerHeight || 720) - this.stageTop - 16 - this.font() * 3.6;
+    const screen = window.innerHeight || 720, top = this.stageTop < screen * 0.75 ? this.stageTop : this.font() * 2;
+    return screen - top - 16 - this.font() * 3.6;
   }
 
   drawHead() { // the map and its labels on the first screen

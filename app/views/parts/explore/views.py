@@ -21,7 +21,6 @@ from app.services import catalog
 from app.ui import canvas, export, presentation, widgets
 from app import resources
 from app.charts import attention as charts
-from app.charts import comparison
 from core import analysis, Explanation, KIND_LABELS
 
 SUMMARY_TOKENS = 1024  # the summary (rollout, every head's statistics) is drawn for inputs up to this long
@@ -214,13 +213,12 @@ def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]
     square = kind in ("encoder", "decoder")
     mean = analysis.mean_over_heads(every)  # (L, Tq, Tk)
     mean_title = f"Layer {layer + 1}: mean over heads"
-    if square:  # the two maps as one figure on one 0–1 scale: one chart to draw where there were two
+    if square:  # the two maps on one canvas and one 0–1 scale: hover a cell for its value in both
         flow = analysis.rollout_by_layer(every)  # (L, T, T)
-        pair = resources.figure(entry, exp.text, options, ("mean-rollout", kind, layer, fs), lambda: comparison.figure(
-            [comparison.Panel(mean[layer], rows, cols, title=mean_title),
-             comparison.Panel(flow[-1], rows, cols, title="Attention rollout through every layer")],
-            y_title=y_title, font_scale=fs))
-        widgets.plot(pair, name=f"{kind}-L{layer + 1}-mean-rollout", stretch=True)
+        canvas.panels([canvas.Panel(mean[layer], rows, cols, mean_title),
+                       canvas.Panel(flow[-1], rows, cols, "Attention rollout through every layer")],
+                      key=f"canvas-summary-{kind}", title=f"{KIND_LABELS.get(kind, kind)}: the mean over heads and "
+                      "the rollout", name=f"{kind}-L{layer + 1}-mean-rollout", font_scale=fs, row_title=y_title)
         st.latex(r"\tilde A_\ell = \operatorname{rownorm}\Big(\tfrac{1}{H}\textstyle\sum_h A_{\ell,h} + I\Big),"
                  r"\qquad R = \tilde A_L \cdots \tilde A_2\,\tilde A_1")
         st.caption("Rollout (Abnar & Zuidema, 2020): the identity stands for the residual connection; row i of R "
@@ -228,9 +226,9 @@ def summary_view(entry: catalog.Entry, exp: Explanation, options: dict[str, Any]
     else:
         left, right = st.columns(2)
         with left:
-            widgets.plot(resources.figure(entry, exp.text, options, ("mean", kind, layer, fs), lambda: charts.head_map(
-                mean[layer], rows, cols, title=mean_title, font_scale=fs, y_title=y_title,
-                side=charts.maps.heatmap_side(len(rows), len(cols), fs) * 3 // 4)), name=f"{kind}-L{layer + 1}-mean")
+            canvas.panels([canvas.Panel(mean[layer], rows, cols, mean_title)], key=f"canvas-summary-{kind}",
+                          title=f"{KIND_LABELS.get(kind, kind)}: the mean over heads", name=f"{kind}-L{layer + 1}-mean",
+                          font_scale=fs, row_title=y_title)
         with right:
             st.info("Rollout follows one sequence through its own layers, so it is defined for "
                     "self-attention only (cross-attention maps decoder rows onto encoder columns).")

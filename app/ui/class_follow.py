@@ -217,7 +217,10 @@ def fragment_started() -> bool:
     page = st.session_state.get(PAGE, "")
     screen = None if found is None or found.ended else store().screen(held["code"])
     owned = (st.session_state.get(OWNED) or {}).get(ThreadState.get().fragment_id, set())
-    if screen is None or script_of(screen.page or page) != script_of(page) or not _changed(screen) <= owned:
+    changed = set() if screen is None else _changed(screen)
+    if screen is None or script_of(screen.page or page) != script_of(page) or not changed <= owned:
+        log.info("class %s: a full run applies the screen (page %s → %s, changed %s, the fragment writes %s)",
+                 held["code"][:6], page, screen and screen.page, sorted(changed), sorted(owned))
         st.rerun(scope="app")  # another page, a parameter outside this fragment, or the class ended
     marks = [k for k in st.session_state if str(k).startswith(RESTORED_PREFIX)]
     _apply(held, page)

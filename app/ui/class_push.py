@@ -193,6 +193,8 @@ def _rerun(session_id: str, fragment: str | None) -> None:
     state.page_script_hash = session.page_script_hash
     if fragment and session.has_fragment(fragment):
         state.fragment_id = fragment
+    elif fragment:
+        log.debug("session %s no longer holds fragment %s: a full run", session_id[:8], fragment)
     session.request_rerun(state)
 
 

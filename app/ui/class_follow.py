@@ -16,6 +16,13 @@ follows.
   teacher's parameters become the URL; then the page, on this run or after ``st.switch_page`` to the teacher's page,
   reads them through its own parsers, with its own checks (``widgets.restore_from_url``).
 
+* **In the page's fragment** (:func:`fragment_started`, first thing in a ``widgets.page_fragment`` run): the
+  pusher reruns a following student's page fragment alone when the teacher's screen moved (a fragment run skips the
+  sidebar, the class banner and the page's top); when the teacher is on the same page and changed only parameters
+  that this fragment writes (:func:`url_written` records them), the screen is applied there and the page's own
+  parsers read it again (``widgets.restore_again``); otherwise the fragment asks for a full run, which applies it as
+  above.
+
 A student's URL parameters never reach the class, whatever they say: a student's session has no teacher key.
 """
 
@@ -28,6 +35,7 @@ from typing import Any
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from app import routes
 from app.services import catalog, classroom
@@ -42,6 +50,7 @@ MEMBER = "_class_member"  # {"code", "member", "following", "applied", "keys"}: 
 PROBLEM = "_class_problem"  # a line to show once: the link was wrong, the class ended or is full
 PAGE = "_class_page"  # the URL path of the page this run draws
 PUBLISHED = "_class_published"  # (screen, when) last published by this teacher
+OWNED = "_class_owned"  # {fragment id: the share-link parameters it writes}: what a fragment run may apply
 RESTORED_PREFIX = "_restored_"  # widgets.restore_from_url's once-per-visit marks
 TOUCH_S = 60.0  # an unchanged screen is written again this often (the class's "last teacher action")
 
@@ -92,12 +101,29 @@ def publish(page: str | None = None) -> None:
     st.session_state[PUBLISHED] = (screen, now)
 
 
-def url_written() -> None:
-    """A page wrote its share link: publish now when this is a fragment's own run (a full run publishes at its
-    end, once the whole page has written its link)."""
+def url_written(params: list[str]) -> None:
+    """A page wrote the share-link parameters ``params``: a teacher's fragment run publishes now (a full run
+    publishes at its end, once the whole page has written its link); in a following student's fragment, the
+    fragment and what it writes are remembered, so that the teacher's next screen reruns that fragment alone."""
     ctx = get_script_run_ctx()
-    if teacher() is not None and ctx is not None and ctx.fragment_ids_this_run:
+    if ctx is None:
+        return
+    if teacher() is not None and ctx.fragment_ids_this_run:
         publish()
+    held, fragment = member(), ThreadState.get().fragment_id  # Streamlit below its API, as classroom.py
+    if held is None or not fragment:
+        return
+    owned = st.session_state.setdefault(OWNED, {})
+    if not set(params) <= owned.get(fragment, set()):
+        owned[fragment] = owned.get(fragment, set()) | set(params)
+    classroom_push().page_fragment(ctx.session_id, fragment)
+
+
+def classroom_push():
+    """This process's class pusher (imported here: the pusher imports Streamlit's runtime)."""
+    from app.ui import class_push
+
+    return class_push.pusher(store())
 
 
 def run_finished(page: str) -> None:
@@ -177,6 +203,39 @@ def _apply(held: dict[str, Any], page: str) -> None:
     if screen.page and script_of(screen.page) != script_of(page):
         st.switch_page(script_of(screen.page), query_params=params)
     st.query_params.from_dict(params)
+
+
+def fragment_started() -> bool:
+    """First thing in a page fragment's run (see the module doc): apply the teacher's new screen when this
+    fragment can draw it, else ask for a full run. Returns whether a screen was applied here."""
+    ctx, held = get_script_run_ctx(), member()
+    if ctx is None or not ctx.fragment_ids_this_run or held is None or not held["following"]:
+        return False  # a full run: the sidebar's follow() has applied it
+    found = store().versions([held["code"]]).get(held["code"])
+    if found is not None and not found.ended and found.version == held["applied"]:
+        return False
+    page = st.session_state.get(PAGE, "")
+    screen = None if found is None or found.ended else store().screen(held["code"])
+    owned = (st.session_state.get(OWNED) or {}).get(ThreadState.get().fragment_id, set())
+    changed = set() if screen is None else _changed(screen)
+    if screen is None or script_of(screen.page or page) != script_of(page) or not changed <= owned:
+        log.info("class %s: a full run applies the screen (page %s → %s, changed %s, the fragment writes %s)",
+                 held["code"][:6], page, screen and screen.page, sorted(changed), sorted(owned))
+        st.rerun(scope="app")  # another page, a parameter outside this fragment, or the class ended
+    marks = [k for k in st.session_state if str(k).startswith(RESTORED_PREFIX)]
+    _apply(held, page)
+    from app.ui import widgets
+
+    widgets.restore_again(set(screen.params))  # this page's parsers read the new link; other pages' marks stay
+    for mark in marks:
+        st.session_state.setdefault(mark, True)
+    return True
+
+
+def _changed(screen) -> set[str]:
+    """The share-link parameters that differ between this session's URL and the teacher's ``screen``."""
+    mine = shared_params()
+    return {k for k in set(mine) | set(screen.params) if mine.get(k) != screen.params.get(k)}
 
 
 def drawn_versions(read: Versions) -> Versions:

@@ -6,8 +6,11 @@ nobody moves. Instead each app process keeps one :class:`Pusher`: a thread that 
 its sessions belong to (one indexed SQLite query every :data:`TICK_S`) and, when one moved, asks Streamlit to rerun
 exactly the sessions that must redraw, on the server's event loop, as Streamlit's own run-on-save does:
 
-* a following student, when the teacher's screen changed or the class ended: a full run (its sidebar applies the
-  teacher's page and share link first: :mod:`app.ui.class_follow`);
+* a following student, when the teacher's screen changed: its page's fragment alone where the page has one that
+  writes its share link (``widgets.page_fragment``: the Lesson's body; the fragment's run applies the teacher's
+  screen, or asks for a full run when the teacher moved to another page or changed a parameter outside it), else,
+  and when the class ended, a full run (its sidebar applies the teacher's page and share link first:
+  :mod:`app.ui.class_follow`). A fragment run of the Lesson costs a third of a full one (``bench classroom``);
 * any student, when a question was asked, closed or revealed: its class banner's fragment alone;
 * the teacher, when a student joined, left, detached or answered, or the question changed: the projector's
   fragment alone (at most every :data:`TEACHER_S`, so a burst of answers redraws the chart a few times a second).
@@ -53,6 +56,7 @@ class Watch:
     drawn: Versions | None
     woken: float = 0.0
     away_since: float | None = None
+    page_fragment: str | None = None  # the page's fragment that writes its share link (a screen change reruns it)
 
 
 def wake_kind(watch: Watch, now_versions: Versions, now: float) -> str | None:
@@ -88,10 +92,19 @@ class Pusher:
         with self._lock:
             old = self._watches.get(session_id)
             self._watches[session_id] = Watch(code, member, following, fragment or (old.fragment if old else None),
-                                              drawn, old.woken if old else 0.0)
+                                              drawn, old.woken if old else 0.0,
+                                              page_fragment=old.page_fragment if old else None)
             if self._thread is None and Runtime.exists():
                 self._thread = threading.Thread(target=self._run, name="class-pusher", daemon=True)
                 self._thread.start()
+
+    def page_fragment(self, session_id: str, fragment: str) -> None:
+        """Remember that session ``session_id``'s page writes its share link in ``fragment`` (called by that
+        fragment's runs): the teacher's next screen reruns it alone."""
+        with self._lock:
+            old = self._watches.get(session_id)
+            if old is not None and old.page_fragment != fragment:
+                self._watches[session_id] = replace(old, page_fragment=fragment)
 
     def forget(self, session_id: str) -> None:
         with self._lock:
@@ -124,7 +137,7 @@ class Pusher:
                 with self._lock:
                     if self._watches.get(session_id) is w:  # not re-registered by a run meanwhile
                         self._watches[session_id] = replace(w, drawn=found, woken=now)
-                _schedule(session_id, w.fragment if kind == "fragment" else None)
+                _schedule(session_id, _fragment_to_run(w, kind, found))
                 woken.append((session_id, kind))
         if now - self._seen_at >= SEEN_S:
             self._seen_at = now
@@ -153,6 +166,14 @@ class Pusher:
             self.store.leave(gone, now)
 
 
+def _fragment_to_run(watch: Watch, kind: str, now_versions: Versions) -> str | None:
+    """The fragment to rerun for a wake of ``kind`` (None: a full run): a moved screen reruns the page's
+    fragment, an ended class the whole page."""
+    if kind == "fragment":
+        return watch.fragment
+    return None if now_versions.ended else watch.page_fragment
+
+
 def _schedule(session_id: str, fragment: str | None) -> None:
     """Ask, on the server's event loop, for a rerun of the session (of its ``fragment`` alone when given)."""
     if not Runtime.exists():
@@ -172,6 +193,8 @@ def _rerun(session_id: str, fragment: str | None) -> None:
     state.page_script_hash = session.page_script_hash
     if fragment and session.has_fragment(fragment):
         state.fragment_id = fragment
+    elif fragment:
+        log.debug("session %s no longer holds fragment %s: a full run", session_id[:8], fragment)
     session.request_rerun(state)
 
 

@@ -5,6 +5,7 @@ clear error messages, user text shown as text, index and kind pickers, and drawi
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import logging
 import math
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 DIAGRAM_CLASS = "attnscope-diagram"  # a block diagram's image in the page (the browser tests find it by it)
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~$])")
+_RESTORERS: dict[str, tuple] = {}  # restore_from_url's marker → its arguments (the same for every session)
 _LINKED = "_link_values"  # key → the value a share link gave it, until the page has checked it against its range
 
 
@@ -44,6 +46,7 @@ def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, 
     does not have) is clamped where the page knows its range, with a notice too (:func:`clamped`, :func:`choose`).
     """
     marker = "_restored_" + ",".join(sorted(keys))
+    _RESTORERS[marker] = (keys, defaults, from_one)
     if not st.session_state.get(marker):
         st.session_state[marker] = True
         ignored, linked = [], st.session_state.setdefault(_LINKED, {})
@@ -63,6 +66,27 @@ def restore_from_url(keys: dict[str, Callable[[str], Any]], defaults: dict[str, 
             st.toast(f"The link's {', '.join(ignored)} could not be used; the defaults are shown instead.")
     for key, default in (defaults or {}).items():
         st.session_state.setdefault(key, default)
+
+
+def restore_again(params: set[str]) -> None:
+    """Seed the session again from the URL for every page whose share link holds one of ``params`` (a fragment's
+    run, after a followed teacher's screen became the URL: the page's top, where it restores, does not run)."""
+    for keys, defaults, from_one in list(_RESTORERS.values()):
+        names = set(keys) | set((from_one or {}).values())
+        if names & params:
+            restore_from_url(keys, defaults, from_one)
+
+
+def page_fragment(key: str) -> Callable:
+    """``st.fragment(key=key)`` for a page's body that writes its share link: its own run first applies a followed
+    teacher's new screen (:func:`app.ui.class_follow.fragment_started`)."""
+    def wrap(body: Callable[[], None]) -> Callable[[], None]:
+        @functools.wraps(body)
+        def run() -> None:
+            class_follow.fragment_started()
+            body()
+        return st.fragment(run, key=key)
+    return wrap
 
 
 def link_checked(key: str, shown: Any) -> None:
@@ -101,7 +125,7 @@ def write_to_url(keys: list[str], from_one: dict[str, str] | None = None) -> Non
     for key, value in values.items():
         if st.query_params.get(key) != value:
             st.query_params[key] = value
-    class_follow.url_written()
+    class_follow.url_written([from_one.get(k, k) for k in keys])
 
 
 def _url_value(value: Any) -> str:

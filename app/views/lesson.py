@@ -79,10 +79,11 @@ DRAW = {
 }
 
 
-@st.fragment(key="lesson_body")
+@widgets.page_fragment("lesson_body")
 def lesson_body() -> None:
     """Everything under the title: the model, its trace of the sentence, the pickers, the map and the stage.
-    A fragment: Next, Back, a map block or a picker reruns it alone, never the sidebar."""
+    A fragment: Next, Back, a map block or a picker reruns it alone, never the sidebar (and so does a followed
+    teacher's Next, in a class)."""
     chosen = widgets.current_entry()
     entry = widgets.attempt(t("page.open_model"), resources.lesson_entry, chosen)
     if entry is None:

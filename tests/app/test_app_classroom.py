@@ -170,3 +170,22 @@ def test_a_wrong_ended_or_full_class_gets_one_line(runs):
     late = _student(held["code"])
     assert any("This class is full: it already has 300 students" in w.value for w in late.warning)
     assert "300** of 300 following" in _texts(full.run())
+
+
+def test_a_teachers_next_is_followed_by_the_lesson_body_fragment_alone(runs):
+    from tests.app.test_app_learn_fragments import rerun_fragment
+
+    teacher, held = _teacher()
+    student = _student(held["code"])
+    assert student.header[0].value.startswith("1. ")
+    teacher.text_input(key="lesson_text").set_value("the red car").run()
+    teacher.button(key="lesson_next").click().run()
+    teacher.button(key="lesson_next").click().run()
+    rerun_fragment(student, "lesson_body")  # what the pusher asks for: the page's fragment, not the sidebar
+    assert not student.sidebar.selectbox and not student.title  # the sidebar and the page's top were not drawn
+    assert student.header[0].value.startswith("3. ")
+    assert (student.session_state["lesson_text"], student.session_state["lesson_stage"]) == ("the red car", 2)
+    assert student.query_params["stage"] == "3" and student.query_params["class"] == held["code"]
+    assert student.session_state[class_follow.MEMBER]["applied"] == _store().screen(held["code"]).version
+    rerun_fragment(student, "lesson_body")  # nothing moved: the fragment draws what it drew
+    assert student.header[0].value.startswith("3. ")

@@ -62,6 +62,26 @@ def test_a_tick_reruns_exactly_the_sessions_concerned_once(store, monkeypatch):
     assert asked == [("student-b", "banner")]
 
 
+def test_a_moved_screen_reruns_the_pages_fragment_alone_and_an_ended_class_the_page(store, monkeypatch):
+    asked: list[tuple[str, str | None]] = []
+    monkeypatch.setattr(class_push, "_schedule", lambda session, fragment: asked.append((session, fragment)))
+    a = store.start()
+    store.join(a.code, "x")
+    pusher = Pusher(store)
+    pusher.page_fragment("unknown", "lesson_body")  # a session not watched yet: nothing to remember
+    assert pusher.watching() == {}
+    pusher.watch("student", a.code, "x", True, "banner", store.versions([a.code])[a.code])
+    pusher.page_fragment("student", "lesson_body")  # its Lesson body wrote the share link
+    pusher.watch("student", a.code, "x", True, None, store.versions([a.code])[a.code])  # its next run keeps it
+    assert pusher.watching()["student"].page_fragment == "lesson_body"
+    store.publish(a.code, a.teacher_key, "lesson", {"stage": "2"})
+    assert pusher.tick(now=101.0) == [("student", "page")]
+    assert asked == [("student", "lesson_body")]  # the fragment applies the screen, or asks for a full run
+    store.end(a.code, a.teacher_key)
+    assert pusher.tick(now=102.0) == [("student", "page")]
+    assert asked[-1] == ("student", None)  # the class ended: the whole page says so
+
+
 def test_the_students_still_connected_are_seen_and_the_gone_leave(store, monkeypatch):
     s = store.start(now=0.0)
     store.join(s.code, "here", now=0.0)

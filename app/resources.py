@@ -127,6 +127,12 @@ def entries() -> tuple[list[catalog.Entry], list[str]]:
 entries.clear = _entries.clear  # type: ignore[attr-defined]
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def speech_lesson_entries() -> list[catalog.Entry]:
+    """The installed speech models the Lesson's picker adds (:func:`app.services.catalog.installed_speech_entries`)."""
+    return catalog.installed_speech_entries()
+
+
 def entry(key: str) -> catalog.Entry | None:
     """The catalog entry for ``key``, or None when it does not exist (never a raw path)."""
     return next((e for e in entries()[0] if e.key == key), None)

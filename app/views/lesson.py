@@ -25,6 +25,7 @@ from app.views.parts import lesson_quiz as quiz
 from app.views.parts import lesson_single as single
 from app.views.parts import lesson_stages as stages
 from app.views.parts import lesson_tracks as tracks
+from app.views.parts import lesson_whisper as whisper
 from app.views.parts.lesson_stages import View
 from core import lessons
 
@@ -77,6 +78,10 @@ KINDS = {"encoder-decoder": "encoder-decoder", "decoder": "decoder-only", "encod
 def lesson_body() -> None:
     """Everything under the title: the model, its trace of the sentence, the pickers, the map and the stage.
     A fragment: Next, Back, a map block or a picker reruns it alone, never the sidebar."""
+    speech = whisper.chosen()
+    if speech is not None:  # a speech model: its own track (app.views.parts.lesson_whisper)
+        whisper.body(speech, show, fs)
+        return
     chosen = widgets.current_entry()
     entry = widgets.attempt("open the model", resources.lesson_entry, chosen)
     if entry is None:

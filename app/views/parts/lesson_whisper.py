@@ -12,13 +12,13 @@ share link); the clip is ``lesson_clip``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import streamlit as st
 
 from app import pretrained_resources, resources, routes
 from app.charts import speech as speech_charts
-from app.charts.base import phrases
 from app.services import catalog, speech_clips
 from app.ui import language, vega, widgets
 from app.views.parts import lesson_map
@@ -132,7 +132,8 @@ def _pickers(entry: catalog.Entry, trace: lessons.SpeechTrace, columns: bool) ->
 
 
 def _stage(entry: catalog.Entry, trace: lessons.SpeechTrace, stage: int, show: bool, fs: float) -> None:
-    """The stage's header, where Whisper departs from the paper, its picture and formula, and its links."""
+    """The stage's header, where Whisper departs from the paper, its prose, picture and formula (the picture above
+    the prose in presentation mode, so it starts on the first screen), and its links."""
     t = language.words(PAGE)
     here = WHISPER[stage]
     st.header(f"{stage + 1}. {title(here)}")
@@ -142,7 +143,10 @@ def _stage(entry: catalog.Entry, trace: lessons.SpeechTrace, stage: int, show: b
     else:  # presentation mode: one line until opened, so the chart stays on the first screen
         with st.expander(t("page.differs"), icon=":material/info:"):
             st.markdown(paper)
-    widgets.attempt(t("page.compute", name=entry.name), DRAW[here.title], trace, fs)  # one line, never a traceback
+    first, second = st.container(), st.container()
+    words, picture = (first, second) if show else (second, first)  # presentation mode: the picture first
+    with picture:
+        widgets.attempt(t("page.compute", name=entry.name), DRAW[here.title], trace, fs, words)  # one line
     if here.title == "output":
         widgets.show_user_text(trace.output_text, t("page.transcript", name=entry.name))
     st.page_link(here.route, label=t("page.deeper"), icon=":material/arrow_forward:")
@@ -150,22 +154,22 @@ def _stage(entry: catalog.Entry, trace: lessons.SpeechTrace, stage: int, show: b
         st.page_link(routes.SPEECH, label=t("page.whisper_page"), icon=":material/mic:")
 
 
-def audio(trace: lessons.SpeechTrace, fs: float) -> None:
+def audio(trace: lessons.SpeechTrace, fs: float, words) -> None:
     t = language.words(PAGE)
     columns, i = trace.features.shape[1], st.session_state["lesson_token"]
-    st.markdown(t("audio.body", seconds=trace.seconds, samples=trace.samples, mels=trace.n_mels, columns=columns))
-    st.audio(speech_clips.audio(st.session_state["lesson_clip"]))
+    words.markdown(t("audio.body", seconds=trace.seconds, samples=trace.samples, mels=trace.n_mels, columns=columns))
     figure = speech_charts.spectrogram(trace.features, title=t("audio.chart", mels=trace.n_mels, columns=columns),
                                        frame=i, time_title=t("audio.time"), bins_title=t("audio.bins"), font_scale=fs)
     widgets.plot(figure, name="lesson-whisper-spectrogram", key="lesson_whisper_spectrogram", stretch=True)
+    st.audio(speech_clips.audio(st.session_state["lesson_clip"]))
     st.latex(rf"\mathrm{{mel}} = \log_{{10}} \max(M\,|\mathrm{{STFT}}(s)|^2,\ 10^{{-10}}) \in "
              rf"\mathbb{{R}}^{{{trace.n_mels} \times {columns}}},\quad s \in \mathbb{{R}}^{{{trace.samples}}}")
 
 
-def stem(trace: lessons.SpeechTrace, fs: float) -> None:
+def stem(trace: lessons.SpeechTrace, fs: float, words) -> None:
     t = language.words(PAGE)
     i = st.session_state["lesson_token"]
-    st.markdown(t("stem.body", mels=trace.n_mels, d_model=trace.d_model, frames=trace.frames))
+    words.markdown(t("stem.body", mels=trace.n_mels, d_model=trace.d_model, frames=trace.frames))
     dims = min(DIMS, trace.d_model)
     figure = speech_charts.frame_rows(trace.embedded[:, :dims].T, title=t("stem.chart", dims=dims,
                                                                           d_model=trace.d_model),
@@ -177,10 +181,10 @@ def stem(trace: lessons.SpeechTrace, fs: float) -> None:
              rf" + PE_{{{i}}} = [{shown}, \dots] \in \mathbb{{R}}^{{{trace.d_model}}}")
 
 
-def encoder_self(trace: lessons.SpeechTrace, fs: float) -> None:
+def encoder_self(trace: lessons.SpeechTrace, fs: float, words) -> None:
     t = language.words(PAGE)
     i, head = st.session_state["lesson_token"], trace.encoder_head
-    st.markdown(t("encoder_self.body", heads=trace.n_heads, d_k=trace.d_k))
+    words.markdown(t("encoder_self.body", heads=trace.n_heads, d_k=trace.d_k))
     figure = speech_charts.frame_map(head.weights, title=t("encoder_self.chart", head=trace.head + 1),
                                      rows_title=t("encoder_self.rows"), cols_title=t("encoder_self.cols"), frame=i,
                                      font_scale=fs)
@@ -193,21 +197,20 @@ def encoder_self(trace: lessons.SpeechTrace, fs: float) -> None:
                  total=trace.n_frames))
 
 
-def masked_self(trace: lessons.SpeechTrace, fs: float) -> None:
+def masked_self(trace: lessons.SpeechTrace, fs: float, words) -> None:
     t = language.words(PAGE)
     step, tokens, dec = st.session_state["lesson_step"], trace.target_tokens, trace.decoder_head
-    st.markdown(t("masked_self.body", prompt=" ".join(f"`{s}`" for s in tokens[:trace.prompt_tokens])))
-    rows = phrases([f"{n + 1}. {s}" for n, s in enumerate(tokens)])
-    vega.draw(weights_map, dec.weights, rows, list(tokens), t("masked_self.chart", head=trace.head + 1), fs)
+    words.markdown(t("masked_self.body", prompt=" ".join(f"`{s}`" for s in tokens[:trace.prompt_tokens])))
+    vega.draw(weights_map, dec.weights, list(tokens), list(tokens), t("masked_self.chart", head=trace.head + 1), fs)
     n = step + 1
     st.latex(rf"a_{{{n}j}} = 0 \ \text{{for}}\ j > {n},\qquad \textstyle\sum_{{j \le {n}}} a_{{{n}j}} = "
              rf"{num(dec.weights[step, :n].sum())}")
 
 
-def cross(trace: lessons.SpeechTrace, fs: float) -> None:
+def cross(trace: lessons.SpeechTrace, fs: float, words) -> None:
     t = language.words(PAGE)
     step, tokens = st.session_state["lesson_step"], trace.target_tokens
-    st.markdown(t("cross.body"))
+    words.markdown(t("cross.body"))
     st.radio(t("cross.show_alignment"), ["alignment", "head"], key="lesson_speech_cross", horizontal=True,
              label_visibility="collapsed", format_func=lambda c: t("cross.show_alignment") if c == "alignment"
              else t("cross.show_head", head=trace.head + 1))
@@ -225,10 +228,10 @@ def cross(trace: lessons.SpeechTrace, fs: float) -> None:
     st.caption(t("cross.alignment_heads", heads=", ".join(f"{l + 1}.{h + 1}" for l, h in trace.alignment_heads)))
 
 
-def output(trace: lessons.SpeechTrace, fs: float) -> None:
+def output(trace: lessons.SpeechTrace, fs: float, words) -> None:
     t = language.words(PAGE)
     step, tokens = st.session_state["lesson_step"], trace.target_tokens
-    st.markdown(t("output.body", vocab=trace.vocab_size))
+    words.markdown(t("output.body", vocab=trace.vocab_size))
     candidates = list(trace.candidates[step])
     vega.draw(candidates_chart, candidates, t("output.chart", token=tokens[step]), fs)
     best, p = candidates[0]
@@ -241,6 +244,7 @@ def output(trace: lessons.SpeechTrace, fs: float) -> None:
                   t("output.predicts"): list(trace.generated_tokens)}, hide_index=True)
 
 
-DRAW: dict[str, Callable[[lessons.SpeechTrace, float], None]] = {
+#: Each stage's drawing, by its key: (trace, font scale, the container its prose goes to) → drawn.
+DRAW: dict[str, Callable[[lessons.SpeechTrace, float, Any], None]] = {
     "audio": audio, "stem": stem, "encoder_self": encoder_self, "masked_self": masked_self, "cross": cross,
     "output": output}

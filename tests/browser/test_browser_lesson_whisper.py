@@ -1,7 +1,7 @@
 """The Lesson's Whisper track in Chromium at 1280 × 720, in normal and presentation mode: every one of its six
 stages opens from a share link with the installed Whisper tiny.en chosen, with no error or traceback, nothing wider
 than its box and no sideways scroll; in presentation mode the map and the stage's first chart start on the first
-screen (its top in the upper 70 %). Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/lesson-whisper``, gitignored)."""
+screen (its top in the upper 70 %); the same in Japanese. Screenshots go to ``$ATTNSCOPE_SCREENSHOTS`` (default ``screenshots-tmp/lesson-whisper``, gitignored)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def page(tmp_path_factory):
             tab.close()
 
 
-def _open(tab, url: str, stage: int, presentation: bool) -> None:
-    mode = "&projector=1" if presentation else ""
+def _open(tab, url: str, stage: int, presentation: bool, lang: str) -> None:
+    mode = ("&projector=1" if presentation else "") + f"&lang={lang}"
     tab.goto(f"{url}/lesson?ckpt={quote('pretrained:Whisper tiny.en')}&stage={stage + 1}{mode}")
     tab.locator('.st-key-lesson_map').wait_for(timeout=180_000)
     wait_until_idle(tab, timeout_ms=180_000)
@@ -43,16 +43,17 @@ def _open(tab, url: str, stage: int, presentation: bool) -> None:
     tab.wait_for_timeout(800)
 
 
-@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
-def test_every_stage_fits_the_screen(page, presentation):
+@pytest.mark.parametrize(("presentation", "lang"), [(False, "en"), (True, "en"), (True, "ja")],
+                         ids=["normal", "presentation", "presentation-ja"])
+def test_every_stage_fits_the_screen(page, presentation, lang):
     url, tab = page
     SHOTS.mkdir(parents=True, exist_ok=True)
     for stage in range(STAGES):
-        _open(tab, url, stage, presentation)
-        name = f"stage{stage + 1}-1280x720-{'presentation' if presentation else 'normal'}"
+        _open(tab, url, stage, presentation, lang)
+        name = f"stage{stage + 1}-1280x720-{'presentation' if presentation else 'normal'}-{lang}"
         tab.screenshot(path=str(SHOTS / f"{name}.png"))
         heading = tab.locator('[data-testid="stMain"] h2').first.inner_text()
-        assert heading.startswith(f"{stage + 1}. {TITLES[stage]}"), heading
+        assert heading.startswith(f"{stage + 1}. {TITLES[stage]}" if lang == "en" else f"{stage + 1}. "), heading
         assert problems_on(tab) == [], (stage, problems_on(tab))
         assert overflowing(tab) == [], (stage, overflowing(tab))
         assert tab.evaluate(SIDEWAYS_JS) <= 0, stage

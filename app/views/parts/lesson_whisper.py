@@ -211,10 +211,7 @@ def cross(trace: lessons.SpeechTrace, fs: float, words) -> None:
     t = language.words(PAGE)
     step, tokens = st.session_state["lesson_step"], trace.target_tokens
     words.markdown(t("cross.body"))
-    st.radio(t("cross.show_alignment"), ["alignment", "head"], key="lesson_speech_cross", horizontal=True,
-             label_visibility="collapsed", format_func=lambda c: t("cross.show_alignment") if c == "alignment"
-             else t("cross.show_head", head=trace.head + 1))
-    if st.session_state["lesson_speech_cross"] == "alignment":
+    if st.session_state.get("lesson_speech_cross", "alignment") == "alignment":  # the radio is under the chart
         matrix, what = trace.alignment, t("cross.show_alignment")
     else:
         matrix, what = trace.cross[-1, trace.head], t("cross.show_head", head=trace.head + 1)
@@ -222,6 +219,9 @@ def cross(trace: lessons.SpeechTrace, fs: float, words) -> None:
     figure = speech_charts.spectrogram_and_cross(trace.features, matrix, rows, title=t("cross.chart", what=what),
                                                  step=step, font_scale=fs)
     widgets.plot(figure, name="lesson-whisper-cross", key="lesson_whisper_cross", stretch=True)
+    st.radio(t("cross.show_alignment"), ["alignment", "head"], key="lesson_speech_cross", horizontal=True,
+             label_visibility="collapsed", format_func=lambda c: t("cross.show_alignment") if c == "alignment"
+             else t("cross.show_head", head=trace.head + 1))
     j = int(np.argmax(matrix[step]))
     words = tex(t("cross.formula", step=step + 1, token=tokens[step]))
     st.latex(rf"\text{{{words} {tex(trace.frame_labels[j])}}}:\quad a = {num(matrix[step, j])}")

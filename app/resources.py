@@ -324,7 +324,8 @@ def timeline(e: catalog.Entry) -> training.SnapshotTimeline:
 def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
     """The model the Lesson follows: the sidebar's, whatever its kind (a translation model, a pretrained text
     encoder-decoder, a decoder-only or an encoder-only model: :func:`core.lessons.lesson_follows`, an upload's from
-    its worker's facts), else the shipped translation model (a speech model's Lesson)."""
+    its worker's facts), else the shipped translation model (an uploaded speech model's Lesson; an installed one has
+    its own track, :mod:`app.views.parts.lesson_whisper`)."""
     if current is not None and (current.task == "translation" or lessons.lesson_follows(checkpoint(current))):
         return current
     return entry(catalog.DEFAULT_KEY)

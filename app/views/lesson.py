@@ -5,7 +5,8 @@ encoder-decoder's 18, a decoder-only model's (no encoder, no cross-attention: th
 or an encoder-only model's (ending with what its output is used for). Each stage has a picture, two or three sentences, the formula with the actual numbers of one
 highlighted token, a link to the page that explores it further, and Previous / Next buttons, beside
 a map of the model with the current stage highlighted (:mod:`app.views.parts.lesson_map`). The model is the
-sidebar's text model of any kind (a speech model's Lesson follows the shipped translation model); where its
+sidebar's text model of any kind, or an installed Whisper (its own six stages: :mod:`app.views.parts.lesson_whisper`;
+an uploaded speech model's Lesson follows the shipped translation model); where its
 family departs from the paper, the stage says so. In presentation mode the pickers fold into a
 popover beside Next so that the stage's first chart is on the first screen.
 The stage, sentence, head and highlighted token live in the share link (the stage and head counted from 1). Everything under the title is one

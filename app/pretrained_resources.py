@@ -102,7 +102,7 @@ def speech_lesson(entry: catalog.Entry, clip: str, head: int) -> lessons.SpeechT
     by the installed speech model ``entry`` and its ``head`` (through the gate; cached by model, clip and head)."""
     audio = speech_clips.audio(clip)
     loaded = resources.pretrained_model(str(entry.path), catalog.pretrained_version(entry.path))
-    work = costs.cost(loaded, WHISPER_FRAMES + lessons.walkthrough_speech.MAX_NEW_TOKENS)
+    work = costs.cost(loaded, WHISPER_FRAMES + lessons.SPEECH_MAX_NEW_TOKENS)
     return resources.cached(("speech-lesson", str(entry.path), clip, head),
                             lambda: lessons.trace_speech(loaded, audio, head), "Listening…", work)
 

@@ -56,7 +56,7 @@ from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.lessons.torch_mha import as_torch_mha, compare_torch_mha, torch_mha, TorchMHA
 from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
 from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
-from core.lessons.walkthrough_speech import SpeechTrace, trace_speech
+from core.lessons.walkthrough_speech import MAX_NEW_TOKENS as SPEECH_MAX_NEW_TOKENS, SpeechTrace, trace_speech
 from core.lessons.weight_tying import weight_tying, WeightTying
 from core.lessons.worker import LessonWorker
 
@@ -77,6 +77,6 @@ __all__ = [
     "pe_frequency", "pe_table", "permutation_demo", "qkv_projection", "random_vectors", "rotation_check",
     "rotation_matrix", "sampling_step", "saturation", "score_functions", "smoothing_example", "stage_notes",
     "tokenizer_batch", "TorchMHA", "as_torch_mha", "compare_torch_mha", "torch_mha",
-    "trace_sentence", "trace_seq2seq", "SpeechTrace", "trace_speech", "trace_translation", "warmup_schedules", "wavelength_range",
+    "trace_sentence", "trace_seq2seq", "SPEECH_MAX_NEW_TOKENS", "SpeechTrace", "trace_speech", "trace_translation", "warmup_schedules", "wavelength_range",
     "whitespace_batch", "worked_example", "PAPER_REPORTED", "PartCount", "whisper_parameters", "WhisperParameters",
 ]

@@ -85,7 +85,12 @@ def test_whisper_is_offered_on_the_lesson_only(runs):
     assert at.header[0].value == TITLES[0] and len(lesson_whisper.WHISPER) == len(TITLES)
 
 
-def test_the_track_speaks_the_sessions_language(runs):
-    at = lesson_with_whisper({"lesson_clip": CLIP}, state={"lang": "ja"})
-    assert at.header[0].value.startswith("1. ") and "Audio" not in at.header[0].value
-    assert not at.exception and not at.error
+@pytest.mark.parametrize("lang", ["ja", "ru", "zh"])
+def test_the_track_speaks_the_sessions_language(lang, runs):
+    """Every stage draws in the language, none under its English title."""
+    at = lesson_with_whisper({"lesson_clip": CLIP}, state={"lang": lang})
+    for stage, title in enumerate(TITLES):
+        assert not at.exception and not at.error, (lang, stage, [e.message for e in at.exception], at.error)
+        assert at.header[0].value.startswith(f"{stage + 1}. ") and at.header[0].value != title
+        if stage < len(TITLES) - 1:
+            at.button(key="lesson_next").click().run(timeout=300)

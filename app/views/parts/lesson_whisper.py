@@ -109,7 +109,7 @@ def body(entry: catalog.Entry, show: bool, fs: float) -> None:
 
 
 def _heads(entry: catalog.Entry) -> int:
-    """The model's heads per layer, read from its description's sizes by loading it (cached, shared)."""
+    """The model's heads per layer, from its config (the model loaded once per server and shared)."""
     return int(pretrained_resources.pretrained(str(entry.path)).config.n_heads)
 
 

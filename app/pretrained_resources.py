@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from app.services import catalog, costs
+from app.services import catalog, costs, speech_clips
 from app import resources
 from core import (analysis, explain_speech, Explanation, lessons, load_pretrained, pretrained_models, PretrainedEntry,
                   PretrainedModel, rotary_frequencies, rotary_relative_scores, sentence_similarity)
@@ -95,6 +95,16 @@ def speech_explanation(name: str, audio: bytes, options: dict[str, Any]) -> Expl
     key = ("speech", str(entry.path), digest, repr(options))
     work = costs.cost(loaded, WHISPER_FRAMES + limit)
     return resources.cached(key, lambda: explain_speech(loaded, audio, **options), "Listening…", work)
+
+
+def speech_lesson(entry: catalog.Entry, clip: str, head: int) -> lessons.SpeechTrace:
+    """``core.lessons.trace_speech`` of the shipped ``clip`` (a file name of :data:`app.views.parts.speech_clips`)
+    by the installed speech model ``entry`` and its ``head`` (through the gate; cached by model, clip and head)."""
+    audio = speech_clips.audio(clip)
+    loaded = resources.pretrained_model(str(entry.path), catalog.pretrained_version(entry.path))
+    work = costs.cost(loaded, WHISPER_FRAMES + lessons.SPEECH_MAX_NEW_TOKENS)
+    return resources.cached(("speech-lesson", str(entry.path), clip, head),
+                            lambda: lessons.trace_speech(loaded, audio, head), "Listening…", work)
 
 
 @st.cache_resource(max_entries=4, show_spinner="Counting Whisper's parameters…")

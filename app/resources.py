@@ -127,6 +127,12 @@ def entries() -> tuple[list[catalog.Entry], list[str]]:
 entries.clear = _entries.clear  # type: ignore[attr-defined]
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def speech_lesson_entries() -> list[catalog.Entry]:
+    """The installed speech models the Lesson's picker adds (:func:`app.services.catalog.installed_speech_entries`)."""
+    return catalog.installed_speech_entries()
+
+
 def entry(key: str) -> catalog.Entry | None:
     """The catalog entry for ``key``, or None when it does not exist (never a raw path)."""
     return next((e for e in entries()[0] if e.key == key), None)
@@ -318,7 +324,8 @@ def timeline(e: catalog.Entry) -> training.SnapshotTimeline:
 def lesson_entry(current: catalog.Entry | None) -> catalog.Entry | None:
     """The model the Lesson follows: the sidebar's, whatever its kind (a translation model, a pretrained text
     encoder-decoder, a decoder-only or an encoder-only model: :func:`core.lessons.lesson_follows`, an upload's from
-    its worker's facts), else the shipped translation model (a speech model's Lesson)."""
+    its worker's facts), else the shipped translation model (an uploaded speech model's Lesson; an installed one has
+    its own track, :mod:`app.views.parts.lesson_whisper`)."""
     if current is not None and (current.task == "translation" or lessons.lesson_follows(checkpoint(current))):
         return current
     return entry(catalog.DEFAULT_KEY)

@@ -46,6 +46,7 @@ def _release(uploaded: UploadedFile) -> None:
     st.session_state["_upload_round"] = st.session_state.get("_upload_round", 0) + 1
 
 
+SPEECH_LESSON_PAGE = "lesson"  # the page (URL path) whose picker also lists the installed speech models
 UPLOAD_BOX = "model_upload"  # the container of the model uploader (its limit's text is rewritten in it)
 
 
@@ -108,6 +109,8 @@ def sidebar(page: str = "") -> None:
     if "_ckpt_pending" in st.session_state:  # a new upload: chosen before the picker is drawn
         st.session_state["ckpt"] = st.session_state.pop("_ckpt_pending")
     all_entries, problems = resources.entries()
+    if page == SPEECH_LESSON_PAGE:  # the Lesson follows Whisper too (its own track): the installed ones listed
+        all_entries = all_entries + resources.speech_lesson_entries()
     keys = [e.key for e in all_entries]
     if st.session_state.get("ckpt") not in keys:
         st.session_state["ckpt"] = catalog.DEFAULT_KEY if catalog.DEFAULT_KEY in keys else (keys or [None])[0]
@@ -120,7 +123,7 @@ def sidebar(page: str = "") -> None:
             labels = {e.key: e.label for e in all_entries}
             st.selectbox(t("checkpoint.model"), keys, key="ckpt", format_func=labels.get,
                          help=t("checkpoint.model_help"))
-            current = resources.entry(st.session_state["ckpt"])
+            current = next((e for e in all_entries if e.key == st.session_state["ckpt"]), None)
             if current is not None:
                 st.text(current.description)  # may quote a task name read from an uploaded file
         else:

@@ -69,3 +69,54 @@ def spectrogram_and_cross(features: np.ndarray, cross: np.ndarray, rows: Sequenc
                          height=int((260 + 18 * len(rows) + (160 if step is not None else 0)) * font_scale),
                          margin=dict(l=10, r=10, t=int(50 * font_scale), b=10), font=dict(size=12 * font_scale))
     return restyled(figure)
+
+
+def spectrogram(features: np.ndarray, *, title: str, frame: int | None = None, time_title: str = "time (s)",
+                bins_title: str = "mel bin", font_scale: float = 1.0) -> go.Figure:
+    """The log-mel spectrogram (mel bin × time, 10 ms columns), the highlighted encoder ``frame`` (20 ms: two
+    columns) marked by a dotted line at its centre."""
+    bins, columns = features.shape
+    column_t = np.arange(columns) * COLUMN_S + COLUMN_S / 2  # (C,) centre of each column
+    figure = go.Figure(go.Heatmap(z=features, x=column_t, y=np.arange(bins), colorscale=SPECTROGRAM,
+                                  colorbar=dict(title="log-mel", thickness=12),
+                                  hovertemplate="%{x:.2f} s<br>mel bin %{y}<br>log-mel %{z:.2f}<extra></extra>"))
+    if frame is not None:
+        figure.add_vline(x=frame * FRAME_S + FRAME_S / 2, line=dict(color="#d95f02", width=2, dash="dot"))
+    return _laid_out(figure, title, time_title, bins_title, 300, font_scale)
+
+
+def frame_rows(matrix: np.ndarray, *, title: str, value: str, time_title: str = "time (s)",
+               rows_title: str = "dimension", frame: int | None = None, font_scale: float = 1.0) -> go.Figure:
+    """A (rows, F) array over the encoder's frames on the time axis (each frame at its centre): the first
+    dimensions of each frame's vector, for instance; ``frame`` marked."""
+    frame_t = np.arange(matrix.shape[1]) * FRAME_S + FRAME_S / 2  # (F,)
+    limit = float(max(np.abs(matrix).max(), 1e-6))
+    figure = go.Figure(go.Heatmap(z=matrix, x=frame_t, y=np.arange(matrix.shape[0]), colorscale="RdBu_r",
+                                  zmin=-limit, zmax=limit, colorbar=dict(title=value, thickness=12),
+                                  hovertemplate="%{x:.2f} s<br>%{y}<br>%{z:.3f}<extra></extra>"))
+    if frame is not None:
+        figure.add_vline(x=frame * FRAME_S + FRAME_S / 2, line=dict(color="#d95f02", width=2, dash="dot"))
+    return _laid_out(figure, title, time_title, rows_title, 300, font_scale)
+
+
+def frame_map(weights: np.ndarray, *, title: str, rows_title: str, cols_title: str, frame: int | None = None,
+              font_scale: float = 1.0) -> go.Figure:
+    """Self-attention over the frames (F, F) with both axes in seconds (rows: the attending frame), the row of
+    ``frame`` marked."""
+    frame_t = np.arange(weights.shape[0]) * FRAME_S + FRAME_S / 2  # (F,)
+    figure = go.Figure(go.Heatmap(z=weights, x=frame_t, y=frame_t, colorscale=SEQUENTIAL, zmin=0.0,
+                                  zmax=float(max(weights.max(), 1e-6)), colorbar=dict(title="weight", thickness=12),
+                                  hovertemplate="query %{y:.2f} s<br>key %{x:.2f} s<br>weight %{z:.3f}<extra></extra>"))
+    if frame is not None:
+        figure.add_hline(y=frame * FRAME_S + FRAME_S / 2, line=dict(color="#d95f02", width=1, dash="dot"))
+    figure.update_yaxes(autorange="reversed")
+    return _laid_out(figure, title, cols_title, rows_title, 420, font_scale)
+
+
+def _laid_out(figure: go.Figure, title: str, x_title: str, y_title: str, height: int, font_scale: float) -> go.Figure:
+    figure.update_xaxes(title_text=x_title)
+    figure.update_yaxes(title_text=y_title)
+    figure.update_layout(title=dict(text=title, font=dict(size=15 * font_scale)), showlegend=False,
+                         height=int(height * font_scale), margin=dict(l=10, r=10, t=int(50 * font_scale), b=10),
+                         font=dict(size=12 * font_scale))
+    return restyled(figure)

@@ -174,6 +174,13 @@ def _pretrained_entries() -> list[Entry]:
                   pretrained=True) for p in pretrained_models()]
 
 
+def installed_speech_entries() -> list[Entry]:
+    """The installed speech models (Whisper) as entries ``pretrained:<name>``: the sidebar offers them on the
+    Lesson, the one page beside Whisper's own that follows a speech model (every other page reads text)."""
+    return [Entry(f"pretrained:{p.name}", "pretrained", p.name, Path(p.path), None, p.description, "",
+                  pretrained=True) for p in pretrained_models("audio")]
+
+
 def _models_entries() -> tuple[list[Entry], list[str]]:
     """Every model under the models folder (``--models DIR``), read in place."""
     folder = models_dir()

@@ -5,7 +5,8 @@ encoder-decoder's 18, a decoder-only model's (no encoder, no cross-attention: th
 or an encoder-only model's (ending with what its output is used for). Each stage has a picture, two or three sentences, the formula with the actual numbers of one
 highlighted token, a link to the page that explores it further, and Previous / Next buttons, beside
 a map of the model with the current stage highlighted (:mod:`app.views.parts.lesson_map`). The model is the
-sidebar's text model of any kind (a speech model's Lesson follows the shipped translation model); where its
+sidebar's text model of any kind, or an installed Whisper (its own six stages: :mod:`app.views.parts.lesson_whisper`;
+an uploaded speech model's Lesson follows the shipped translation model); where its
 family departs from the paper, the stage says so. In presentation mode the pickers fold into a
 popover beside Next so that the stage's first chart is on the first screen.
 The stage, sentence, head and highlighted token live in the share link (the stage and head counted from 1). Everything under the title is one
@@ -25,6 +26,7 @@ from app.views.parts import lesson_quiz as quiz
 from app.views.parts import lesson_single as single
 from app.views.parts import lesson_stages as stages
 from app.views.parts import lesson_tracks as tracks
+from app.views.parts import lesson_whisper as whisper
 from app.views.parts.lesson_stages import View
 from core import lessons
 
@@ -84,6 +86,10 @@ def lesson_body() -> None:
     """Everything under the title: the model, its trace of the sentence, the pickers, the map and the stage.
     A fragment: Next, Back, a map block or a picker reruns it alone, never the sidebar (and so does a followed
     teacher's Next, in a class)."""
+    speech = whisper.chosen()
+    if speech is not None:  # a speech model: its own track (app.views.parts.lesson_whisper)
+        whisper.body(speech, show, fs)
+        return
     chosen = widgets.current_entry()
     entry = widgets.attempt(t("page.open_model"), resources.lesson_entry, chosen)
     if entry is None:

@@ -7,22 +7,19 @@ Always the chosen Whisper model, whatever the sidebar shows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from app.ui import canvas, export, presentation, widgets
 from app import pretrained_resources, routes
+from app.services import speech_clips
 from app.charts import attention as attention_charts
 from app.charts.speech import head_choice, spectrogram_and_cross
 from app.views.parts.pretrained import common
 from core import Explanation
 
-CLIPS = Path(__file__).resolve().parents[2] / "assets" / "audio"
-SENTENCES = {"the_black_cat_sleeps.flac": "The black cat sleeps. (English)",
-             "i_have_two_cats.flac": "I have two cats. (English)",
-             "yo_tengo_gatos.flac": "Hola. Yo tengo gatos en mi casa. (Spanish)"}
+SENTENCES = speech_clips.SENTENCES
 MAX_SECONDS = 8.0  # the encoder's maps grow with the square of the frames: 8 s = 400 frames, one result ≤ 32 MiB
 MAX_BYTES = 5 << 20
 MAX_TOKENS = 64  # 8 s of speech is some 30 tokens; a beam that never ends stops here
@@ -79,7 +76,7 @@ with heading, presentation.folded("Model and audio", ":material/mic:"):
     if source == "Sample clip":
         clip = st.selectbox("Clip", list(SENTENCES), format_func=SENTENCES.get, key="speech_clip",
                             help="Synthesised offline with espeak-ng by assets/make_audio_clips.sh.")
-        audio, label = (CLIPS / clip).read_bytes(), SENTENCES[clip]
+        audio, label = speech_clips.audio(clip), SENTENCES[clip]
     elif source == "Upload a file":
         upload = st.file_uploader(f"WAV, FLAC or OGG, at most {MAX_SECONDS:g} s", type=["wav", "flac", "ogg"],
                                   key="speech_upload", max_upload_size=MAX_BYTES >> 20)

@@ -11,7 +11,7 @@ and small frozen dataclasses (the app only draws them):
 - ``parameters``: parameter counts per block against the formulas;
 - ``self_attention``: permutation equivariance, the paper's Table 1, the cost of attention;
 - ``walkthrough``: one sentence through the translation model, stage by stage (``walkthrough_seq2seq``: the
-  same for a pretrained Marian, BART/mBART or T5 model); ``model_map``: the Lesson's map of the model, the
+  same for a pretrained Marian, BART/mBART or T5 model; ``walkthrough_speech``: one clip through Whisper); ``model_map``: the Lesson's map of the model, the
   size of every array it draws, and what a family changes on each stage;
 - ``cross_reading``: what each decoder step's cross-attention output resembles among the encoder outputs;
 - ``sampling``: one decoder step's distribution under temperature, top-k and top-p, and tokens drawn from it;
@@ -60,6 +60,7 @@ from core.lessons.walkthrough import HeadTrace, LessonTrace, trace_translation
 from core.lessons.torch_mha import as_torch_mha, compare_torch_mha, torch_mha, TorchMHA
 from core.lessons.whisper_parameters import PAPER_REPORTED, PartCount, whisper_parameters, WhisperParameters
 from core.lessons.walkthrough_seq2seq import lesson_follows, trace_sentence, trace_seq2seq
+from core.lessons.walkthrough_speech import MAX_NEW_TOKENS as SPEECH_MAX_NEW_TOKENS, SpeechTrace, trace_speech
 from core.lessons.weight_tying import weight_tying, WeightTying
 from core.lessons.worker import LessonWorker
 
@@ -81,6 +82,7 @@ __all__ = [
     "pe_frequency", "pe_table", "permutation_demo", "qkv_projection", "random_vectors", "rotation_check",
     "rotation_matrix", "sampling_step", "saturation", "score_functions", "smoothing_example", "stage_notes",
     "tokenizer_batch", "TorchMHA", "as_torch_mha", "compare_torch_mha", "torch_mha",
-    "trace_sentence", "trace_seq2seq", "trace_translation", "warmup_schedules", "wavelength_range",
-    "whitespace_batch", "worked_example", "PAPER_REPORTED", "SCHEDULES", "PartCount", "whisper_parameters", "WhisperParameters",
+    "trace_sentence", "trace_seq2seq", "SPEECH_MAX_NEW_TOKENS", "SpeechTrace", "trace_speech", "trace_translation",
+    "warmup_schedules", "wavelength_range", "whitespace_batch", "worked_example", "PAPER_REPORTED", "SCHEDULES",
+    "PartCount", "whisper_parameters", "WhisperParameters",
 ]

@@ -36,7 +36,7 @@ def test_every_key_exists_with_the_same_placeholders(lang, page):
 @pytest.mark.parametrize("lang", OTHERS)
 @pytest.mark.parametrize("page", ["playground", "masks", "glossary", "sidebar", "nav", "lesson", "lesson-stages",
                                   "lesson-decoder", "lesson-quiz", "charts", "positional", "architecture",
-                                  "self-attention"])
+                                  "self-attention", "lesson-whisper"])
 def test_the_prose_is_translated_not_copied(lang, page):
     """A sentence of four words or more is never left in English (short names such as "softmax" may be)."""
     english, other = i18n.catalog(i18n.DEFAULT, page), i18n.catalog(lang, page)

@@ -37,8 +37,8 @@ def test_shuffling_permutes_the_maps_exactly_without_positions(runs):
     ckpt = load_checkpoint(SHIPPED / "reverse.safetensors")
     demo = permutation_demo(ckpt, "abcdefg")
     assert demo.largest_difference < 1e-5
-    _, unshuffled = chart(at, "PᵀA(Px)P: put back")
-    np.testing.assert_allclose(as_matrix(unshuffled, "value"), demo.original[0, 0], atol=1e-5)
+    unshuffled = chart(at, "PᵀA(Px)P: put back")[-1]
+    np.testing.assert_allclose(as_matrix(unshuffled, "weight"), demo.original[0, 0], atol=1e-5)
     at.toggle(key="cc_pos").set_value(True).run()
     assert any("order now matters" in w.value for w in at.warning)
     assert permutation_demo(ckpt, "abcdefg", positions=True).largest_difference > 1e-3

@@ -164,31 +164,6 @@ def candidates_bar(candidates: list[tuple[str, float]], *, title: str, font_scal
     )
 
 
-def sampling_bars(vocab: Sequence[str], original: np.ndarray, final: np.ndarray, *, title: str | list[str],
-                  font_scale: float = 1.0, top: int = 10) -> alt.Chart:
-    """The ``top`` most likely tokens: the model's probability beside the sampler's (after temperature,
-    top-k and top-p, renormalised; 0 for a token cut off); a ``title`` list is drawn one line each."""
-    order = np.argsort(-np.asarray(original), kind="stable")[:top]
-    frame = pd.concat([pd.DataFrame({"token": [vocab[i] for i in order], "probability": np.asarray(dist)[order],
-                                     "distribution": name})
-                       for name, dist in (("model P", original), ("sampler draws from", final))])
-    return (
-        alt.Chart(frame, title=alt.Title(title, fontSize=14 * font_scale))
-        .mark_bar()
-        .encode(
-            y=alt.Y("token:N", sort=[vocab[i] for i in order],
-                    axis=alt.Axis(labelFontSize=12 * font_scale, titleFontSize=12 * font_scale)),
-            yOffset="distribution:N",
-            x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]),
-                    axis=alt.Axis(labelFontSize=11 * font_scale, titleFontSize=12 * font_scale)),
-            color=alt.Color("distribution:N", scale=alt.Scale(domain=["model P", "sampler draws from"],
-                                                              range=["#bbbbbb", "#1f77b4"])),
-            tooltip=["token:N", "distribution:N", alt.Tooltip("probability:Q", format=".4f")],
-        )
-        .properties(width=420, height=44 * len(order) + 10)
-    )
-
-
 DRAW_SERIES = ("model P", "sampler's P", "share of the draws")
 
 

@@ -38,6 +38,7 @@ KEY = "projector"  # the session and share-link key (kept from "projector mode":
 # an explicit size. Nothing may be clipped: labels and outputs wrap, and a chart wider than its column is
 # scaled down to fit it (Plotly charts are drawn 1.5× larger by widgets.font_scale()).
 BASE_CSS = """<style>
+:root { --attnscope-styled: 1; }  /* tests/helpers/browser.overflowing waits for this: the page's style is in */
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 3rem; padding-right: 3rem; }
 [data-testid="stButtonGroup"] > [role] { flex-wrap: wrap !important; overflow-x: visible !important; mask-image: none !important; }
 [data-testid="stSidebar"][data-collapsed="false"] { min-width: 336px; }

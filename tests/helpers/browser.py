@@ -120,9 +120,21 @@ OVERFLOW_JS = """() => {
 }"""
 
 
-def overflowing(page) -> list[str]:
-    """Elements of the page whose content is wider than their box (see OVERFLOW_JS for what is measured)."""
-    return page.evaluate(OVERFLOW_JS)
+STYLED_JS = "() => getComputedStyle(document.documentElement).getPropertyValue('--attnscope-styled').trim() === '1'"
+
+
+def overflowing(page, settle_ms: int = 5_000) -> list[str]:
+    """Elements of the page whose content is wider than their box (see OVERFLOW_JS for what is measured), once the
+    app's style is in (app/ui/presentation.BASE_CSS: the page names wrap) and the layout has settled: a box that
+    still overflows after ``settle_ms`` is reported; one caught mid-layout for a frame is not."""
+    page.wait_for_function(STYLED_JS, timeout=30_000)
+    found = page.evaluate(OVERFLOW_JS)
+    for _ in range(settle_ms // 500):
+        if not found:
+            break
+        page.wait_for_timeout(500)
+        found = page.evaluate(OVERFLOW_JS)
+    return found
 
 
 # A chart whose margins the app settled (``layout.meta.settled``) that Plotly's automargin still pushed (laid out with

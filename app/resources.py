@@ -114,17 +114,36 @@ def private_server() -> bool:
     return str(st.get_option("server.address") or "") in ("127.0.0.1", "localhost", "::1")
 
 
-@st.cache_data(ttl=3, max_entries=64, show_spinner=False)
-def _entries(owner_token: str, runs_deletable: bool) -> tuple[list[catalog.Entry], list[str]]:
-    return catalog.list_entries(owner_token, runs_deletable)
+# Re-read every few seconds so new runs appear. The part every session sees is listed once for all of them (a
+# class of 100 following the teacher reruns 100 pages a Next); each session's own uploads apart. Shared, not
+# copied: tuples of frozen entries.
+@st.cache_resource(ttl=3, max_entries=4, show_spinner=False)
+def _shared(runs_deletable: bool) -> tuple[tuple[catalog.Entry, ...], tuple[str, ...]]:
+    listed, problems = catalog.shared_entries(runs_deletable)
+    return tuple(listed), tuple(problems)
+
+
+@st.cache_resource(ttl=3, max_entries=1024, show_spinner=False)
+def _uploads(owner_token: str) -> tuple[tuple[catalog.Entry, ...], tuple[str, ...]]:
+    listed, problems = catalog.upload_entries(owner_token)
+    return tuple(listed), tuple(problems)
 
 
 def entries() -> tuple[list[catalog.Entry], list[str]]:
-    """The checkpoint catalog this session sees (re-read every few seconds so new runs appear)."""
-    return _entries(owner(), private_server())
+    """The checkpoint catalog this session sees: every session's checkpoints, then its own uploads (re-read every
+    few seconds; :func:`clear_entries` at once)."""
+    shared, problems = _shared(private_server())
+    mine, upload_problems = _uploads(owner())
+    return [*shared, *mine], [*problems, *upload_problems]
 
 
-entries.clear = _entries.clear  # type: ignore[attr-defined]
+def clear_entries() -> None:
+    """List the catalog anew on the next call (a run saved or deleted, an upload kept)."""
+    _shared.clear()
+    _uploads.clear()
+
+
+entries.clear = clear_entries  # type: ignore[attr-defined]
 
 
 @st.cache_data(ttl=60, show_spinner=False)

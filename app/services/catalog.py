@@ -293,18 +293,29 @@ def _upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:
     return entries, problems
 
 
-def list_entries(owner: str | None = None, runs_deletable: bool = True) -> tuple[list[Entry], list[str]]:
-    """Every readable checkpoint (shipped, runs, pretrained, then ``owner``'s uploads) and a message
-    for each unreadable one. ``runs_deletable``: whether sessions may delete the runs folder's runs."""
+def shared_entries(runs_deletable: bool = True) -> tuple[list[Entry], list[str]]:
+    """The checkpoints every session sees (shipped, runs, pretrained, the models folder's) and a message for each
+    unreadable one. ``runs_deletable``: whether sessions may delete the runs folder's runs."""
     order = {name: i for i, name in enumerate(["translation", "reverse", "copy", "sort", "dates", "addition",
                                                "sentiment", "lm"])}
     shipped, problems = _entries_in(SHIPPED_DIR, "shipped")
     shipped.sort(key=lambda e: order.get(e.name, len(order)))
     runs, run_problems = _entries_in(runs_dir(), "run", runs_deletable)
     models, model_problems = _models_entries()
+    return shipped + runs + _pretrained_entries() + models, problems + run_problems + model_problems
+
+
+def upload_entries(owner: str | None) -> tuple[list[Entry], list[str]]:
+    """``owner``'s uploads, newest first, and a message for each unreadable one (none without an owner)."""
+    return _upload_entries(owner)
+
+
+def list_entries(owner: str | None = None, runs_deletable: bool = True) -> tuple[list[Entry], list[str]]:
+    """Every readable checkpoint (:func:`shared_entries`, then ``owner``'s uploads) and a message for each
+    unreadable one."""
+    shared, problems = shared_entries(runs_deletable)
     mine, upload_problems = _upload_entries(owner)
-    return (shipped + runs + _pretrained_entries() + models + mine,
-            problems + run_problems + model_problems + upload_problems)
+    return shared + mine, problems + upload_problems
 
 
 def save_upload(owner: str, filename: str, data: bytes) -> str:

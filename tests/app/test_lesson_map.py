@@ -23,7 +23,7 @@ import torch
 from app.views.lesson import STAGES
 from app.views.parts.lesson_map import STAGE_BLOCKS, STAGE_TOPICS, first_stage
 from core import load_checkpoint, load_pretrained, lessons
-from tests.helpers.apptest_helpers import charts, is_plotly, open_page, spec
+from tests.helpers.apptest_helpers import charts, component_data, is_plotly, open_page, spec
 from tests.helpers.paths import SHIPPED
 
 transformers = pytest.importorskip("transformers")
@@ -86,21 +86,35 @@ def _stage(at, stage: int):
     return at
 
 
+def _map(at) -> dict:
+    """The model map the page sent (one component for the whole map)."""
+    (found,) = component_data(at, "attnscope_lesson_map")
+    return found
+
+
+def _blocks(at) -> dict[str, dict]:
+    return {block["key"]: block for group in _map(at)["groups"] for block in group["blocks"]}
+
+
 def test_the_map_highlights_the_current_stage_and_a_click_jumps(runs):
+    """One element draws the map: the current stage's block marked (and only it), each block's sizes on hover, the
+    block with no stage disabled; a click's jump (the component's trigger, as the browser sends it) opens its stage
+    (the click itself: tests/browser/test_browser_lesson.py)."""
     at = open_page("lesson", query={"lesson_text": "the red car"}, timeout=60)
     for stage in (1, 4, 9, 13):
         _stage(at, stage)
-        block = STAGE_BLOCKS[stage]
-        button = at.button(key=f"lesson_map_{block}")
-        assert button.proto.type == "primary" and button.label.startswith("▶ "), (stage, button.label)
-        others = [b for b in at.button if b.key and b.key.startswith("lesson_map_") and b.key != button.key]
-        assert others and all(b.proto.type == "secondary" and not b.label.startswith("▶") for b in others)
+        blocks = _blocks(at)
+        assert [key for key, block in blocks.items() if block["here"]] == [STAGE_BLOCKS[stage]], stage
+        assert all(block["stage"] == first_stage(key) for key, block in blocks.items())
     sizes = lessons.array_sizes(lessons.trace_translation(load_checkpoint(TRANSLATION), "the red car"))
-    assert sizes["W_qkv"].hover in at.button(key="lesson_map_self_attention").proto.help  # sizes on hover
-    at.button(key="lesson_map_ffn").click().run()
-    assert at.session_state["lesson_stage"] == 10 and at.header[0].value == f"11. {STAGES[10][0]}"
-    assert at.button(key="lesson_map_ffn").proto.type == "primary"
-    assert at.button(key="lesson_map_decoder_ffn").disabled
+    assert sizes["W_qkv"].hover in _blocks(at)["self_attention"]["help"]  # sizes on hover
+    assert _blocks(at)["decoder_ffn"]["stage"] is None  # disabled: no stage of its own
+    assert [g["name"] for g in _map(at)["groups"]] == ["input", "encoder", "decoder", "output"]
+    jumped = _blocks(at)["ffn"]["stage"]
+    at.session_state["lesson_stage"] = jumped  # what the jump trigger's callback sets (lesson_map._jumped)
+    at.run()
+    assert jumped == 10 and at.header[0].value == f"11. {STAGES[10][0]}"
+    assert _blocks(at)["ffn"]["here"]
 
 
 def test_every_text_model_is_followed_itself(runs):
@@ -108,7 +122,7 @@ def test_every_text_model_is_followed_itself(runs):
     at = open_page("lesson", ckpt="shipped:reverse", query={"lesson_text": "the red car"}, timeout=60)
     assert not any("so it follows" in c.value for c in at.caption) and not at.error
     assert any(c.value.startswith("Model: reverse") for c in at.caption)
-    assert at.button(key="lesson_map_tokens").proto.type == "primary"
+    assert _blocks(at)["tokens"]["here"]
 
 
 def test_charts_carry_the_sizes_of_their_arrays_on_hover(runs):

@@ -107,7 +107,7 @@ def _open_lesson(page, url: str, query: str) -> str:
     """The Lesson opened with ``query``, drawn and idle (a stage that asks first shows its question); its main
     column's text as the reader sees it."""
     page.goto(f"{url}/lesson?{query}")
-    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    page.locator('.st-key-lesson_map .atlm').wait_for(timeout=90_000)
     wait_until_idle(page)
     page.wait_for_timeout(500)
     return page.locator('[data-testid="stMain"]').inner_text()

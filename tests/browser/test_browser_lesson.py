@@ -54,7 +54,7 @@ def lesson_page(tmp_path_factory):
 
 def _open(page, url: str, stage: int, model: str = "") -> None:
     page.goto(f"{url}/lesson?projector=1&lesson_stage={stage}{model}")
-    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    page.locator('.st-key-lesson_map .atlm').wait_for(timeout=90_000)
     wait_until_idle(page)
     page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] :is([data-testid=\"stVegaLiteChart\"]"
                            ", .js-plotly-plot, [class*=\"st-key-lesson_skip_\"])')", timeout=60_000)
@@ -82,7 +82,7 @@ def _fits(page, name: str) -> None:
     assert page.evaluate(SIDEWAYS_JS) <= 0, "the page scrolls sideways"
     assert overflowing(page) == []
     assert page.evaluate(PUSHED_JS) == [], "a chart was drawn again with the margins automargin found"
-    highlighted = page.locator('.st-key-lesson_map [class*="st-key-lesson_map_"]:has([data-testid="stBaseButton-primary"])')
+    highlighted = page.locator('.st-key-lesson_map button[aria-current="step"]')
     assert highlighted.count() == 1 and highlighted.first.inner_text().strip().startswith("▶")
 
 
@@ -107,11 +107,11 @@ def test_a_pre_norm_t5_model_fits_too_with_its_notes_folded(lesson_page, stage):
 def test_clicking_a_map_block_jumps_to_its_stage(lesson_page):
     url, page, _ = lesson_page
     _open(page, url, 1)
-    page.locator('.st-key-lesson_map_cross button:visible').first.click()
+    page.locator('.st-key-lesson_map button[data-block="cross"]').first.click()
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stMain\"] h2')]"
                            ".some(h => h.innerText.trim().startsWith('14. '))", timeout=60_000)
     wait_until_idle(page)
-    assert page.locator('.st-key-lesson_map_cross [data-testid="stBaseButton-primary"]').count() >= 1
+    assert page.locator('.st-key-lesson_map button[data-block="cross"][aria-current="step"]').count() >= 1
 
 
 MODULES_JS = """() => performance.getEntriesByType('resource').map(r => r.name.split('/').pop())
@@ -124,7 +124,7 @@ def test_the_first_stage_loads_the_next_stages_chart_modules_while_idle(lesson_p
     fetched once, before the clicks."""
     url, page, _ = lesson_page
     page.goto(f"{url}/lesson?lesson_stage=0")
-    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    page.locator('.st-key-lesson_map .atlm').wait_for(timeout=90_000)
     wait_until_idle(page)
     charts = '[data-testid="stMain"] :is([data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"])'
     assert page.locator(charts).count() == 0
@@ -153,7 +153,7 @@ def test_without_presentation_mode_the_stage_starts_high_on_the_first_screen(les
     fold); opened, that popover holds the three pickers."""
     url, page, _ = lesson_page
     page.goto(f"{url}/lesson?lesson_stage=13")
-    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    page.locator('.st-key-lesson_map .atlm').wait_for(timeout=90_000)
     wait_until_idle(page)
     tops = page.evaluate(PICKER_TOPS_JS)
     assert len(tops) == 2 and tops[0] == tops[1], f"the sentence and the stage are not one row: {tops}"

@@ -47,9 +47,9 @@ def test_answer_right_then_wrong_and_read_the_summary(quiz_page):
     trace = trace_translation(load_checkpoint(SHIPPED / "translation.safetensors"), TEXT)
     src = trace.source_tokens
     page.goto(f"{url}/lesson?lesson_text={TEXT.replace(' ', '+')}")
-    page.locator('.st-key-lesson_map').wait_for(timeout=90_000)
+    page.locator('.st-key-lesson_map .atlm').wait_for(timeout=90_000)
     wait_until_idle(page)
-    _click(page, '.st-key-lesson_map_self_attention button')  # stage 3, then Next: stage 4 asks
+    _click(page, '.st-key-lesson_map button[data-block="self_attention"]')  # stage 3, then Next: stage 4 asks
     _click(page, '.st-key-lesson_next button')
     _header_is(page, 4)
     assert page.locator(f'{MAIN} [data-testid="stVegaLiteChart"]').count() == 0, "the picture came before the answer"
@@ -63,7 +63,7 @@ def test_answer_right_then_wrong_and_read_the_summary(quiz_page):
     page.locator(f'{MAIN} [data-testid="stVegaLiteChart"]').first.wait_for(timeout=60_000)  # then the stage shows
     page.screenshot(path=str(SHOTS / "lesson-reveal-stage4-1280x720.png"))
 
-    _click(page, '.st-key-lesson_map_cross button')
+    _click(page, '.st-key-lesson_map button[data-block="cross"]')
     _header_is(page, 14)
     aligned = int(np.argmax(trace.cross_heads.mean(axis=0)[0]))
     wrong = (aligned + 1) % len(src)
@@ -72,13 +72,13 @@ def test_answer_right_then_wrong_and_read_the_summary(quiz_page):
     warning.wait_for(timeout=30_000)
     assert f"You said {src[wrong]}; the model says {src[aligned]}" in warning.inner_text()
 
-    _click(page, '.st-key-lesson_map_output button')  # stage 15 asks too: Skip is the S key
+    _click(page, '.st-key-lesson_map button[data-block="output"]')  # stage 15 asks too: Skip is the S key
     _header_is(page, 15)
     assert page.locator(PILLS).count() > 0
     page.keyboard.press("s")
     page.locator(f'{MAIN} [data-testid="stAlertContentInfo"]').filter(has_text="The model's answer").wait_for(
         timeout=30_000)
-    _click(page, '.st-key-lesson_map_decode button')  # stage 16, then Next twice: the last stage
+    _click(page, '.st-key-lesson_map button[data-block="decode"]')  # stage 16, then Next twice: the last stage
     _click(page, '.st-key-lesson_next button')
     _click(page, '.st-key-lesson_next button')
     _header_is(page, 18)

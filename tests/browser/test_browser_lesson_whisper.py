@@ -36,7 +36,7 @@ def page(tmp_path_factory):
 def _open(tab, url: str, stage: int, presentation: bool, lang: str) -> None:
     mode = ("&projector=1" if presentation else "") + f"&lang={lang}"
     tab.goto(f"{url}/lesson?ckpt={quote('pretrained:Whisper tiny.en')}&stage={stage + 1}{mode}")
-    tab.locator('.st-key-lesson_map').wait_for(timeout=180_000)
+    tab.locator('.st-key-lesson_map .atlm').wait_for(timeout=180_000)
     wait_until_idle(tab, timeout_ms=180_000)
     tab.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"] :is([data-testid=\"stVegaLiteChart\"]"
                           " :is(svg, canvas), .js-plotly-plot .main-svg)')", timeout=90_000)

@@ -250,6 +250,22 @@ def canvases(at: AppTest) -> list[tuple[dict, dict]]:
     return found
 
 
+def component_data(at: AppTest, name: str) -> list[dict]:
+    """The JSON data of each components-v2 element named ``name`` on the page, in page order."""
+    assert not at.exception, at.exception
+    found = []
+
+    def walk(node) -> None:
+        for child in getattr(node, "children", {}).values():
+            proto = getattr(child, "proto", None)
+            if (getattr(child, "type", None) == "bidi_component" and proto.component_name.endswith(name)
+                    and proto.WhichOneof("data") == "json"):
+                found.append(json.loads(proto.json))
+            walk(child)
+    walk(at._tree)
+    return found
+
+
 def canvas_weights(at: AppTest, layer: int, head: int, which: int = 0) -> np.ndarray:
     """The float16 weights the page's ``which``-th maps canvas carries for (layer, head), 0-based, as float32."""
     header, arrays = [c for c in canvases(at) if c[0]["mode"] == "maps"][which]
